@@ -1,0 +1,76 @@
+"""The Editor port (a Protocol) and its value types.
+
+Every front door implements it: the LSP bridge (open buffers, versioned applyEdit, dialogs),
+the ACP bridge (fs/* and session/request_permission) and the headless terminal bridge (disk
+and a terminal prompt). The engine and the tools never import a front door.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from tether.protocol.content import ToolContent
+from tether.protocol.updates import ToolKind
+
+
+@dataclass(frozen=True)
+class Document:
+    """A file's text as the editor shows it (unsaved buffer if open, else disk)."""
+
+    path: Path
+    text: str
+    version: int | None = None
+    """Editor buffer version; None when the text came from disk."""
+    in_editor: bool = False
+
+
+@dataclass(frozen=True)
+class Written:
+    document: Document
+    """The document as it is after the write (buffer and disk agree)."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """The document changed since ``base`` was read; nothing was written."""
+
+    current: Document | None
+    reason: str
+
+
+WriteOutcome = Written | Conflict
+
+PermissionAnswer = Literal["allow_once", "allow_always", "reject_once", "reject_always", "cancelled"]
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """A question for the user about one tool call, exactly as it will run."""
+
+    session_id: str
+    tool_call_id: str
+    tool_name: str
+    title: str
+    tool_kind: ToolKind
+    raw_input: dict[str, Any]
+    content: list[ToolContent] = field(default_factory=lambda: list[ToolContent]())
+    always_rule: str | None = None
+    """The rule an "always" answer would save, e.g. ``Bash(npm test:*)``."""
+
+
+class Editor(Protocol):
+    async def read(self, path: Path) -> Document:
+        """Current text of ``path``. Raises FileNotFoundError / IsADirectoryError /
+        UnicodeDecodeError like ``open`` would."""
+        ...
+
+    async def write(
+        self, path: Path, new_text: str, *, base: Document | None, label: str
+    ) -> WriteOutcome:
+        """Replace the document's text with ``new_text`` if it still equals ``base``
+        (``base=None``: the file must not exist). Buffer and disk agree afterwards."""
+        ...
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer: ...

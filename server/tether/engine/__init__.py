@@ -1,0 +1,1 @@
+"""The agent engine: one QueryEngine per conversation, a turn loop with typed transitions."""

@@ -1,0 +1,108 @@
+"""The conversation as the engine keeps it: provider-neutral, Anthropic-shaped messages.
+
+Providers convert these to and from their wire formats; the transcript stores them as-is.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class TextBlock(_Block):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageBlock(_Block):
+    type: Literal["image"] = "image"
+    media_type: str
+    data: str
+    """Base64-encoded image bytes."""
+
+
+class ThinkingBlock(_Block):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class ToolUseBlock(_Block):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+    truncated: bool = False
+    """The stream ended before the input JSON was complete: never run, tell the model."""
+
+
+class ToolResultBlock(_Block):
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: list[TextBlock | ImageBlock]
+    is_error: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+ResultPart = TextBlock | ImageBlock
+Block = Annotated[
+    TextBlock | ImageBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock,
+    Field(discriminator="type"),
+]
+
+
+class Message(BaseModel):
+    """One message of the conversation sent to the model."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    role: Literal["user", "assistant"]
+    content: list[Block]
+
+    @property
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+MESSAGES_ADAPTER: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
+def user_text(text: str) -> Message:
+    return Message(role="user", content=[TextBlock(text=text)])
+
+
+def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> ToolResultBlock:
+    return ToolResultBlock(tool_use_id=tool_use_id, content=[TextBlock(text=text)], is_error=is_error)
+
+
+INTERRUPTED_TOOL_RESULT = "[Request interrupted by user for tool use]"
+"""Content of the synthetic result given to a tool_use the user cancelled."""
+
+
+def unanswered_tool_uses(messages: list[Message]) -> list[ToolUseBlock]:
+    """Tool uses in the last assistant message that have no result after them."""
+    if not messages:
+        return []
+    last = messages[-1]
+    if last.role == "assistant":
+        return last.tool_uses
+    if len(messages) >= 2 and messages[-2].role == "assistant":
+        answered = {r.tool_use_id for r in last.tool_results}
+        return [u for u in messages[-2].tool_uses if u.id not in answered]
+    return []

@@ -1,0 +1,58 @@
+"""Tether's error planes.
+
+There are three, and each error belongs to exactly one of them::
+
+    1. Wire errors          -> a JSON-RPC error object with a fixed code (tether.lsp.errors).
+                               Bad params, unknown sessions, unknown methods, cancellation.
+    2. Tool failures        -> an ``is_error`` tool result the model reads and can act on.
+                               Raised inside tools as ``ToolError``; never leave the loop.
+    3. Programmer errors    -> ordinary exceptions. They crash tests and are reported, never
+                               swallowed silently.
+
+Model-provider faults sit between (2) and (3): ``ModelError`` ends a turn with the terminal
+reason ``model_error`` (or ``prompt_too_long``) and a message the user sees; the session
+stays usable.
+
+    TetherError
+    ├── ToolError                 tool failure, rendered to the model
+    ├── ModelError                provider could not produce a response
+    │   ├── PromptTooLongError    the request exceeds the model's context window
+    │   └── ScriptError           the scripted provider was called unexpectedly
+    ├── SessionError              unknown or unusable session (wire: -32602)
+    └── ConfigError               bad configuration the user must fix
+"""
+
+from __future__ import annotations
+
+
+class TetherError(Exception):
+    """Base of every error Tether raises on purpose."""
+
+
+class ToolError(TetherError):
+    """A tool failed in a way the model should hear about (becomes an is_error result)."""
+
+
+class ModelError(TetherError):
+    """The model provider could not produce a response (after retries)."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+class PromptTooLongError(ModelError):
+    """The request does not fit in the model's context window."""
+
+
+class ScriptError(ModelError):
+    """The scripted provider was called more often than its script allows, or not enough."""
+
+
+class SessionError(TetherError):
+    """A session id is unknown or the session cannot be used."""
+
+
+class ConfigError(TetherError):
+    """Configuration the user has to fix (bad model spec, missing file, ...)."""

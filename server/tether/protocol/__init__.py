@@ -1,0 +1,1 @@
+"""Wire-level types shared by every front door (shapes from PROTOCOL.md, camelCase on the wire)."""

@@ -1,0 +1,65 @@
+"""Content blocks: what a user sends in a prompt and what a tool shows in the editor."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from tether.protocol.base import LenientWireModel, WireModel
+
+
+class Position(LenientWireModel):
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class Range(LenientWireModel):
+    start: Position
+    end: Position
+
+
+class TextContent(LenientWireModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ResourceLink(LenientWireModel):
+    """A file (or a selection in it) the user attached; the daemon reads the live buffer."""
+
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    range: Range | None = None
+    name: str | None = None
+
+
+class ImageContent(LenientWireModel):
+    type: Literal["image"] = "image"
+    mime_type: str
+    data: str
+
+
+ContentBlock = Annotated[TextContent | ResourceLink | ImageContent, Field(discriminator="type")]
+
+
+class TextToolContent(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class DiffContent(WireModel):
+    type: Literal["diff"] = "diff"
+    uri: str
+    old_text: str | None
+    new_text: str
+
+
+class TerminalContent(WireModel):
+    type: Literal["terminal"] = "terminal"
+    output: str
+    exit_code: int | None = None
+
+
+ToolContent = Annotated[
+    TextToolContent | DiffContent | TerminalContent, Field(discriminator="type")
+]

@@ -1,0 +1,1 @@
+"""Model providers behind one interface: anthropic, openai (compatible), scripted."""

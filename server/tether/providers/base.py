@@ -1,0 +1,124 @@
+"""The provider interface: one streaming request in, typed stream events out.
+
+A provider turns a ``ModelRequest`` into a stream of ``StreamEvent``s ending in exactly one
+``Completed``. Faults it cannot recover from are raised as ``ModelError`` (or
+``PromptTooLongError``); retries with backoff and the non-streaming fallback happen inside
+the provider and are reported as ``Retrying`` / ``StreamReset`` events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from tether.engine.messages import Message, ToolUseBlock
+
+ModelStopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"
+]
+
+
+@dataclass(frozen=True)
+class SystemBlock:
+    text: str
+    cache: bool = False
+    """Put a prompt-caching breakpoint after this block."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    system: list[SystemBlock]
+    messages: list[Message]
+    tools: list[ToolSpec]
+    max_tokens: int = 16000
+    cache_history: bool = True
+    """Put a caching breakpoint on the newest message so the next request reads it."""
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        return self.input_tokens + self.cache_read_tokens + self.cache_creation_tokens
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUseStarted:
+    """The model began a tool_use block; its input is still streaming."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ToolUseReady:
+    """A tool_use block is complete (input parsed); it may start before the message ends."""
+
+    block: ToolUseBlock
+
+
+@dataclass(frozen=True)
+class Retrying:
+    attempt: int
+    delay_s: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class StreamReset:
+    """The stream broke; what was streamed so far is void and a retry follows."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Completed:
+    message: Message
+    stop_reason: ModelStopReason
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+
+StreamEvent = (
+    TextDelta | ThinkingDelta | ToolUseStarted | ToolUseReady | Retrying | StreamReset | Completed
+)
+
+
+class Provider(Protocol):
+    """A model endpoint. ``stream`` is an async generator of events ending in ``Completed``."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def context_window(self) -> int: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+    async def aclose(self) -> None: ...

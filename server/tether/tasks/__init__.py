@@ -1,0 +1,1 @@
+"""Background tasks: long work (background Bash, background agents) with an output file."""

@@ -1,0 +1,1 @@
+"""Tools are protocol objects: schema, safety flags, validation, permissions, call, rendering."""

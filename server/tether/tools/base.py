@@ -1,0 +1,180 @@
+"""The Tool protocol object and ``build_tool``, its factory with fail-closed defaults.
+
+A tool is data plus small functions. The same definition serves the model (name,
+description, JSON schema), the orchestrator (read-only / concurrency-safe flags), the
+permission pipeline (``check_permissions``, ``rule_content``), the editor (title, kind,
+locations) and the transcript (the rendered ``ToolResult``).
+
+Defaults are fail-closed: a tool that says nothing is not read-only, not concurrency-safe,
+and asks permission before every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tether.engine.messages import ResultPart, TextBlock, ToolResultBlock
+from tether.protocol.content import ToolContent
+from tether.protocol.updates import Location, ToolKind
+from tether.providers.base import ToolSpec
+from tether.tools.context import ToolContext
+
+InputT = TypeVar("InputT", bound=BaseModel)
+
+Behavior = Literal["allow", "ask", "deny", "passthrough"]
+
+
+@dataclass(frozen=True)
+class PermissionCheck:
+    """A tool's own opinion about one call; rules and the mode are applied around it."""
+
+    behavior: Behavior
+    message: str = ""
+    content: list[ToolContent] = field(default_factory=lambda: list[ToolContent]())
+    """Shown in the permission question (e.g. the diff an edit would make)."""
+
+
+@dataclass
+class ToolResult:
+    content: str | list[ResultPart]
+    """What the model reads."""
+    is_error: bool = False
+    display: list[ToolContent] = field(default_factory=lambda: list[ToolContent]())
+    """What the editor shows (diff, terminal output); defaults to the text."""
+    raw_output: Any = None
+
+    def to_block(self, tool_use_id: str) -> ToolResultBlock:
+        parts: list[ResultPart] = (
+            [TextBlock(text=self.content)] if isinstance(self.content, str) else self.content
+        )
+        if not parts:
+            parts = [TextBlock(text="(no output)")]
+        return ToolResultBlock(tool_use_id=tool_use_id, content=parts, is_error=self.is_error)
+
+
+def error_result(message: str) -> ToolResult:
+    return ToolResult(content=f"<tool_use_error>{message}</tool_use_error>", is_error=True)
+
+
+async def _no_validation(_input: Any, _ctx: ToolContext) -> str | None:
+    return None
+
+
+async def _ask(_input: Any, _ctx: ToolContext) -> PermissionCheck:
+    return PermissionCheck("ask")
+
+
+def _never(_input: Any) -> bool:
+    return False
+
+
+def _no_locations(_input: Any, _ctx: ToolContext) -> list[Location]:
+    return []
+
+
+def _no_rule_content(_input: Any) -> str | None:
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool(Generic[InputT]):
+    name: str
+    description: str
+    input_model: type[InputT]
+    call: Callable[[InputT, ToolContext], Awaitable[ToolResult]]
+    kind: ToolKind
+    is_read_only: Callable[[InputT], bool]
+    is_concurrency_safe: Callable[[InputT], bool]
+    is_destructive: Callable[[InputT], bool]
+    validate: Callable[[InputT, ToolContext], Awaitable[str | None]]
+    check_permissions: Callable[[InputT, ToolContext], Awaitable[PermissionCheck]]
+    title: Callable[[InputT], str]
+    locations: Callable[[InputT, ToolContext], list[Location]]
+    rule_content: Callable[[InputT], str | None]
+    """The string a ``Name(spec)`` permission rule is matched against (command, path...)."""
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, input_schema(self.input_model))
+
+    def parse(self, raw: dict[str, Any]) -> InputT | str:
+        """Validate raw model input; on failure return a message naming the bad fields."""
+        try:
+            return self.input_model.model_validate(raw)
+        except ValidationError as e:
+            return describe_validation_error(self.name, e)
+
+
+def build_tool(
+    *,
+    name: str,
+    description: str,
+    input_model: type[InputT],
+    call: Callable[[InputT, ToolContext], Awaitable[ToolResult]],
+    kind: ToolKind = "other",
+    is_read_only: Callable[[InputT], bool] = _never,
+    is_concurrency_safe: Callable[[InputT], bool] = _never,
+    is_destructive: Callable[[InputT], bool] = _never,
+    validate: Callable[[InputT, ToolContext], Awaitable[str | None]] = _no_validation,
+    check_permissions: Callable[[InputT, ToolContext], Awaitable[PermissionCheck]] = _ask,
+    title: Callable[[InputT], str] | None = None,
+    locations: Callable[[InputT, ToolContext], list[Location]] = _no_locations,
+    rule_content: Callable[[InputT], str | None] = _no_rule_content,
+) -> Tool[InputT]:
+    """Make a Tool; anything not given falls back to the safe choice."""
+    return Tool(
+        name=name,
+        description=description,
+        input_model=input_model,
+        call=call,
+        kind=kind,
+        is_read_only=is_read_only,
+        is_concurrency_safe=is_concurrency_safe,
+        is_destructive=is_destructive,
+        validate=validate,
+        check_permissions=check_permissions,
+        title=title or (lambda _input: name),
+        locations=locations,
+        rule_content=rule_content,
+    )
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """JSON schema for the model, by alias, without pydantic's noise (titles)."""
+    schema = model.model_json_schema(by_alias=True)
+    return _strip_titles(schema)
+
+
+def _strip_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for k, v in node.items():  # pyright: ignore[reportUnknownVariableType]
+            if k == "title" and isinstance(v, str):
+                continue
+            if k == "properties" and isinstance(v, dict):
+                out[k] = {pk: _strip_titles(pv) for pk, pv in v.items()}  # pyright: ignore[reportUnknownVariableType]
+            else:
+                out[str(k)] = _strip_titles(v)  # pyright: ignore[reportUnknownArgumentType]
+        return out
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]  # pyright: ignore[reportUnknownVariableType]
+    return node
+
+
+def describe_validation_error(tool: str, error: ValidationError) -> str:
+    problems: list[str] = []
+    for err in error.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "(input)"
+        kind = err["type"]
+        if kind == "missing":
+            problems.append(f"the required parameter `{loc}` is missing")
+        elif kind == "extra_forbidden":
+            problems.append(f"an unexpected parameter `{loc}` was provided")
+        else:
+            problems.append(f"the parameter `{loc}` is invalid: {err['msg']}")
+    return f"InputValidationError: {tool} failed due to the following issue(s):\n" + "\n".join(
+        f"- {p}" for p in problems
+    )
