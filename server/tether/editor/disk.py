@@ -13,8 +13,8 @@ from tether.editor.port import (
     Document,
     PermissionAnswer,
     PermissionRequest,
-    Written,
     WriteOutcome,
+    Written,
 )
 
 Asker = Callable[[PermissionRequest], Awaitable[PermissionAnswer]]

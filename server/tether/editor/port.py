@@ -42,7 +42,9 @@ class Conflict:
 
 WriteOutcome = Written | Conflict
 
-PermissionAnswer = Literal["allow_once", "allow_always", "reject_once", "reject_always", "cancelled"]
+PermissionAnswer = Literal[
+    "allow_once", "allow_always", "reject_once", "reject_always", "cancelled"
+]
 
 
 @dataclass(frozen=True)

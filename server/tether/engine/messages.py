@@ -88,7 +88,9 @@ def user_text(text: str) -> Message:
 
 
 def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> ToolResultBlock:
-    return ToolResultBlock(tool_use_id=tool_use_id, content=[TextBlock(text=text)], is_error=is_error)
+    return ToolResultBlock(
+        tool_use_id=tool_use_id, content=[TextBlock(text=text)], is_error=is_error
+    )
 
 
 INTERRUPTED_TOOL_RESULT = "[Request interrupted by user for tool use]"

@@ -1,0 +1,1 @@
+"""The ``tether`` command: serve, run, demo, sessions."""

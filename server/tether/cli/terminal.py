@@ -1,0 +1,57 @@
+"""The headless Editor: files on disk, permission questions on the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from tether.editor.disk import DiskEditor
+from tether.editor.port import PermissionAnswer, PermissionRequest
+from tether.permissions.display import visible
+from tether.protocol.content import DiffContent
+
+_CHOICES: dict[str, PermissionAnswer] = {
+    "y": "allow_once",
+    "a": "allow_always",
+    "n": "reject_once",
+    "d": "reject_always",
+}
+
+
+class TerminalAsker:
+    """Asks on the controlling terminal when interactive; otherwise every question is a no."""
+
+    def __init__(self, interactive: bool | None = None) -> None:
+        self.interactive = sys.stdin.isatty() if interactive is None else interactive
+        self._lock = asyncio.Lock()
+
+    async def __call__(self, request: PermissionRequest) -> PermissionAnswer:
+        if not self.interactive:
+            sys.stderr.write(f"[tether] denied (not interactive): {visible(request.title)}\n")
+            return "reject_once"
+        async with self._lock:
+            return await asyncio.to_thread(self._ask, request)
+
+    def _ask(self, request: PermissionRequest) -> PermissionAnswer:
+        err = sys.stderr
+        err.write(f"\n{request.tool_name} wants to run: {visible(request.title)}\n")
+        command = request.raw_input.get("command")
+        if isinstance(command, str):
+            err.write(f"  $ {visible(command)}\n")
+        for item in request.content:
+            if isinstance(item, DiffContent):
+                err.write(f"  edits {item.uri}\n")
+        rule = f" / [a]lways ({request.always_rule})" if request.always_rule else " / [a]lways"
+        while True:
+            err.write(f"Allow? [y]es{rule} / [n]o / [d]eny always: ")
+            err.flush()
+            line = sys.stdin.readline()
+            if not line:
+                return "reject_once"
+            choice = _CHOICES.get(line.strip().lower()[:1])
+            if choice is not None:
+                return choice
+
+
+def terminal_editor(interactive: bool | None = None) -> DiskEditor:
+    return DiskEditor(TerminalAsker(interactive))

@@ -1,0 +1,112 @@
+"""Assemble what goes to the model: system prompt sections, tools and the message history.
+
+The system prompt is a static prefix (identity, tool guidance, output style: byte-identical
+across turns and sessions, cached) followed by the dynamic environment section (per session,
+cached after the prefix). The newest message carries the history breakpoint so turn N+1
+reads turn N from the cache.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tether import prompts
+from tether.engine.messages import Block, Message
+from tether.providers.base import ModelRequest, SystemBlock, ToolSpec
+
+STATIC_SECTIONS = ("system/identity.md", "system/tools.md", "system/style.md")
+
+
+def static_prompt(identity_override: str | None = None) -> str:
+    """The cacheable prefix. ``identity_override`` swaps the identity (subagents, custom)."""
+    sections = [identity_override or prompts.load(STATIC_SECTIONS[0])]
+    sections += [prompts.load(name) for name in STATIC_SECTIONS[1:]]
+    return "\n\n".join(s.strip() for s in sections)
+
+
+def git_summary(cwd: Path) -> str:
+    """Branch and a short status, or 'not a git repository'. Run once per session."""
+    try:
+        branch = subprocess.run(
+            ["git", "-C", str(cwd), "rev-parse", "--abbrev-ref", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=2,
+        )
+        if branch.returncode != 0:
+            return "not a git repository"
+        status = subprocess.run(
+            ["git", "-C", str(cwd), "status", "--porcelain"],
+            capture_output=True,
+            text=True,
+            timeout=2,
+        )
+        changed = len([line for line in status.stdout.splitlines() if line.strip()])
+        return f"branch {branch.stdout.strip()}, {changed} changed file(s)"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def environment_prompt(cwd: Path, model: str, git: str) -> str:
+    return prompts.render(
+        "system/environment.md",
+        cwd=cwd,
+        platform=f"{platform.system()} {platform.release()}",
+        shell=os.environ.get("SHELL", "/bin/sh"),
+        date=dt.date.today().isoformat(),
+        model=model,
+        git=git,
+    ).strip()
+
+
+@dataclass
+class ContextAssembler:
+    """Builds each ModelRequest of a session."""
+
+    cwd: Path
+    model: str
+    max_tokens: int = 16000
+    identity_override: str | None = None
+    extra_sections: list[str] = field(default_factory=lambda: list[str]())
+    _system: list[SystemBlock] | None = None
+
+    def system(self) -> list[SystemBlock]:
+        if self._system is None:
+            env = environment_prompt(self.cwd, self.model, git_summary(self.cwd))
+            dynamic = "\n\n".join([env, *self.extra_sections])
+            self._system = [
+                SystemBlock(static_prompt(self.identity_override), cache=True),
+                SystemBlock(dynamic, cache=True),
+            ]
+        return self._system
+
+    def request(self, messages: Sequence[Message], tools: list[ToolSpec]) -> ModelRequest:
+        return ModelRequest(
+            model=self.model,
+            system=self.system(),
+            messages=merge_consecutive(messages),
+            tools=tools,
+            max_tokens=self.max_tokens,
+        )
+
+
+def merge_consecutive(messages: Sequence[Message]) -> list[Message]:
+    """Join neighbouring messages of the same role (tool results + attachments, an
+    interrupted turn followed by a new prompt) so roles alternate; tool results first."""
+    merged: list[Message] = []
+    for message in messages:
+        if merged and merged[-1].role == message.role:
+            prev = merged[-1]
+            content: list[Block] = [*prev.content, *message.content]
+            if message.role == "user":
+                content.sort(key=lambda b: 0 if b.type == "tool_result" else 1)
+            merged[-1] = Message(role=prev.role, content=content)
+        else:
+            merged.append(message)
+    return merged

@@ -1,0 +1,95 @@
+"""Typed outcomes of one loop iteration: a transition to another iteration or a terminal.
+
+No boolean flags or magic strings: the loop returns one of these and the engine reacts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from tether.protocol.updates import StopReason, TurnError
+
+TerminalReason = Literal[
+    "completed",
+    "max_turns",
+    "aborted",
+    "prompt_too_long",
+    "model_error",
+    "hook_stopped",
+    "budget_exhausted",
+    "max_tokens",
+    "refusal",
+]
+
+_STOP_REASONS: dict[TerminalReason, StopReason] = {
+    "completed": "end_turn",
+    "max_turns": "max_turn_requests",
+    "aborted": "cancelled",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+    "prompt_too_long": "error",
+    "model_error": "error",
+    "hook_stopped": "error",
+    "budget_exhausted": "error",
+}
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """The turn is over."""
+
+    reason: TerminalReason
+    message: str = ""
+
+    @property
+    def stop_reason(self) -> StopReason:
+        return _STOP_REASONS[self.reason]
+
+    @property
+    def error(self) -> TurnError | None:
+        if self.stop_reason != "error":
+            return None
+        return TurnError(code=self.reason, message=self.message or self.reason.replace("_", " "))
+
+
+@dataclass(frozen=True)
+class NextTurn:
+    """Tool results (and any queued input) go back to the model."""
+
+    kind: Literal["next_turn"] = "next_turn"
+
+
+@dataclass(frozen=True)
+class MaxTokensContinue:
+    """The reply stopped at the output limit mid-text: ask the model to resume."""
+
+    attempt: int
+    kind: Literal["max_tokens_continue"] = "max_tokens_continue"
+
+
+@dataclass(frozen=True)
+class StopHookContinue:
+    """A Stop hook refused to let the turn end; its reason goes to the model."""
+
+    reason: str
+    kind: Literal["stop_hook_continue"] = "stop_hook_continue"
+
+
+@dataclass(frozen=True)
+class InputInjected:
+    """The model was done, but the user sent more while it worked: keep going."""
+
+    count: int
+    kind: Literal["input_injected"] = "input_injected"
+
+
+@dataclass(frozen=True)
+class CompactRetry:
+    """The prompt was too long; the history was compacted and the request is retried."""
+
+    kind: Literal["compact_retry"] = "compact_retry"
+
+
+Transition = NextTurn | MaxTokensContinue | StopHookContinue | InputInjected | CompactRetry
+Step = Transition | Terminal

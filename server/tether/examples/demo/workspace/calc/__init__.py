@@ -1,0 +1,3 @@
+from calc.ops import add, mean, subtract
+
+__all__ = ["add", "mean", "subtract"]

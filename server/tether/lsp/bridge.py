@@ -1,0 +1,241 @@
+"""The Editor port over LSP: open buffers, versioned applyEdit, saves and dialogs.
+
+Reads come from the open document (unsaved text) when there is one, else from disk. A
+write is one ``workspace/applyEdit`` with minimal edits, versioned against the buffer the
+agent read; a stale buffer is a ``Conflict`` (the Edit tool re-reads and re-matches). The
+result is verified, because some clients say ``applied: true`` for an edit they skipped.
+Afterwards buffer and disk agree: the client saves (``tether/saveDocuments``) or the daemon
+writes the same text to disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from tether.editor.disk import read_text_file, write_text_atomically
+from tether.editor.port import (
+    Conflict,
+    Document,
+    PermissionAnswer,
+    PermissionRequest,
+    Written,
+    WriteOutcome,
+)
+from tether.lsp.textedits import minimal_edits
+from tether.permissions.display import visible
+
+if TYPE_CHECKING:
+    from tether.lsp.server import TetherServer
+
+log = logging.getLogger(__name__)
+
+VERIFY_TIMEOUT_S = 2.0
+ANSWERS: list[tuple[PermissionAnswer, str, str]] = [
+    ("allow_once", "Allow once", "allow_once"),
+    ("allow_always", "Allow always", "allow_always"),
+    ("reject_once", "Reject", "reject_once"),
+    ("reject_always", "Reject always", "reject_always"),
+]
+
+
+class LspEditor:
+    def __init__(self, server: TetherServer, session_id: str) -> None:
+        self.server = server
+        self.session_id = session_id
+
+    # -- reading --------------------------------------------------------------------------
+
+    def _open_document(self, path: Path) -> Document | None:
+        doc = self.server.open_document(path)
+        if doc is None:
+            return None
+        return Document(path=path, text=doc.source, version=doc.version, in_editor=True)
+
+    async def read(self, path: Path) -> Document:
+        doc = self._open_document(path)
+        if doc is not None:
+            return doc
+        text = await asyncio.to_thread(read_text_file, path)
+        return Document(path=path, text=text)
+
+    async def _current(self, path: Path) -> Document | None:
+        try:
+            return await self.read(path)
+        except FileNotFoundError:
+            return None
+
+    # -- writing --------------------------------------------------------------------------
+
+    async def write(
+        self, path: Path, new_text: str, *, base: Document | None, label: str
+    ) -> WriteOutcome:
+        current = await self._current(path)
+        if base is None and current is not None:
+            return Conflict(current, "the file was created meanwhile")
+        if base is not None and (current is None or current.text != base.text):
+            return Conflict(current, "the document changed since it was read")
+        features = self.server.features
+        if not features.apply_edit:
+            await asyncio.to_thread(write_text_atomically, path, new_text)
+            return Written(Document(path=path, text=new_text))
+        if current is None and not features.create_files:
+            # No buffer can hold a file that does not exist yet: create it on disk.
+            await asyncio.to_thread(write_text_atomically, path, new_text)
+            return Written(Document(path=path, text=new_text))
+
+        outcome = await self._apply(path, current, new_text, label)
+        if isinstance(outcome, Conflict):
+            return outcome
+        await self._sync_disk(path, new_text, outcome.document)
+        return outcome
+
+    async def _apply(
+        self, path: Path, current: Document | None, new_text: str, label: str
+    ) -> WriteOutcome:
+        uri = path.as_uri()
+        old_text = current.text if current is not None else ""
+        edits = minimal_edits(old_text, new_text, self.server.features.encoding)
+        version = current.version if current is not None and current.in_editor else None
+        changes: list[Any] = []
+        if current is None:
+            changes.append(
+                types.CreateFile(
+                    uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)
+                )
+            )
+        if edits or current is None:
+            changes.append(
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=version
+                    ),
+                    edits=[
+                        types.TextEdit(
+                            range=types.Range(
+                                start=types.Position(e.start.line, e.start.character),
+                                end=types.Position(e.end.line, e.end.character),
+                            ),
+                            new_text=e.new_text,
+                        )
+                        for e in edits
+                    ],
+                )
+            )
+        if not changes:
+            return Written(current or Document(path=path, text=new_text))
+        params = types.ApplyWorkspaceEditParams(
+            edit=types.WorkspaceEdit(document_changes=changes), label=label
+        )
+        try:
+            result = await self.server.request_shielded(
+                self.server.workspace_apply_edit_async(params)
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.warning("applyEdit failed: %s", e)
+            return Conflict(await self._current(path), f"the editor could not apply the edit: {e}")
+        if not result.applied:
+            reason = result.failure_reason or "the editor did not apply the edit"
+            return Conflict(await self._current(path), reason)
+        return await self._verify(path, current, new_text)
+
+    async def _verify(self, path: Path, before: Document | None, new_text: str) -> WriteOutcome:
+        """Trust but verify: an open buffer must move past the version we edited."""
+        if before is None or not before.in_editor or before.version is None:
+            doc = self._open_document(path)
+            return Written(doc if doc is not None and doc.text == new_text else Document(path=path, text=new_text))
+        moved = await self.server.wait_for_version(path, before.version + 1, VERIFY_TIMEOUT_S)
+        doc = self._open_document(path)
+        if not moved or doc is None:
+            return Conflict(doc, "the editor reported the edit as applied but the buffer did not change")
+        if doc.text == new_text:
+            return Written(doc)
+        # The buffer moved on and differs: the user typed right after the edit, or the
+        # client skipped it. Only the former keeps our text around the edit.
+        return Written(Document(path=path, text=doc.text, version=doc.version, in_editor=True))
+
+    async def _sync_disk(self, path: Path, new_text: str, doc: Document) -> None:
+        """Buffer and disk agree after every edit."""
+        if self.server.features.save_documents:
+            try:
+                await self.server.request_shielded(
+                    self.server.protocol.send_request_async(
+                        "tether/saveDocuments", {"uris": [path.as_uri()]}
+                    )
+                )
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                log.warning("tether/saveDocuments failed (%s); writing the file myself", e)
+        await asyncio.to_thread(write_text_atomically, path, doc.text if doc.in_editor else new_text)
+
+    # -- permission questions -------------------------------------------------------------
+
+    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        if self.server.features.permission_request:
+            return await self._ask_rich(request)
+        return await self._ask_fallback(request)
+
+    async def _ask_rich(self, request: PermissionRequest) -> PermissionAnswer:
+        params = {
+            "sessionId": self.session_id,
+            "toolCall": {
+                "toolCallId": request.tool_call_id,
+                "title": request.title,
+                "toolKind": request.tool_kind,
+                "rawInput": request.raw_input,
+                "content": [c.to_wire() for c in request.content],
+            },
+            "options": [
+                {
+                    "optionId": option_id,
+                    "name": f"{name} ({request.always_rule})"
+                    if answer.endswith("always") and request.always_rule
+                    else name,
+                    "kind": answer,
+                }
+                for answer, name, option_id in ANSWERS
+            ],
+        }
+        result = await self.server.request_shielded(
+            self.server.protocol.send_request_async("tether/requestPermission", params)
+        )
+        outcome = _get(result, "outcome")
+        if _get(outcome, "outcome") != "selected":
+            return "cancelled"
+        chosen = _get(outcome, "optionId")
+        for answer, _name, option_id in ANSWERS:
+            if chosen == option_id:
+                return answer
+        return "reject_once"
+
+    async def _ask_fallback(self, request: PermissionRequest) -> PermissionAnswer:
+        command = request.raw_input.get("command")
+        detail = f"\n\n$ {visible(command)}" if isinstance(command, str) else ""
+        message = f"Tether wants to {visible(request.title)}.{detail}"
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=message,
+            actions=[types.MessageActionItem(title=name) for _a, name, _o in ANSWERS],
+        )
+        choice = await self.server.request_shielded(
+            self.server.window_show_message_request_async(params)
+        )
+        title = getattr(choice, "title", None)
+        for answer, name, _option_id in ANSWERS:
+            if title == name:
+                return answer
+        return "reject_once"
+
+
+def _get(obj: Any, key: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key)  # pyright: ignore[reportUnknownMemberType]
+    return getattr(obj, key, None)

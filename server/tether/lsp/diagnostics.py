@@ -1,0 +1,84 @@
+"""Diagnostics in: what the editor's other language servers report, kept per file, so new
+errors in files the agent edited reach the next model request."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from tether.engine.messages import Message, TextBlock
+from tether.lsp.server import uri_key
+
+WAIT_S = 1.0
+
+
+def _key(d: dict[str, Any]) -> tuple[int, str]:
+    line = int(((d.get("range") or {}).get("start") or {}).get("line", 0))
+    return line, str(d.get("message", ""))
+
+
+class DiagnosticsStore:
+    def __init__(self) -> None:
+        self.by_uri: dict[str, list[dict[str, Any]]] = {}
+        self.updated: dict[str, float] = {}
+        self._changed = asyncio.Event()
+
+    def publish(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
+        self.by_uri[uri_key_from(uri)] = diagnostics
+        self.updated[uri_key_from(uri)] = time.monotonic()
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def errors(self, path: Path) -> list[dict[str, Any]]:
+        return [d for d in self.by_uri.get(uri_key(path), []) if d.get("severity", 1) == 1]
+
+    async def wait_after(self, path: Path, since: float, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while self.updated.get(uri_key(path), 0.0) < since:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                return
+
+
+def uri_key_from(uri: str) -> str:
+    return unquote(uri)
+
+
+def diagnostics_source(
+    store: DiagnosticsStore, edited: dict[Path, float], enabled: Callable[[], bool]
+) -> Callable[[], Any]:
+    """An engine attachment source: after edits, new errors in the edited files."""
+    baseline: dict[Path, set[tuple[int, str]]] = {}
+
+    async def source() -> list[Message]:
+        if not enabled() or not edited:
+            edited.clear()
+            return []
+        changes = dict(edited)
+        edited.clear()
+        paths = sorted(changes)
+        await asyncio.gather(*(store.wait_after(p, changes[p], WAIT_S) for p in paths))
+        lines: list[str] = []
+        for path in paths:
+            errors = store.errors(path)
+            seen = baseline.get(path, set())
+            new = [d for d in errors if _key(d) not in seen]
+            baseline[path] = {_key(d) for d in errors}
+            for d in new[:20]:
+                line = _key(d)[0] + 1
+                lines.append(f"{path}:{line}: {d.get('message', '')} [{d.get('source', '')}]")
+        if not lines:
+            return []
+        text = "<new-diagnostics>\nThe editor reports new errors after your edits:\n"
+        text += "\n".join(lines) + "\n</new-diagnostics>"
+        return [Message(role="user", content=[TextBlock(text=text)])]
+
+    return source

@@ -1,0 +1,45 @@
+"""What the client declared at ``initialize`` that changes how the daemon talks to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+
+from tether.lsp.textedits import Encoding
+
+
+@dataclass(frozen=True)
+class ClientFeatures:
+    permission_request: bool = False
+    session_updates: bool = True
+    save_documents: bool = False
+    diagnostics: bool = False
+    apply_edit: bool = True
+    create_files: bool = False
+    delete_files: bool = False
+    work_done_progress: bool = False
+    encoding: Encoding = "utf-16"
+
+
+def detect(caps: types.ClientCapabilities, encoding: Any) -> ClientFeatures:
+    experimental: Any = caps.experimental if isinstance(caps.experimental, dict) else {}
+    ours: Any = experimental.get("tether") or {}
+    if not isinstance(ours, dict):
+        ours = {}
+    ops = get_capability(caps, "workspace.workspace_edit.resource_operations", None) or []
+    names = {str(getattr(op, "value", op)) for op in ops}
+    enc = str(getattr(encoding, "value", encoding) or "utf-16")
+    return ClientFeatures(
+        permission_request=bool(ours.get("permissionRequest", False)),
+        session_updates=bool(ours.get("sessionUpdates", True)),
+        save_documents=bool(ours.get("saveDocuments", False)),
+        diagnostics=bool(ours.get("diagnostics", False)),
+        apply_edit=bool(get_capability(caps, "workspace.apply_edit", False)),
+        create_files="create" in names,
+        delete_files="delete" in names,
+        work_done_progress=bool(get_capability(caps, "window.work_done_progress", False)),
+        encoding=enc if enc in ("utf-8", "utf-16", "utf-32") else "utf-16",  # type: ignore[arg-type]
+    )

@@ -1,0 +1,136 @@
+"""Thin handlers: validate params, call the hub, encode the result."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from tether.errors import SessionError
+from tether.lsp import features
+from tether.lsp.hub import SessionHub
+from tether.lsp.params import (
+    DiagnosticsParams,
+    InvalidParamsError,
+    ListSessionsParams,
+    NewSessionParams,
+    PromptParams,
+    RewindParams,
+    SessionParams,
+    SetModeParams,
+    parse_params,
+)
+from tether.lsp.server import TetherServer
+
+log = logging.getLogger(__name__)
+
+
+def _invalid(e: Exception) -> JsonRpcInvalidParams:
+    return JsonRpcInvalidParams(str(e))
+
+
+def register(server: TetherServer, hub: SessionHub) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: TetherServer, params: types.InitializeParams) -> None:
+        options: Any = params.initialization_options
+        hub.init_options = options if isinstance(options, dict) else {}
+        ls.features = features.detect(params.capabilities, ls.workspace.position_encoding)
+        for folder in params.workspace_folders or []:
+            hub.add_folder(folder.uri)
+        if not params.workspace_folders and params.root_uri:
+            hub.add_folder(params.root_uri)
+        # Warm the model SDK off the start-up path, before the first prompt needs it.
+        asyncio.get_running_loop().run_in_executor(None, _warm_imports)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def folders_changed(ls: TetherServer, params: types.DidChangeWorkspaceFoldersParams):
+        for folder in params.event.removed:
+            await hub.remove_folder(folder.uri)
+        for folder in params.event.added:
+            hub.add_folder(folder.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TetherServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.document_changed(params.text_document.uri, params.text_document.version)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TetherServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.document_changed(params.text_document.uri, params.text_document.version)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: TetherServer, *_args: Any) -> None:
+        await hub.shutdown()
+
+    @server.feature("tether/newSession")
+    def new_session(ls: TetherServer, params: Any) -> dict[str, Any]:
+        try:
+            return {"sessionId": hub.new_session(parse_params(NewSessionParams, params))}
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    @server.feature("tether/prompt")
+    async def prompt(ls: TetherServer, params: Any) -> dict[str, Any]:
+        try:
+            parsed = parse_params(PromptParams, params)
+            hub.entry(parsed.session_id)
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+        return await hub.prompt(parsed)
+
+    @server.feature("tether/cancel")
+    def cancel(ls: TetherServer, params: Any) -> None:
+        try:
+            hub.cancel(parse_params(SessionParams, params).session_id)
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    @server.feature("tether/listSessions")
+    def list_sessions(ls: TetherServer, params: Any) -> dict[str, Any]:
+        try:
+            return {"sessions": hub.list_sessions(parse_params(ListSessionsParams, params))}
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    @server.feature("tether/loadSession")
+    def load_session(ls: TetherServer, params: Any) -> dict[str, Any]:
+        try:
+            session_id = parse_params(SessionParams, params).session_id
+            return {"sessionId": session_id, "history": hub.load_session(session_id)}
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    @server.feature("tether/setMode")
+    def set_mode(ls: TetherServer, params: Any) -> None:
+        try:
+            hub.set_mode(parse_params(SetModeParams, params))
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    @server.feature("tether/rewind")
+    async def rewind(ls: TetherServer, params: Any) -> dict[str, Any]:
+        try:
+            parsed = parse_params(RewindParams, params)
+            return {"restored": await hub.rewind(parsed)}
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    @server.feature("tether/diagnostics")
+    def diagnostics(ls: TetherServer, params: Any) -> None:
+        try:
+            parsed = parse_params(DiagnosticsParams, params)
+        except InvalidParamsError as e:
+            log.warning("tether/diagnostics: %s", e)
+            return
+        hub.diagnostics.publish(parsed.uri, parsed.diagnostics)
+
+
+def _warm_imports() -> None:
+    for module in ("anthropic", "openai"):
+        try:
+            importlib.import_module(module)
+        except Exception:  # warming is best effort
+            pass

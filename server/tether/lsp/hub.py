@@ -1,0 +1,324 @@
+"""The daemon's sessions: workspaces by folder, engines by session id, running turns.
+
+Handlers stay thin; this is where a request becomes engine calls and engine updates become
+``tether/sessionUpdate`` notifications and ``$/progress``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+
+from tether.engine.engine import QueryEngine, TurnResult
+from tether.errors import ConfigError, SessionError
+from tether.lsp.bridge import LspEditor
+from tether.lsp.checkpoints import CheckpointingEditor, Checkpoints
+from tether.lsp.diagnostics import DiagnosticsStore, diagnostics_source
+from tether.lsp.params import (
+    ListSessionsParams,
+    NewSessionParams,
+    PromptParams,
+    RewindParams,
+    SetModeParams,
+)
+from tether.lsp.server import TetherServer
+from tether.protocol.updates import SessionUpdate, ToolCall, TurnEnd
+from tether.transcript.records import SystemRecord
+from tether.transcript.replay import history_updates
+from tether.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+def uri_to_path(uri: str) -> Path:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        raise ValueError(f"not a file URI: {uri}")
+    return Path(unquote(parsed.path))
+
+
+@dataclass
+class SessionEntry:
+    workspace: Workspace
+    engine: QueryEngine
+    editor: CheckpointingEditor
+    checkpoints: Checkpoints
+
+
+class SessionHub:
+    def __init__(self, server: TetherServer) -> None:
+        self.server = server
+        self.workspaces: dict[Path, Workspace] = {}
+        self.sessions: dict[str, SessionEntry] = {}
+        self.diagnostics = DiagnosticsStore()
+        self.init_options: dict[str, Any] = {}
+        self._turn_tasks: set[asyncio.Task[Any]] = set()
+
+    # -- workspaces -------------------------------------------------------------------
+
+    def add_folder(self, uri: str) -> Workspace:
+        root = uri_to_path(uri).resolve()
+        if root not in self.workspaces:
+            overrides: dict[str, Any] = {}
+            if self.init_options.get("model"):
+                overrides["model"] = self.init_options["model"]
+            if self.init_options.get("permissionMode"):
+                overrides["permissions"] = {"defaultMode": self.init_options["permissionMode"]}
+            workspace = Workspace(root, overrides=overrides)
+            for warning in workspace.loaded.warnings:
+                self._log(types.MessageType.Warning, f"settings: {warning}")
+            self.workspaces[root] = workspace
+        return self.workspaces[root]
+
+    async def remove_folder(self, uri: str) -> None:
+        root = uri_to_path(uri).resolve()
+        workspace = self.workspaces.pop(root, None)
+        if workspace is None:
+            return
+        for session_id in [s for s, e in self.sessions.items() if e.workspace is workspace]:
+            self.sessions.pop(session_id, None)
+        await workspace.close()
+
+    def workspace_for(self, uri: str | None) -> Workspace:
+        if uri is None:
+            if not self.workspaces:
+                raise SessionError("no workspace folder is open")
+            return next(iter(self.workspaces.values()))
+        try:
+            root = uri_to_path(uri).resolve()
+        except ValueError as e:
+            raise SessionError(str(e))
+        workspace = self.workspaces.get(root)
+        if workspace is None:
+            raise SessionError(f"{uri} is not a workspace folder of this editor")
+        return workspace
+
+    def entry(self, session_id: str) -> SessionEntry:
+        entry = self.sessions.get(session_id)
+        if entry is None:
+            raise SessionError(f"unknown sessionId: {session_id}")
+        return entry
+
+    # -- sessions ---------------------------------------------------------------------
+
+    def _attach(self, workspace: Workspace, engine: QueryEngine, editor: CheckpointingEditor,
+                checkpoints: Checkpoints) -> SessionEntry:
+        entry = SessionEntry(workspace, engine, editor, checkpoints)
+        engine.attachment_sources.append(
+            diagnostics_source(
+                self.diagnostics, checkpoints.edited, lambda: self.server.features.diagnostics
+            )
+        )
+        session_id = engine.session_id
+        engine.on_idle_update = lambda update: self._notify(session_id, "", update)
+        self.sessions[session_id] = entry
+        return entry
+
+    def new_session(self, params: NewSessionParams) -> str:
+        workspace = self.workspace_for(params.workspace_folder)
+        checkpoints = Checkpoints()
+        lsp_editor = LspEditor(self.server, "")
+        editor = CheckpointingEditor(lsp_editor, checkpoints)
+        try:
+            engine = workspace.new_session(
+                editor, model=params.model, mode=params.permission_mode, title=params.title
+            )
+        except ConfigError as e:
+            raise SessionError(str(e))
+        lsp_editor.session_id = engine.session_id
+        self._attach(workspace, engine, editor, checkpoints)
+        return engine.session_id
+
+    def load_session(self, session_id: str) -> list[dict[str, Any]]:
+        entry = self.sessions.get(session_id)
+        if entry is None:
+            for workspace in self.workspaces.values():
+                if workspace.store.find(session_id) is None:
+                    continue
+                checkpoints = Checkpoints()
+                lsp_editor = LspEditor(self.server, session_id)
+                editor = CheckpointingEditor(lsp_editor, checkpoints)
+                engine, resumed = workspace.load_session(session_id, editor)
+                entry = self._attach(workspace, engine, editor, checkpoints)
+                chain = resumed.chain
+                break
+            else:
+                raise SessionError(f"unknown sessionId: {session_id}")
+        else:
+            from tether.transcript.resume import read_transcript
+
+            writer = entry.engine.transcript
+            chain = read_transcript(writer.path).chain if writer is not None else []
+        pairs = history_updates(chain, entry.engine.describe_call)
+        return [{"turnId": turn, **update.to_wire()} for turn, update in pairs]
+
+    def list_sessions(self, params: ListSessionsParams) -> list[dict[str, Any]]:
+        workspaces = (
+            [self.workspace_for(params.workspace_folder)]
+            if params.workspace_folder
+            else list(self.workspaces.values())
+        )
+        infos = [i for w in workspaces for i in w.list_sessions()]
+        infos.sort(key=lambda i: i.updated_at, reverse=True)
+        return [
+            {
+                "sessionId": i.session_id,
+                "title": i.title,
+                "workspaceFolder": Path(i.workspace).as_uri() if i.workspace else None,
+                "createdAt": i.created_at,
+                "updatedAt": i.updated_at,
+                "turns": i.turns,
+            }
+            for i in infos[: params.limit or None]
+        ]
+
+    def set_mode(self, params: SetModeParams) -> None:
+        self.entry(params.session_id).engine.set_mode(params.mode)
+
+    def cancel(self, session_id: str) -> None:
+        self.entry(session_id).engine.cancel()
+
+    # -- prompts ----------------------------------------------------------------------
+
+    async def prompt(self, params: PromptParams) -> dict[str, Any]:
+        entry = self.entry(params.session_id)
+        engine = entry.engine
+        if engine.busy:
+            future = await engine.enqueue(params.prompt)
+            return _encode(await asyncio.shield(future))
+        turn_id = uuid.uuid4().hex[:12]
+        writer = engine.transcript
+        entry.checkpoints.begin(
+            turn_id, len(engine.messages), writer.last_uuid if writer is not None else None
+        )
+        stream = engine.start(params.prompt, turn_id=turn_id)
+        driver = asyncio.get_running_loop().create_task(
+            self._drive(entry, stream, params.work_done_token)
+        )
+        self._turn_tasks.add(driver)
+        driver.add_done_callback(self._turn_tasks.discard)
+        try:
+            return _encode(await asyncio.shield(driver))
+        except asyncio.CancelledError:
+            # $/cancelRequest: stop the turn, let the driver publish turn_end, then -32800.
+            engine.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await driver
+            raise
+
+    async def _drive(self, entry: SessionEntry, stream: Any, token: Any) -> TurnResult:
+        engine = entry.engine
+        session_id = engine.session_id
+        progress = await self._progress_begin(token, engine)
+        try:
+            async for update in stream:
+                self._notify(session_id, stream.turn_id, update)
+                if progress is not None and isinstance(update, ToolCall):
+                    self.server.work_done_progress.report(
+                        progress, types.WorkDoneProgressReport(message=update.title)
+                    )
+                if progress is not None and isinstance(update, TurnEnd):
+                    self.server.work_done_progress.end(
+                        progress, types.WorkDoneProgressEnd(message=update.stop_reason)
+                    )
+                    progress = None
+        finally:
+            await stream.aclose()
+            if progress is not None:
+                self.server.work_done_progress.end(progress, types.WorkDoneProgressEnd())
+        assert engine.last_result is not None
+        return engine.last_result
+
+    async def _progress_begin(self, token: Any, engine: QueryEngine) -> Any:
+        if token is None and self.server.features.work_done_progress:
+            token = f"tether-{uuid.uuid4().hex}"
+            try:
+                await self.server.request_shielded(
+                    self.server.work_done_progress.create_async(token)
+                )
+            except Exception as e:
+                log.info("work done progress refused: %s", e)
+                return None
+        if token is None:
+            return None
+        progress = self.server.work_done_progress
+        progress.begin(
+            token, types.WorkDoneProgressBegin(title="Tether", message="Thinking…", cancellable=True)
+        )
+        future = progress.tokens.get(token)
+        if future is not None:
+            loop = asyncio.get_running_loop()
+            future.add_done_callback(lambda _f: loop.call_soon_threadsafe(engine.cancel))
+        return token
+
+    def _notify(self, session_id: str, turn_id: str, update: SessionUpdate) -> None:
+        if not self.server.features.session_updates:
+            return
+        self.server.protocol.notify(
+            "tether/sessionUpdate",
+            {"sessionId": session_id, "turnId": turn_id, "update": update.to_wire()},
+        )
+
+    # -- rewind -----------------------------------------------------------------------
+
+    async def rewind(self, params: RewindParams) -> list[str]:
+        entry = self.entry(params.session_id)
+        engine = entry.engine
+        if engine.busy:
+            raise SessionError("cannot rewind while a turn is running; cancel it first")
+        plan = entry.checkpoints.restore_plan(params.turn_id)
+        if plan is None:
+            raise SessionError(f"unknown turnId for this session: {params.turn_id}")
+        checkpoint, files = plan
+        restored: list[str] = []
+        for path, text in files.items():
+            if await entry.editor.restore(path, text):
+                restored.append(path.as_uri())
+        del engine.messages[checkpoint.message_index :]
+        writer = engine.transcript
+        if writer is not None:
+            writer.last_uuid = checkpoint.parent_uuid
+            writer.append(
+                SystemRecord(
+                    session_id=engine.session_id,
+                    subtype="rewind",
+                    data={"turnId": params.turn_id, "restored": restored},
+                )
+            )
+            await writer.flush()
+        entry.checkpoints.drop_from(params.turn_id)
+        return restored
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        for entry in list(self.sessions.values()):
+            entry.engine.cancel()
+        for task in list(self._turn_tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for workspace in list(self.workspaces.values()):
+            await workspace.close()
+
+    def _log(self, kind: types.MessageType, message: str) -> None:
+        with contextlib.suppress(Exception):
+            self.server.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+
+def _encode(result: TurnResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "stopReason": result.terminal.stop_reason,
+        "turnId": result.turn_id,
+        "usage": result.usage.to_wire(),
+    }
+    if result.terminal.error is not None:
+        out["error"] = result.terminal.error.to_wire()
+    return out

@@ -1,0 +1,121 @@
+"""Serving stdio: a forgiving framing loop and a quick, clean exit.
+
+pygls's own loop drops a message it cannot decode without answering and can lose the next
+message after a bad ``Content-Length``. This loop answers garbage with JSON-RPC errors
+(-32700 parse error, -32600 invalid request, the method's id kept where known), resyncs on
+the next ``Content-Length`` header, and on stdin EOF (the editor died) stops the turns,
+flushes transcripts and exits within a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, BinaryIO
+
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.protocol import JsonRPCProtocol
+
+log = logging.getLogger(__name__)
+
+HEADER = re.compile(rb"content-length:[ \t]*([^\r\n]*?)[ \t]*\r?\n?$", re.IGNORECASE)
+MAX_BODY = 256 * 1024 * 1024
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+def send_error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> None:
+    protocol._send_data(  # pyright: ignore[reportPrivateUsage]
+        {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+    )
+
+
+def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
+    try:
+        raw = json.loads(body)
+    except ValueError as e:
+        send_error(protocol, None, PARSE_ERROR, f"Parse error: {e}")
+        return
+    if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":  # pyright: ignore[reportUnknownMemberType]
+        msg_id = raw.get("id") if isinstance(raw, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        send_error(protocol, msg_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 object")
+        return
+    message: dict[str, Any] = raw  # pyright: ignore[reportUnknownVariableType]
+    try:
+        structured = protocol.structure_message(message)
+    except JsonRpcException as e:
+        if "id" in message and "method" in message:
+            send_error(protocol, message["id"], e.code, f"{e.message} ({message['method']})")
+        return
+    try:
+        protocol.handle_message(structured)
+    except Exception:
+        log.exception("failed to handle a message")
+
+
+async def read_loop(
+    read_line: Callable[[], Awaitable[bytes]],
+    read_exactly: Callable[[int], Awaitable[bytes]],
+    protocol: JsonRPCProtocol,
+) -> None:
+    """Read framed messages until EOF."""
+    length: int | None = None
+    while True:
+        line = await read_line()
+        if not line:
+            return
+        match = HEADER.search(line)
+        if match is not None:
+            value = match.group(1)
+            try:
+                length = int(value)
+                if not 0 <= length <= MAX_BODY:
+                    raise ValueError
+            except ValueError:
+                length = None
+                send_error(protocol, None, PARSE_ERROR, f"Parse error: bad Content-Length {value!r}")
+            continue
+        if length is None:
+            continue  # garbage between messages: skip until the next header
+        if line.strip():
+            continue  # another header (Content-Type)
+        body = await read_exactly(length)
+        if len(body) < length:
+            return
+        length = None
+        handle_body(protocol, body)
+
+
+def serve_stdio(
+    protocol: JsonRPCProtocol,
+    thread_pool: Any,
+    on_eof: Callable[[], Awaitable[None]],
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+) -> int:
+    reader = StdinAsyncReader(stdin or sys.stdin.buffer, thread_pool)
+    protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+    async def main() -> None:
+        await read_loop(reader.readline, reader.readexactly, protocol)
+        try:
+            await asyncio.wait_for(on_eof(), timeout=0.8)
+        except (TimeoutError, Exception):
+            log.warning("shutdown after EOF did not finish in time")
+
+    code = 0
+    try:
+        asyncio.run(main())
+    except SystemExit as e:  # the `exit` notification
+        code = int(e.code or 0)
+    except KeyboardInterrupt:
+        code = 130
+    # A blocked worker thread (a read in flight) must not keep a dead editor's daemon alive.
+    sys.stderr.flush()
+    os._exit(code)

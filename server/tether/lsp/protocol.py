@@ -1,0 +1,69 @@
+"""The pygls protocol subclass: Tether's capabilities in ``initialize``, raw dict params
+for custom methods (validated by pydantic in the handlers, so bad params get -32602), and
+"server not initialized" for requests that come too early."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcServerNotInitialized
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+
+from tether import PROTOCOL_VERSION
+
+
+def tether_converter() -> Any:
+    """lsprotocol's converter, except that messages of methods it does not know keep their
+    params (and results) as plain dicts."""
+    conv = default_converter()
+    conv.register_structure_hook(JsonRPCRequestMessage, lambda o, cls: cls(**o))  # type: ignore[misc]
+    conv.register_structure_hook(JsonRPCNotification, lambda o, cls: cls(**o))  # type: ignore[misc]
+    conv.register_structure_hook(JsonRPCResponseMessage, lambda o, cls: cls(**o))  # type: ignore[misc]
+    return conv
+
+
+class TetherProtocol(LanguageServerProtocol):
+    def __init__(self, server: LanguageServer, converter: Any) -> None:
+        super().__init__(server, converter)
+        self.initialized = False
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)  # type: ignore[misc]
+        result.capabilities.experimental = {
+            "tether": {
+                "protocolVersion": PROTOCOL_VERSION,
+                "methods": [
+                    "tether/newSession",
+                    "tether/prompt",
+                    "tether/cancel",
+                    "tether/listSessions",
+                    "tether/loadSession",
+                    "tether/setMode",
+                    "tether/rewind",
+                ],
+            }
+        }
+        self.initialized = True
+        return result
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if not self.initialized and method not in (types.INITIALIZE, types.EXIT):
+            msg_id = getattr(message, "id", None)
+            if method is not None and msg_id is not None:
+                self._send_response(
+                    msg_id,
+                    error=JsonRpcServerNotInitialized(
+                        f"{method} arrived before initialize"
+                    ).to_response_error(),
+                )
+            return
+        super().handle_message(message)

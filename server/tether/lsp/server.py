@@ -1,0 +1,85 @@
+"""TetherServer: the pygls LanguageServer plus what the bridge needs from it (open
+documents, version waits, shielded client requests)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
+
+from tether import __version__
+from tether.lsp.features import ClientFeatures
+from tether.lsp.protocol import TetherProtocol, tether_converter
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def uri_key(path: Path) -> str:
+    """pygls keys open documents by URL-unquoted URI."""
+    return unquote(path.as_uri())
+
+
+class TetherServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "tether",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=TetherProtocol,
+            converter_factory=tether_converter,
+        )
+        self.features = ClientFeatures()
+        self._waiters: dict[str, list[tuple[int, asyncio.Future[bool]]]] = {}
+
+    def open_document(self, path: Path) -> TextDocument | None:
+        try:
+            docs = self.workspace.text_documents
+        except RuntimeError:
+            return None
+        return docs.get(uri_key(path)) or docs.get(path.as_uri())
+
+    def document_changed(self, uri: str, version: int | None) -> None:
+        key = unquote(uri)
+        waiters = self._waiters.get(key)
+        if not waiters:
+            return
+        keep: list[tuple[int, asyncio.Future[bool]]] = []
+        for wanted, fut in waiters:
+            if version is not None and version >= wanted and not fut.done():
+                fut.set_result(True)
+            elif not fut.done():
+                keep.append((wanted, fut))
+        self._waiters[key] = keep
+
+    async def wait_for_version(self, path: Path, min_version: int, timeout: float) -> bool:
+        doc = self.open_document(path)
+        if doc is not None and doc.version is not None and doc.version >= min_version:
+            return True
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(uri_key(path), []).append((min_version, fut))
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            return False
+
+    async def request_shielded(self, request: Awaitable[T]) -> T:
+        """Await a server->client request so that cancelling the waiter does not break the
+        late reply (pygls #621)."""
+        return await asyncio.shield(asyncio.ensure_future(request))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        log.error("%s: %s", getattr(source, "__name__", source), error)
+        try:
+            self.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Error, message=f"tether: {error}")
+            )
+        except Exception:
+            pass

@@ -1,0 +1,147 @@
+"""Permission rules in Claude Code's syntax: ``Tool`` or ``Tool(spec)``.
+
+Bash(npm run test:*)   prefix (word boundary) of every subcommand
+Bash(git * main)       ``*`` wildcard anywhere
+Read(./secrets/**)     gitignore-style path pattern (``//abs``, ``~/home``, ``/root-rel``)
+Edit(/src/**/*.ts)     Edit rules also cover Write and NotebookEdit
+WebFetch(domain:x.io)  ``*.x.io`` matches subdomains only
+mcp__server[__tool]    every tool of a server, or one
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+from tether.permissions.shell import SimpleCommand, parse_command
+
+_RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_*-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+EDIT_FAMILY = frozenset({"Edit", "Write", "NotebookEdit", "MultiEdit"})
+READ_FAMILY = frozenset({"Read", "Glob", "Grep"})
+WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "stdbuf"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    tool: str
+    spec: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        m = _RULE.match(text.strip())
+        if m is None:
+            raise ValueError(f"not a permission rule: {text!r} (expected Tool or Tool(spec))")
+        spec = m.group("spec")
+        return cls(m.group("tool"), spec if spec not in (None, "", "*") else None)
+
+    def __str__(self) -> str:
+        return self.tool if self.spec is None else f"{self.tool}({self.spec})"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a call looks like to the rules: the tool's name and its rule content."""
+
+    tool: str
+    content: str | None
+    cwd: Path
+
+
+def tool_matches(rule: Rule, tool: str) -> bool:
+    if rule.tool == tool or rule.tool == "*":
+        return True
+    if rule.tool in ("Edit",) and tool in EDIT_FAMILY:
+        return True
+    if rule.tool == "Read" and tool in READ_FAMILY:
+        return True
+    if rule.tool.startswith("mcp__") and tool.startswith("mcp__"):
+        server_rule = rule.tool.removesuffix("__*")
+        return tool == server_rule or tool.startswith(server_rule + "__")
+    return False
+
+
+def matches(rule: Rule, subject: Subject) -> bool:
+    """Does ``rule`` cover this call? Bash is handled per subcommand by ``bash_verdict``."""
+    if not tool_matches(rule, subject.tool):
+        return False
+    if rule.spec is None:
+        return True
+    if subject.content is None:
+        return False
+    if subject.tool == "Bash":
+        return command_matches(rule.spec, subject.content)
+    if rule.spec.startswith("domain:"):
+        return domain_matches(rule.spec.removeprefix("domain:"), subject.content)
+    return path_matches(rule.spec, Path(subject.content), subject.cwd)
+
+
+def normalized_words(cmd: SimpleCommand) -> list[str]:
+    """argv without leading wrappers (``timeout 5``, ``nice``...)."""
+    words = list(cmd.argv)
+    while words and os.path.basename(words[0]) in WRAPPERS:
+        words.pop(0)
+        while words and (words[0].startswith("-") or words[0].replace(".", "").isdigit()):
+            words.pop(0)
+    return words
+
+
+def command_matches(spec: str, command_text: str) -> bool:
+    """Match one (sub)command's text against a Bash rule spec."""
+    text = " ".join(command_text.split())
+    if spec.endswith(":*"):
+        prefix = " ".join(spec[:-2].split())
+        return text == prefix or text.startswith(prefix + " ")
+    if "*" in spec:
+        return fnmatch.fnmatchcase(text, " ".join(spec.split()))
+    return text == " ".join(spec.split())
+
+
+def subcommand_texts(command: str) -> list[str] | None:
+    parsed = parse_command(command)
+    if parsed is None:
+        return None
+    return [" ".join(normalized_words(c)) for c in parsed]
+
+
+def writes_outside_devnull(command: str) -> bool:
+    parsed = parse_command(command)
+    if parsed is None:
+        return True
+    for cmd in parsed:
+        for r in cmd.redirects:
+            if (">" in r.op or r.op in ("&>", ">|")) and r.target not in ("/dev/null",):
+                return True
+    return False
+
+
+def domain_matches(pattern: str, url_or_host: str) -> bool:
+    host = re.sub(r"^[a-z]+://", "", url_or_host).split("/")[0].split(":")[0].lower()
+    pattern = pattern.lower()
+    if pattern.startswith("*."):
+        return host.endswith(pattern[1:])
+    return host == pattern
+
+
+def path_matches(spec: str, path: Path, cwd: Path) -> bool:
+    """gitignore-style match with Claude Code's anchors."""
+    if spec.startswith("//"):
+        base, pattern = Path("/"), spec[2:]
+    elif spec.startswith("~/"):
+        base, pattern = Path.home(), spec[2:]
+    elif spec.startswith("/"):
+        base, pattern = cwd, spec[1:]
+    else:
+        base, pattern = cwd, spec.removeprefix("./")
+    try:
+        rel = path.relative_to(os.path.realpath(base))
+    except ValueError:
+        try:
+            rel = path.relative_to(base)
+        except ValueError:
+            return False
+    spec_obj = pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+    return spec_obj.match_file(rel.as_posix())

@@ -1,0 +1,92 @@
+"""Choose a provider from a model spec: ``anthropic:<model>``, ``openai:<model>@<base-url>``,
+``scripted:<path>``; a bare model name means Anthropic."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from tether.errors import ConfigError
+from tether.providers.base import Provider
+
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+ProviderName = Literal["anthropic", "openai", "scripted"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    provider: ProviderName
+    model: str
+    base_url: str | None = None
+    path: Path | None = None
+
+    def __str__(self) -> str:
+        if self.provider == "scripted":
+            return f"scripted:{self.path}"
+        if self.provider == "openai":
+            return f"openai:{self.model}@{self.base_url}"
+        return f"anthropic:{self.model}"
+
+
+def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
+    """Parse a model spec; ``None`` picks Anthropic when ANTHROPIC_API_KEY (or a token or
+    base URL) is set, and otherwise explains how to choose a model."""
+    if not spec:
+        if any(
+            os.environ.get(k)
+            for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+        ):
+            model = os.environ.get("ANTHROPIC_MODEL") or DEFAULT_ANTHROPIC_MODEL
+            return ModelSpec("anthropic", model)
+        raise ConfigError(
+            "No model is configured. Set ANTHROPIC_API_KEY, or pass --model "
+            "(anthropic:<model>, openai:<model>@<base-url> for Ollama/vLLM/llama.cpp/LM Studio, "
+            "or scripted:<script.json>). Try `tether demo` for an offline run."
+        )
+    kind, sep, rest = spec.partition(":")
+    if not sep or kind not in ("anthropic", "openai", "scripted"):
+        return ModelSpec("anthropic", spec)
+    if kind == "scripted":
+        if not rest:
+            raise ConfigError("scripted: needs a path, e.g. scripted:turns.json")
+        path = Path(rest).expanduser()
+        if not path.is_absolute() and cwd is not None:
+            path = cwd / path
+        return ModelSpec("scripted", path.name, path=path)
+    if kind == "openai":
+        model, at, base_url = rest.partition("@")
+        if not model:
+            raise ConfigError(
+                "openai: needs a model name, e.g. openai:qwen2.5-coder@http://localhost:11434/v1"
+            )
+        base = base_url if at else os.environ.get("OPENAI_BASE_URL")
+        if not base:
+            raise ConfigError(
+                f"openai:{model} needs a base URL: openai:{model}@http://localhost:11434/v1 "
+                "(or set OPENAI_BASE_URL)"
+            )
+        return ModelSpec("openai", model, base_url=base)
+    if not rest:
+        raise ConfigError("anthropic: needs a model name, e.g. anthropic:claude-sonnet-4-5")
+    return ModelSpec("anthropic", rest)
+
+
+def create_provider(spec: ModelSpec) -> Provider:
+    """Instantiate the provider (SDK imports happen lazily inside the provider)."""
+    if spec.provider == "scripted":
+        from tether.providers.scripted import ScriptedProvider
+
+        assert spec.path is not None
+        if not spec.path.is_file():
+            raise ConfigError(f"script not found: {spec.path}")
+        return ScriptedProvider.from_file(spec.path)
+    if spec.provider == "openai":
+        from tether.providers.openai_compat import OpenAICompatProvider
+
+        assert spec.base_url is not None
+        return OpenAICompatProvider(spec.model, base_url=spec.base_url)
+    from tether.providers.anthropic import AnthropicProvider
+
+    return AnthropicProvider(spec.model)

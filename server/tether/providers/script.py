@@ -1,0 +1,133 @@
+"""The script format shared by the scripted provider and the fake API servers.
+
+A script is a JSON list of assistant turns (or ``{"turns": [...]}``). Each turn is either a
+plain list of blocks or an object::
+
+    [{"type": "text", "text": "Looking."},
+     {"type": "tool_use", "name": "Read", "input": {"file_path": "a.py"}}]
+
+    {"blocks": [...],                 # as above; tool_use ids are generated when absent
+     "stop_reason": "max_tokens",     # default: tool_use if there are tool_use blocks, else end_turn
+     "usage": {"input_tokens": 10, "output_tokens": 5},
+     "fault": "429",                  # fake servers only: 429 | 529 | 500
+                                      #   | overloaded_mid_stream | cut_mid_tool_input
+                                      #   | cut_mid_text | prompt_too_long
+     "chunk_delay_ms": 50,            # pause between streamed events (to test cancel mid-stream)
+     "expect": {"contains": "text"}}  # the request's last user message must contain this text
+
+Every request consumes exactly one turn (a fault turn included). A request after the last
+turn, or a turn left over at the end, is an error: scripts fail loudly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+Fault = Literal[
+    "429",
+    "529",
+    "500",
+    "overloaded_mid_stream",
+    "cut_mid_tool_input",
+    "cut_mid_text",
+    "prompt_too_long",
+]
+
+
+class ScriptText(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ScriptThinking(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+
+
+class ScriptToolUse(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["tool_use"] = "tool_use"
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+ScriptBlock = Annotated[ScriptText | ScriptThinking | ScriptToolUse, Field(discriminator="type")]
+
+
+class ScriptUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    input_tokens: int = 100
+    output_tokens: int = 20
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class ScriptExpect(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    contains: str | None = None
+    """Text that must appear in the request's last user message."""
+
+
+class ScriptTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    blocks: list[ScriptBlock] = Field(default_factory=lambda: list[ScriptBlock]())
+    stop_reason: (
+        Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"] | None
+    ) = None
+    usage: ScriptUsage = Field(default_factory=ScriptUsage)
+    fault: Fault | None = None
+    chunk_delay_ms: int = 0
+    expect: ScriptExpect | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_list(cls, data: Any) -> Any:
+        if isinstance(data, list):
+            blocks: list[Any] = list(data)  # pyright: ignore[reportUnknownArgumentType]
+            return {"blocks": blocks}
+        return data
+
+    @property
+    def effective_stop_reason(self) -> str:
+        if self.stop_reason is not None:
+            return self.stop_reason
+        if any(isinstance(b, ScriptToolUse) for b in self.blocks):
+            return "tool_use"
+        return "end_turn"
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    turns: list[ScriptTurn]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_list(cls, data: Any) -> Any:
+        if isinstance(data, list):
+            turns: list[Any] = list(data)  # pyright: ignore[reportUnknownArgumentType]
+            return {"turns": turns}
+        return data
+
+
+_SCRIPT: TypeAdapter[Script] = TypeAdapter(Script)
+
+
+def load_script(path: Path) -> Script:
+    return parse_script(json.loads(path.read_text(encoding="utf-8")))
+
+
+def parse_script(data: Any) -> Script:
+    return _SCRIPT.validate_python(data)
+
+
+def tool_use_id(turn_index: int, block_index: int) -> str:
+    """Deterministic id for a scripted tool_use without one."""
+    return f"toolu_{turn_index:04d}_{block_index:02d}"

@@ -1,0 +1,1 @@
+"""Settings: one typed, fully defaulted tree merged from user, project, local and CLI."""

@@ -1,0 +1,131 @@
+"""Load and merge settings files. List keys merge; scalars take the most specific value.
+A bad file or value produces a warning naming the key and falls back to the default."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import ValidationError
+
+from tether.settings.model import LIST_KEYS, Settings
+
+log = logging.getLogger(__name__)
+
+
+def user_settings_path() -> Path:
+    return platformdirs.user_config_path("tether", appauthor=False) / "settings.json"
+
+
+def project_settings_paths(root: Path) -> tuple[Path, Path]:
+    return root / ".tether" / "settings.json", root / ".tether" / "settings.local.json"
+
+
+@dataclass
+class LoadedSettings:
+    settings: Settings
+    warnings: list[str] = field(default_factory=lambda: list[str]())
+    sources: list[Path] = field(default_factory=lambda: list[Path]())
+
+
+def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        warnings.append(f"{path}: not readable as JSON ({e}); ignored")
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: the top level must be an object; ignored")
+        return {}
+    return data  # type: ignore[return-value]
+
+
+def merge(
+    base: dict[str, Any], over: dict[str, Any], prefix: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        path = (*prefix, key)
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value, path)  # type: ignore[arg-type]
+        elif path in LIST_KEYS and isinstance(value, list) and isinstance(out.get(key), list):
+            out[key] = [*out[key], *(v for v in value if v not in out[key])]  # type: ignore[union-attr]
+        else:
+            out[key] = value
+    return out
+
+
+def validate_leniently(data: dict[str, Any], warnings: list[str]) -> Settings:
+    """Validate; every bad key is reported and dropped, so the rest still applies."""
+    for _ in range(50):
+        try:
+            return Settings.model_validate(data)
+        except ValidationError as e:
+            for err in e.errors(include_url=False):
+                loc = [str(p) for p in err["loc"]]
+                warnings.append(f"setting {'.'.join(loc)}: {err['msg']}; using the default")
+                data = _drop(data, loc)
+    return Settings()
+
+
+def _drop(data: dict[str, Any], loc: list[str]) -> dict[str, Any]:
+    if not loc:
+        return {}
+    out = dict(data)
+    head = loc[0]
+    if len(loc) == 1 or not isinstance(out.get(head), dict):
+        if isinstance(out.get(head), list) and len(loc) > 1 and loc[1].isdigit():
+            items = list(out[head])  # type: ignore[arg-type]
+            idx = int(loc[1])
+            if idx < len(items):
+                items.pop(idx)
+            out[head] = items
+        else:
+            out.pop(head, None)
+        return out
+    out[head] = _drop(out[head], loc[1:])  # type: ignore[arg-type]
+    return out
+
+
+def load_settings(
+    root: Path, overrides: dict[str, Any] | None = None, *, user: bool = True
+) -> LoadedSettings:
+    warnings: list[str] = []
+    sources: list[Path] = []
+    merged: dict[str, Any] = {}
+    paths = ([user_settings_path()] if user else []) + list(project_settings_paths(root))
+    for path in paths:
+        data = _read(path, warnings)
+        if data:
+            sources.append(path)
+            merged = merge(merged, data)
+    if overrides:
+        merged = merge(merged, overrides)
+    settings = validate_leniently(merged, warnings)
+    for w in warnings:
+        log.warning("%s", w)
+    return LoadedSettings(settings, warnings, sources)
+
+
+def add_local_rule(root: Path, kind: str, rule: str) -> Path:
+    """Persist an "always" answer as a rule in the workspace's local settings."""
+    _, local = project_settings_paths(root)
+    warnings: list[str] = []
+    data = _read(local, warnings) if local.exists() else {}
+    perms = data.setdefault("permissions", {})
+    if not isinstance(perms, dict):
+        perms = data["permissions"] = {}
+    rules = perms.setdefault(kind, [])  # type: ignore[union-attr]
+    if isinstance(rules, list) and rule not in rules:
+        rules.append(rule)  # type: ignore[union-attr]
+    local.parent.mkdir(parents=True, exist_ok=True)
+    tmp = local.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(local)
+    return local

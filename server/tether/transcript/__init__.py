@@ -1,0 +1,1 @@
+"""Append-only JSONL transcripts: one file per session, records chained by parentUuid."""

@@ -1,0 +1,120 @@
+"""Transcript records: typed, versioned, one JSON object per line.
+
+Conversation records (user, assistant, tool_result, attachment, system) join the
+``parentUuid`` chain; ``meta`` records (title, workspace, mode...) are tail metadata outside
+the chain. The one adapter ``RECORD_ADAPTER`` reads and writes them all.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid as uuidlib
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.alias_generators import to_camel
+
+from tether.engine.messages import Message
+from tether.protocol.content import ContentBlock
+from tether.protocol.updates import Usage
+
+SCHEMA_VERSION = 1
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_uuid() -> str:
+    return str(uuidlib.uuid4())
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    v: int = SCHEMA_VERSION
+    uuid: str = Field(default_factory=new_uuid)
+    parent_uuid: str | None = None
+    session_id: str
+    timestamp: str = Field(default_factory=now_iso)
+    turn_id: str | None = None
+
+
+class UserRecord(_Record):
+    """A prompt the user sent; ``content`` is what the editor showed."""
+
+    type: Literal["user"] = "user"
+    message: Message
+    content: list[ContentBlock] = Field(default_factory=lambda: list[ContentBlock]())
+
+
+class AssistantRecord(_Record):
+    type: Literal["assistant"] = "assistant"
+    message: Message
+    model: str = ""
+    stop_reason: str | None = None
+    usage: Usage | None = None
+
+
+class ToolResultRecord(_Record):
+    type: Literal["tool_result"] = "tool_result"
+    message: Message
+    source_assistant_uuid: str | None = None
+
+
+class AttachmentRecord(_Record):
+    """A meta message for the model (memory, notifications...), hidden in editor views."""
+
+    type: Literal["attachment"] = "attachment"
+    message: Message
+    attachment: str = "context"
+
+
+class SystemRecord(_Record):
+    """An event in the conversation: turn end, compaction boundary, mode change, tool start."""
+
+    type: Literal["system"] = "system"
+    subtype: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class MetaRecord(_Record):
+    """Tail metadata (title, workspace, mode); re-appended so listing reads only the tail."""
+
+    type: Literal["meta"] = "meta"
+    title: str | None = None
+    workspace: str | None = None
+    created_at: str | None = None
+    model: str | None = None
+    mode: str | None = None
+    turns: int = 0
+
+
+class ProgressRecord(_Record):
+    """Progress outside the chain, e.g. "tool started" (durable before a side effect)."""
+
+    type: Literal["progress"] = "progress"
+    event: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+ChainRecord = UserRecord | AssistantRecord | ToolResultRecord | AttachmentRecord | SystemRecord
+Record = Annotated[ChainRecord | MetaRecord | ProgressRecord, Field(discriminator="type")]
+RECORD_ADAPTER: TypeAdapter[Record] = TypeAdapter(Record)
+
+
+_LINE_BREAKERS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"}
+
+
+def dump_record(record: Record) -> str:
+    """One line of JSON. Characters some readers treat as line breaks are escaped (they can
+    only occur inside JSON strings, so the escape is exact)."""
+    line = record.model_dump_json(by_alias=True, exclude_none=True)
+    for raw, escaped in _LINE_BREAKERS.items():
+        if raw in line:
+            line = line.replace(raw, escaped)
+    return line
+
+
+def load_record(line: str) -> Record:
+    return RECORD_ADAPTER.validate_json(line)

@@ -1,0 +1,113 @@
+"""Where transcripts live and how they are listed.
+
+``<data dir>/sessions/<workspace key>/<session id>.jsonl`` with mode 0600, where the data dir
+is ``$TETHER_DATA_DIR`` or the platform's user data dir.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+from pydantic import ValidationError
+
+from tether.transcript.records import MetaRecord, load_record
+
+TAIL_BYTES = 64 * 1024
+
+
+def data_dir() -> Path:
+    override = os.environ.get("TETHER_DATA_DIR")
+    return Path(override) if override else platformdirs.user_data_path("tether", appauthor=False)
+
+
+def workspace_key(workspace: Path) -> str:
+    """A readable, collision-safe folder name for a workspace path."""
+    text = str(workspace)
+    readable = re.sub(r"[^A-Za-z0-9]", "-", text).strip("-")[-80:] or "root"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{readable}-{digest}"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    session_id: str
+    title: str
+    workspace: str
+    created_at: str
+    updated_at: str
+    turns: int
+    path: Path
+
+
+class TranscriptStore:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = (root or data_dir()) / "sessions"
+
+    def session_path(self, workspace: Path, session_id: str) -> Path:
+        return self.root / workspace_key(workspace) / f"{session_id}.jsonl"
+
+    def find(self, session_id: str) -> Path | None:
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id):
+            return None
+        for path in self.root.glob(f"*/{session_id}.jsonl"):
+            return path
+        return None
+
+    def list_sessions(
+        self, workspace: Path | None = None, limit: int | None = None
+    ) -> list[SessionInfo]:
+        if workspace is not None:
+            files = list((self.root / workspace_key(workspace)).glob("*.jsonl"))
+        else:
+            files = list(self.root.glob("*/*.jsonl"))
+        stamped: list[tuple[float, Path]] = []
+        for f in files:
+            try:
+                stamped.append((f.stat().st_mtime, f))
+            except FileNotFoundError:
+                continue
+        stamped.sort(key=lambda item: item[0], reverse=True)
+        out: list[SessionInfo] = []
+        for mtime, path in stamped[: limit or None]:
+            out.append(read_session_info(path, mtime))
+        return out
+
+
+def read_tail_meta(path: Path) -> MetaRecord | None:
+    """The newest meta record in the last TAIL_BYTES of the file."""
+    with path.open("rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - TAIL_BYTES))
+        tail = f.read()
+    for raw in reversed(tail.split(b"\n")):
+        if b'"type":"meta"' not in raw:
+            continue
+        try:
+            record = load_record(raw.decode("utf-8"))
+        except (ValidationError, UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(record, MetaRecord):
+            return record
+    return None
+
+
+def read_session_info(path: Path, mtime: float | None = None) -> SessionInfo:
+    meta = read_tail_meta(path)
+    stamp = mtime if mtime is not None else path.stat().st_mtime
+    updated = dt.datetime.fromtimestamp(stamp, dt.UTC).isoformat(timespec="seconds")
+    return SessionInfo(
+        session_id=path.stem,
+        title=(meta.title if meta and meta.title else "(untitled)"),
+        workspace=(meta.workspace or "") if meta else "",
+        created_at=(meta.created_at or updated) if meta else updated,
+        updated_at=updated.replace("+00:00", "Z"),
+        turns=meta.turns if meta else 0,
+        path=path,
+    )
