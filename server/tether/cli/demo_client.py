@@ -32,7 +32,7 @@ class DemoView:
         _out(text + "\n")
 
     def __call__(self, params: dict[str, Any]) -> None:
-        update = params["update"]
+        update: dict[str, Any] = params["update"]
         kind = update["kind"]
         if kind == "agent_message_chunk":
             _out(update["text"])
@@ -44,7 +44,8 @@ class DemoView:
             title = self.titles.get(update["toolCallId"], "?")
             mark = "done" if update["status"] == "completed" else "failed"
             detail = ""
-            for content in update.get("content") or []:
+            contents: list[dict[str, Any]] = update.get("content") or []
+            for content in contents:
                 if content.get("type") == "terminal":
                     detail = " | " + content["output"].strip().splitlines()[-1][:70]
                 elif content.get("type") == "diff":
@@ -52,7 +53,10 @@ class DemoView:
             self._line(f"  └ {title}  [{mark}]{detail}")
         elif kind == "plan":
             marks = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
-            self._line("  plan: " + "  ".join(f"{marks[e['status']]} {e['content']}" for e in update["entries"]))
+            self._line(
+                "  plan: "
+                + "  ".join(f"{marks[e['status']]} {e['content']}" for e in update["entries"])
+            )
         elif kind == "usage":
             self._line(
                 f"  usage: {update['inputTokens']} in / {update['outputTokens']} out, "
@@ -63,10 +67,13 @@ class DemoView:
 
 
 async def _approve(params: dict[str, Any]) -> str:
-    tool = params.get("toolCall", {})
-    command = (tool.get("rawInput") or {}).get("command")
+    tool: dict[str, Any] = params.get("toolCall", {})
+    raw: dict[str, Any] = tool.get("rawInput") or {}
+    command = raw.get("command")
     what = f"$ {command}" if command else tool.get("title", "?")
-    _out(f"\n  ? permission dialog: {what}\n    [Allow once] [Allow always] [Reject] -> Allow once\n")
+    _out(
+        f"\n  ? permission dialog: {what}\n    [Allow once] [Allow always] [Reject] -> Allow once\n"
+    )
     return "allow_once"
 
 
@@ -95,7 +102,8 @@ async def run_through_daemon(root: Path, prompt: str, script: Path) -> int:
         buffer = editor.text(ops)
         kept = UNSAVED_NOTE.strip() in buffer
         fixed = "/ len(values)" in buffer
-        _out(f"[editor] unsaved note kept: {kept}; fix in buffer: {fixed}; saved: {bool(editor.saved)}\n")
+        saved = bool(editor.saved)
+        _out(f"[editor] unsaved note kept: {kept}; fix in buffer: {fixed}; saved: {saved}\n")
         path = TranscriptStore().find(session)
         _out(f"[editor] transcript: {path}\n")
         ok = answer["stopReason"] == "end_turn" and kept and fixed

@@ -23,8 +23,8 @@ from tether.editor.port import (
     Document,
     PermissionAnswer,
     PermissionRequest,
-    Written,
     WriteOutcome,
+    Written,
 )
 from tether.lsp.textedits import minimal_edits
 from tether.permissions.display import visible
@@ -149,11 +149,17 @@ class LspEditor:
         """Trust but verify: an open buffer must move past the version we edited."""
         if before is None or not before.in_editor or before.version is None:
             doc = self._open_document(path)
-            return Written(doc if doc is not None and doc.text == new_text else Document(path=path, text=new_text))
+            return Written(
+                doc
+                if doc is not None and doc.text == new_text
+                else Document(path=path, text=new_text)
+            )
         moved = await self.server.wait_for_version(path, before.version + 1, VERIFY_TIMEOUT_S)
         doc = self._open_document(path)
         if not moved or doc is None:
-            return Conflict(doc, "the editor reported the edit as applied but the buffer did not change")
+            return Conflict(
+                doc, "the editor reported the edit as applied but the buffer did not change"
+            )
         if doc.text == new_text:
             return Written(doc)
         # The buffer moved on and differs: the user typed right after the edit, or the
@@ -174,7 +180,9 @@ class LspEditor:
                 raise
             except Exception as e:
                 log.warning("tether/saveDocuments failed (%s); writing the file myself", e)
-        await asyncio.to_thread(write_text_atomically, path, doc.text if doc.in_editor else new_text)
+        await asyncio.to_thread(
+            write_text_atomically, path, doc.text if doc.in_editor else new_text
+        )
 
     # -- permission questions -------------------------------------------------------------
 
@@ -237,5 +245,6 @@ class LspEditor:
 
 def _get(obj: Any, key: str) -> Any:
     if isinstance(obj, dict):
-        return obj.get(key)  # pyright: ignore[reportUnknownMemberType]
+        mapping: dict[str, Any] = obj  # pyright: ignore[reportUnknownVariableType]
+        return mapping.get(key)
     return getattr(obj, key, None)

@@ -14,8 +14,8 @@ from tether.editor.port import (
     Editor,
     PermissionAnswer,
     PermissionRequest,
-    Written,
     WriteOutcome,
+    Written,
 )
 
 

@@ -17,7 +17,9 @@ WAIT_S = 1.0
 
 
 def _key(d: dict[str, Any]) -> tuple[int, str]:
-    line = int(((d.get("range") or {}).get("start") or {}).get("line", 0))
+    rng: dict[str, Any] = d.get("range") or {}
+    start: dict[str, Any] = rng.get("start") or {}
+    line = int(start.get("line", 0))
     return line, str(d.get("message", ""))
 
 

@@ -25,10 +25,10 @@ class ClientFeatures:
 
 
 def detect(caps: types.ClientCapabilities, encoding: Any) -> ClientFeatures:
-    experimental: Any = caps.experimental if isinstance(caps.experimental, dict) else {}
-    ours: Any = experimental.get("tether") or {}
-    if not isinstance(ours, dict):
-        ours = {}
+    raw: Any = caps.experimental
+    experimental: dict[str, Any] = raw if isinstance(raw, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    found: Any = experimental.get("tether")
+    ours: dict[str, Any] = found if isinstance(found, dict) else {}  # pyright: ignore[reportUnknownVariableType]
     ops = get_capability(caps, "workspace.workspace_edit.resource_operations", None) or []
     names = {str(getattr(op, "value", op)) for op in ops}
     enc = str(getattr(encoding, "value", encoding) or "utf-16")

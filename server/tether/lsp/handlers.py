@@ -47,11 +47,17 @@ def register(server: TetherServer, hub: SessionHub) -> None:
         asyncio.get_running_loop().run_in_executor(None, _warm_imports)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    async def folders_changed(ls: TetherServer, params: types.DidChangeWorkspaceFoldersParams):
-        for folder in params.event.removed:
-            await hub.remove_folder(folder.uri)
+    async def folders_changed(
+        ls: TetherServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        # Additions first and synchronously: a request right behind this notification
+        # may already name the new folder.
         for folder in params.event.added:
             hub.add_folder(folder.uri)
+        for folder in params.event.removed:
+            hub.forget_folder(folder.uri)
+        for folder in params.event.removed:
+            await hub.remove_folder(folder.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TetherServer, params: types.DidChangeTextDocumentParams) -> None:

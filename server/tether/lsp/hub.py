@@ -1,3 +1,4 @@
+# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false, reportUnknownLambdaType=false
 """The daemon's sessions: workspaces by folder, engines by session id, running turns.
 
 Handlers stay thin; this is where a request becomes engine calls and engine updates become
@@ -61,6 +62,7 @@ class SessionHub:
         self.diagnostics = DiagnosticsStore()
         self.init_options: dict[str, Any] = {}
         self._turn_tasks: set[asyncio.Task[Any]] = set()
+        self._removed: dict[Path, Workspace] = {}
 
     # -- workspaces -------------------------------------------------------------------
 
@@ -78,9 +80,16 @@ class SessionHub:
             self.workspaces[root] = workspace
         return self.workspaces[root]
 
-    async def remove_folder(self, uri: str) -> None:
+    def forget_folder(self, uri: str) -> None:
+        """Stop offering a folder at once; its sessions close in ``remove_folder``."""
         root = uri_to_path(uri).resolve()
         workspace = self.workspaces.pop(root, None)
+        if workspace is not None:
+            self._removed[root] = workspace
+
+    async def remove_folder(self, uri: str) -> None:
+        root = uri_to_path(uri).resolve()
+        workspace = self.workspaces.pop(root, None) or self._removed.pop(root, None)
         if workspace is None:
             return
         for session_id in [s for s, e in self.sessions.items() if e.workspace is workspace]:
@@ -109,8 +118,13 @@ class SessionHub:
 
     # -- sessions ---------------------------------------------------------------------
 
-    def _attach(self, workspace: Workspace, engine: QueryEngine, editor: CheckpointingEditor,
-                checkpoints: Checkpoints) -> SessionEntry:
+    def _attach(
+        self,
+        workspace: Workspace,
+        engine: QueryEngine,
+        editor: CheckpointingEditor,
+        checkpoints: Checkpoints,
+    ) -> SessionEntry:
         entry = SessionEntry(workspace, engine, editor, checkpoints)
         engine.attachment_sources.append(
             diagnostics_source(
@@ -251,7 +265,8 @@ class SessionHub:
             return None
         progress = self.server.work_done_progress
         progress.begin(
-            token, types.WorkDoneProgressBegin(title="Tether", message="Thinking…", cancellable=True)
+            token,
+            types.WorkDoneProgressBegin(title="Tether", message="Thinking…", cancellable=True),
         )
         future = progress.tokens.get(token)
         if future is not None:

@@ -54,7 +54,7 @@ def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
             send_error(protocol, message["id"], e.code, f"{e.message} ({message['method']})")
         return
     try:
-        protocol.handle_message(structured)
+        protocol.handle_message(structured)  # pyright: ignore[reportArgumentType]
     except Exception:
         log.exception("failed to handle a message")
 
@@ -79,7 +79,9 @@ async def read_loop(
                     raise ValueError
             except ValueError:
                 length = None
-                send_error(protocol, None, PARSE_ERROR, f"Parse error: bad Content-Length {value!r}")
+                send_error(
+                    protocol, None, PARSE_ERROR, f"Parse error: bad Content-Length {value!r}"
+                )
             continue
         if length is None:
             continue  # garbage between messages: skip until the next header

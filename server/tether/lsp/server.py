@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
@@ -22,6 +23,19 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+def _expected(error: BaseException | None) -> bool:
+    """Wire errors we raise on purpose (bad params, cancellation) are not server faults."""
+    return isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError)
+
+
+class _QuietWireErrors(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and _expected(record.exc_info[1]))
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietWireErrors())
+
+
 def uri_key(path: Path) -> str:
     """pygls keys open documents by URL-unquoted URI."""
     return unquote(path.as_uri())
@@ -29,7 +43,7 @@ def uri_key(path: Path) -> str:
 
 class TetherServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__(
+        super().__init__(  # pyright: ignore[reportUnknownMemberType]
             "tether",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
@@ -76,6 +90,8 @@ class TetherServer(LanguageServer):
         return await asyncio.shield(asyncio.ensure_future(request))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        if _expected(error):
+            return
         log.error("%s: %s", getattr(source, "__name__", source), error)
         try:
             self.window_log_message(

@@ -92,6 +92,17 @@ def _bash_all_allowed(rules: list[Rule], command: str) -> Rule | None:
         return None
     if any(r.spec is None for r in bash_rules):
         return next(r for r in bash_rules if r.spec is None)
+    # An exact rule approves exactly that command line, redirections and all.
+    exact = next(
+        (
+            r
+            for r in bash_rules
+            if r.spec and "*" not in r.spec and command_matches(r.spec, command)
+        ),
+        None,
+    )
+    if exact is not None:
+        return exact
     texts = subcommand_texts(command)
     if not texts or writes_outside_devnull(command):
         return None
@@ -183,7 +194,7 @@ def suggest_rule(tool: Tool[Any], data: Any, ctx: ToolContext) -> str:
         return tool.name
     if tool.name == "Bash":
         texts = subcommand_texts(content)
-        if texts and len(texts) == 1:
+        if texts and len(texts) == 1 and not writes_outside_devnull(content):
             words = texts[0].split()
             prefix = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
             return f"Bash({' '.join(prefix)}:*)"

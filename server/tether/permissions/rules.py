@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
+
 from tether.permissions.shell import SimpleCommand, parse_command
 
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_*-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)

@@ -11,7 +11,7 @@ from typing import Literal
 from tether.errors import ConfigError
 from tether.providers.base import Provider
 
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 ProviderName = Literal["anthropic", "openai", "scripted"]
 
 
@@ -69,7 +69,7 @@ def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
             )
         return ModelSpec("openai", model, base_url=base)
     if not rest:
-        raise ConfigError("anthropic: needs a model name, e.g. anthropic:claude-sonnet-4-5")
+        raise ConfigError("anthropic: needs a model name, e.g. anthropic:claude-sonnet-4-6")
     return ModelSpec("anthropic", rest)
 
 

@@ -7,7 +7,7 @@ plain list of blocks or an object::
      {"type": "tool_use", "name": "Read", "input": {"file_path": "a.py"}}]
 
     {"blocks": [...],                 # as above; tool_use ids are generated when absent
-     "stop_reason": "max_tokens",     # default: tool_use if there are tool_use blocks, else end_turn
+     "stop_reason": "max_tokens",     # default: tool_use if any tool_use block, else end_turn
      "usage": {"input_tokens": 10, "output_tokens": 5},
      "fault": "429",                  # fake servers only: 429 | 529 | 500
                                       #   | overloaded_mid_stream | cut_mid_tool_input

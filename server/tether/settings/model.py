@@ -20,9 +20,7 @@ class PermissionSettings(_Section):
     ask: list[str] = Field(default_factory=lambda: list[str]())
     deny: list[str] = Field(default_factory=lambda: list[str]())
     default_mode: Mode = "default"
-    additional_directories: list[str] = Field(
-        default_factory=lambda: list[str]()
-    )
+    additional_directories: list[str] = Field(default_factory=lambda: list[str]())
 
 
 class SandboxSettings(_Section):

@@ -1,3 +1,4 @@
+# pyright: reportUntypedFunctionDecorator=false, reportUnknownMemberType=false
 """A scripted editor that drives ``tether serve`` over stdio the way an editor would.
 
 It keeps buffers (with unsaved text and versions), applies ``workspace/applyEdit`` to them
@@ -22,7 +23,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
-from pygls.lsp.client import BaseLanguageClient
+from pygls.lsp.client import BaseLanguageClient  # pyright: ignore[reportPrivateImportUsage]
 
 from tether.lsp.protocol import tether_converter
 from tether.lsp.textedits import Edit, Encoding, Pos, apply_edits
@@ -63,9 +64,13 @@ class EditorOptions:
 
 
 class FakeEditor:
-    def __init__(self, options: EditorOptions | None = None) -> None:
+    def __init__(
+        self, options: EditorOptions | None = None, client: BaseLanguageClient | None = None
+    ) -> None:
         self.options = options or EditorOptions()
-        self.client = BaseLanguageClient("fake-editor", "1", converter_factory=tether_converter)
+        self.client = client or BaseLanguageClient(
+            "fake-editor", "1", converter_factory=tether_converter
+        )
         self.buffers: dict[str, Buffer] = {}
         self.updates: list[dict[str, Any]] = []
         self.permission_requests: list[dict[str, Any]] = []
@@ -88,6 +93,9 @@ class FakeEditor:
     ) -> types.InitializeResult:
         await self.client.start_io(command[0], *command[1:], env={**os.environ, **(env or {})})
         caps = self._capabilities()
+        if hasattr(self.client, "capabilities"):
+            # pytest-lsp's client checks the server's messages against these.
+            self.client.capabilities = caps  # pyright: ignore[reportAttributeAccessIssue]
         folders = [types.WorkspaceFolder(uri=p.as_uri(), name=p.name) for p in workspace_folders]
         result = await self.client.initialize_async(
             types.InitializeParams(
@@ -141,7 +149,9 @@ class FakeEditor:
         """Open ``path`` in a buffer, optionally with unsaved text."""
         uri = path.as_uri()
         disk = path.read_text(encoding="utf-8") if path.exists() else ""
-        buffer = Buffer(text if text is not None else disk, 1, dirty=text is not None and text != disk)
+        buffer = Buffer(
+            text if text is not None else disk, 1, dirty=text is not None and text != disk
+        )
         self.buffers[uri] = buffer
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -164,7 +174,9 @@ class FakeEditor:
         return self.buffers[path.as_uri()].text
 
     async def request(self, method: str, params: Any, timeout: float = 30) -> Any:
-        return await asyncio.wait_for(self.client.protocol.send_request_async(method, params), timeout)
+        return await asyncio.wait_for(
+            self.client.protocol.send_request_async(method, params), timeout
+        )
 
     async def new_session(self, **params: Any) -> str:
         result = await self.request("tether/newSession", params)
@@ -201,7 +213,9 @@ class FakeEditor:
     def _did_change(self, uri: str, buffer: Buffer) -> None:
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=buffer.version),
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=buffer.version
+                ),
                 content_changes=[types.TextDocumentContentChangeWholeDocument(text=buffer.text)],
             )
         )

@@ -39,7 +39,9 @@ _STOP = {
 }
 
 
-def history_updates(chain: list[ChainRecord], describe: Describe) -> list[tuple[str, SessionUpdate]]:
+def history_updates(
+    chain: list[ChainRecord], describe: Describe
+) -> list[tuple[str, SessionUpdate]]:
     """(turnId, update) pairs in conversation order."""
     out: list[tuple[str, SessionUpdate]] = []
     for record in chain:

@@ -22,7 +22,6 @@ from tether.protocol.updates import Mode
 from tether.providers.base import Provider
 from tether.providers.registry import create_provider, parse_model_spec
 from tether.settings.load import LoadedSettings, add_local_rule, load_settings
-from tether.settings.model import Settings
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools

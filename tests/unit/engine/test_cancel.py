@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-
 from tether.engine.messages import INTERRUPTED_TOOL_RESULT
 from tether.permissions.policy import PermissionCheck
 from tether.protocol.updates import TurnEnd
@@ -37,7 +36,10 @@ def blocking_tool(started: asyncio.Event, cancelled: asyncio.Event) -> Any:
         return PermissionCheck("allow")
 
     return build_tool(
-        name="Block", description="waits forever", input_model=Empty, call=call,
+        name="Block",
+        description="waits forever",
+        input_model=Empty,
+        call=call,
         check_permissions=allow,
     )
 

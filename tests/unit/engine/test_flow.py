@@ -12,7 +12,6 @@ from tether.protocol.content import TextContent
 from tether.providers.base import ModelRequest, StreamEvent
 from tether.providers.script import parse_script
 from tether.providers.scripted import ScriptedProvider
-
 from tether.tools.base import ToolResult, build_tool
 from tether.tools.context import ToolContext
 

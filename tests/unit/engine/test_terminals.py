@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.engine.hooks import NoHooks, StopHookVerdict, ToolHookVerdict
 from tether.engine.messages import Message
@@ -131,14 +130,17 @@ async def test_hook_stopped_by_pre_tool_use(tmp_path: Path) -> None:
 
 async def test_budget_exhausted(tmp_path: Path) -> None:
     script = [
-        {"blocks": [use("Safe", name="a")], "usage": {"input_tokens": 400000, "output_tokens": 1000}},
+        {
+            "blocks": [use("Safe", name="a")],
+            "usage": {"input_tokens": 400000, "output_tokens": 1000},
+        },
         [text("never")],
     ]
     engine = make_engine(
         tmp_path,
         script,
         safe_tools(),
-        model="claude-sonnet-4-5",
+        model="claude-sonnet-4-6",
         config=EngineConfig(max_budget_usd=0.5),
     )
     result = await engine.run("go")

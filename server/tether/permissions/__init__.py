@@ -1,0 +1,1 @@
+"""Permissions: modes, rules, hooks and the sandbox, one pipeline around every tool call."""

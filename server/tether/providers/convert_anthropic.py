@@ -1,0 +1,200 @@
+"""Conversions between Tether's messages and the Anthropic Messages API.
+
+Request side: ``Message``/``SystemBlock``/``ToolSpec`` -> the SDK's param TypedDicts, with the
+prompt-caching breakpoints placed. Response side: a full SDK ``Message`` -> our ``Message``,
+stop reason and ``TokenUsage`` (the non-streaming fallback's result).
+
+Only type names come from the SDK at import time (``TYPE_CHECKING``); importing ``anthropic``
+costs about a second and must stay off the daemon's start-up path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, cast
+
+from tether.engine.messages import (
+    Block,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from tether.providers.base import Completed, ModelRequest, ModelStopReason, TokenUsage
+
+if TYPE_CHECKING:
+    from anthropic.types import (
+        CacheControlEphemeralParam,
+        ContentBlockParam,
+        ImageBlockParam,
+        MessageDeltaUsage,
+        MessageParam,
+        TextBlockParam,
+        ToolParam,
+        ToolResultBlockParam,
+        Usage,
+    )
+    from anthropic.types import Message as WireMessage
+
+MAX_CACHE_BREAKPOINTS = 4
+"""The API rejects requests with more ``cache_control`` markers than this."""
+
+ImageMediaType = Literal["image/jpeg", "image/png", "image/gif", "image/webp"]
+
+
+def _ephemeral() -> CacheControlEphemeralParam:
+    return {"type": "ephemeral"}
+
+
+@dataclass(frozen=True)
+class AnthropicParams:
+    """The parts of a ``messages.create`` call that come from a ``ModelRequest``."""
+
+    model: str
+    max_tokens: int
+    system: list[TextBlockParam]
+    messages: list[MessageParam]
+    tools: list[ToolParam]
+
+
+def request_params(request: ModelRequest, *, max_tokens: int) -> AnthropicParams:
+    """Convert a request and place its caching breakpoints (at most four, asserted).
+
+    Breakpoints go on the last tool (tools render first, so this caches all of them), on each
+    system block marked ``cache``, and with ``cache_history`` on the newest message so the next
+    request reads the whole conversation from the cache.
+    """
+    tools: list[ToolParam] = [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in request.tools
+    ]
+    if tools:
+        tools[-1]["cache_control"] = _ephemeral()
+    system: list[TextBlockParam] = []
+    for block in request.system:
+        param: TextBlockParam = {"type": "text", "text": block.text}
+        if block.cache:
+            param["cache_control"] = _ephemeral()
+        system.append(param)
+    messages = [p for p in (message_param(m) for m in request.messages) if p is not None]
+    if request.cache_history and messages:
+        _mark_last_block(messages[-1])
+    used = sum(1 for _ in _breakpoints(system, messages, tools))
+    assert used <= MAX_CACHE_BREAKPOINTS, f"{used} cache breakpoints; the API allows 4"
+    return AnthropicParams(request.model, max_tokens, system, messages, tools)
+
+
+def message_param(message: Message) -> MessageParam | None:
+    """One message in wire form; ``None`` when nothing sendable is left in it."""
+    content: list[ContentBlockParam] = []
+    for block in message.content:
+        param = _block_param(block)
+        if param is not None:
+            content.append(param)
+    if not content:
+        return None
+    if message.role == "user":
+        return {"role": "user", "content": content}
+    return {"role": "assistant", "content": content}
+
+
+def _block_param(block: Block) -> ContentBlockParam | None:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ImageBlock):
+        return _image_param(block)
+    if isinstance(block, ThinkingBlock):
+        # The API verifies signatures on thinking blocks it gets back; one without a
+        # signature (e.g. from another provider) would be rejected, so it is dropped.
+        if not block.signature:
+            return None
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return _tool_result_param(block)
+
+
+def _image_param(block: ImageBlock) -> ImageBlockParam:
+    media_type = cast("ImageMediaType", block.media_type)
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": media_type, "data": block.data},
+    }
+
+
+def _tool_result_param(block: ToolResultBlock) -> ToolResultBlockParam:
+    param: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": block.tool_use_id}
+    if block.content:
+        param["content"] = [
+            {"type": "text", "text": part.text}
+            if isinstance(part, TextBlock)
+            else _image_param(part)
+            for part in block.content
+        ]
+    if block.is_error:
+        param["is_error"] = True
+    return param
+
+
+def _mark_last_block(message: MessageParam) -> None:
+    content = cast("list[dict[str, object]]", message["content"])
+    # Thinking blocks cannot carry cache_control; the breakpoint goes on the block before.
+    for block in reversed(content):
+        if block.get("type") != "thinking":
+            block["cache_control"] = _ephemeral()
+            return
+
+
+def _breakpoints(
+    system: list[TextBlockParam], messages: list[MessageParam], tools: list[ToolParam]
+) -> Iterator[object]:
+    yield from (t for t in tools if t.get("cache_control"))
+    yield from (s for s in system if s.get("cache_control"))
+    for message in messages:
+        blocks = cast("list[dict[str, object]]", message["content"])
+        yield from (b for b in blocks if b.get("cache_control"))
+
+
+def stop_reason(wire: str | None) -> ModelStopReason:
+    if wire in ("end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"):
+        return wire
+    if wire == "model_context_window_exceeded":
+        # Output was cut off by the context window rather than max_tokens: same recovery.
+        return "max_tokens"
+    return "end_turn"
+
+
+def usage(wire: Usage | MessageDeltaUsage, base: TokenUsage | None = None) -> TokenUsage:
+    """Merge wire usage into ``base``: fields the wire leaves out (None) keep their value."""
+    base = base or TokenUsage()
+    return TokenUsage(
+        input_tokens=_pick(wire.input_tokens, base.input_tokens),
+        output_tokens=_pick(wire.output_tokens, base.output_tokens),
+        cache_read_tokens=_pick(wire.cache_read_input_tokens, base.cache_read_tokens),
+        cache_creation_tokens=_pick(wire.cache_creation_input_tokens, base.cache_creation_tokens),
+    )
+
+
+def _pick(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def completed_from_response(response: WireMessage) -> Completed:
+    """The ``Completed`` event for a full (non-streaming) response."""
+    reason = stop_reason(response.stop_reason)
+    blocks: list[Block] = []
+    for block in response.content:
+        if block.type == "text":
+            blocks.append(TextBlock(text=block.text))
+        elif block.type == "thinking":
+            blocks.append(ThinkingBlock(thinking=block.thinking, signature=block.signature))
+        elif block.type == "tool_use":
+            blocks.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input)))
+    if reason == "max_tokens" and blocks and isinstance(blocks[-1], ToolUseBlock):
+        # A tool_use that ends a max_tokens response may hold cut-off input; never run it.
+        blocks[-1] = blocks[-1].model_copy(update={"input": {}, "truncated": True})
+    message = Message(role="assistant", content=blocks)
+    return Completed(message, reason, usage(response.usage))

@@ -1,0 +1,320 @@
+"""Any OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp, LM Studio).
+
+Uses the official SDK's ``AsyncOpenAI`` (imported lazily, its retries off) with the same
+recovery as the Anthropic provider (``retry.stream_with_recovery``). Servers differ in small
+ways; we tolerate a missing usage chunk, tool calls without ids, and ``finish_reason: "stop"``
+on a message that calls tools.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from tether.engine.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
+from tether.errors import ModelError, PromptTooLongError
+from tether.providers.base import (
+    Completed,
+    ModelRequest,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    TokenUsage,
+    ToolUseReady,
+    ToolUseStarted,
+)
+from tether.providers.convert_openai import (
+    completed_from_response,
+    fallback_call_id,
+    reasoning,
+    request_messages,
+    stop_reason,
+    tool_params,
+    tool_use,
+    usage,
+)
+from tether.providers.retry import (
+    EmptyStreamError,
+    Failure,
+    RetryPolicy,
+    parse_retry_after,
+    should_retry_header,
+    stream_with_recovery,
+)
+
+if TYPE_CHECKING:
+    from openai import APIError, AsyncOpenAI, AsyncStream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
+
+    OpenStream = tuple[AsyncStream[ChatCompletionChunk], ChatCompletionChunk]
+
+_CONTEXT_MARKERS = ("context length", "maximum context", "context size", "context_length_exceeded")
+"""How vLLM, OpenAI, llama.cpp and Ollama word "the prompt does not fit"."""
+
+
+class OpenAICompatProvider:
+    """A model behind ``POST {base_url}/chat/completions``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        max_retries: int = 4,
+        base_delay_s: float = 0.5,
+        max_delay_s: float = 30.0,
+        timeout_s: float = 600.0,
+        context_window: int = 128_000,
+        max_output_tokens: int | None = None,
+    ):
+        self._model = model
+        self._base_url = base_url
+        # Local servers need no key, but the SDK refuses to start without one.
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self._policy = RetryPolicy(max_retries, base_delay_s, max_delay_s)
+        self._timeout_s = timeout_s
+        self._context_window = context_window
+        self._max_output_tokens = max_output_tokens
+        self._client: AsyncOpenAI | None = None
+
+    @property
+    def name(self) -> str:
+        return "openai"
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def context_window(self) -> int:
+        return self._context_window
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    def _get_client(self) -> AsyncOpenAI:
+        if self._client is None:
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                max_retries=0,
+                timeout=self._timeout_s,
+            )
+        return self._client
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        import httpx2
+        import openai
+
+        request = request if request.model else replace(request, model=self._model)
+        call = _Call(self._get_client(), request, self._max_output_tokens)
+
+        async def fallback() -> Completed:
+            return completed_from_response(await call.create())
+
+        events = stream_with_recovery(
+            self._policy,
+            _classify,
+            open_stream=call.open,
+            state=_StreamState(),
+            mid_stream_faults=(httpx2.TransportError, openai.APIError),
+            describe_fault=_describe_fault,
+            fallback=fallback,
+        )
+        # aclosing: a consumer that stops early (a cancelled turn) closes the HTTP stream now,
+        # not whenever the garbage collector finalizes the inner generator.
+        async with aclosing(events):
+            async for event in events:
+                yield event
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One request's wire arguments, sent streaming or (as the fallback) not."""
+
+    client: AsyncOpenAI
+    request: ModelRequest
+    max_output_tokens: int | None
+
+    async def open(self) -> OpenStream:
+        from openai import omit
+
+        stream = await self.client.chat.completions.create(
+            model=self.request.model,
+            messages=request_messages(self.request),
+            tools=tool_params(self.request.tools) or omit,
+            max_tokens=self._max_tokens() or omit,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        try:
+            first = await anext(stream)
+        except StopAsyncIteration:
+            await stream.close()
+            raise EmptyStreamError("the response ended before its first chunk") from None
+        except BaseException:
+            await stream.close()
+            raise
+        return stream, first
+
+    async def create(self) -> ChatCompletion:
+        from openai import omit
+
+        return await self.client.chat.completions.create(
+            model=self.request.model,
+            messages=request_messages(self.request),
+            tools=tool_params(self.request.tools) or omit,
+            max_tokens=self._max_tokens() or omit,
+            stream=False,
+        )
+
+    def _max_tokens(self) -> int | None:
+        # Without a configured cap we send none: vLLM rejects prompt + max_tokens beyond its
+        # context length, and every server defaults to "the room left in the context".
+        if self.max_output_tokens is None:
+            return None
+        return min(self.request.max_tokens, self.max_output_tokens)
+
+
+def _classify(exc: Exception) -> Failure | None:
+    import httpx2
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        return _status_failure(exc, exc.status_code, exc.response.headers)
+    if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
+        return Failure("request timed out", True, ModelError("model server: request timed out"))
+    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | EmptyStreamError):
+        detail = exc.__cause__ or exc
+        reason = f"connection error ({type(detail).__name__}: {detail})"
+        return Failure(reason, True, ModelError(f"model server: {reason}"))
+    if isinstance(exc, openai.APIError):
+        # An error chunk instead of the first chunk: the server failed while starting.
+        return _status_failure(exc, 500, None)
+    return None
+
+
+def _describe_fault(exc: Exception) -> str:
+    detail = exc.__cause__ or exc  # the SDK wraps a cut connection in APIConnectionError
+    return f"stream broke: {type(detail).__name__}: {detail}"
+
+
+def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | None) -> Failure:
+    message = _api_message(exc)
+    lowered = f"{message} {exc.code or ''}".lower()
+    if status in (400, 413) and any(marker in lowered for marker in _CONTEXT_MARKERS):
+        return Failure("prompt too long", False, PromptTooLongError(message, status=status))
+    retryable = status in (408, 429) or status >= 500
+    verdict = should_retry_header(headers)
+    retryable = retryable if verdict is None else verdict
+    reason = {429: "rate limited", 408: "request timeout"}.get(status)
+    reason = reason or ("server error" if status >= 500 else "HTTP error")
+    error = ModelError(
+        f"model server error {status}: {message}", status=status, retryable=retryable
+    )
+    return Failure(f"{reason} ({status})", retryable, error, parse_retry_after(headers))
+
+
+def _api_message(exc: APIError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        message = body.get("message")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(message, str):
+            return message
+    return exc.message
+
+
+@dataclass
+class _ToolCall:
+    id: str
+    name: str = ""
+    arguments: list[str] = field(default_factory=list[str])
+    started: bool = False
+    ready: ToolUseBlock | None = None
+
+
+class _StreamState:
+    """Accumulates chunks: text, reasoning, and tool calls by index."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._calls: dict[int, _ToolCall] = {}
+        self._usage = TokenUsage()
+        self._finish_reason: str | None = None
+
+    def feed(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        if chunk.usage is not None:
+            self._usage = usage(chunk.usage)
+        for choice in chunk.choices:
+            if choice.index != 0:
+                continue
+            delta = choice.delta
+            thinking = reasoning(delta)
+            if thinking:
+                self._thinking.append(thinking)
+                out.append(ThinkingDelta(thinking))
+            if delta.content:
+                self._text.append(delta.content)
+                out.append(TextDelta(delta.content))
+            for call in delta.tool_calls or []:
+                out.extend(self._tool_call_delta(call))
+            if choice.finish_reason is not None:
+                self._finish_reason = choice.finish_reason
+        return out
+
+    def _tool_call_delta(self, delta: ChoiceDeltaToolCall) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        call = self._calls.get(delta.index)
+        if call is None:
+            # Servers stream tool calls one after another: a new index completes the others.
+            out.extend(self._ready_all())
+            call = self._calls[delta.index] = _ToolCall(delta.id or fallback_call_id())
+        if delta.function is not None:
+            if delta.function.name:
+                call.name = delta.function.name
+            if delta.function.arguments:
+                call.arguments.append(delta.function.arguments)
+        if call.name and not call.started:
+            call.started = True
+            out.append(ToolUseStarted(call.id, call.name))
+        return out
+
+    def _ready_all(self) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            if call.ready is not None:
+                continue
+            if not call.started:
+                call.started = True
+                out.append(ToolUseStarted(call.id, call.name))
+            call.ready = tool_use(call.id, call.name, "".join(call.arguments))
+            out.append(ToolUseReady(call.ready))
+        return out
+
+    def incomplete(self) -> str | None:
+        return None if self._finish_reason else "the stream ended without a finish_reason"
+
+    def finish(self) -> list[StreamEvent]:
+        out = self._ready_all()
+        blocks: list[Block] = []
+        if self._thinking:
+            blocks.append(ThinkingBlock(thinking="".join(self._thinking)))
+        if self._text:
+            blocks.append(TextBlock(text="".join(self._text)))
+        calls = (self._calls[index].ready for index in sorted(self._calls))
+        blocks.extend(call for call in calls if call is not None)
+        reason = stop_reason(self._finish_reason, has_tool_calls=bool(self._calls))
+        out.append(Completed(Message(role="assistant", content=blocks), reason, self._usage))
+        return out

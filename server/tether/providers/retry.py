@@ -1,0 +1,238 @@
+"""Recovery shared by the model providers: bounded exponential backoff with visible
+``Retrying`` events, and the ``StreamReset`` + non-streaming fallback for broken streams.
+
+We run our own retry loop and create the SDK clients with ``max_retries=0``:
+
+* Visibility. The SDK sleeps silently inside ``create()``; a user staring at a stalled turn
+  should see "overloaded, retrying in 4 s (attempt 2)". Every sleep here is preceded by a
+  ``Retrying`` event the engine forwards to the editor.
+* Coverage. The SDK only retries until response headers arrive. A stream that breaks after
+  that (connection cut, an SSE ``error`` event) is ours to recover, and the recovery request
+  must obey the same budget and the same ``retry-after`` handling as the first one.
+
+Each provider supplies a ``classify`` function that turns an exception into a ``Failure``
+(retryable or not, with the ``ModelError`` to raise) or ``None`` for exceptions that are
+programmer errors and must propagate unchanged, and an ``Accumulator`` that turns its wire
+events into ours; ``stream_with_recovery`` does the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from tether.engine.messages import TextBlock, ThinkingBlock, ToolUseBlock
+from tether.errors import ModelError
+from tether.providers.base import (
+    Completed,
+    Retrying,
+    StreamEvent,
+    StreamReset,
+    TextDelta,
+    ThinkingDelta,
+    ToolUseReady,
+    ToolUseStarted,
+)
+
+T = TypeVar("T")
+E = TypeVar("E")
+E_co = TypeVar("E_co", covariant=True)
+E_contra = TypeVar("E_contra", contravariant=True)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    retry_after_cap_s: float = 120.0
+    """A server may ask for a longer wait than our backoff would choose, but not forever."""
+
+    def delay_s(self, attempt: int, retry_after_s: float | None = None) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based)."""
+        if retry_after_s is not None and retry_after_s > 0:
+            return min(retry_after_s, self.retry_after_cap_s)
+        backoff = min(self.base_delay_s * 2 ** (attempt - 1), self.max_delay_s)
+        # Jitter downwards only (75-100 %), so max_delay_s stays a true upper bound while
+        # clients that failed together still spread out.
+        return backoff * (1 - 0.25 * random.random())
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a provider made of an exception raised by a request attempt."""
+
+    reason: str
+    """Short and user-facing, e.g. ``overloaded (529)``."""
+    retryable: bool
+    error: ModelError
+    """Raised as-is when the failure is not retryable."""
+    retry_after_s: float | None = None
+
+
+class EmptyStreamError(Exception):
+    """A streaming response ended before its first event (retried like a connection error)."""
+
+
+@dataclass(frozen=True)
+class Opened(Generic[T]):
+    """The successful result of ``with_retries``; always its last item."""
+
+    value: T
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds from ``retry-after-ms`` (Anthropic, OpenAI) or ``retry-after`` (seconds).
+
+    The HTTP-date form of ``retry-after`` is ignored: APIs we talk to send seconds.
+    """
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            return float(raw) / scale
+        except ValueError:
+            continue
+    return None
+
+
+def should_retry_header(headers: Mapping[str, str] | None) -> bool | None:
+    """The server's explicit verdict (``x-should-retry: true|false``), if it gave one."""
+    value = (headers or {}).get("x-should-retry")
+    return {"true": True, "false": False}.get(value or "")
+
+
+async def with_retries(
+    policy: RetryPolicy,
+    attempt: Callable[[], Awaitable[T]],
+    classify: Callable[[Exception], Failure | None],
+) -> AsyncIterator[Retrying | Opened[T]]:
+    """Run ``attempt`` until it succeeds, yielding ``Retrying`` before each backoff sleep.
+
+    Ends with one ``Opened(result)``, or raises the failure's ``ModelError`` (not retryable)
+    or a retryable ``ModelError`` once ``policy.max_retries`` retries are spent.
+    """
+    retries = 0
+    while True:
+        try:
+            result = await attempt()
+        except Exception as exc:
+            failure = classify(exc)
+            if failure is None:
+                raise
+            if not failure.retryable:
+                raise failure.error from exc
+            if retries >= policy.max_retries:
+                raise ModelError(
+                    f"{failure.reason}; gave up after {retries} retries",
+                    status=failure.error.status,
+                    retryable=True,
+                ) from exc
+            retries += 1
+            delay = policy.delay_s(retries, failure.retry_after_s)
+            yield Retrying(attempt=retries, delay_s=delay, reason=failure.reason)
+            await asyncio.sleep(delay)
+            continue
+        yield Opened(result)
+        return
+
+
+def replay(completed: Completed) -> Iterator[StreamEvent]:
+    """The events a stream of ``completed`` would have produced, ending with it.
+
+    Used after a ``StreamReset``: the non-streaming fallback's full response is replayed so
+    the engine sees the same event shapes as from a stream.
+    """
+    for block in completed.message.content:
+        if isinstance(block, TextBlock):
+            yield TextDelta(block.text)
+        elif isinstance(block, ThinkingBlock):
+            yield ThinkingDelta(block.thinking)
+        elif isinstance(block, ToolUseBlock):
+            yield ToolUseStarted(block.id, block.name)
+            yield ToolUseReady(block)
+    yield completed
+
+
+class WireStream(Protocol[E_co]):
+    """An SDK's open event stream (``AsyncStream`` of either SDK)."""
+
+    def __anext__(self) -> Awaitable[E_co]: ...
+
+    async def close(self) -> None: ...
+
+
+class Accumulator(Protocol[E_contra]):
+    """Turns one response's wire events into ours and assembles the final message."""
+
+    def feed(self, event: E_contra, /) -> list[StreamEvent]: ...
+
+    def incomplete(self) -> str | None:
+        """Why the events so far do not make a whole response (None: they do)."""
+        ...
+
+    def finish(self) -> list[StreamEvent]:
+        """The events that close a whole response, ending with ``Completed``."""
+        ...
+
+
+async def stream_with_recovery(
+    policy: RetryPolicy,
+    classify: Callable[[Exception], Failure | None],
+    *,
+    open_stream: Callable[[], Awaitable[tuple[WireStream[E], E]]],
+    state: Accumulator[E],
+    mid_stream_faults: tuple[type[Exception], ...],
+    describe_fault: Callable[[Exception], str],
+    fallback: Callable[[], Awaitable[Completed]],
+) -> AsyncGenerator[StreamEvent, None]:
+    """Stream one response, recovering the way both providers do.
+
+    ``open_stream`` starts the request and reads the first event; until then every failure
+    is retried with backoff. A fault after that (``mid_stream_faults``, or a body that ends
+    early) voids what was streamed: we yield ``StreamReset`` and replay the result of one
+    non-streaming ``fallback`` request, itself retried under the same policy.
+    """
+    opened: tuple[WireStream[E], E] | None = None
+    async for item in with_retries(policy, open_stream, classify):
+        if isinstance(item, Opened):
+            opened = item.value
+        else:
+            yield item
+    assert opened is not None
+    stream, event = opened
+    fault: str | None = None
+    try:
+        while True:
+            for out in state.feed(event):
+                yield out
+            try:
+                event = await anext(stream)
+            except StopAsyncIteration:
+                break
+            except mid_stream_faults as exc:
+                fault = describe_fault(exc)
+                break
+    finally:
+        await stream.close()
+    fault = fault or state.incomplete()
+    if fault is None:
+        for out in state.finish():
+            yield out
+        return
+    yield StreamReset(fault)
+    completed: Completed | None = None
+    async for item in with_retries(policy, fallback, classify):
+        if isinstance(item, Opened):
+            completed = item.value
+        else:
+            yield item
+    assert completed is not None
+    for out in replay(completed):
+        yield out

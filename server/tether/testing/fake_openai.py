@@ -1,0 +1,243 @@
+"""A fake OpenAI-compatible chat-completions server that plays a script.
+
+``POST /v1/chat/completions`` with ``"stream": true`` answers with ``chat.completion.chunk``
+events (text split in several ``content`` deltas, thinking as ``reasoning_content`` deltas
+the way vLLM sends it, tool calls as ``tool_calls`` deltas with partial argument strings), a
+usage chunk when ``stream_options.include_usage`` is set, and ``data: [DONE]``; without it,
+one ``chat.completion``. ``start()`` returns the base URL *with* ``/v1``, as the OpenAI SDK
+expects it. Faults: 429, 529 (as 503), 500, prompt_too_long (400 context length exceeded),
+overloaded_mid_stream (an error chunk), cut_mid_text, cut_mid_tool_input.
+
+Process mode: ``python -m tether.testing.fake_openai --script FILE [--port N]``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from tether.providers.script import (
+    Script,
+    ScriptText,
+    ScriptThinking,
+    ScriptTurn,
+    ScriptUsage,
+    tool_use_id,
+)
+from tether.testing.sse import FakeModelServer, Reply, serve_main
+
+RETRY_FAST = {"retry-after-ms": "10"}
+FAULT_STATUS: dict[str, tuple[int, str, str, dict[str, str]]] = {
+    "429": (429, "rate_limit_exceeded", "Rate limit reached, please retry", RETRY_FAST),
+    "529": (503, "server_overloaded", "The server is overloaded", RETRY_FAST),
+    "500": (500, "server_error", "Internal server error", {}),
+    "prompt_too_long": (
+        400,
+        "context_length_exceeded",
+        "This model's maximum context length is 128000 tokens. However, your messages "
+        "resulted in 210000 tokens. (context length exceeded)",
+        {},
+    ),
+}
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
+_PIECES = 3
+
+
+class FakeOpenAIServer(FakeModelServer):
+    route = "/v1/chat/completions"
+    label = "fake OpenAI-compatible API"
+
+    def __init__(
+        self,
+        script: Script | list[Any] | dict[str, Any],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        send_usage: bool = True,
+    ):
+        super().__init__(script, host=host, port=port)
+        self.send_usage = send_usage
+        """False plays a server that ignores ``stream_options.include_usage``."""
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def error_body(self, status: int, message: str) -> Any:
+        return _error("invalid_request_error" if status < 500 else "server_error", message)
+
+    def expectation_haystack(self, body: dict[str, Any]) -> str:
+        # The newest user input is everything after the last assistant message: tool
+        # results arrive as "tool" messages, the rest as a "user" message.
+        messages: list[dict[str, Any]] = list(body.get("messages") or [])
+        tail: list[dict[str, Any]] = []
+        for message in reversed(messages):
+            if message.get("role") in ("assistant", "system"):
+                break
+            tail.insert(0, message)
+        return json.dumps(tail, ensure_ascii=False)
+
+    def respond(self, index: int, turn: ScriptTurn, body: dict[str, Any], reply: Reply) -> None:
+        fault = turn.fault
+        if fault in FAULT_STATUS:
+            status, code, message, headers = FAULT_STATUS[fault]
+            return reply.json(status, _error("invalid_request_error", message, code), headers)
+        model = str(body.get("model", "fake-model"))
+        if body.get("stream"):
+            options: dict[str, Any] = body.get("stream_options") or {}
+            usage = self.send_usage and bool(options.get("include_usage"))
+            return _stream(_Chunks(index, model), turn, reply, usage)
+        if fault == "overloaded_mid_stream":
+            return reply.json(503, _error("server_error", "The server is overloaded"), RETRY_FAST)
+        if fault is not None:
+            return reply.cut()
+        reply.json(200, _completion(index, model, turn))
+
+
+class _Chunks:
+    """Builds ``chat.completion.chunk`` objects for one response."""
+
+    def __init__(self, index: int, model: str):
+        self.id = f"chatcmpl-fake-{index + 1:04d}"
+        self.index = index
+        self.model = model
+        self.created = int(time.time())
+
+    def chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+        return {**self._head(), "choices": [choice]}
+
+    def usage(self, usage: ScriptUsage) -> dict[str, Any]:
+        return {**self._head(), "choices": [], "usage": _usage(usage)}
+
+    def _head(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+        }
+
+
+def _stream(chunks: _Chunks, turn: ScriptTurn, reply: Reply, include_usage: bool) -> None:
+    reply.start_events()
+    reply.sse(chunks.chunk({"role": "assistant", "content": ""}))
+    fault = turn.fault
+    truncated = _truncates_tool(turn)
+    calls = 0
+    for b_index, block in enumerate(turn.blocks):
+        if isinstance(block, ScriptText | ScriptThinking):
+            field = "content" if isinstance(block, ScriptText) else "reasoning_content"
+            pieces = _split(block.text if isinstance(block, ScriptText) else block.thinking)
+            if fault == "cut_mid_text" and isinstance(block, ScriptText):
+                for piece in pieces[: max(len(pieces) // 2, 1)]:
+                    reply.sse(chunks.chunk({field: piece}))
+                return reply.cut()
+            for piece in pieces:
+                reply.sse(chunks.chunk({field: piece}))
+        else:
+            opening = {
+                "index": calls,
+                "id": block.id or tool_use_id(chunks.index, b_index),
+                "type": "function",
+                "function": {"name": block.name, "arguments": ""},
+            }
+            reply.sse(chunks.chunk({"tool_calls": [opening]}))
+            arguments = json.dumps(block.input)
+            if truncated and b_index == len(turn.blocks) - 1:
+                arguments = arguments[: len(arguments) // 2]
+            pieces = _split(arguments)
+            if fault == "cut_mid_tool_input":
+                pieces = pieces[: max(len(pieces) // 2, 1)]
+            for piece in pieces:
+                delta = {"index": calls, "function": {"arguments": piece}}
+                reply.sse(chunks.chunk({"tool_calls": [delta]}))
+            if fault == "cut_mid_tool_input":
+                return reply.cut()
+            calls += 1
+        if fault == "overloaded_mid_stream":
+            break
+    if fault == "overloaded_mid_stream":
+        reply.sse(_error("server_error", "The server is overloaded"))
+        return reply.end()
+    if fault is not None:  # a cut with no block of its kind: cut before finishing
+        return reply.cut()
+    reply.sse(chunks.chunk({}, _FINISH[turn.effective_stop_reason]))
+    if include_usage:
+        reply.sse(chunks.usage(turn.usage))
+    reply.sse("[DONE]")
+    reply.end()
+
+
+def _completion(index: int, model: str, turn: ScriptTurn) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    text = "".join(b.text for b in turn.blocks if isinstance(b, ScriptText))
+    thinking = "".join(b.thinking for b in turn.blocks if isinstance(b, ScriptThinking))
+    if text:
+        message["content"] = text
+    if thinking:
+        message["reasoning_content"] = thinking
+    calls: list[dict[str, Any]] = []
+    for b_index, block in enumerate(turn.blocks):
+        if isinstance(block, ScriptText | ScriptThinking):
+            continue
+        arguments = json.dumps(block.input)
+        if _truncates_tool(turn) and b_index == len(turn.blocks) - 1:
+            arguments = arguments[: len(arguments) // 2]
+        function = {"name": block.name, "arguments": arguments}
+        calls.append(
+            {
+                "id": block.id or tool_use_id(index, b_index),
+                "type": "function",
+                "function": function,
+            }
+        )
+    if calls:
+        message["tool_calls"] = calls
+    choice = {"index": 0, "message": message, "finish_reason": _FINISH[turn.effective_stop_reason]}
+    return {
+        "id": f"chatcmpl-fake-{index + 1:04d}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [choice],
+        "usage": _usage(turn.usage),
+    }
+
+
+def _truncates_tool(turn: ScriptTurn) -> bool:
+    last = turn.blocks[-1] if turn.blocks else None
+    is_tool = last is not None and not isinstance(last, ScriptText | ScriptThinking)
+    return turn.effective_stop_reason == "max_tokens" and is_tool
+
+
+def _split(text: str) -> list[str]:
+    if not text:
+        return [""]
+    size = max(-(-len(text) // _PIECES), 1)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _usage(usage: ScriptUsage) -> dict[str, Any]:
+    prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": prompt + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_input_tokens},
+    }
+
+
+def _error(kind: str, message: str, code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+if __name__ == "__main__":
+    raise SystemExit(serve_main(FakeOpenAIServer))

@@ -1,0 +1,288 @@
+"""The machinery shared by the fake model API servers.
+
+``FakeModelServer`` is a real HTTP/1.1 server (stdlib ``ThreadingHTTPServer`` on a daemon
+thread) that plays a script (``tether.providers.script``): every request consumes the next
+turn, and a subclass renders that turn in its API's wire format through a ``Reply`` (JSON,
+or a chunked ``text/event-stream`` that can also be cut off mid-body). It fails loudly: an
+unmet ``expect``, a request after the last turn or an unknown path is answered with HTTP 500
+(``x-should-retry: false``) and recorded in ``errors``.
+
+``serve_main`` runs a server as a process for end-to-end tests of the real daemon.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any, ClassVar, Self, cast
+
+from tether.providers.script import Script, ScriptTurn, load_script, parse_script
+
+SCRIPT_ERROR_HEADERS = {"x-should-retry": "false"}
+"""Script failures must not be retried: each retry would consume (and fail) another turn."""
+
+
+class ClientGone(Exception):
+    """The client closed the connection while we were still writing."""
+
+
+class Reply:
+    """The response side of one request."""
+
+    def __init__(self, handler: BaseHTTPRequestHandler, chunk_delay_ms: int = 0):
+        self._handler = handler
+        self._delay_s = chunk_delay_ms / 1000
+
+    def json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        payload = json.dumps(body).encode()
+        self._handler.send_response(status)
+        self._handler.send_header("Content-Type", "application/json")
+        self._handler.send_header("Content-Length", str(len(payload)))
+        for name, value in (headers or {}).items():
+            self._handler.send_header(name, value)
+        self._handler.end_headers()
+        self._write(payload)
+
+    def start_events(self) -> None:
+        self._handler.send_response(200)
+        self._handler.send_header("Content-Type", "text/event-stream")
+        self._handler.send_header("Cache-Control", "no-cache")
+        self._handler.send_header("Transfer-Encoding", "chunked")
+        self._handler.end_headers()
+        self._write(b"")
+
+    def sse(self, data: Any, *, event: str | None = None) -> None:
+        """One server-sent event in its own HTTP chunk (``data`` JSON-encoded unless str)."""
+        if self._delay_s:
+            time.sleep(self._delay_s)
+        text = data if isinstance(data, str) else json.dumps(data)
+        frame = (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
+        payload = frame.encode()
+        self._write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+
+    def end(self) -> None:
+        """The terminating chunk: the body is complete."""
+        self._write(b"0\r\n\r\n")
+
+    def cut(self) -> None:
+        """Close the connection abruptly, without finishing the body (or sending one)."""
+        self._handler.close_connection = True
+        try:
+            self._handler.wfile.flush()
+            self._handler.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self._handler.wfile.write(data)
+            self._handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise ClientGone from exc
+
+
+class FakeModelServer:
+    """Base of the fake API servers; subclasses set ``route`` and render turns."""
+
+    route: ClassVar[str]
+    label: ClassVar[str] = "fake server"
+
+    def __init__(
+        self,
+        script: Script | list[Any] | dict[str, Any],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ):
+        self.script = script if isinstance(script, Script) else parse_script(script)
+        self.requests: list[dict[str, Any]] = []
+        self.request_times: list[float] = []
+        self.response_end_times: list[float] = []
+        self.errors: list[str] = []
+        self._address = (host, port)
+        self._next = 0
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- subclass hooks ------------------------------------------------------------------
+
+    def respond(self, index: int, turn: ScriptTurn, body: dict[str, Any], reply: Reply) -> None:
+        raise NotImplementedError
+
+    def error_body(self, status: int, message: str) -> Any:
+        raise NotImplementedError
+
+    def expectation_haystack(self, body: dict[str, Any]) -> str:
+        """The text of the request's newest user input, searched by ``expect.contains``."""
+        raise NotImplementedError
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> str:
+        """Listen and serve on a daemon thread; returns the base URL for the SDK."""
+        if self._httpd is None:
+            self._httpd = ThreadingHTTPServer(self._address, _handler_class(self))
+            self._httpd.daemon_threads = True
+            # A short poll interval makes stop() quick (shutdown waits for the next poll).
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, args=(0.02,), name=self.label, daemon=True
+            )
+            self._thread.start()
+        return self.base_url
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "the server is not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the listening socket."""
+        return f"http://{self._address[0]}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.url
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self.script.turns) - self._next
+
+    def problems(self) -> list[str]:
+        left = self.remaining
+        unused = [f"{left} scripted turn(s) were never requested"] if left else []
+        return [*self.errors, *unused]
+
+    def assert_complete(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise AssertionError(f"{self.label}: " + "; ".join(problems))
+
+    # -- request handling ----------------------------------------------------------------
+
+    def handle_request(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
+        body = _json_object(raw)
+        turn: ScriptTurn | None = None
+        with self._lock:
+            self.requests.append(body if body is not None else {"_raw": raw.decode()})
+            self.request_times.append(time.monotonic())
+            number, index, total = len(self.requests), self._next, len(self.script.turns)
+            problem = None
+            if handler.path.split("?")[0] != self.route:
+                problem = 404, f"request #{number}: unknown path {handler.path}"
+            elif body is None:
+                problem = 400, f"request #{number}: the body is not a JSON object"
+            elif index >= total:
+                problem = 500, f"unexpected request #{number}: the script has {total} turn(s)"
+            else:
+                turn = self.script.turns[index]
+                self._next += 1
+        if turn is None or body is None:
+            assert problem is not None
+            return self._fail(handler, *problem)
+        wanted = turn.expect.contains if turn.expect else None
+        if wanted is not None and wanted not in self.expectation_haystack(body):
+            message = f"turn {index + 1}: expected the last user message to contain {wanted!r}"
+            return self._fail(handler, 500, message)
+        self.respond(index, turn, body, Reply(handler, turn.chunk_delay_ms))
+
+    def _fail(self, handler: BaseHTTPRequestHandler, status: int, message: str) -> None:
+        self.errors.append(message)
+        body = self.error_body(status, f"{self.label}: {message}")
+        Reply(handler).json(status, body, SCRIPT_ERROR_HEADERS)
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw or b"null")
+    except ValueError:
+        return None
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, as the real APIs
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                server.handle_request(self, raw)
+            except ClientGone:
+                self.close_connection = True
+            finally:
+                server.response_end_times.append(time.monotonic())
+
+        def do_GET(self) -> None:
+            self.do_POST()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output clean
+
+    return Handler
+
+
+def serve_main(server_class: type[FakeModelServer], argv: Sequence[str] | None = None) -> int:
+    """``python -m ... --script FILE [--port N] [--port-file PATH]``: serve until SIGTERM.
+
+    Prints ``READY <base_url>`` once listening. Exits 0 on SIGTERM/SIGINT if the script was
+    consumed without errors, else prints the problems to stderr and exits 1.
+    """
+    parser = argparse.ArgumentParser(description=f"Serve a script as a {server_class.label}.")
+    parser.add_argument("--script", type=Path, required=True)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--port-file", type=Path, help="write the port number here once listening")
+    args = parser.parse_args(argv)
+    server = server_class(load_script(args.script), port=args.port)
+    stopping = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    base_url = server.start()
+    if args.port_file is not None:
+        port_file: Path = args.port_file
+        tmp = port_file.with_name(port_file.name + ".tmp")
+        tmp.write_text(str(server.port), encoding="utf-8")
+        tmp.replace(port_file)
+    print(f"READY {base_url}", flush=True)
+    # Polling keeps the main thread in Python code, so the signal handler runs promptly.
+    while not stopping.wait(0.1):
+        pass
+    server.stop()
+    problems = server.problems()
+    for problem in problems:
+        print(f"{server_class.label}: {problem}", file=sys.stderr)
+    return 1 if problems else 0

@@ -1,0 +1,159 @@
+"""Bash: run a shell command in the workspace, streaming its output to the editor.
+
+The command runs in its own process group (see ``shell.py``) so a timeout or a cancelled turn
+stops everything it started. Long-running commands go to the background as tasks that write
+to a file; TaskOutput reads it and TaskStop ends them.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tether import prompts
+from tether.errors import ToolError
+from tether.permissions.shell import is_read_only_command, parse_command
+from tether.protocol.content import TerminalContent
+from tether.protocol.updates import ToolCallUpdate
+from tether.tasks.registry import Task, TaskOutcome
+from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
+from tether.tools.context import ToolContext
+from tether.tools.shell import ShellResult, Wrap, run_shell, run_shell_to_file
+
+# Exit status 1 from these means "no match" / "differs" / "false", an answer and not a failure.
+_ANSWERING_COMMANDS = frozenset({"grep", "rg", "diff", "cmp", "test", "[", "find"})
+
+
+class BashInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(description="The command to run (bash syntax).")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        description="Timeout in milliseconds (default 120000, at most 600000).",
+    )
+    description: str | None = Field(
+        default=None,
+        description="What the command does, in 5-10 words (shown to the user).",
+    )
+    run_in_background: bool = Field(
+        default=False,
+        description="Run in the background and return at once; read the output with "
+        "TaskOutput and stop it with TaskStop.",
+    )
+
+
+def _is_failure(command: str, exit_code: int) -> bool:
+    if exit_code == 0:
+        return False
+    commands = parse_command(command) or []
+    argv = commands[0].argv if len(commands) == 1 else ()
+    return not (exit_code == 1 and argv and argv[0] in _ANSWERING_COMMANDS)
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g}s" if ms < 60_000 else f"{ms // 60_000}m {ms % 60_000 / 1000:g}s"
+
+
+def render_result(command: str, result: ShellResult, timeout_ms: int) -> ToolResult:
+    body = result.output.rstrip() or "(no output)"
+    code = result.exit_code
+    display = TerminalContent(output=result.output, exit_code=code)
+    raw = {"exit_code": code, "timed_out": result.timed_out}
+    notes: list[str] = []
+    if result.stopped_stragglers:
+        notes.append(
+            "Background processes still holding the output were stopped after the command "
+            "exited. Use run_in_background for long-running processes."
+        )
+    if result.timed_out:
+        head = (
+            f"Command timed out after {_seconds(timeout_ms)}; "
+            "it and its child processes were stopped."
+        )
+        return ToolResult(f"{head}\n{body}", is_error=True, display=[display], raw_output=raw)
+    assert code is not None
+    if code < 0:
+        text = f"Command was killed by signal {-code}.\n{body}"
+        return ToolResult(text, is_error=True, display=[display], raw_output=raw)
+    if _is_failure(command, code):
+        text = "\n\n".join([f"Exit code {code}\n{body}", *notes])
+        return ToolResult(text, is_error=True, display=[display], raw_output=raw)
+    tail = [f"Exit code {code}"] if code else []
+    return ToolResult("\n\n".join([body, *tail, *notes]), display=[display], raw_output=raw)
+
+
+def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> ToolResult:
+    async def run(task: Task) -> TaskOutcome:
+        code = await run_shell_to_file(
+            inp.command, cwd=ctx.cwd, output_path=task.output_path, wrap=wrap
+        )
+        status = "completed" if code == 0 else "failed"
+        return TaskOutcome(status=status, summary=f"exited with code {code}", exit_code=code)
+
+    try:
+        task = ctx.tasks.start(
+            kind="bash",
+            description=inp.description or inp.command[:120],
+            tool_use_id=ctx.tool_use_id,
+            run=run,
+        )
+    except RuntimeError as e:
+        raise ToolError(str(e))
+    return ToolResult(
+        f"Command running in background with ID: {task.id}\n"
+        f"Output is being written to: {task.output_path}\n"
+        "Read it with TaskOutput and stop the command with TaskStop.",
+        raw_output={"task_id": task.id, "output_path": str(task.output_path)},
+    )
+
+
+def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
+    """The Bash tool; ``wrap`` transforms the argv (the sandbox plugs in here)."""
+
+    async def call(inp: BashInput, ctx: ToolContext) -> ToolResult:
+        if not inp.command.strip():
+            raise ToolError("The command is empty.")
+        if inp.run_in_background:
+            return _start_background(inp, ctx, wrap)
+        cfg = ctx.config
+        timeout_ms = min(inp.timeout or cfg.bash_default_timeout_ms, cfg.bash_max_timeout_ms)
+
+        def stream(text: str) -> None:
+            update = ToolCallUpdate(
+                tool_call_id=ctx.tool_use_id, content=[TerminalContent(output=text)]
+            )
+            ctx.emit(update)
+
+        try:
+            result = await run_shell(
+                inp.command,
+                cwd=ctx.cwd,
+                timeout_s=timeout_ms / 1000,
+                max_output_chars=cfg.bash_max_output_chars,
+                on_output=stream,
+                wrap=wrap,
+            )
+        except OSError as e:  # no bash, or the sandbox wrapper is missing
+            raise ToolError(f"Could not start the shell: {e}.")
+        return render_result(inp.command, result, timeout_ms)
+
+    return build_tool(
+        name="Bash",
+        description=prompts.load("tools/Bash.md"),
+        input_model=BashInput,
+        call=call,
+        kind="execute",
+        is_read_only=lambda inp: is_read_only_command(inp.command),
+        is_concurrency_safe=lambda inp: is_read_only_command(inp.command),
+        check_permissions=_check_permissions,
+        title=lambda inp: inp.description or inp.command,
+        rule_content=lambda inp: inp.command,
+    )
+
+
+async def _check_permissions(inp: BashInput, _ctx: ToolContext) -> PermissionCheck:
+    return PermissionCheck("allow" if is_read_only_command(inp.command) else "passthrough")
+
+
+BASH_TOOL = make_bash_tool()

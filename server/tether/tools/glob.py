@@ -1,0 +1,247 @@
+"""Glob: files matching a pattern, newest first; plus the gitignore-aware walk Grep's fallback uses.
+
+Ignore rules follow ripgrep's reading of them (so both Grep backends agree): ignore files are
+read from every ancestor of the search root and from every directory walked into; a deeper
+file's decision beats a shallower one's; ``.gitignore`` files above a repository root (a
+directory holding ``.git``) do not apply; ``.rgignore`` beats ``.ignore`` beats ``.gitignore``.
+Ignored directories are pruned, so nothing under them can be re-included (as in git).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+from pydantic import BaseModel, ConfigDict, Field
+
+from tether import prompts
+from tether.errors import ToolError
+from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
+from tether.tools.context import ToolContext
+from tether.tools.paths import resolve_tool_path
+
+Prefilter = Callable[[str, bool], bool | None]
+"""(path relative to the walk root, is_dir) -> True keep regardless, False drop, None: rules."""
+
+
+@dataclass(frozen=True)
+class WalkedFile:
+    path: Path
+    rel: str
+    """Relative to the walk root, with ``/`` separators."""
+    mtime: float
+
+
+@dataclass(frozen=True)
+class _Level:
+    directory: Path
+    specs: dict[str, GitIgnoreSpec]
+    has_git: bool
+
+
+def _load_level(directory: Path, names: tuple[str, ...], has_git: bool) -> _Level:
+    specs: dict[str, GitIgnoreSpec] = {}
+    for name in names:
+        try:
+            with (directory / name).open(encoding="utf-8", errors="replace") as f:
+                specs[name] = GitIgnoreSpec.from_lines(f.read().splitlines())
+        except OSError:
+            continue
+    return _Level(directory, specs, has_git)
+
+
+def _ignored(levels: list[_Level], names: tuple[str, ...], path: Path, is_dir: bool) -> bool:
+    for name in names:
+        for level in reversed(levels):
+            spec = level.specs.get(name)
+            if spec is not None:
+                rel = path.relative_to(level.directory).as_posix() + ("/" if is_dir else "")
+                decision = spec.check_file(rel).include
+                if decision is not None:
+                    return decision
+            if name == ".gitignore" and level.has_git:
+                break  # ignore files above the repository root are not the repository's
+    return False
+
+
+def walk_files(
+    root: Path,
+    *,
+    ignore_names: tuple[str, ...] = (".gitignore",),
+    prefilter: Prefilter | None = None,
+    file_filter: Callable[[str], bool] | None = None,
+    include_symlinks: bool = True,
+) -> Iterator[WalkedFile]:
+    """Files under ``root`` that the ignore rules keep (blocking: run it in a thread).
+
+    ``prefilter`` runs first and can force a decision (ripgrep's ``--glob`` overrides);
+    ``file_filter`` sees the file name of files the rules kept (ripgrep's ``--type``).
+    Symlinked directories are never followed; symlinked files are kept only on request.
+    """
+    levels = [_load_level(d, ignore_names, (d / ".git").exists()) for d in reversed(root.parents)]
+    yield from _walk(root, root, levels, ignore_names, prefilter, file_filter, include_symlinks)
+
+
+def _walk(
+    root: Path,
+    directory: Path,
+    levels: list[_Level],
+    names: tuple[str, ...],
+    prefilter: Prefilter | None,
+    file_filter: Callable[[str], bool] | None,
+    include_symlinks: bool,
+) -> Iterator[WalkedFile]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    has_git = any(e.name == ".git" for e in entries)
+    levels = [*levels, _load_level(directory, names, has_git)]
+    for entry in entries:
+        path = Path(entry.path)
+        rel = path.relative_to(root).as_posix()
+        is_link = entry.is_symlink()
+        if is_link and not include_symlinks:
+            continue
+        is_dir = entry.is_dir(follow_symlinks=False)
+        forced = prefilter(rel, is_dir) if prefilter is not None else None
+        if forced is False:
+            continue
+        if forced is None and _ignored(levels, names, path, is_dir):
+            continue
+        if is_dir:
+            yield from _walk(root, path, levels, names, prefilter, file_filter, include_symlinks)
+            continue
+        if forced is None and file_filter is not None and not file_filter(entry.name):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=True)
+        except OSError:
+            continue  # dangling symlink, or the file vanished mid-walk
+        if entry.is_file(follow_symlinks=True):
+            yield WalkedFile(path, rel, st.st_mtime)
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a shell glob: ``*`` and ``?`` stay in one path segment, ``**/`` spans any
+    number of directories, ``[...]`` is a class, ``{a,b}`` alternatives."""
+    out: list[str] = []
+    i, depth, n = 0, 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**", i):
+            at_segment_start = i == 0 or pattern[i - 1] == "/"
+            if at_segment_start and pattern.startswith("**/", i):
+                out.append("(?:.*/)?")
+                i += 3
+            else:
+                out.append(".*")
+                i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and (close := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : close]
+            neg = body[0] in "!^"
+            body = body[1:] if neg else body
+            out.append("[" + ("^" if neg else "") + body.replace("\\", "\\\\") + "]")
+            i = close
+        elif c == "{":
+            depth += 1
+            out.append("(?:")
+        elif c == "}" and depth:
+            depth -= 1
+            out.append(")")
+        elif c == "," and depth:
+            out.append("|")
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + ")" * depth + r"\Z", re.DOTALL)
+
+
+def split_static_prefix(pattern: str) -> tuple[str, str]:
+    """``src/lib/**/*.py`` -> (``src/lib``, ``**/*.py``): walk only where matches can be."""
+    parts = pattern.split("/")
+    static: list[str] = []
+    for part in parts[:-1]:
+        if any(ch in part for ch in "*?[{"):
+            break
+        static.append(part)
+    rest = "/".join(parts[len(static) :])
+    return "/".join(static) or ("/" if pattern.startswith("/") else ""), rest
+
+
+class GlobInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(description='Glob pattern to match files against, e.g. "**/*.py".')
+    path: str | None = Field(
+        default=None,
+        description="Directory to search in (default: the workspace root). Omit it rather "
+        'than passing "null" or "undefined".',
+    )
+
+
+def _find(base: Path, pattern: str) -> list[WalkedFile]:
+    if not base.is_dir():
+        state = "is not a directory" if base.exists() else "does not exist"
+        raise ToolError(f"{base} {state}.")
+    regex = glob_to_regex(pattern)
+    return [f for f in walk_files(base, prefilter=_skip_git) if regex.match(f.rel)]
+
+
+def _skip_git(rel: str, is_dir: bool) -> bool | None:
+    return False if is_dir and (rel == ".git" or rel.endswith("/.git")) else None
+
+
+async def _call(inp: GlobInput, ctx: ToolContext) -> ToolResult:
+    if not inp.pattern.strip():
+        raise ToolError("The pattern is empty.")
+    static, pattern = split_static_prefix(inp.pattern)
+    where = os.path.join(inp.path or ".", static) if static else inp.path or "."
+    base = await asyncio.to_thread(resolve_tool_path, where, ctx.cwd, ctx.additional_dirs)
+    files = await asyncio.to_thread(_find, base, pattern or "*")
+    if not files:
+        return ToolResult(content="No files found")
+    files.sort(key=lambda f: (-f.mtime, str(f.path)))
+    cap = ctx.config.glob_max_results
+    lines = [str(f.path) for f in files[:cap]]
+    if len(files) > cap:
+        lines.append(
+            f"(Showing the {cap} most recently modified of {len(files)} matches. "
+            "Use a more specific path or pattern to see the rest.)"
+        )
+    return ToolResult(content="\n".join(lines))
+
+
+async def _allow(_inp: GlobInput, _ctx: ToolContext) -> PermissionCheck:
+    return PermissionCheck("allow")
+
+
+def _always(_inp: GlobInput) -> bool:
+    return True
+
+
+GLOB_TOOL: Tool[GlobInput] = build_tool(
+    name="Glob",
+    description=prompts.load("tools/Glob.md"),
+    input_model=GlobInput,
+    call=_call,
+    kind="search",
+    is_read_only=_always,
+    is_concurrency_safe=_always,
+    check_permissions=_allow,
+    title=lambda inp: f"Find {inp.pattern}" + (f" in {inp.path}" if inp.path else ""),
+    rule_content=lambda inp: inp.path or ".",
+)

@@ -1,0 +1,304 @@
+"""Read: a file's text with line numbers (from the editor's buffer when it is open), or an image.
+
+Also home of the small helpers Write and Edit share: reading a document that may be missing,
+and the "File does not exist" message with its "did you mean" hint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import difflib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tether import prompts
+from tether.editor.port import Document
+from tether.engine.messages import ImageBlock
+from tether.errors import ToolError
+from tether.protocol.updates import Location
+from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
+from tether.tools.context import ToolContext
+from tether.tools.edit_match import format_numbered, split_lines
+from tether.tools.paths import resolve_tool_path
+
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+MAX_IMAGE_BYTES = 3_750_000
+"""Raw bytes that still fit the 5 MB base64 limit of model APIs."""
+BINARY_EXTENSIONS = frozenset(
+    {
+        ".7z",
+        ".a",
+        ".avi",
+        ".bin",
+        ".bmp",
+        ".bz2",
+        ".class",
+        ".db",
+        ".dll",
+        ".dmg",
+        ".doc",
+        ".docx",
+        ".dylib",
+        ".eot",
+        ".exe",
+        ".flac",
+        ".gz",
+        ".ico",
+        ".iso",
+        ".jar",
+        ".lib",
+        ".mkv",
+        ".mov",
+        ".mp3",
+        ".mp4",
+        ".o",
+        ".obj",
+        ".odt",
+        ".ogg",
+        ".otf",
+        ".pdf",
+        ".ppt",
+        ".pptx",
+        ".psd",
+        ".pyc",
+        ".pyo",
+        ".rar",
+        ".so",
+        ".sqlite",
+        ".sqlite3",
+        ".tar",
+        ".tgz",
+        ".tif",
+        ".tiff",
+        ".ttf",
+        ".war",
+        ".wasm",
+        ".wav",
+        ".webm",
+        ".whl",
+        ".woff",
+        ".woff2",
+        ".xls",
+        ".xlsx",
+        ".xz",
+        ".zip",
+        ".zst",
+    }
+)
+SNIFF_BYTES = 8192
+
+
+class ReadInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file_path: str = Field(description="Absolute path of the file to read.")
+    offset: int | None = Field(
+        default=None,
+        ge=0,
+        description="1-based line number to start reading from. Only for files too long to "
+        "read at once.",
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        description="How many lines to read. Only for files too long to read at once.",
+    )
+
+
+@dataclass(frozen=True)
+class _Probe:
+    exists: bool
+    is_dir: bool = False
+    size: int = 0
+    head: bytes = b""
+
+
+def _probe(path: Path) -> _Probe:
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return _Probe(exists=False)
+    if path.is_dir():
+        return _Probe(exists=True, is_dir=True)
+    try:
+        with path.open("rb") as f:
+            head = f.read(SNIFF_BYTES)
+    except OSError as e:
+        raise ToolError(f"Cannot open {path}: {e.strerror or e}.")
+    return _Probe(exists=True, size=st.st_size, head=head)
+
+
+async def read_document(ctx: ToolContext, path: Path) -> Document | None:
+    """The document as the editor sees it, or None when there is no such file."""
+    try:
+        return await ctx.editor.read(path)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ToolError(f"{path} is a directory, not a file.")
+    except UnicodeDecodeError:
+        raise ToolError(f"{path} is not UTF-8 text; only text files can be read or edited.")
+    except PermissionError:
+        raise ToolError(f"Permission denied: {path}.")
+
+
+def _similar_file(path: Path) -> Path | None:
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return None
+    same_stem = sorted(n for n in names if Path(n).stem == path.stem and n != path.name)
+    if same_stem:
+        return path.parent / same_stem[0]
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.75)
+    return path.parent / close[0] if close else None
+
+
+async def missing_file_message(path: Path, cwd: Path) -> str:
+    message = f"File does not exist: {path}. The workspace root is {cwd}."
+    similar = await asyncio.to_thread(_similar_file, path)
+    if similar is not None:
+        message += f" Did you mean {similar}?"
+    return message
+
+
+def _sniff_image(data: bytes, fallback: str) -> str:
+    """The real image type: files are often misnamed, and the model API checks the bytes."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return fallback
+
+
+async def _read_image(path: Path, probe: _Probe, media_type: str) -> ToolResult:
+    if probe.size > MAX_IMAGE_BYTES:
+        raise ToolError(
+            f"The image is {probe.size} bytes; images over {MAX_IMAGE_BYTES} bytes cannot be "
+            "sent to the model."
+        )
+    data = await asyncio.to_thread(path.read_bytes)
+    block = ImageBlock(
+        media_type=_sniff_image(data, media_type), data=base64.b64encode(data).decode()
+    )
+    return ToolResult(content=[block], raw_output={"type": "image", "bytes": len(data)})
+
+
+def _cut(line: str, max_chars: int) -> str:
+    if len(line) <= max_chars:
+        return line
+    return f"{line[:max_chars]}… [line cut: {len(line) - max_chars} more characters]"
+
+
+def _reminder(text: str) -> str:
+    return f"<system-reminder>{text}</system-reminder>"
+
+
+def render_lines(doc: Document, inp: ReadInput, ctx: ToolContext) -> tuple[str, bool]:
+    """The numbered text for the requested range, and whether it is only part of the file."""
+    cfg = ctx.config
+    whole = inp.offset is None and inp.limit is None
+    if whole and len(doc.text) > cfg.read_max_bytes:
+        raise ToolError(
+            f"The file has {len(doc.text)} characters, more than the {cfg.read_max_bytes} that "
+            "can be read at once. Read it in parts with offset and limit, or search it with Grep."
+        )
+    lines = split_lines(doc.text)
+    if not lines:
+        return _reminder("The file exists but is empty."), False
+    start = max(1, inp.offset or 1)
+    if start > len(lines):
+        note = f"The file has only {len(lines)} lines; offset {start} is past its end."
+        return _reminder(note), True
+    limit = inp.limit or cfg.read_max_lines
+    end = min(len(lines), start - 1 + limit)
+    body = format_numbered(
+        [_cut(x, cfg.read_max_line_chars) for x in lines[start - 1 : end]], start
+    )
+    if not whole and len(body) > cfg.read_max_bytes:
+        raise ToolError(
+            f"Lines {start}-{end} come to {len(body)} characters, more than the "
+            f"{cfg.read_max_bytes} that can be read at once. Use a smaller limit."
+        )
+    partial = start > 1 or end < len(lines)
+    if end < len(lines) and inp.limit is None:
+        body += "\n\n" + _reminder(
+            f"Showing lines {start}-{end} of {len(lines)}. "
+            f"Continue with offset={end + 1} to read more."
+        )
+    return body, partial
+
+
+async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
+    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.additional_dirs)
+    probe = await asyncio.to_thread(_probe, path)
+    if probe.is_dir:
+        raise ToolError(
+            f"{path} is a directory. Use Glob to find files in it, or Bash with `ls` to list it."
+        )
+    suffix = path.suffix.lower()
+    if probe.exists and suffix in IMAGE_TYPES:
+        return await _read_image(path, probe, IMAGE_TYPES[suffix])
+    if probe.exists and (suffix in BINARY_EXTENSIONS or b"\x00" in probe.head):
+        raise ToolError(
+            f"{path} is a binary file ({suffix or 'no extension'}); Read only shows text files "
+            "and images (png, jpg, gif, webp)."
+        )
+    whole = inp.offset is None and inp.limit is None
+    if whole and probe.size > ctx.config.read_max_bytes:
+        raise ToolError(
+            f"The file is {probe.size} bytes, more than the {ctx.config.read_max_bytes} that can "
+            "be read at once. Read it in parts with offset and limit, or search it with Grep."
+        )
+    doc = await read_document(ctx, path)
+    if doc is None:
+        raise ToolError(await missing_file_message(path, ctx.cwd))
+    text, partial = render_lines(doc, inp, ctx)
+    ctx.files.record(doc, partial=partial or not whole)
+    return ToolResult(content=text)
+
+
+async def _allow(_inp: ReadInput, _ctx: ToolContext) -> PermissionCheck:
+    return PermissionCheck("allow")
+
+
+def file_uri(raw: str, cwd: Path) -> str:
+    """URI of a path the model gave, by path arithmetic only (no I/O: runs on the loop)."""
+    return Path(os.path.normpath(cwd / os.path.expanduser(raw))).as_uri()
+
+
+def _locations(inp: ReadInput, ctx: ToolContext) -> list[Location]:
+    return [Location(uri=file_uri(inp.file_path, ctx.cwd), line=inp.offset)]
+
+
+def _always(_inp: ReadInput) -> bool:
+    return True
+
+
+READ_TOOL: Tool[ReadInput] = build_tool(
+    name="Read",
+    description=prompts.load("tools/Read.md"),
+    input_model=ReadInput,
+    call=_call,
+    kind="read",
+    is_read_only=_always,
+    is_concurrency_safe=_always,
+    check_permissions=_allow,
+    title=lambda inp: f"Read {inp.file_path}",
+    locations=_locations,
+    rule_content=lambda inp: inp.file_path,
+)

@@ -1,0 +1,233 @@
+"""Run a shell command as its own process group, and make sure the whole group ends with it.
+
+``bash -c`` runs in a new session (``start_new_session``), so the command and everything it
+spawns share one process group we can signal at once: on timeout, on cancellation, and when
+background children still hold the output pipe after the shell has exited. SIGTERM first,
+SIGKILL after a short grace. stdout and stderr go to the same pipe, so they stay interleaved
+in the order the command wrote them. A process that leaves the group on purpose (``setsid``)
+is out of reach here; the sandbox layer is where that is contained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+Wrap = Callable[[list[str]], list[str]]
+"""Transforms the argv before it runs (the sandbox wraps it in bubblewrap)."""
+
+KILL_GRACE_S = 1.0
+DRAIN_S = 0.25
+"""After the shell exits, how long to wait for children that still hold the output pipe."""
+EMIT_INTERVAL_S = 0.2
+POLL_S = 0.05
+# Nothing can answer a prompt or page output here; make the usual suspects not wait for it.
+QUIET_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat"}
+
+
+class OutputBuffer:
+    """Keeps the head and the tail of a stream within ``max_chars`` and counts dropped lines."""
+
+    def __init__(self, max_chars: int) -> None:
+        self._max = max(2, max_chars)
+        self._half = self._max // 2
+        self._head = ""
+        self._tail = ""
+        self._dropped = 0
+        self._dropped_lines = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.changed = False
+
+    def feed(self, data: bytes, *, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        if not text:
+            return
+        self.changed = True
+        room = self._half - len(self._head)
+        if room > 0:
+            self._head += text[:room]
+            text = text[room:]
+        self._tail += text
+        if len(self._tail) > 2 * self._max:  # trim in batches, not on every chunk
+            cut = len(self._tail) - (self._max - self._half)
+            self._dropped += cut
+            self._dropped_lines += self._tail.count("\n", 0, cut)
+            self._tail = self._tail[cut:]
+
+    def text(self) -> str:
+        if not self._dropped and len(self._head) + len(self._tail) <= self._max:
+            return self._head + self._tail
+        cut = max(0, len(self._tail) - (self._max - self._half))
+        lines = self._dropped_lines + self._tail.count("\n", 0, cut)
+        return f"{self._head}\n\n[... {lines} lines cut ...]\n\n{self._tail[cut:]}"
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    output: str
+    exit_code: int | None
+    """None when the command was stopped by us (timeout)."""
+    timed_out: bool = False
+    stopped_stragglers: bool = False
+    """Background children kept the output open after the shell exited and were stopped."""
+
+
+def _group_alive(pgid: int) -> bool:
+    """Does the group still have a live member? Zombies do not count: PID 1 reaps them late."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+async def kill_process_group(pgid: int, grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM the group, wait up to ``grace_s`` for it to go, then SIGKILL what is left."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace_s
+    try:
+        while loop.time() < deadline:
+            await asyncio.sleep(0.02)
+            if not await asyncio.to_thread(_group_alive, pgid):
+                return
+    finally:
+        # Also runs when we are cancelled while waiting: nothing in the group may survive.
+        _signal_group(pgid, signal.SIGKILL)
+
+
+def shell_argv(command: str, wrap: Wrap | None) -> list[str]:
+    argv = ["bash", "-c", command]
+    return wrap(argv) if wrap is not None else argv
+
+
+async def run_shell(
+    command: str,
+    *,
+    cwd: Path,
+    timeout_s: float,
+    max_output_chars: int,
+    on_output: Callable[[str], None] | None = None,
+    wrap: Wrap | None = None,
+) -> ShellResult:
+    """Run ``command`` to completion; ``on_output`` gets the output so far, throttled."""
+    proc = await asyncio.create_subprocess_exec(
+        *shell_argv(command, wrap),
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, **QUIET_ENV},
+    )
+    buf = OutputBuffer(max_output_chars)
+    reader = asyncio.create_task(_pump(proc, buf))
+    ticker = asyncio.create_task(_tick(buf, on_output)) if on_output is not None else None
+    timed_out = stragglers = False
+    try:
+        try:
+            async with asyncio.timeout(timeout_s):
+                # Not proc.wait(): it also waits for the pipe to close, which a background
+                # child can hold open forever. Watch the shell's own exit status instead.
+                while not reader.done() and proc.returncode is None:
+                    await asyncio.wait({reader}, timeout=POLL_S)
+                done, _ = await asyncio.wait({reader}, timeout=DRAIN_S)
+                stragglers = not done
+                if done:
+                    await proc.wait()
+        except TimeoutError:
+            timed_out = True
+        if timed_out or stragglers:
+            await kill_process_group(proc.pid)
+    except BaseException:
+        await asyncio.shield(kill_process_group(proc.pid))
+        raise
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+        await _finish_reader(reader)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()  # only if the shell itself is somehow still there
+    buf.feed(b"", final=True)
+    if on_output is not None:
+        on_output(buf.text())
+    exit_code = None if timed_out else proc.returncode
+    return ShellResult(buf.text(), exit_code, timed_out, stragglers)
+
+
+async def _pump(proc: asyncio.subprocess.Process, buf: OutputBuffer) -> None:
+    assert proc.stdout is not None
+    while chunk := await proc.stdout.read(1 << 16):
+        buf.feed(chunk)
+
+
+async def _tick(buf: OutputBuffer, on_output: Callable[[str], None]) -> None:
+    while True:
+        await asyncio.sleep(EMIT_INTERVAL_S)
+        if buf.changed:
+            buf.changed = False
+            on_output(buf.text())
+
+
+async def _finish_reader(reader: asyncio.Task[None]) -> None:
+    # Once the group is dead the pipe closes; a process that escaped the group must not hang us.
+    done, _ = await asyncio.wait({reader}, timeout=1.0)
+    if not done:
+        reader.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reader
+
+
+async def run_shell_to_file(
+    command: str, *, cwd: Path, output_path: Path, wrap: Wrap | None = None
+) -> int:
+    """Run ``command`` with its output appended to ``output_path``; returns the exit code.
+    Cancelling kills the process group."""
+    out = await asyncio.to_thread(output_path.open, "ab")
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *shell_argv(command, wrap),
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, **QUIET_ENV},
+        )
+    finally:
+        out.close()  # the child holds its own copy of the descriptor
+    try:
+        return await proc.wait()
+    except BaseException:
+        await asyncio.shield(kill_process_group(proc.pid))
+        raise

@@ -1,0 +1,78 @@
+"""End-to-end fixtures: the real daemon over stdio, a fake Messages API, a scripted editor."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from tether.lsp.protocol import tether_converter
+from tether.testing.editor_client import EditorOptions, FakeEditor
+from tether.testing.fake_anthropic import FakeAnthropicServer
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "workspaces"
+MODEL = "anthropic:claude-sonnet-4-6"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "basic", root)
+    return root
+
+
+@pytest.fixture
+def daemon_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "TETHER_DATA_DIR": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "ANTHROPIC_API_KEY": "test-key",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+@pytest.fixture
+def fake_api() -> Iterator[Callable[[list[Any]], FakeAnthropicServer]]:
+    servers: list[FakeAnthropicServer] = []
+
+    def start(script: list[Any]) -> FakeAnthropicServer:
+        server = FakeAnthropicServer(script)
+        server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def make_editor(options: EditorOptions) -> FakeEditor:
+    """A FakeEditor speaking through pytest-lsp's client (which checks the server's messages
+    against the capabilities the client declared)."""
+    client = pytest_lsp.LanguageClient(converter_factory=tether_converter)
+    return FakeEditor(options, client=client)
+
+
+@asynccontextmanager
+async def running_daemon(
+    folders: list[Path],
+    env: dict[str, str],
+    api: FakeAnthropicServer | None = None,
+    **option_values: Any,
+) -> AsyncIterator[FakeEditor]:
+    init = option_values.pop("init_options", {"model": MODEL})
+    options = EditorOptions(init_options=init, **option_values)
+    editor = make_editor(options)
+    full_env = dict(env)
+    if api is not None:
+        full_env["ANTHROPIC_BASE_URL"] = api.base_url
+    await editor.start([sys.executable, "-m", "tether", "serve"], folders, env=full_env)
+    try:
+        yield editor
+    finally:
+        await editor.stop()

@@ -1,0 +1,113 @@
+"""Cancelling a turn: tether/cancel and $/cancelRequest, mid-stream and mid-Bash."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
+
+from .conftest import running_daemon
+
+SLOW_TEXT = {"chunk_delay_ms": 100, "blocks": [{"type": "text", "text": "slowly " * 60}]}
+
+
+def sleeper(pid_file: str) -> dict[str, Any]:
+    command = f"sleep 60 & echo $! > {pid_file}; wait"
+    return {"type": "tool_use", "name": "Bash", "input": {"command": command}}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def wait_for_file(path: Path, timeout: float = 10) -> str:
+    async def poll() -> str:
+        while not (path.exists() and path.read_text().strip()):
+            await asyncio.sleep(0.02)
+        return path.read_text().strip()
+
+    return await asyncio.wait_for(poll(), timeout)
+
+
+async def test_tether_cancel_mid_stream(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    api = fake_api([SLOW_TEXT, [{"type": "text", "text": "after"}]])
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        session = await editor.new_session()
+        prompt = asyncio.create_task(editor.prompt(session, "talk"))
+        await editor.wait_for_update(lambda u: u["update"]["kind"] == "agent_message_chunk")
+        editor.client.protocol.notify("tether/cancel", {"sessionId": session})
+        result = await asyncio.wait_for(prompt, 10)
+        assert result["stopReason"] == "cancelled"
+        assert editor.updates_of(session)[-1] == {"kind": "turn_end", "stopReason": "cancelled"}
+        # The session stays usable.
+        again = await editor.prompt(session, "again")
+        assert again["stopReason"] == "end_turn"
+
+
+async def test_cancel_request_mid_stream(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    api = fake_api([SLOW_TEXT])
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        session = await editor.new_session()
+        params = {"sessionId": session, "prompt": [{"type": "text", "text": "talk"}]}
+        future = editor.client.protocol.send_request("tether/prompt", params, msg_id=4242)
+        await editor.wait_for_update(lambda u: u["update"]["kind"] == "agent_message_chunk")
+        editor.client.protocol.notify("$/cancelRequest", types.CancelParams(id=4242))
+        with pytest.raises(JsonRpcRequestCancelled):
+            await asyncio.wait_for(asyncio.wrap_future(future), 10)
+        await editor.wait_for_update(lambda u: u["update"]["kind"] == "turn_end")
+        assert editor.updates_of(session, "turn_end") == [
+            {"kind": "turn_end", "stopReason": "cancelled"}
+        ]
+
+
+@pytest.mark.parametrize("how", ["tether/cancel", "$/cancelRequest"])
+async def test_cancel_mid_bash_kills_the_process(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any, how: str
+) -> None:
+    pid_file = workspace / "sleeper.pid"
+    api = fake_api([[sleeper(str(pid_file))]])
+    async with running_daemon(
+        [workspace],
+        daemon_env,
+        api,
+        init_options={
+            "model": "anthropic:claude-sonnet-4-6",
+            "permissionMode": "bypassPermissions",
+        },
+    ) as editor:
+        session = await editor.new_session()
+        params = {"sessionId": session, "prompt": [{"type": "text", "text": "sleep"}]}
+        future = editor.client.protocol.send_request("tether/prompt", params, msg_id=777)
+        pid = int(await wait_for_file(pid_file))
+        assert alive(pid)
+        if how == "tether/cancel":
+            await editor.request("tether/cancel", {"sessionId": session})
+            result = await asyncio.wait_for(asyncio.wrap_future(future), 10)
+            assert result["stopReason"] == "cancelled"
+        else:
+            editor.client.protocol.notify("$/cancelRequest", types.CancelParams(id=777))
+            with pytest.raises(JsonRpcRequestCancelled):
+                await asyncio.wait_for(asyncio.wrap_future(future), 10)
+        for _ in range(100):
+            if not alive(pid):
+                break
+            await asyncio.sleep(0.05)
+        assert not alive(pid), "the sleeping child outlived the cancelled turn"

@@ -1,0 +1,186 @@
+"""Sessions: rewind, concurrency, several workspace folders, listing and loading."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from .conftest import FIXTURES, running_daemon
+
+ACCEPT = {"model": "anthropic:claude-sonnet-4-6", "permissionMode": "acceptEdits"}
+
+
+def tool(name: str, **input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": input}
+
+
+def say(text: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text}]
+
+
+async def test_rewind_restores_two_files_and_the_conversation(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    app, notes, readme = (
+        workspace / "src" / "app.py",
+        workspace / "notes.md",
+        workspace / "README.md",
+    )
+    app_before, readme_before = app.read_text(), readme.read_text()
+    api = fake_api(
+        [
+            [tool("Read", file_path="src/app.py")],
+            [
+                tool("Edit", file_path="src/app.py", old_string="Hello", new_string="Howdy"),
+                tool("Write", file_path="notes.md", content="temporary notes\n"),
+            ],
+            say("two edits"),
+            [tool("Read", file_path="README.md")],
+            [tool("Edit", file_path="README.md", old_string="# basic", new_string="# changed")],
+            say("third edit"),
+            {"expect": {"contains": "fresh start"}, "blocks": say("hello again")},
+        ]
+    )
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        editor.open(app)
+        session = await editor.new_session()
+        first = await editor.prompt(session, "edit two files")
+        await editor.prompt(session, "edit the readme")
+        assert "Howdy" in app.read_text() and notes.exists() and "# changed" in readme.read_text()
+        result = await editor.request(
+            "tether/rewind", {"sessionId": session, "turnId": first["turnId"]}
+        )
+        assert sorted(result["restored"]) == sorted([app.as_uri(), notes.as_uri(), readme.as_uri()])
+        assert app.read_text() == app_before and editor.text(app) == app_before
+        assert readme.read_text() == readme_before
+        assert not notes.exists()
+        await editor.prompt(session, "fresh start")
+        last = api.requests[-1]["messages"]
+        assert len(last) == 1  # the rewound turns are gone from the conversation
+    api.assert_complete()
+
+
+async def test_two_sessions_run_concurrently_in_one_workspace(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    blocks = [{"type": "text", "text": f"thought {i} out loud. "} for i in range(8)]
+    slow = {"chunk_delay_ms": 25, "blocks": blocks}
+    api = fake_api([slow, slow])
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        one, two = await editor.new_session(), await editor.new_session()
+        results = await asyncio.gather(editor.prompt(one, "a"), editor.prompt(two, "b"))
+        assert [r["stopReason"] for r in results] == ["end_turn", "end_turn"]
+        order = [
+            u["sessionId"] for u in editor.updates if u["update"]["kind"] == "agent_message_chunk"
+        ]
+        switches = sum(1 for a, b in zip(order, order[1:], strict=False) if a != b)
+        assert switches >= 2, "the two turns did not overlap"
+
+
+async def test_prompt_during_a_turn_is_queued_not_interleaved(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    api = fake_api(
+        [
+            [tool("Bash", command="sleep 0.5; echo slept")],
+            {"expect": {"contains": "and also this"}, "blocks": say("both handled")},
+        ]
+    )
+    async with running_daemon(
+        [workspace],
+        daemon_env,
+        api,
+        init_options={
+            "model": "anthropic:claude-sonnet-4-6",
+            "permissionMode": "bypassPermissions",
+        },
+    ) as editor:
+        session = await editor.new_session()
+        first = asyncio.create_task(editor.prompt(session, "sleep"))
+        await editor.wait_for_update(
+            lambda u: (
+                u["update"]["kind"] == "tool_call_update"
+                and u["update"].get("status") == "in_progress"
+            )
+        )
+        second = await editor.prompt(session, "and also this")
+        assert (await first)["turnId"] == second["turnId"]
+        assert second["stopReason"] == "end_turn"
+    api.assert_complete()
+
+
+async def test_two_workspace_folders(
+    tmp_path: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    one, two, three = tmp_path / "one", tmp_path / "two", tmp_path / "three"
+    for root in (one, two, three):
+        shutil.copytree(FIXTURES / "basic", root)
+    write = tool("Write", file_path="made-here.txt", content="x\n")
+    api = fake_api([[write], say("ok"), [write], say("ok")])
+    async with running_daemon([one, two], daemon_env, api, init_options=ACCEPT) as editor:
+        s1 = await editor.new_session(workspaceFolder=one.as_uri())
+        s2 = await editor.new_session(workspaceFolder=two.as_uri())
+        await editor.prompt(s1, "write")
+        assert (one / "made-here.txt").exists() and not (two / "made-here.txt").exists()
+        await editor.prompt(s2, "write")
+        assert (two / "made-here.txt").exists()
+        listed = await editor.request("tether/listSessions", {"workspaceFolder": two.as_uri()})
+        assert [s["sessionId"] for s in listed["sessions"]] == [s2]
+        every = await editor.request("tether/listSessions", {})
+        assert {s["sessionId"] for s in every["sessions"]} == {s1, s2}
+        with pytest.raises(JsonRpcInvalidParams):
+            await editor.new_session(workspaceFolder=three.as_uri())
+        editor.client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(
+                    added=[types.WorkspaceFolder(uri=three.as_uri(), name="three")],
+                    removed=[types.WorkspaceFolder(uri=one.as_uri(), name="one")],
+                )
+            )
+        )
+        s3 = await editor.new_session(workspaceFolder=three.as_uri())
+        assert s3
+        with pytest.raises(JsonRpcInvalidParams):
+            await editor.new_session(workspaceFolder=one.as_uri())
+
+
+async def test_sessions_are_listed_and_loaded_after_a_restart(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    api = fake_api(
+        [
+            [{"type": "text", "text": "Reading."}, tool("Read", file_path="README.md")],
+            say("It is a fixture."),
+            say("Still here."),
+        ]
+    )
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        session = await editor.new_session(title="readme question")
+        await editor.prompt(session, "What is README.md?")
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        listed = await editor.request("tether/listSessions", {})
+        (info,) = listed["sessions"]
+        assert info["sessionId"] == session and info["title"] == "readme question"
+        assert info["turns"] == 1 and info["workspaceFolder"] == workspace.as_uri()
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        kinds = [u["kind"] for u in loaded["history"]]
+        assert kinds[0] == "user_message"
+        assert "tool_call" in kinds and "tool_call_update" in kinds and kinds[-1] == "turn_end"
+        text = "".join(
+            u.get("text", "") for u in loaded["history"] if u["kind"] == "agent_message_chunk"
+        )
+        assert text == "Reading.It is a fixture."
+        result = await editor.prompt(session, "still there?")
+        assert result["stopReason"] == "end_turn"
+        sent = api.requests[-1]["messages"]
+        assert len(sent) == 5  # prompt, tool use, result, answer, new prompt
+        assert "A fixture workspace" in str(sent[2])
+        with pytest.raises(JsonRpcInvalidParams):
+            await editor.request("tether/loadSession", {"sessionId": "nope"})
+    api.assert_complete()

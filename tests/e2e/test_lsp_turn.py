@@ -1,0 +1,88 @@
+"""A full turn through the real daemon: streaming, tool calls, progress, usage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .conftest import running_daemon
+
+
+def read(path: str) -> dict[str, Any]:
+    return {"type": "tool_use", "name": "Read", "input": {"file_path": path}}
+
+
+async def test_full_turn_streams_text_and_tool_calls(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    api = fake_api(
+        [
+            [{"type": "text", "text": "Let me look at the app first."}, read("src/app.py")],
+            {
+                "expect": {"contains": "def greet"},
+                "blocks": [{"type": "text", "text": "It greets and says goodbye."}],
+            },
+        ]
+    )
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        session = await editor.new_session()
+        result = await editor.prompt(session, "What does src/app.py do?")
+        assert result["stopReason"] == "end_turn"
+        assert result["usage"]["inputTokens"] == 200 and result["usage"]["outputTokens"] > 0
+        updates = editor.updates_of(session)
+        kinds = [u["kind"] for u in updates]
+        assert kinds[0] == "user_message" and kinds[-1] == "turn_end"
+        text = "".join(u["text"] for u in updates if u["kind"] == "agent_message_chunk")
+        assert text == "Let me look at the app first.It greets and says goodbye."
+        assert sum(1 for k in kinds if k == "agent_message_chunk") > 2  # really streamed
+        call = next(u for u in updates if u["kind"] == "tool_call")
+        assert call["title"] == "Read src/app.py" and call["toolKind"] == "read"
+        assert call["locations"][0]["uri"] == (workspace / "src" / "app.py").as_uri()
+        statuses = [
+            u.get("status")
+            for u in updates
+            if u["kind"] == "tool_call_update" and u["toolCallId"] == call["toolCallId"]
+        ]
+        assert statuses == ["in_progress", "completed"]
+        assert all(u["sessionId"] == session for u in editor.updates)
+        turn_ids = {u["turnId"] for u in editor.updates}
+        assert turn_ids == {result["turnId"]}
+        # $/progress: begin, a report per tool call, end.
+        kinds_progress = [p.value["kind"] for p in editor.progress]
+        assert kinds_progress[0] == "begin" and kinds_progress[-1] == "end"
+        assert "report" in kinds_progress
+    api.assert_complete()
+
+
+async def test_client_token_is_used_for_progress(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    api = fake_api([[{"type": "text", "text": "hi"}]])
+    async with running_daemon([workspace], daemon_env, api, work_done_progress=False) as editor:
+        session = await editor.new_session()
+        await editor.prompt(session, "hi", workDoneToken="my-token")
+        tokens = {p.token for p in editor.progress}
+        assert tokens == {"my-token"}
+
+
+async def test_unknown_session_and_bad_params(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    async with running_daemon([workspace], daemon_env) as editor:
+        from pygls.exceptions import JsonRpcInvalidParams
+
+        try:
+            await editor.prompt("no-such-session", "hi")
+            raise AssertionError("expected an error")
+        except JsonRpcInvalidParams as e:
+            assert "unknown sessionId" in str(e)
+        try:
+            await editor.request("tether/prompt", {"sessionId": "x", "prompt": []})
+            raise AssertionError("expected an error")
+        except JsonRpcInvalidParams as e:
+            assert "prompt" in str(e)
+        try:
+            await editor.request("tether/setMode", {"sessionId": "x", "mode": "yolo"})
+            raise AssertionError("expected an error")
+        except JsonRpcInvalidParams as e:
+            assert "mode" in str(e)
