@@ -135,7 +135,7 @@ def register(server: TetherServer, hub: SessionHub) -> None:
 
 
 def _warm_imports() -> None:
-    for module in ("anthropic", "openai"):
+    for module in ("tether.workspace", "tether.transcript.replay", "anthropic", "openai"):
         try:
             importlib.import_module(module)
         except Exception:  # warming is best effort

@@ -13,12 +13,11 @@ import logging
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
-from tether.engine.engine import QueryEngine, TurnResult
 from tether.errors import ConfigError, SessionError
 from tether.lsp.bridge import LspEditor
 from tether.lsp.checkpoints import CheckpointingEditor, Checkpoints
@@ -32,9 +31,12 @@ from tether.lsp.params import (
 )
 from tether.lsp.server import TetherServer
 from tether.protocol.updates import SessionUpdate, ToolCall, TurnEnd
-from tether.transcript.records import SystemRecord
-from tether.transcript.replay import history_updates
-from tether.workspace import Workspace
+
+if TYPE_CHECKING:
+    # The engine stack is imported on first use (and warmed in the background after
+    # initialize), so that the daemon answers `initialize` quickly.
+    from tether.engine.engine import QueryEngine, TurnResult
+    from tether.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -57,18 +59,27 @@ class SessionEntry:
 class SessionHub:
     def __init__(self, server: TetherServer) -> None:
         self.server = server
-        self.workspaces: dict[Path, Workspace] = {}
+        self.folders: list[Path] = []
+        """Workspace roots in the order the editor gave them."""
+        self._workspaces: dict[Path, Workspace] = {}
         self.sessions: dict[str, SessionEntry] = {}
         self.diagnostics = DiagnosticsStore()
         self.init_options: dict[str, Any] = {}
         self._turn_tasks: set[asyncio.Task[Any]] = set()
-        self._removed: dict[Path, Workspace] = {}
 
     # -- workspaces -------------------------------------------------------------------
 
-    def add_folder(self, uri: str) -> Workspace:
+    def add_folder(self, uri: str) -> None:
         root = uri_to_path(uri).resolve()
-        if root not in self.workspaces:
+        if root not in self.folders:
+            self.folders.append(root)
+
+    def _workspace(self, root: Path) -> Workspace:
+        """The Workspace of a folder, created on first use."""
+        workspace = self._workspaces.get(root)
+        if workspace is None:
+            from tether.workspace import Workspace
+
             overrides: dict[str, Any] = {}
             if self.init_options.get("model"):
                 overrides["model"] = self.init_options["model"]
@@ -77,19 +88,23 @@ class SessionHub:
             workspace = Workspace(root, overrides=overrides)
             for warning in workspace.loaded.warnings:
                 self._log(types.MessageType.Warning, f"settings: {warning}")
-            self.workspaces[root] = workspace
-        return self.workspaces[root]
+            self._workspaces[root] = workspace
+        return workspace
+
+    @property
+    def workspaces(self) -> list[Workspace]:
+        return [self._workspace(root) for root in self.folders]
 
     def forget_folder(self, uri: str) -> None:
         """Stop offering a folder at once; its sessions close in ``remove_folder``."""
         root = uri_to_path(uri).resolve()
-        workspace = self.workspaces.pop(root, None)
-        if workspace is not None:
-            self._removed[root] = workspace
+        if root in self.folders:
+            self.folders.remove(root)
 
     async def remove_folder(self, uri: str) -> None:
         root = uri_to_path(uri).resolve()
-        workspace = self.workspaces.pop(root, None) or self._removed.pop(root, None)
+        self.forget_folder(uri)
+        workspace = self._workspaces.pop(root, None)
         if workspace is None:
             return
         for session_id in [s for s, e in self.sessions.items() if e.workspace is workspace]:
@@ -98,17 +113,16 @@ class SessionHub:
 
     def workspace_for(self, uri: str | None) -> Workspace:
         if uri is None:
-            if not self.workspaces:
+            if not self.folders:
                 raise SessionError("no workspace folder is open")
-            return next(iter(self.workspaces.values()))
+            return self._workspace(self.folders[0])
         try:
             root = uri_to_path(uri).resolve()
         except ValueError as e:
             raise SessionError(str(e))
-        workspace = self.workspaces.get(root)
-        if workspace is None:
+        if root not in self.folders:
             raise SessionError(f"{uri} is not a workspace folder of this editor")
-        return workspace
+        return self._workspace(root)
 
     def entry(self, session_id: str) -> SessionEntry:
         entry = self.sessions.get(session_id)
@@ -154,7 +168,7 @@ class SessionHub:
     def load_session(self, session_id: str) -> list[dict[str, Any]]:
         entry = self.sessions.get(session_id)
         if entry is None:
-            for workspace in self.workspaces.values():
+            for workspace in self.workspaces:
                 if workspace.store.find(session_id) is None:
                     continue
                 checkpoints = Checkpoints()
@@ -171,6 +185,8 @@ class SessionHub:
 
             writer = entry.engine.transcript
             chain = read_transcript(writer.path).chain if writer is not None else []
+        from tether.transcript.replay import history_updates
+
         pairs = history_updates(chain, entry.engine.describe_call)
         return [{"turnId": turn, **update.to_wire()} for turn, update in pairs]
 
@@ -178,7 +194,7 @@ class SessionHub:
         workspaces = (
             [self.workspace_for(params.workspace_folder)]
             if params.workspace_folder
-            else list(self.workspaces.values())
+            else self.workspaces
         )
         infos = [i for w in workspaces for i in w.list_sessions()]
         infos.sort(key=lambda i: i.updated_at, reverse=True)
@@ -300,6 +316,8 @@ class SessionHub:
         del engine.messages[checkpoint.message_index :]
         writer = engine.transcript
         if writer is not None:
+            from tether.transcript.records import SystemRecord
+
             writer.last_uuid = checkpoint.parent_uuid
             writer.append(
                 SystemRecord(
@@ -320,7 +338,7 @@ class SessionHub:
         for task in list(self._turn_tasks):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for workspace in list(self.workspaces.values()):
+        for workspace in list(self._workspaces.values()):
             await workspace.close()
 
     def _log(self, kind: types.MessageType, message: str) -> None:

@@ -38,9 +38,15 @@ class ClientGone(Exception):
 class Reply:
     """The response side of one request."""
 
-    def __init__(self, handler: BaseHTTPRequestHandler, chunk_delay_ms: int = 0):
+    def __init__(
+        self,
+        handler: BaseHTTPRequestHandler,
+        chunk_delay_ms: int = 0,
+        log: list[tuple[float, str]] | None = None,
+    ):
         self._handler = handler
         self._delay_s = chunk_delay_ms / 1000
+        self._log = log
 
     def json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(body).encode()
@@ -68,6 +74,8 @@ class Reply:
         frame = (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
         payload = frame.encode()
         self._write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+        if self._log is not None:
+            self._log.append((time.monotonic(), text))
 
     def end(self) -> None:
         """The terminating chunk: the body is complete."""
@@ -107,6 +115,8 @@ class FakeModelServer:
         self.requests: list[dict[str, Any]] = []
         self.request_times: list[float] = []
         self.response_end_times: list[float] = []
+        self.event_log: list[tuple[float, str]] = []
+        """(monotonic time, data) of every SSE event, when it was flushed to the client."""
         self.errors: list[str] = []
         self._address = (host, port)
         self._next = 0
@@ -213,7 +223,7 @@ class FakeModelServer:
         if wanted is not None and wanted not in self.expectation_haystack(body):
             message = f"turn {index + 1}: expected the last user message to contain {wanted!r}"
             return self._fail(handler, 500, message)
-        self.respond(index, turn, body, Reply(handler, turn.chunk_delay_ms))
+        self.respond(index, turn, body, Reply(handler, turn.chunk_delay_ms, self.event_log))
 
     def _fail(self, handler: BaseHTTPRequestHandler, status: int, message: str) -> None:
         self.errors.append(message)
@@ -232,6 +242,12 @@ def _json_object(raw: bytes) -> dict[str, Any] | None:
 def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, as the real APIs
+
+        def setup(self) -> None:
+            super().setup()
+            # Real API servers flush each event at once; without TCP_NODELAY, Nagle's
+            # algorithm holds the small SSE chunks back ~40 ms and skews timings.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)

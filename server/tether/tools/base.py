@@ -11,6 +11,7 @@ and asks permission before every call.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -142,8 +143,10 @@ def build_tool(
     )
 
 
+@functools.cache
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """JSON schema for the model, by alias, without pydantic's noise (titles)."""
+    """JSON schema for the model, by alias, without pydantic's noise (titles). Cached: it is
+    on every request's path, and callers must treat it as read-only."""
     schema = model.model_json_schema(by_alias=True)
     return _strip_titles(schema)
 

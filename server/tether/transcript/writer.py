@@ -1,8 +1,10 @@
 """The one writer of a session file.
 
-The user's message and "tool started" records are written and fsynced before the call
-returns (``append_durable``); everything else is queued and flushed by a background task
-within ``FLUSH_DELAY_S``. An exclusive lock on the file keeps a second daemon out.
+The user's message and "tool started" records reach the file before the call returns
+(``append_durable``: written through to the OS, so a crash of the daemon at any later moment
+cannot lose them; the fsync for power loss follows in the background, off the prompt's
+path). Everything else is queued and flushed by a background task within
+``FLUSH_DELAY_S``. An exclusive lock on the file keeps a second daemon out.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class TranscriptWriter:
         self._file: IO[bytes] | None = None
         self._pending: list[str] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._syncer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
     def open(self) -> None:
@@ -65,9 +68,16 @@ class TranscriptWriter:
             self._flusher = asyncio.get_running_loop().create_task(self._flush_later())
 
     async def append_durable(self, record: Record) -> None:
-        """Write (with everything queued before it) and fsync before returning."""
+        """Write (with everything queued before it) through to the OS before returning."""
         self.append(record)
-        await self.flush(sync=True)
+        await self.flush()
+        if self._syncer is None or self._syncer.done():
+            self._syncer = asyncio.get_running_loop().create_task(self._sync())
+
+    async def _sync(self) -> None:
+        async with self._lock:
+            if self._file is not None:
+                await asyncio.to_thread(os.fsync, self._file.fileno())
 
     async def _flush_later(self) -> None:
         await asyncio.sleep(FLUSH_DELAY_S)
@@ -96,6 +106,9 @@ class TranscriptWriter:
             self._flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._flusher
+        if self._syncer is not None:
+            with contextlib.suppress(asyncio.CancelledError, OSError):
+                await self._syncer
         await self.flush(sync=True)
         if self._file is not None:
             self._file.close()

@@ -1,0 +1,129 @@
+"""`tether run` against the fake Messages API, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tether.testing.fake_anthropic import FakeAnthropicServer
+
+
+def tool(name: str, **input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": input}
+
+
+FOUR_TURNS: list[Any] = [
+    [
+        {"type": "text", "text": "Reading three files."},
+        tool("Read", file_path="src/app.py"),
+        tool("Read", file_path="README.md"),
+        tool("Read", file_path="src/intl.txt"),
+    ],
+    [tool("Edit", file_path="src/app.py", old_string="Bye, ", new_string="Goodbye, ")],
+    [tool("Bash", command="echo all-done")],
+    {"expect": {"contains": "all-done"}, "blocks": [{"type": "text", "text": "Finished."}]},
+]
+
+
+def run_cli(workspace: Path, env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tether", "run", *args],
+        cwd=workspace, env={**os.environ, **env}, input=stdin,
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_four_turn_script_with_flags(workspace: Path, daemon_env: dict[str, str]) -> None:
+    with FakeAnthropicServer(FOUR_TURNS) as api:
+        env = {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}
+        done = run_cli(
+            workspace, env,
+            "--permission-mode", "acceptEdits", "--allowedTools", "Bash(echo:*)",
+            "--output-format", "stream-json", "Tidy up the farewell",
+        )
+        assert done.returncode == 0, done.stderr
+        api.assert_complete()
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[0]["type"] == "system" and events[0]["subtype"] == "init"
+    assert events[-1]["type"] == "result" and events[-1]["subtype"] == "success"
+    assert events[-1]["num_turns"] == 4
+    assert "Goodbye, " in (workspace / "src" / "app.py").read_text()
+    updates = [e["update"] for e in events if e["type"] == "update"]
+    # The three reads ran concurrently: all three started before the first finished.
+    first_done = next(
+        i for i, u in enumerate(updates) if u["kind"] == "tool_call_update" and u.get("status") == "completed"
+    )
+    started = [
+        u for u in updates[:first_done] if u["kind"] == "tool_call_update" and u.get("status") == "in_progress"
+    ]
+    assert len(started) == 3
+    bash = [u for u in updates if u["kind"] == "tool_call" and u["toolKind"] == "execute"]
+    assert bash and bash[0]["rawInput"]["command"] == "echo all-done"
+
+
+def test_text_output_and_usage_line(workspace: Path, daemon_env: dict[str, str]) -> None:
+    with FakeAnthropicServer([[{"type": "text", "text": "Plain answer."}]]) as api:
+        done = run_cli(workspace, {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}, "hello")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Plain answer."
+    assert "end_turn" in done.stderr and "$" in done.stderr  # the usage/cost line
+
+
+def test_json_output_and_resume(workspace: Path, daemon_env: dict[str, str]) -> None:
+    script = [
+        [{"type": "text", "text": "First."}],
+        {"expect": {"contains": "second prompt"}, "blocks": [{"type": "text", "text": "Second."}]},
+    ]
+    with FakeAnthropicServer(script) as api:
+        env = {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}
+        first = run_cli(workspace, env, "--output-format", "json", "first prompt")
+        result = json.loads(first.stdout)
+        assert result["result"] == "First." and result["is_error"] is False
+        second = run_cli(
+            workspace, env, "--output-format", "json", "--resume", result["session_id"], "-",
+            stdin="second prompt",
+        )
+        assert second.returncode == 0, second.stderr
+        assert json.loads(second.stdout)["result"] == "Second."
+        assert len(api.requests[-1]["messages"]) == 3
+        api.assert_complete()
+    listed = subprocess.run(
+        [sys.executable, "-m", "tether", "sessions", "--cwd", str(workspace)],
+        env={**os.environ, **daemon_env}, capture_output=True, text=True, timeout=30,
+    )
+    assert result["session_id"] in listed.stdout and "2 turn(s)" in listed.stdout
+
+
+def test_denied_without_a_terminal(workspace: Path, daemon_env: dict[str, str]) -> None:
+    script = [[tool("Bash", command="touch made.txt")], [{"type": "text", "text": "ok"}]]
+    with FakeAnthropicServer(script) as api:
+        done = run_cli(workspace, {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}, "go")
+    assert done.returncode == 0
+    assert not (workspace / "made.txt").exists()
+    assert "denied (not interactive)" in done.stderr
+
+
+def test_bad_model_spec_is_a_clear_error(workspace: Path, daemon_env: dict[str, str]) -> None:
+    env = {k: v for k, v in daemon_env.items() if k != "ANTHROPIC_API_KEY"}
+    env["ANTHROPIC_API_KEY"] = ""
+    done = run_cli(workspace, env, "--model", "openai:llama3", "hi")
+    assert done.returncode == 2
+    assert "needs a base URL" in done.stderr
+
+
+def test_demo_runs_offline(tmp_path: Path, daemon_env: dict[str, str]) -> None:
+    env = {k: v for k, v in daemon_env.items() if k != "ANTHROPIC_API_KEY"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tether", "demo", "--dir", str(tmp_path / "demo")],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    ops = (tmp_path / "demo" / "calc-demo" / "calc" / "ops.py").read_text()
+    assert "/ len(values)\n" in ops and "unsaved" in ops
+    assert "turn ended: end_turn" in done.stdout
+    transcripts = list((tmp_path / "data").rglob("*.jsonl"))
+    assert len(transcripts) == 1
