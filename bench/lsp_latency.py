@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import ms, summary  # noqa: E402
+from _util import ms, summary
 
-from tether.testing.editor_client import EditorOptions, FakeEditor  # noqa: E402
-from tether.testing.fake_anthropic import FakeAnthropicServer  # noqa: E402
+from tether.testing.editor_client import EditorOptions, FakeEditor
+from tether.testing.fake_anthropic import FakeAnthropicServer
 
 FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "workspaces" / "basic"
 DAEMON = [sys.executable, "-m", "tether", "serve"]
@@ -86,7 +86,9 @@ async def prompt_and_stream(tmp: Path) -> tuple[list[float], list[float]]:
         editor = FakeEditor(EditorOptions(init_options={"model": "anthropic:claude-sonnet-4-6"}))
         received: list[float] = []
         editor.on_update = lambda p: (
-            received.append(time.monotonic()) if p["update"]["kind"] == "agent_message_chunk" else None
+            received.append(time.monotonic())
+            if p["update"]["kind"] == "agent_message_chunk"
+            else None
         )
         await editor.start(DAEMON, folders(tmp / "stream", 1), env=env_for(tmp, api))
         session = await editor.new_session()

@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import ms, summary  # noqa: E402
+from _util import ms, summary
 
-from tether.editor.disk import DiskEditor  # noqa: E402
-from tether.engine.engine import QueryEngine  # noqa: E402
-from tether.providers.anthropic import AnthropicProvider  # noqa: E402
-from tether.tasks.registry import TaskRegistry  # noqa: E402
-from tether.testing.fake_anthropic import FakeAnthropicServer  # noqa: E402
-from tether.tools.context import SessionRunState  # noqa: E402
-from tether.tools.registry import core_tools  # noqa: E402
+from tether.editor.disk import DiskEditor
+from tether.engine.engine import QueryEngine
+from tether.providers.anthropic import AnthropicProvider
+from tether.tasks.registry import TaskRegistry
+from tether.testing.fake_anthropic import FakeAnthropicServer
+from tether.tools.context import SessionRunState
+from tether.tools.registry import core_tools
 
 FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "workspaces" / "basic"
 
@@ -37,8 +37,11 @@ def script() -> list[Any]:
         return {"type": "tool_use", "name": name, "input": inp}
 
     return [
-        [tool("Read", file_path="src/app.py"), tool("Read", file_path="README.md"),
-         tool("Read", file_path="src/intl.txt")],
+        [
+            tool("Read", file_path="src/app.py"),
+            tool("Read", file_path="README.md"),
+            tool("Read", file_path="src/intl.txt"),
+        ],
         [tool("Edit", file_path="src/app.py", old_string="Bye, ", new_string="Goodbye, ")],
         [tool("Bash", command="echo done")],
         [{"type": "text", "text": "Finished."}],
@@ -50,8 +53,12 @@ async def one_run(root: Path) -> tuple[list[float], list[float]]:
     with FakeAnthropicServer(script()) as api:
         provider = AnthropicProvider("claude-sonnet-4-6", api_key="bench", base_url=api.base_url)
         engine = QueryEngine(
-            session_id="bench", cwd=root, provider=provider, tools=core_tools(),
-            editor=DiskEditor(), state=SessionRunState(mode="bypassPermissions"),
+            session_id="bench",
+            cwd=root,
+            provider=provider,
+            tools=core_tools(),
+            editor=DiskEditor(),
+            state=SessionRunState(mode="bypassPermissions"),
             tasks=TaskRegistry(root / ".tasks"),
         )
         starts: dict[str, float] = {}
@@ -94,7 +101,9 @@ async def main(runs: int) -> None:
     labels = ["3 concurrent Reads", "Edit", "Bash echo"]
     print(f"turn overhead over {runs} runs of the 4-turn script ({len(all_gaps)} round-trips)")
     for label, gaps, spent in zip(labels, per_round, tools, strict=True):
-        print(f"  after {label:<20} gap {summary(gaps)}; tool time median {ms(sorted(spent)[len(spent)//2])}")
+        print(
+            f"  after {label:<20} gap {summary(gaps)}; tool time median {ms(sorted(spent)[len(spent) // 2])}"
+        )
     print(f"  round-trip gap (incl. tools): {summary(all_gaps)}")
     print(f"  engine overhead (gap minus tool time): {summary(overhead)}  [target < 10 ms]")
 

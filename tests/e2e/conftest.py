@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+
 from tether.lsp.protocol import tether_converter
 from tether.testing.editor_client import EditorOptions, FakeEditor
 from tether.testing.fake_anthropic import FakeAnthropicServer

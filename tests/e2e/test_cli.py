@@ -29,11 +29,17 @@ FOUR_TURNS: list[Any] = [
 ]
 
 
-def run_cli(workspace: Path, env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    workspace: Path, env: dict[str, str], *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tether", "run", *args],
-        cwd=workspace, env={**os.environ, **env}, input=stdin,
-        capture_output=True, text=True, timeout=60,
+        cwd=workspace,
+        env={**os.environ, **env},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -41,9 +47,15 @@ def test_four_turn_script_with_flags(workspace: Path, daemon_env: dict[str, str]
     with FakeAnthropicServer(FOUR_TURNS) as api:
         env = {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}
         done = run_cli(
-            workspace, env,
-            "--permission-mode", "acceptEdits", "--allowedTools", "Bash(echo:*)",
-            "--output-format", "stream-json", "Tidy up the farewell",
+            workspace,
+            env,
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Bash(echo:*)",
+            "--output-format",
+            "stream-json",
+            "Tidy up the farewell",
         )
         assert done.returncode == 0, done.stderr
         api.assert_complete()
@@ -55,10 +67,14 @@ def test_four_turn_script_with_flags(workspace: Path, daemon_env: dict[str, str]
     updates = [e["update"] for e in events if e["type"] == "update"]
     # The three reads ran concurrently: all three started before the first finished.
     first_done = next(
-        i for i, u in enumerate(updates) if u["kind"] == "tool_call_update" and u.get("status") == "completed"
+        i
+        for i, u in enumerate(updates)
+        if u["kind"] == "tool_call_update" and u.get("status") == "completed"
     )
     started = [
-        u for u in updates[:first_done] if u["kind"] == "tool_call_update" and u.get("status") == "in_progress"
+        u
+        for u in updates[:first_done]
+        if u["kind"] == "tool_call_update" and u.get("status") == "in_progress"
     ]
     assert len(started) == 3
     bash = [u for u in updates if u["kind"] == "tool_call" and u["toolKind"] == "execute"]
@@ -84,7 +100,13 @@ def test_json_output_and_resume(workspace: Path, daemon_env: dict[str, str]) -> 
         result = json.loads(first.stdout)
         assert result["result"] == "First." and result["is_error"] is False
         second = run_cli(
-            workspace, env, "--output-format", "json", "--resume", result["session_id"], "-",
+            workspace,
+            env,
+            "--output-format",
+            "json",
+            "--resume",
+            result["session_id"],
+            "-",
             stdin="second prompt",
         )
         assert second.returncode == 0, second.stderr
@@ -93,7 +115,10 @@ def test_json_output_and_resume(workspace: Path, daemon_env: dict[str, str]) -> 
         api.assert_complete()
     listed = subprocess.run(
         [sys.executable, "-m", "tether", "sessions", "--cwd", str(workspace)],
-        env={**os.environ, **daemon_env}, capture_output=True, text=True, timeout=30,
+        env={**os.environ, **daemon_env},
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert result["session_id"] in listed.stdout and "2 turn(s)" in listed.stdout
 
@@ -119,7 +144,10 @@ def test_demo_runs_offline(tmp_path: Path, daemon_env: dict[str, str]) -> None:
     env = {k: v for k, v in daemon_env.items() if k != "ANTHROPIC_API_KEY"}
     done = subprocess.run(
         [sys.executable, "-m", "tether", "demo", "--dir", str(tmp_path / "demo")],
-        env={**os.environ, **env}, capture_output=True, text=True, timeout=120,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     ops = (tmp_path / "demo" / "calc-demo" / "calc" / "ops.py").read_text()

@@ -16,31 +16,35 @@ from .conftest import running_daemon
 SLOW_TEXT = {"chunk_delay_ms": 100, "blocks": [{"type": "text", "text": "slowly " * 60}]}
 
 
-def sleeper(pid_file: str) -> dict[str, Any]:
-    command = f"sleep 60 & echo $! > {pid_file}; wait"
+def sleeper(marker: str) -> dict[str, Any]:
+    # A unique argument finds the process from the host: inside the sandbox's PID
+    # namespace, `$!` would be a pid that means nothing out here.
+    command = f"sleep {marker} & wait"
     return {"type": "tool_use", "name": "Bash", "input": {"command": command}}
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
+def running(marker: str) -> list[int]:
+    """Live (not zombie) processes on the host whose command line is `sleep <marker>`."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmdline[:2] == [b"sleep", marker.encode()] and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
-async def wait_for_file(path: Path, timeout: float = 10) -> str:
-    async def poll() -> str:
-        while not (path.exists() and path.read_text().strip()):
+async def wait_until(predicate: Any, timeout: float = 10) -> None:
+    async def poll() -> None:
+        while not predicate():
             await asyncio.sleep(0.02)
-        return path.read_text().strip()
 
-    return await asyncio.wait_for(poll(), timeout)
+    await asyncio.wait_for(poll(), timeout)
 
 
 async def test_tether_cancel_mid_stream(
@@ -82,8 +86,8 @@ async def test_cancel_request_mid_stream(
 async def test_cancel_mid_bash_kills_the_process(
     workspace: Path, daemon_env: dict[str, str], fake_api: Any, how: str
 ) -> None:
-    pid_file = workspace / "sleeper.pid"
-    api = fake_api([[sleeper(str(pid_file))]])
+    marker = f"60.{os.getpid()}{len(how)}"
+    api = fake_api([[sleeper(marker)]])
     async with running_daemon(
         [workspace],
         daemon_env,
@@ -96,8 +100,7 @@ async def test_cancel_mid_bash_kills_the_process(
         session = await editor.new_session()
         params = {"sessionId": session, "prompt": [{"type": "text", "text": "sleep"}]}
         future = editor.client.protocol.send_request("tether/prompt", params, msg_id=777)
-        pid = int(await wait_for_file(pid_file))
-        assert alive(pid)
+        await wait_until(lambda: bool(running(marker)))
         if how == "tether/cancel":
             await editor.request("tether/cancel", {"sessionId": session})
             result = await asyncio.wait_for(asyncio.wrap_future(future), 10)
@@ -106,8 +109,5 @@ async def test_cancel_mid_bash_kills_the_process(
             editor.client.protocol.notify("$/cancelRequest", types.CancelParams(id=777))
             with pytest.raises(JsonRpcRequestCancelled):
                 await asyncio.wait_for(asyncio.wrap_future(future), 10)
-        for _ in range(100):
-            if not alive(pid):
-                break
-            await asyncio.sleep(0.05)
-        assert not alive(pid), "the sleeping child outlived the cancelled turn"
+        await wait_until(lambda: not running(marker), timeout=5)
+        assert running(marker) == [], "the sleeping child outlived the cancelled turn"

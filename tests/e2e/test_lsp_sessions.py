@@ -62,7 +62,7 @@ async def test_rewind_restores_two_files_and_the_conversation(
         assert not notes.exists()
         await editor.prompt(session, "fresh start")
         last = api.requests[-1]["messages"]
-        assert len(last) == 1  # the rewound turns are gone from the conversation
+        assert len(last) == 1, last  # the rewound turns are gone from the conversation
     api.assert_complete()
 
 
@@ -184,3 +184,39 @@ async def test_sessions_are_listed_and_loaded_after_a_restart(
         with pytest.raises(JsonRpcInvalidParams):
             await editor.request("tether/loadSession", {"sessionId": "nope"})
     api.assert_complete()
+
+
+async def test_rewind_and_rich_history_after_a_restart(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    app = workspace / "src" / "app.py"
+    before = app.read_text()
+    api = fake_api(
+        [
+            [tool("Read", file_path="src/app.py")],
+            [tool("Edit", file_path="src/app.py", old_string="Hello", new_string="Ahoy")],
+            say("edited"),
+        ]
+    )
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        session = await editor.new_session()
+        first = await editor.prompt(session, "edit it")
+    assert "Ahoy" in app.read_text()
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        history = loaded["history"]
+        diffs = [
+            c
+            for u in history
+            if u["kind"] == "tool_call_update"
+            for c in u.get("content") or []
+            if c["type"] == "diff"
+        ]
+        assert diffs and diffs[0]["newText"].count("Ahoy") == 1
+        usage = [u for u in history if u["kind"] == "usage"]
+        assert usage and usage[-1]["contextWindow"] > 0
+        result = await editor.request(
+            "tether/rewind", {"sessionId": session, "turnId": first["turnId"]}
+        )
+        assert result["restored"] == [app.as_uri()]
+    assert app.read_text() == before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tether.permissions.shell import Redirect, SimpleCommand, is_read_only_command, parse_command
 
 

@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-budget-usd", type=float)
     run.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
     run.add_argument("--resume", metavar="SESSION", help="continue a session")
+    run.add_argument(
+        "--recover",
+        action="store_true",
+        help="with --resume: continue a damaged transcript from its last good point",
+    )
     run.add_argument("--verbose", action="store_true", help="show tool calls and results")
 
     demo = sub.add_parser("demo", help="an offline demo session (no key, no network)")
@@ -98,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return sessions_command(args)
     if args.command == "acp":
-        print("tether acp: the Agent Client Protocol front door is not built yet", file=sys.stderr)
-        return 2
+        from tether.acp.main import serve as serve_acp
+
+        return serve_acp(model=args.model)
     return 2

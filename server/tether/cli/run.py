@@ -33,7 +33,7 @@ def _renderer(args: argparse.Namespace) -> Renderer:
     return JsonRenderer(stream=args.output_format == "stream-json")
 
 
-async def run_turn(engine: QueryEngine, prompt: str, renderer: Renderer) -> int:
+async def run_turn(engine: QueryEngine, prompt: str | None, renderer: Renderer) -> int:
     info: dict[str, Any] = {
         "session_id": engine.session_id,
         "cwd": str(engine.cwd),
@@ -77,7 +77,9 @@ async def _main(args: argparse.Namespace) -> int:
         "max_budget_usd": args.max_budget_usd,
     }
     if args.resume:
-        engine, resumed = workspace.load_session(args.resume, editor, model=args.model, **limits)
+        engine, resumed = await workspace.load_session(
+            args.resume, editor, model=args.model, recover=args.recover, **limits
+        )
         for note in resumed.repaired:
             print(f"[tether] resume: {note}", file=sys.stderr)
         if args.permission_mode:
@@ -86,8 +88,13 @@ async def _main(args: argparse.Namespace) -> int:
         engine = workspace.new_session(
             editor, model=args.model, mode=args.permission_mode, **limits
         )
+    from tether.skills import commands
+
+    prompt = commands.expand(prompt, root) or prompt
+    renderer = _renderer(args)
     try:
-        code = await run_turn(engine, prompt, _renderer(args))
+        code = await run_turn(engine, prompt, renderer)
+        code = await follow_background(engine, renderer, code)
     finally:
         await workspace.close()
     if isinstance(engine.provider, ScriptedProvider) and engine.provider.remaining:
@@ -96,6 +103,20 @@ async def _main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return code
+
+
+async def follow_background(engine: QueryEngine, renderer: Renderer, code: int) -> int:
+    """Do not exit while background tasks of the session run: wait for them and answer
+    their notifications with turns of their own (Ctrl+C stops them)."""
+    while engine.tasks.running() or engine.notifications:
+        if engine.notifications:
+            code = await run_turn(engine, None, renderer)
+            continue
+        count = len(engine.tasks.running())
+        print(f"[tether] waiting for {count} background task(s)...", file=sys.stderr)
+        await engine.tasks.wait_any()
+        await asyncio.sleep(0)  # let the finished task's notification be queued
     return code
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionAnswer, PermissionRequest
@@ -52,6 +53,24 @@ class TerminalAsker:
             if choice is not None:
                 return choice
 
+    async def trust(self, root: Path, withheld: list[str]) -> bool:
+        """The one-time workspace trust question (not interactive: not trusted)."""
+        if not self.interactive:
+            sys.stderr.write(f"[tether] {root} is not trusted; its own hooks/env do not run\n")
+            return False
+        async with self._lock:
+            return await asyncio.to_thread(self._ask_trust, root, withheld)
+
+    def _ask_trust(self, root: Path, withheld: list[str]) -> bool:
+        err = sys.stderr
+        err.write(f"\nThe workspace {visible(str(root))} wants to run its own configuration:\n")
+        for item in withheld:
+            err.write(f"  - {visible(item)}\n")
+        err.write("Trust this workspace? [y]es / [n]o: ")
+        err.flush()
+        return sys.stdin.readline().strip().lower().startswith("y")
+
 
 def terminal_editor(interactive: bool | None = None) -> DiskEditor:
-    return DiskEditor(TerminalAsker(interactive))
+    asker = TerminalAsker(interactive)
+    return DiskEditor(asker, asker.trust)

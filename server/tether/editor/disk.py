@@ -18,10 +18,15 @@ from tether.editor.port import (
 )
 
 Asker = Callable[[PermissionRequest], Awaitable[PermissionAnswer]]
+TrustAsker = Callable[[Path, list[str]], Awaitable[bool]]
 
 
 async def _deny(_request: PermissionRequest) -> PermissionAnswer:
     return "reject_once"
+
+
+async def _distrust(_root: Path, _withheld: list[str]) -> bool:
+    return False
 
 
 def read_text_file(path: Path) -> str:
@@ -54,10 +59,12 @@ def write_text_atomically(path: Path, text: str) -> None:
 
 
 class DiskEditor:
-    """Reads and writes files directly; permission questions go to ``asker`` (deny by default)."""
+    """Reads and writes files directly; permission questions go to ``asker`` and the trust
+    question to ``trust_asker`` (both say no by default)."""
 
-    def __init__(self, asker: Asker | None = None) -> None:
+    def __init__(self, asker: Asker | None = None, trust_asker: TrustAsker | None = None) -> None:
         self._asker: Asker = asker or _deny
+        self._trust_asker: TrustAsker = trust_asker or _distrust
 
     async def read(self, path: Path) -> Document:
         text = await asyncio.to_thread(read_text_file, path)
@@ -83,3 +90,6 @@ class DiskEditor:
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
         return await self._asker(request)
+
+    async def trust_workspace(self, root: Path, withheld: list[str]) -> bool:
+        return await self._trust_asker(root, withheld)

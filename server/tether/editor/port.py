@@ -76,3 +76,15 @@ class Editor(Protocol):
         ...
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer: ...
+
+
+class TrustDialog(Protocol):
+    """Optional part of the Editor port: the one-time workspace trust question.
+
+    Kept apart from ``Editor`` so front doors without it still satisfy the port; callers
+    fall back to ``ask_permission`` (see ``permissions.trust_dialog``)."""
+
+    async def trust_workspace(self, root: Path, withheld: list[str]) -> bool:
+        """May the workspace's own configuration run the things listed in ``withheld``
+        (hooks, MCP servers, env...)? True is remembered for this workspace."""
+        ...

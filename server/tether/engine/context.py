@@ -1,9 +1,12 @@
 """Assemble what goes to the model: system prompt sections, tools and the message history.
 
 The system prompt is a static prefix (identity, tool guidance, output style: byte-identical
-across turns and sessions, cached) followed by the dynamic environment section (per session,
-cached after the prefix). The newest message carries the history breakpoint so turn N+1
-reads turn N from the cache.
+across turns and sessions, cached) followed by the dynamic part (environment, project
+instructions and extra sections: per session, cached after the prefix). The newest message
+carries the history breakpoint so turn N+1 reads turn N from the cache.
+
+Which identity is used follows the chain override -> agent -> custom -> default: the first
+one given wins (a subagent swaps in its own; the user may configure a custom one).
 """
 
 from __future__ import annotations
@@ -17,15 +20,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether import prompts
+from tether.context.instructions import instructions_section, load_instructions
 from tether.engine.messages import Block, Message
 from tether.providers.base import ModelRequest, SystemBlock, ToolSpec
 
 STATIC_SECTIONS = ("system/identity.md", "system/tools.md", "system/style.md")
 
 
-def static_prompt(identity_override: str | None = None) -> str:
-    """The cacheable prefix. ``identity_override`` swaps the identity (subagents, custom)."""
-    sections = [identity_override or prompts.load(STATIC_SECTIONS[0])]
+def choose_identity(
+    override: str | None = None, agent: str | None = None, custom: str | None = None
+) -> str:
+    for candidate in (override, agent, custom):
+        if candidate and candidate.strip():
+            return candidate
+    return prompts.load(STATIC_SECTIONS[0])
+
+
+def static_prompt(identity: str | None = None) -> str:
+    """The cacheable prefix: the identity, then tool guidance and output style."""
+    sections = [identity or prompts.load(STATIC_SECTIONS[0])]
     sections += [prompts.load(name) for name in STATIC_SECTIONS[1:]]
     return "\n\n".join(s.strip() for s in sections)
 
@@ -72,19 +85,31 @@ class ContextAssembler:
     cwd: Path
     model: str
     max_tokens: int = 16000
-    identity_override: str | None = None
+    override: str | None = None
+    agent: str | None = None
+    custom: str | None = None
+    instructions: bool = True
+    """Include AGENTS.md / CLAUDE.md project instructions."""
     extra_sections: list[str] = field(default_factory=lambda: list[str]())
     _system: list[SystemBlock] | None = None
 
     def system(self) -> list[SystemBlock]:
         if self._system is None:
             env = environment_prompt(self.cwd, self.model, git_summary(self.cwd))
-            dynamic = "\n\n".join([env, *self.extra_sections])
+            sections = [env]
+            if self.instructions:
+                sections.append(instructions_section(load_instructions(self.cwd)))
+            dynamic = "\n\n".join(s for s in [*sections, *self.extra_sections] if s)
+            identity = choose_identity(self.override, self.agent, self.custom)
             self._system = [
-                SystemBlock(static_prompt(self.identity_override), cache=True),
+                SystemBlock(static_prompt(identity), cache=True),
                 SystemBlock(dynamic, cache=True),
             ]
         return self._system
+
+    def invalidate(self) -> None:
+        """Rebuild the system prompt on the next request (model or sections changed)."""
+        self._system = None
 
     def request(self, messages: Sequence[Message], tools: list[ToolSpec]) -> ModelRequest:
         return ModelRequest(

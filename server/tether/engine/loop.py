@@ -22,6 +22,7 @@ from tether.engine.messages import (
     user_text,
 )
 from tether.engine.transitions import (
+    CompactRetry,
     InputInjected,
     MaxTokensContinue,
     NextTurn,
@@ -76,6 +77,7 @@ class TurnLoop:
         self._partial: list[Block] = []
         self._partial_text = ""
         self._announced: set[str] = set()
+        self.reactive_done = False
 
     async def run(self) -> Terminal:
         while True:
@@ -98,6 +100,7 @@ class TurnLoop:
                     f"the budget of ${cfg.max_budget_usd:.2f} is used up "
                     f"(${engine.meter.session.cost_usd or 0:.4f} spent)",
                 )
+        await engine.compactor.before_request(engine, self.turn_id, self.emit)
         request = engine.assembler.request(engine.messages, engine.tool_specs())
         self.model_calls += 1
         executor = self._new_executor()
@@ -105,7 +108,7 @@ class TurnLoop:
             completed = await self.call_model(request, executor)
         except PromptTooLongError as e:
             await executor.cancel()
-            return Terminal("prompt_too_long", str(e))
+            return await self._reactive_compaction(e)
         except ModelError as e:
             await executor.cancel()
             return Terminal("model_error", str(e))
@@ -148,6 +151,18 @@ class TurnLoop:
             engine.append_meta(self.turn_id, user_text(note), "stop_hook")
             return StopHookContinue(verdict.block_reason)
         return Terminal("completed")
+
+    async def _reactive_compaction(self, error: PromptTooLongError) -> Step:
+        """The API said the prompt is too long: compact once and retry, else stop."""
+        if self.reactive_done:
+            return Terminal("prompt_too_long", str(error))
+        self.reactive_done = True
+        self.model_calls -= 1  # the refused request does not count as a model turn
+        try:
+            await self.engine.compactor.compact(self.engine, self.turn_id, "reactive", self.emit)
+        except ModelError as e:
+            return Terminal("prompt_too_long", f"{error}; compaction failed too: {e}")
+        return CompactRetry()
 
     # -- model phase ------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 VERIFY_TIMEOUT_S = 2.0
+TRUST, DISTRUST = "Trust workspace", "Don't trust"
 ANSWERS: list[tuple[PermissionAnswer, str, str]] = [
     ("allow_once", "Allow once", "allow_once"),
     ("allow_always", "Allow always", "allow_always"),
@@ -212,9 +213,7 @@ class LspEditor:
                 for answer, name, option_id in ANSWERS
             ],
         }
-        result = await self.server.request_shielded(
-            self.server.protocol.send_request_async("tether/requestPermission", params)
-        )
+        result = await self.server.ask_client("tether/requestPermission", params)
         outcome = _get(result, "outcome")
         if _get(outcome, "outcome") != "selected":
             return "cancelled"
@@ -223,6 +222,18 @@ class LspEditor:
             if chosen == option_id:
                 return answer
         return "reject_once"
+
+    async def trust_workspace(self, root: Path, withheld: list[str]) -> bool:
+        """A plain showMessageRequest, which every LSP client can answer."""
+        items = "\n".join(f"- {visible(item)}" for item in withheld)
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=f"Trust the workspace {visible(str(root))}? Its configuration wants to "
+            f"run:\n{items}",
+            actions=[types.MessageActionItem(title=t) for t in (TRUST, DISTRUST)],
+        )
+        choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        return getattr(choice, "title", None) == TRUST
 
     async def _ask_fallback(self, request: PermissionRequest) -> PermissionAnswer:
         command = request.raw_input.get("command")
@@ -233,9 +244,7 @@ class LspEditor:
             message=message,
             actions=[types.MessageActionItem(title=name) for _a, name, _o in ANSWERS],
         )
-        choice = await self.server.request_shielded(
-            self.server.window_show_message_request_async(params)
-        )
+        choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
         title = getattr(choice, "title", None)
         for answer, name, _option_id in ANSWERS:
             if title == name:

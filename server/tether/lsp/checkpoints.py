@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +56,24 @@ class Checkpoints:
                 plan.setdefault(path, text)
         return self.turns[index], plan
 
+    @classmethod
+    def rebuild(
+        cls,
+        turns: list[tuple[str, int, str | None]],
+        saved: list[tuple[str, Path, str | None]],
+    ) -> Checkpoints:
+        """Checkpoints of a resumed session: ``turns`` as (turn id, message index, parent
+        uuid) in order, ``saved`` the pre-turn texts recorded in the transcript."""
+        checkpoints = cls()
+        for turn_id, index, parent in turns:
+            checkpoints.turns.append(TurnCheckpoint(turn_id, index, parent))
+        by_id = {t.turn_id: t for t in checkpoints.turns}
+        for turn_id, path, text in saved:
+            turn = by_id.get(turn_id)
+            if turn is not None:
+                turn.before.setdefault(path, text)
+        return checkpoints
+
     def drop_from(self, turn_id: str) -> None:
         index = self.find(turn_id)
         if index is not None:
@@ -68,6 +87,8 @@ class CheckpointingEditor:
     def __init__(self, inner: Editor, checkpoints: Checkpoints) -> None:
         self.inner = inner
         self.checkpoints = checkpoints
+        self.on_checkpoint: Callable[[str, Path, str | None], None] | None = None
+        """Persists a pre-turn text (the transcript), so rewind survives a restart."""
 
     async def read(self, path: Path) -> Document:
         return await self.inner.read(path)
@@ -81,6 +102,8 @@ class CheckpointingEditor:
             self.checkpoints.edited[path] = time.monotonic()
             if turn is not None and path not in turn.before:
                 turn.before[path] = base.text if base is not None else None
+                if self.on_checkpoint is not None:
+                    self.on_checkpoint(turn.turn_id, path, turn.before[path])
         return outcome
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:

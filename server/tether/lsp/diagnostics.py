@@ -27,11 +27,20 @@ class DiagnosticsStore:
     def __init__(self) -> None:
         self.by_uri: dict[str, list[dict[str, Any]]] = {}
         self.updated: dict[str, float] = {}
+        self.producing: set[str] = set()
+        self.first_errors: dict[str, set[tuple[int, str]]] = {}
+        """The errors of each file's first report: the baseline before any agent edit."""
+        """Files something has reported diagnostics for: only these are worth waiting for."""
         self._changed = asyncio.Event()
 
     def publish(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
-        self.by_uri[uri_key_from(uri)] = diagnostics
-        self.updated[uri_key_from(uri)] = time.monotonic()
+        key = uri_key_from(uri)
+        if diagnostics or key in self.by_uri:
+            self.producing.add(key)
+        if key not in self.first_errors:
+            self.first_errors[key] = {_key(d) for d in diagnostics if d.get("severity", 1) == 1}
+        self.by_uri[key] = diagnostics
+        self.updated[key] = time.monotonic()
         self._changed.set()
         self._changed = asyncio.Event()
 
@@ -39,6 +48,8 @@ class DiagnosticsStore:
         return [d for d in self.by_uri.get(uri_key(path), []) if d.get("severity", 1) == 1]
 
     async def wait_after(self, path: Path, since: float, timeout: float) -> None:
+        if uri_key(path) not in self.producing:
+            return  # nothing reports on this file (text, config): do not wait for nothing
         deadline = time.monotonic() + timeout
         while self.updated.get(uri_key(path), 0.0) < since:
             remaining = deadline - time.monotonic()
@@ -71,7 +82,8 @@ def diagnostics_source(
         lines: list[str] = []
         for path in paths:
             errors = store.errors(path)
-            seen = baseline.get(path, set())
+            # The first report for a file is taken as its state before the agent's edits.
+            seen = baseline.get(path, store.first_errors.get(uri_key(path), set()))
             new = [d for d in errors if _key(d) not in seen]
             baseline[path] = {_key(d) for d in errors}
             for d in new[:20]:

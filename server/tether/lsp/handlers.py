@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
+import threading
 from typing import Any
 
 from lsprotocol import types
@@ -14,17 +14,21 @@ from tether.errors import SessionError
 from tether.lsp import features
 from tether.lsp.hub import SessionHub
 from tether.lsp.params import (
+    CompactParams,
     DiagnosticsParams,
     InvalidParamsError,
     ListSessionsParams,
+    LoadSessionParams,
     NewSessionParams,
     PromptParams,
     RewindParams,
     SessionParams,
     SetModeParams,
+    StopTaskParams,
     parse_params,
 )
 from tether.lsp.server import TetherServer
+from tether.transcript.load import TranscriptDamagedError
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +47,9 @@ def register(server: TetherServer, hub: SessionHub) -> None:
             hub.add_folder(folder.uri)
         if not params.workspace_folders and params.root_uri:
             hub.add_folder(params.root_uri)
-        # Warm the model SDK off the start-up path, before the first prompt needs it.
-        asyncio.get_running_loop().run_in_executor(None, _warm_imports)
+        # Warm the engine and the model SDKs off the start-up path, before the first prompt
+        # needs them. A daemon thread: an editor that quits at once must not wait for it.
+        threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     async def folders_changed(
@@ -102,10 +107,13 @@ def register(server: TetherServer, hub: SessionHub) -> None:
             raise _invalid(e)
 
     @server.feature("tether/loadSession")
-    def load_session(ls: TetherServer, params: Any) -> dict[str, Any]:
+    async def load_session(ls: TetherServer, params: Any) -> dict[str, Any]:
         try:
-            session_id = parse_params(SessionParams, params).session_id
-            return {"sessionId": session_id, "history": hub.load_session(session_id)}
+            parsed = parse_params(LoadSessionParams, params)
+            history = await hub.load_session(parsed.session_id, recover=parsed.recover)
+            return {"sessionId": parsed.session_id, "history": history}
+        except TranscriptDamagedError as e:
+            raise JsonRpcInvalidParams(str(e), data={"line": e.line, "lastGoodLine": e.last_good})
         except (InvalidParamsError, SessionError) as e:
             raise _invalid(e)
 
@@ -121,6 +129,28 @@ def register(server: TetherServer, hub: SessionHub) -> None:
         try:
             parsed = parse_params(RewindParams, params)
             return {"restored": await hub.rewind(parsed)}
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    @server.feature("tether/listTasks")
+    def list_tasks(ls: TetherServer, params: Any) -> dict[str, Any]:
+        try:
+            return {"tasks": hub.list_tasks(parse_params(SessionParams, params).session_id)}
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    @server.feature("tether/stopTask")
+    async def stop_task(ls: TetherServer, params: Any) -> dict[str, Any]:
+        try:
+            return {"stopped": await hub.stop_task(parse_params(StopTaskParams, params))}
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    @server.feature("tether/compact")
+    async def compact(ls: TetherServer, params: Any) -> dict[str, Any]:
+        try:
+            parsed = parse_params(CompactParams, params)
+            return await hub.compact(parsed)
         except (InvalidParamsError, SessionError) as e:
             raise _invalid(e)
 

@@ -18,19 +18,22 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
-from tether.errors import ConfigError, SessionError
+from tether.errors import ConfigError, ModelError, SessionError
 from tether.lsp.bridge import LspEditor
 from tether.lsp.checkpoints import CheckpointingEditor, Checkpoints
 from tether.lsp.diagnostics import DiagnosticsStore, diagnostics_source
 from tether.lsp.params import (
+    CompactParams,
     ListSessionsParams,
     NewSessionParams,
     PromptParams,
     RewindParams,
     SetModeParams,
+    StopTaskParams,
 )
 from tether.lsp.server import TetherServer
 from tether.protocol.updates import SessionUpdate, ToolCall, TurnEnd
+from tether.transcript.records import ProgressRecord
 
 if TYPE_CHECKING:
     # The engine stack is imported on first use (and warmed in the background after
@@ -140,6 +143,14 @@ class SessionHub:
         checkpoints: Checkpoints,
     ) -> SessionEntry:
         entry = SessionEntry(workspace, engine, editor, checkpoints)
+        editor.on_checkpoint = lambda turn_id, path, text: engine.record(
+            ProgressRecord(
+                session_id=engine.session_id,
+                turn_id=turn_id,
+                event="checkpoint",
+                data={"turnId": turn_id, "path": str(path), "before": text},
+            )
+        )
         engine.attachment_sources.append(
             diagnostics_source(
                 self.diagnostics, checkpoints.edited, lambda: self.server.features.diagnostics
@@ -147,6 +158,7 @@ class SessionHub:
         )
         session_id = engine.session_id
         engine.on_idle_update = lambda update: self._notify(session_id, "", update)
+        engine.on_notification = lambda: self._notification_turn(entry)
         self.sessions[session_id] = entry
         return entry
 
@@ -165,7 +177,7 @@ class SessionHub:
         self._attach(workspace, engine, editor, checkpoints)
         return engine.session_id
 
-    def load_session(self, session_id: str) -> list[dict[str, Any]]:
+    async def load_session(self, session_id: str, *, recover: bool = False) -> list[dict[str, Any]]:
         entry = self.sessions.get(session_id)
         if entry is None:
             for workspace in self.workspaces:
@@ -174,20 +186,25 @@ class SessionHub:
                 checkpoints = Checkpoints()
                 lsp_editor = LspEditor(self.server, session_id)
                 editor = CheckpointingEditor(lsp_editor, checkpoints)
-                engine, resumed = workspace.load_session(session_id, editor)
+                engine, resumed = await workspace.load_session(session_id, editor, recover=recover)
+                checkpoints = _saved_checkpoints(resumed)
+                editor.checkpoints = checkpoints
                 entry = self._attach(workspace, engine, editor, checkpoints)
                 chain = resumed.chain
                 break
             else:
                 raise SessionError(f"unknown sessionId: {session_id}")
         else:
-            from tether.transcript.resume import read_transcript
+            from tether.transcript.chain import build_chain
+            from tether.transcript.load import read_transcript
 
             writer = entry.engine.transcript
-            chain = read_transcript(writer.path).chain if writer is not None else []
+            chain = build_chain(read_transcript(writer.path).records)[0] if writer else []
         from tether.transcript.replay import history_updates
 
-        pairs = history_updates(chain, entry.engine.describe_call)
+        pairs = history_updates(
+            chain, entry.engine.describe_call, entry.engine.provider.context_window
+        )
         return [{"turnId": turn, **update.to_wire()} for turn, update in pairs]
 
     def list_sessions(self, params: ListSessionsParams) -> list[dict[str, Any]]:
@@ -221,6 +238,15 @@ class SessionHub:
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         entry = self.entry(params.session_id)
         engine = entry.engine
+        from tether.skills import commands
+
+        params.prompt = commands.expand_blocks(params.prompt, commands.discover(engine.cwd))
+        first = params.prompt[0]
+        text = getattr(first, "text", "")
+        if isinstance(text, str) and (text == "/compact" or text.startswith("/compact ")):
+            if engine.busy:
+                raise SessionError("cannot compact while a turn is running")
+            return await self._compact_as_turn(engine, text.removeprefix("/compact").strip())
         if engine.busy:
             future = await engine.enqueue(params.prompt)
             return _encode(await asyncio.shield(future))
@@ -243,6 +269,43 @@ class SessionHub:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await driver
             raise
+
+    def _notification_turn(self, entry: SessionEntry) -> None:
+        """A background task finished while the session was idle: answer it with a turn of
+        its own (the editor sees a new turn)."""
+        engine = entry.engine
+        if engine.busy:
+            return
+        turn_id = uuid.uuid4().hex[:12]
+        writer = engine.transcript
+        entry.checkpoints.begin(
+            turn_id, len(engine.messages), writer.last_uuid if writer is not None else None
+        )
+        stream = engine.start(None, turn_id=turn_id)
+        driver = asyncio.get_running_loop().create_task(self._drive(entry, stream, None))
+        self._turn_tasks.add(driver)
+        driver.add_done_callback(self._turn_tasks.discard)
+
+    def list_tasks(self, session_id: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "taskId": t.id,
+                "kind": t.kind,
+                "description": t.description,
+                "status": t.status,
+                "toolCallId": t.tool_use_id,
+                "outputFile": str(t.output_path),
+                "summary": t.summary or None,
+            }
+            for t in self.entry(session_id).engine.tasks.all()
+        ]
+
+    async def stop_task(self, params: StopTaskParams) -> bool:
+        tasks = self.entry(params.session_id).engine.tasks
+        if tasks.get(params.task_id) is None:
+            raise SessionError(f"unknown taskId: {params.task_id}")
+        task = await tasks.stop(params.task_id)
+        return task is not None and task.status == "killed"
 
     async def _drive(self, entry: SessionEntry, stream: Any, token: Any) -> TurnResult:
         engine = entry.engine
@@ -298,6 +361,22 @@ class SessionHub:
             {"sessionId": session_id, "turnId": turn_id, "update": update.to_wire()},
         )
 
+    async def _compact_as_turn(self, engine: QueryEngine, instructions: str) -> dict[str, Any]:
+        """``/compact`` typed as a prompt: compaction instead of a model turn."""
+        try:
+            await engine.compact(instructions)
+        except ModelError as e:
+            raise SessionError(f"compaction failed: {e}")
+        return {"stopReason": "end_turn", "turnId": "", "usage": engine.meter.turn.to_wire()}
+
+    async def compact(self, params: CompactParams) -> dict[str, Any]:
+        engine = self.entry(params.session_id).engine
+        try:
+            update = await engine.compact(params.instructions)  # notifies a compaction update
+        except ModelError as e:
+            raise SessionError(f"compaction failed: {e}")
+        return {"tokensBefore": update.tokens_before, "tokensAfter": update.tokens_after}
+
     # -- rewind -----------------------------------------------------------------------
 
     async def rewind(self, params: RewindParams) -> list[str]:
@@ -313,6 +392,8 @@ class SessionHub:
         for path, text in files.items():
             if await entry.editor.restore(path, text):
                 restored.append(path.as_uri())
+            # The agent's view of the file went back in time too: it must read it again.
+            engine.state.files.forget(path)
         del engine.messages[checkpoint.message_index :]
         writer = engine.transcript
         if writer is not None:
@@ -344,6 +425,25 @@ class SessionHub:
     def _log(self, kind: types.MessageType, message: str) -> None:
         with contextlib.suppress(Exception):
             self.server.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+
+def _saved_checkpoints(resumed: Any) -> Checkpoints:
+    """Rewind points of a resumed session, from its transcript."""
+    first: dict[str, tuple[int, str | None]] = {}
+    for record in resumed.chain:
+        if record.turn_id and record.turn_id not in first:
+            first[record.turn_id] = (-1, record.parent_uuid)
+    for index, turn_id in enumerate(resumed.message_turns):
+        if turn_id in first and first[turn_id][0] < 0:
+            first[turn_id] = (index, first[turn_id][1])
+    turns = [(t, i, parent) for t, (i, parent) in first.items() if i >= 0]
+    loaded = resumed.loaded
+    saved = [
+        (str(p.data.get("turnId")), Path(str(p.data.get("path"))), p.data.get("before"))
+        for p in (loaded.progress if loaded is not None else [])
+        if p.event == "checkpoint"
+    ]
+    return Checkpoints.rebuild(turns, saved)
 
 
 def _encode(result: TurnResult) -> dict[str, Any]:

@@ -35,6 +35,22 @@ class SessionParams(LenientWireModel):
     session_id: str
 
 
+class LoadSessionParams(LenientWireModel):
+    session_id: str
+    recover: bool = False
+    """Continue a damaged transcript from its last good point."""
+
+
+class StopTaskParams(LenientWireModel):
+    session_id: str
+    task_id: str
+
+
+class CompactParams(LenientWireModel):
+    session_id: str
+    instructions: str = ""
+
+
 class ListSessionsParams(LenientWireModel):
     workspace_folder: str | None = None
     limit: int | None = Field(default=None, ge=1)

@@ -48,6 +48,9 @@ class TetherProtocol(LanguageServerProtocol):
                     "tether/loadSession",
                     "tether/setMode",
                     "tether/rewind",
+                    "tether/compact",
+                    "tether/listTasks",
+                    "tether/stopTask",
                 ],
             }
         }

@@ -4,7 +4,9 @@ documents, version waits, shielded client requests)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import uuid
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -88,6 +90,19 @@ class TetherServer(LanguageServer):
         """Await a server->client request so that cancelling the waiter does not break the
         late reply (pygls #621)."""
         return await asyncio.shield(asyncio.ensure_future(request))
+
+    async def ask_client(self, method: str, params: Any) -> Any:
+        """A server->client request the client may drop: if the waiter is cancelled (the
+        turn was stopped), the request is withdrawn with ``$/cancelRequest`` so the editor
+        can close its dialog."""
+        msg_id = f"tether-{uuid.uuid4().hex}"
+        request = self.protocol.send_request_async(method, params, msg_id=msg_id)
+        try:
+            return await self.request_shielded(request)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                self.protocol.notify("$/cancelRequest", {"id": msg_id})
+            raise
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         if _expected(error):

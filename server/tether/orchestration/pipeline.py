@@ -1,10 +1,14 @@
 """The one pipeline every tool call passes through, built-in and MCP tools alike:
 
-    parse input -> validate -> PreToolUse hooks -> permission decision (rules, mode, tool)
-    -> ask the user if needed -> call -> PostToolUse hooks -> result
+    refresh settings -> parse input -> validate -> PreToolUse hooks (may rewrite the input)
+    -> permission decision (rules, mode, control plane, sandbox, tool) -> ask the user if
+    needed -> call -> PostToolUse hooks -> result
 
-Failures at any step become an ``is_error`` tool result the model can act on; only
-cancellation propagates.
+A hook's "deny" blocks before any rule is read; its "ask" turns an allow into a question;
+its "allow" skips a question only when no rule and nothing protected asked it. The
+question shows the input exactly as it will run (after any rewrite), with control
+characters made visible, and approves only that. Failures at any step become an
+``is_error`` tool result the model can act on; only cancellation propagates.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,10 +24,12 @@ from tether.editor.port import PermissionAnswer, PermissionRequest
 from tether.engine.hooks import Hooks
 from tether.engine.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tether.errors import ToolError
+from tether.permissions.display import visible
 from tether.permissions.policy import Decision, RuleSet, decide, suggest_rule
 from tether.protocol.content import TextToolContent, ToolContent
 from tether.tools.base import Tool, ToolResult, error_result
 from tether.tools.context import ToolContext
+from tether.tools.pool import ToolPool
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +44,17 @@ class ToolRuntime:
     """What the pipeline needs from the engine, per session."""
 
     session_id: str
-    tools: dict[str, Tool[Any]]
+    tools: ToolPool
     rules: RuleSet
     hooks: Hooks
     make_context: Callable[[str], ToolContext]
     remember_rule: Callable[[Literal["allow", "deny"], str], None]
+    refresh: Callable[[], None] = lambda: None
+    """Called before each call: the workspace applies changed settings files here."""
+
+
+approved_call: ContextVar[str | None] = ContextVar("approved_call", default=None)
+"""The tool_use id whose call is running, set only here after the decision allowed it."""
 
 
 @dataclass
@@ -63,6 +76,7 @@ def _fail(use: ToolUseBlock, message: str) -> ToolOutcome:
 
 
 async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
+    rt.refresh()
     tool = rt.tools.get(use.name)
     if tool is None:
         available = ", ".join(sorted(rt.tools))
@@ -82,39 +96,47 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
     if problem:
         return _fail(use, problem)
 
+    raw_input = use.input
     verdict = await rt.hooks.pre_tool_use(use.name, use.input, use.id)
     if verdict.stop_turn is not None:
         stopped = _fail(use, f"A PreToolUse hook stopped the turn: {verdict.stop_turn}")
         stopped.stop_turn = verdict.stop_turn
         return stopped
+    if verdict.decision == "deny":
+        return _fail(use, f"A PreToolUse hook blocked this call: {verdict.reason}")
     if verdict.updated_input is not None:
         reparsed = tool.parse(verdict.updated_input)
         if isinstance(reparsed, str):
             return _fail(use, f"A hook rewrote the input into something invalid: {reparsed}")
-        data = reparsed
-    if verdict.decision == "deny":
-        return _fail(use, f"A PreToolUse hook blocked this call: {verdict.reason}")
+        problem = await tool.validate(reparsed, ctx)
+        if problem:
+            return _fail(use, f"A hook rewrote the input into something invalid: {problem}")
+        data, raw_input = reparsed, verdict.updated_input
 
     decision = await decide(tool, data, ctx, rt.rules)
-    if decision.behavior == "allow" or (
-        verdict.decision == "allow" and decision.behavior == "ask" and decision.rule is None
-    ):
-        pass
-    elif decision.behavior == "deny":
+    hook_allows = verdict.decision == "allow" and decision.rule is None and not decision.forced
+    if decision.behavior == "deny":
         return _fail(use, f"Permission denied: {decision.reason}")
-    else:
-        answer = await _ask(tool, data, ctx, use, decision, rt)
+    if decision.behavior == "ask" and hook_allows:
+        pass
+    elif decision.behavior == "ask" or verdict.decision == "ask":
+        answer = await _ask(tool, data, ctx, use, raw_input, decision, rt)
         if answer not in ("allow_once", "allow_always"):
             return _fail(use, REJECTED)
 
-    result = await _call(tool, data, ctx)
+    token = approved_call.set(use.id)
+    try:
+        result = await _call(tool, data, ctx)
+    finally:
+        approved_call.reset(token)
     post = await rt.hooks.post_tool_use(
-        use.name, use.input, use.id, result.raw_output or result.content, result.is_error
+        use.name, raw_input, use.id, result.raw_output or result.content, result.is_error
     )
     block = result.to_block(use.id)
-    if post.additional_context:
-        note = TextBlock(text=f"<system-reminder>{post.additional_context}</system-reminder>")
-        block = block.model_copy(update={"content": [*block.content, note]})
+    notes = [n for n in (verdict.additional_context, post.additional_context) if n]
+    if notes:
+        extra = [TextBlock(text=f"<system-reminder>{n}</system-reminder>") for n in notes]
+        block = block.model_copy(update={"content": [*block.content, *extra]})
     display = result.display or [TextToolContent(text=block.text)]
     return ToolOutcome(block, display, result.raw_output, post.stop_turn)
 
@@ -124,18 +146,23 @@ async def _ask(
     data: Any,
     ctx: ToolContext,
     use: ToolUseBlock,
+    raw_input: dict[str, Any],
     decision: Decision,
     rt: ToolRuntime,
 ) -> PermissionAnswer:
-    rule = suggest_rule(tool, data, ctx)
+    # A forced question approves this one call: "always" must not turn it into a rule.
+    rule = None if decision.forced else suggest_rule(tool, data, ctx)
+    content = list(decision.content)
+    if decision.reason and decision.forced:
+        content.append(TextToolContent(text=visible(decision.reason)))
     request = PermissionRequest(
         session_id=rt.session_id,
         tool_call_id=use.id,
         tool_name=tool.name,
-        title=tool.title(data),
+        title=visible(tool.title(data)),
         tool_kind=tool.kind,
-        raw_input=use.input,
-        content=decision.content,
+        raw_input=raw_input,
+        content=content,
         always_rule=rule,
     )
     try:
@@ -145,9 +172,9 @@ async def _ask(
     except Exception as e:  # an editor that cannot answer is a rejection, never a hang
         log.warning("permission question failed: %s", e)
         return "reject_once"
-    if answer == "allow_always":
+    if rule is not None and answer == "allow_always":
         rt.remember_rule("allow", rule)
-    elif answer == "reject_always":
+    elif rule is not None and answer == "reject_always":
         rt.remember_rule("deny", rule)
     return answer
 

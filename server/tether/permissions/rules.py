@@ -10,20 +10,17 @@ mcp__server[__tool]    every tool of a server, or one
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pathspec
 
-from tether.permissions.shell import SimpleCommand, parse_command
-
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_*-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 EDIT_FAMILY = frozenset({"Edit", "Write", "NotebookEdit", "MultiEdit"})
 READ_FAMILY = frozenset({"Read", "Glob", "Grep"})
-WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "stdbuf"})
 
 
 @dataclass(frozen=True)
@@ -66,7 +63,7 @@ def tool_matches(rule: Rule, tool: str) -> bool:
 
 
 def matches(rule: Rule, subject: Subject) -> bool:
-    """Does ``rule`` cover this call? Bash is handled per subcommand by ``bash_verdict``."""
+    """Does ``rule`` cover this (non-Bash) call?"""
     if not tool_matches(rule, subject.tool):
         return False
     if rule.spec is None:
@@ -74,49 +71,10 @@ def matches(rule: Rule, subject: Subject) -> bool:
     if subject.content is None:
         return False
     if subject.tool == "Bash":
-        return command_matches(rule.spec, subject.content)
+        return False  # Bash specs are matched per subcommand by bash_rules
     if rule.spec.startswith("domain:"):
         return domain_matches(rule.spec.removeprefix("domain:"), subject.content)
     return path_matches(rule.spec, Path(subject.content), subject.cwd)
-
-
-def normalized_words(cmd: SimpleCommand) -> list[str]:
-    """argv without leading wrappers (``timeout 5``, ``nice``...)."""
-    words = list(cmd.argv)
-    while words and os.path.basename(words[0]) in WRAPPERS:
-        words.pop(0)
-        while words and (words[0].startswith("-") or words[0].replace(".", "").isdigit()):
-            words.pop(0)
-    return words
-
-
-def command_matches(spec: str, command_text: str) -> bool:
-    """Match one (sub)command's text against a Bash rule spec."""
-    text = " ".join(command_text.split())
-    if spec.endswith(":*"):
-        prefix = " ".join(spec[:-2].split())
-        return text == prefix or text.startswith(prefix + " ")
-    if "*" in spec:
-        return fnmatch.fnmatchcase(text, " ".join(spec.split()))
-    return text == " ".join(spec.split())
-
-
-def subcommand_texts(command: str) -> list[str] | None:
-    parsed = parse_command(command)
-    if parsed is None:
-        return None
-    return [" ".join(normalized_words(c)) for c in parsed]
-
-
-def writes_outside_devnull(command: str) -> bool:
-    parsed = parse_command(command)
-    if parsed is None:
-        return True
-    for cmd in parsed:
-        for r in cmd.redirects:
-            if (">" in r.op or r.op in ("&>", ">|")) and r.target not in ("/dev/null",):
-                return True
-    return False
 
 
 def domain_matches(pattern: str, url_or_host: str) -> bool:
@@ -144,5 +102,9 @@ def path_matches(spec: str, path: Path, cwd: Path) -> bool:
             rel = path.relative_to(base)
         except ValueError:
             return False
-    spec_obj = pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
-    return spec_obj.match_file(rel.as_posix())
+    return _gitignore(pattern).match_file(rel.as_posix())
+
+
+@lru_cache(maxsize=1024)
+def _gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([pattern])

@@ -99,11 +99,24 @@ class _Collector:
         return Redirect(op, output.word)
 
 
+# bashlex reads $'\x63url' as the word "$x63url" (and $"..." likewise), so the command
+# bash would run is not the one we would match: treat ANSI-C and locale quoting as opaque.
+_OPAQUE_QUOTING = re.compile(r"\$['\"]")
+
+
 def parse_command(command: str) -> list[SimpleCommand] | None:
     """Every simple command in ``command`` (a substitution before the command that uses it);
     None when it cannot be analysed."""
+    parsed = _parse_cached(command)
+    return None if parsed is None else list(parsed)
+
+
+@lru_cache(maxsize=1024)  # one call is checked several times (flags, rules, sandbox, display)
+def _parse_cached(command: str) -> tuple[SimpleCommand, ...] | None:
     if all(not line.strip() or line.lstrip().startswith("#") for line in command.splitlines()):
-        return []
+        return ()
+    if "\x00" in command or _OPAQUE_QUOTING.search(command):
+        return None
     collector = _Collector(command)
     try:
         trees = cast(list[Any], cast(Any, bashlex).parse(command))
@@ -111,9 +124,9 @@ def parse_command(command: str) -> list[SimpleCommand] | None:
             collector.visit(tree)
     except (_Unanalysable, ParsingError, NotImplementedError):
         return None
-    except (AttributeError, IndexError, TypeError, ValueError, AssertionError):
+    except (AttributeError, IndexError, TypeError, ValueError, AssertionError, RecursionError):
         return None  # bashlex has rough edges on odd input; not analysable is the safe answer
-    return collector.commands
+    return tuple(collector.commands)
 
 
 READ_ONLY_COMMANDS = frozenset(

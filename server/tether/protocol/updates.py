@@ -117,6 +117,8 @@ class Compaction(WireModel):
     trigger: Literal["auto", "manual", "reactive"]
     tokens_before: int
     tokens_after: int
+    strategy: Literal["tool_result_budget", "microcompact", "summary"] = "summary"
+    """Which rung of the ladder: results stored to files, old results cleared, or a summary."""
 
 
 class TurnError(WireModel):

@@ -15,6 +15,9 @@ plain list of blocks or an object::
      "chunk_delay_ms": 50,            # pause between streamed events (to test cancel mid-stream)
      "expect": {"contains": "text"}}  # the request's last user message must contain this text
 
+The object form ``{"turns": [...], "context_window": 200000}`` also sets the window the
+scripted model claims.
+
 Every request consumes exactly one turn (a fault turn included). A request after the last
 turn, or a turn left over at the end, is an error: scripts fail loudly.
 """
@@ -107,6 +110,8 @@ class ScriptTurn(BaseModel):
 class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
     turns: list[ScriptTurn]
+    context_window: int = 200_000
+    """The window the scripted model claims (it decides when the context is compacted)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -11,7 +11,15 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from tether.engine.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
+from tether.context.tokens import TokenCounter
+from tether.engine.messages import (
+    Block,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from tether.errors import ScriptError
 from tether.providers.base import (
     Completed,
@@ -37,10 +45,12 @@ CHUNK_CHARS = 24
 
 
 class ScriptedProvider:
-    def __init__(self, script: Script, *, model: str = "scripted", context_window: int = 200_000):
+    def __init__(
+        self, script: Script, *, model: str = "scripted", context_window: int | None = None
+    ):
         self._script = script
         self._model = model
-        self._context_window = context_window
+        self._context_window = context_window or script.context_window
         self._next = 0
         self.requests: list[ModelRequest] = []
 
@@ -84,11 +94,11 @@ class ScriptedProvider:
         if turn.fault is not None:
             raise ScriptError(f"turn {index + 1}: faults need a fake API server, not 'scripted'")
         _check_expectation(index, turn, request)
-        async for event in _play(index, turn):
+        async for event in _play(index, turn, request):
             yield event
 
 
-async def _play(index: int, turn: ScriptTurn) -> AsyncIterator[StreamEvent]:
+async def _play(index: int, turn: ScriptTurn, request: ModelRequest) -> AsyncIterator[StreamEvent]:
     delay = turn.chunk_delay_ms / 1000
     blocks: list[Block] = []
     for b_index, block in enumerate(turn.blocks):
@@ -111,21 +121,37 @@ async def _play(index: int, turn: ScriptTurn) -> AsyncIterator[StreamEvent]:
             yield ToolUseReady(use)
             blocks.append(use)
     stop: ModelStopReason = turn.effective_stop_reason  # type: ignore[assignment]
-    usage = TokenUsage(
-        input_tokens=turn.usage.input_tokens,
-        output_tokens=turn.usage.output_tokens,
-        cache_read_tokens=turn.usage.cache_read_input_tokens,
-        cache_creation_tokens=turn.usage.cache_creation_input_tokens,
-    )
-    yield Completed(Message(role="assistant", content=blocks), stop, usage)
+    message = Message(role="assistant", content=blocks)
+    if "usage" in turn.model_fields_set:
+        usage = TokenUsage(
+            input_tokens=turn.usage.input_tokens,
+            output_tokens=turn.usage.output_tokens,
+            cache_read_tokens=turn.usage.cache_read_input_tokens,
+            cache_creation_tokens=turn.usage.cache_creation_input_tokens,
+        )
+    else:  # plausible numbers, so context accounting behaves as with a real model
+        counter = TokenCounter()
+        usage = TokenUsage(
+            input_tokens=counter.prefix(request.system, request.tools)
+            + counter.messages(request.messages),
+            output_tokens=counter.message(message),
+        )
+    yield Completed(message, stop, usage)
+
+
+def _text_of(message: Message) -> str:
+    parts: list[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock | ToolResultBlock):
+            parts.append(block.text)
+    return "\n".join(parts)
 
 
 def _check_expectation(index: int, turn: ScriptTurn, request: ModelRequest) -> None:
     if turn.expect is None or turn.expect.contains is None:
         return
     users = [m for m in request.messages if m.role == "user"]
-    last = users[-1] if users else None
-    haystack = last.model_dump_json() if last is not None else ""
+    haystack = _text_of(users[-1]) if users else ""
     if turn.expect.contains not in haystack:
         raise ScriptError(
             f"turn {index + 1}: expected the last user message to contain {turn.expect.contains!r}"

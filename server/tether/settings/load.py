@@ -1,5 +1,11 @@
 """Load and merge settings files. List keys merge; scalars take the most specific value.
-A bad file or value produces a warning naming the key and falls back to the default."""
+
+Order, least specific first: user (``~/.config/tether/settings.json``), project
+(``.tether/settings.json``), local (``.tether/settings.local.json``), then command-line /
+initialization options. A bad file or value produces a warning naming the key and falls
+back to the default; the daemon never refuses to start over settings. In a workspace the
+user has not trusted, the project and local files lose what needs trust (``trust.py``).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,8 @@ from typing import Any
 import platformdirs
 from pydantic import ValidationError
 
-from tether.settings.model import LIST_KEYS, Settings
+from tether.settings.model import LIST_KEYS, Settings, unknown_keys
+from tether.settings.trust import project_mcp_config, withhold_untrusted
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +37,8 @@ class LoadedSettings:
     settings: Settings
     warnings: list[str] = field(default_factory=lambda: list[str]())
     sources: list[Path] = field(default_factory=lambda: list[Path]())
+    withheld: list[str] = field(default_factory=lambda: list[str]())
+    """What the project files ask for that waits until the workspace is trusted."""
 
 
 def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
@@ -94,23 +103,37 @@ def _drop(data: dict[str, Any], loc: list[str]) -> dict[str, Any]:
 
 
 def load_settings(
-    root: Path, overrides: dict[str, Any] | None = None, *, user: bool = True
+    root: Path,
+    overrides: dict[str, Any] | None = None,
+    *,
+    user: bool = True,
+    trusted: bool = False,
 ) -> LoadedSettings:
     warnings: list[str] = []
     sources: list[Path] = []
+    withheld: list[str] = []
     merged: dict[str, Any] = {}
-    paths = ([user_settings_path()] if user else []) + list(project_settings_paths(root))
-    for path in paths:
+    layers: list[tuple[Path, bool]] = [(user_settings_path(), False)] if user else []
+    layers += [(p, True) for p in project_settings_paths(root)]
+    for path, from_project in layers:
         data = _read(path, warnings)
-        if data:
-            sources.append(path)
-            merged = merge(merged, data)
+        if not data:
+            continue
+        sources.append(path)
+        for key in unknown_keys(data):
+            warnings.append(f"{path}: setting {key}: unknown key; ignored")
+        if from_project and not trusted:
+            data, held = withhold_untrusted(data, str(path.relative_to(root)))
+            withheld += held
+        merged = merge(merged, data)
+    if not trusted:
+        withheld += project_mcp_config(root)
     if overrides:
         merged = merge(merged, overrides)
     settings = validate_leniently(merged, warnings)
     for w in warnings:
         log.warning("%s", w)
-    return LoadedSettings(settings, warnings, sources)
+    return LoadedSettings(settings, warnings, sources, withheld)
 
 
 def add_local_rule(root: Path, kind: str, rule: str) -> Path:

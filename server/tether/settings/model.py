@@ -1,13 +1,34 @@
-"""The settings tree. Every field has a default; unknown keys are ignored with a warning."""
+"""The settings tree. Every field has a default; unknown keys are reported and ignored."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from tether.protocol.updates import Mode
+
+HookEvent = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionStart",
+    "SessionEnd",
+]
+HOOK_EVENTS: tuple[HookEvent, ...] = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionStart",
+    "SessionEnd",
+)
 
 
 class _Section(BaseModel):
@@ -21,12 +42,27 @@ class PermissionSettings(_Section):
     deny: list[str] = Field(default_factory=lambda: list[str]())
     default_mode: Mode = "default"
     additional_directories: list[str] = Field(default_factory=lambda: list[str]())
+    disable_bypass_permissions_mode: Literal["disable"] | None = None
 
 
 class SandboxSettings(_Section):
     enabled: bool = True
     allow_network: bool = False
     writable_paths: list[str] = Field(default_factory=lambda: list[str]())
+    git_writable: bool = False
+    """Let sandboxed commands write ``.git`` (commits) — hooks and config stay read-only."""
+
+
+class HookCommand(_Section):
+    type: Literal["command"] = "command"
+    command: str = Field(min_length=1)
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds; the event's default when absent."""
+
+
+class HookMatcher(_Section):
+    matcher: str | None = None
+    hooks: list[HookCommand] = Field(default_factory=lambda: list[HookCommand]())
 
 
 class Settings(_Section):
@@ -36,7 +72,11 @@ class Settings(_Section):
     max_turns: int | None = None
     max_budget_usd: float | None = None
     env: dict[str, str] = Field(default_factory=lambda: dict[str, str]())
-    hooks: dict[str, Any] = Field(default_factory=lambda: dict[str, Any]())
+    hooks: dict[HookEvent, list[HookMatcher]] = Field(
+        default_factory=lambda: dict[HookEvent, list[HookMatcher]]()
+    )
+    mcp_servers: dict[str, Any] = Field(default_factory=lambda: dict[str, Any]())
+    api_key_helper: str | None = None
 
 
 LIST_KEYS = {
@@ -45,4 +85,21 @@ LIST_KEYS = {
     ("permissions", "deny"),
     ("permissions", "additionalDirectories"),
     ("sandbox", "writablePaths"),
+    *(("hooks", event) for event in HOOK_EVENTS),
 }
+
+
+def unknown_keys(data: dict[str, Any], model: type[BaseModel] = Settings) -> list[str]:
+    """Dotted names of keys no field reads (typos deserve a warning, not silence)."""
+    found: list[str] = []
+    fields = {(f.alias or name): f for name, f in model.model_fields.items()}
+    names = set(fields) | set(model.model_fields)
+    for key, value in data.items():
+        if key not in names:
+            found.append(key)
+            continue
+        field = fields.get(key) or model.model_fields[key]
+        sub = field.annotation
+        if isinstance(value, dict) and isinstance(sub, type) and issubclass(sub, _Section):
+            found += [f"{key}.{k}" for k in unknown_keys(value, sub)]  # pyright: ignore[reportUnknownArgumentType]
+    return found

@@ -144,6 +144,18 @@ class TaskRegistry:
             await asyncio.wait_for(task.done.wait(), timeout)
         return task
 
+    async def wait_any(self) -> None:
+        """Return when one of the running tasks finishes (at once if none runs)."""
+        running = self.running()
+        if not running:
+            return
+        waiters = [asyncio.ensure_future(t.done.wait()) for t in running]
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
     async def stop(self, task_id: str) -> Task | None:
         task = self._tasks.get(task_id)
         if task is None or task.finished:

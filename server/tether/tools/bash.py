@@ -1,11 +1,15 @@
 """Bash: run a shell command in the workspace, streaming its output to the editor.
 
 The command runs in its own process group (see ``shell.py``) so a timeout or a cancelled turn
-stops everything it started. Long-running commands go to the background as tasks that write
-to a file; TaskOutput reads it and TaskStop ends them.
+stops everything it started, and inside the shell sandbox (``ctx.config.shell_sandbox``)
+unless the user approved running this exact command outside it. Long-running commands go
+to the background as tasks that write to a file; TaskOutput reads it and TaskStop ends them.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Generator
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,7 +28,7 @@ _ANSWERING_COMMANDS = frozenset({"grep", "rg", "diff", "cmp", "test", "[", "find
 
 
 class BashInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     command: str = Field(description="The command to run (bash syntax).")
     timeout: int | None = Field(
@@ -41,6 +45,12 @@ class BashInput(BaseModel):
         description="Run in the background and return at once; read the output with "
         "TaskOutput and stop it with TaskStop.",
     )
+    dangerously_disable_sandbox: bool = Field(
+        default=False,
+        alias="dangerouslyDisableSandbox",
+        description="Run outside the shell sandbox (network, writes outside the workspace). "
+        "The user is asked every time; use only when the sandbox blocks a needed command.",
+    )
 
 
 def _is_failure(command: str, exit_code: int) -> bool:
@@ -55,12 +65,29 @@ def _seconds(ms: int) -> str:
     return f"{ms / 1000:g}s" if ms < 60_000 else f"{ms // 60_000}m {ms % 60_000 / 1000:g}s"
 
 
-def render_result(command: str, result: ShellResult, timeout_ms: int) -> ToolResult:
+SANDBOX_SYMPTOMS = (
+    "Read-only file system",
+    "Network is unreachable",
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+)
+SANDBOX_NOTE = (
+    "This command ran in the shell sandbox: no network, and nothing outside the workspace "
+    "(nor .git, .tether and editor settings inside it) is writable. If it must do that, "
+    "run it again with dangerouslyDisableSandbox: true; the user will be asked to approve it."
+)
+
+
+def render_result(
+    command: str, result: ShellResult, timeout_ms: int, *, sandboxed: bool = False
+) -> ToolResult:
     body = result.output.rstrip() or "(no output)"
     code = result.exit_code
     display = TerminalContent(output=result.output, exit_code=code)
     raw = {"exit_code": code, "timed_out": result.timed_out}
     notes: list[str] = []
+    if sandboxed and code and any(s in result.output for s in SANDBOX_SYMPTOMS):
+        notes.append(SANDBOX_NOTE)
     if result.stopped_stragglers:
         notes.append(
             "Background processes still holding the output were stopped after the command "
@@ -83,11 +110,30 @@ def render_result(command: str, result: ShellResult, timeout_ms: int) -> ToolRes
     return ToolResult("\n\n".join([body, *tail, *notes]), display=[display], raw_output=raw)
 
 
+@contextlib.contextmanager
+def _confined(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> Generator[Wrap | None]:
+    """The argv wrapper for this call: an explicit one (tests), else the sandbox's, unless
+    the user approved running outside it (the permission pipeline always asks for that)."""
+    sandbox = ctx.config.shell_sandbox
+    if wrap is not None or inp.dangerously_disable_sandbox or not ctx.config.sandbox:
+        yield wrap
+    elif sandbox is None or not sandbox.active:
+        yield None  # the permission pipeline had the user approve running unconfined
+    else:
+        with sandbox.session(ctx.cwd) as sandboxed:
+            yield sandboxed
+
+
 def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> ToolResult:
     async def run(task: Task) -> TaskOutcome:
-        code = await run_shell_to_file(
-            inp.command, cwd=ctx.cwd, output_path=task.output_path, wrap=wrap
-        )
+        with _confined(inp, ctx, wrap) as confined:
+            code = await run_shell_to_file(
+                inp.command,
+                cwd=ctx.cwd,
+                output_path=task.output_path,
+                wrap=confined,
+                env=ctx.config.shell_env,
+            )
         status = "completed" if code == 0 else "failed"
         return TaskOutcome(status=status, summary=f"exited with code {code}", exit_code=code)
 
@@ -109,7 +155,7 @@ def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> To
 
 
 def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
-    """The Bash tool; ``wrap`` transforms the argv (the sandbox plugs in here)."""
+    """The Bash tool; an explicit ``wrap`` replaces the configured sandbox (tests)."""
 
     async def call(inp: BashInput, ctx: ToolContext) -> ToolResult:
         if not inp.command.strip():
@@ -126,17 +172,20 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
             ctx.emit(update)
 
         try:
-            result = await run_shell(
-                inp.command,
-                cwd=ctx.cwd,
-                timeout_s=timeout_ms / 1000,
-                max_output_chars=cfg.bash_max_output_chars,
-                on_output=stream,
-                wrap=wrap,
-            )
+            with _confined(inp, ctx, wrap) as confined:
+                sandboxed = confined is not None and wrap is None
+                result = await run_shell(
+                    inp.command,
+                    cwd=ctx.cwd,
+                    timeout_s=timeout_ms / 1000,
+                    max_output_chars=cfg.bash_max_output_chars,
+                    on_output=stream,
+                    wrap=confined,
+                    env=cfg.shell_env,
+                )
         except OSError as e:  # no bash, or the sandbox wrapper is missing
             raise ToolError(f"Could not start the shell: {e}.")
-        return render_result(inp.command, result, timeout_ms)
+        return render_result(inp.command, result, timeout_ms, sandboxed=sandboxed)
 
     return build_tool(
         name="Bash",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tether.editor.port import Document, Editor
 from tether.protocol.updates import Mode, PlanEntry, SessionUpdate
@@ -26,29 +27,65 @@ class ReadRecord:
     hash: str
     version: int | None
     partial: bool
-    text: str
 
 
 class FileState:
-    """The files the agent has read, with a content hash, so edits can detect changes."""
+    """The files the agent has read, with a content hash, so edits can detect changes.
+    Only hashes are kept: the agent's view of a file lives in the conversation."""
 
     def __init__(self) -> None:
         self._records: dict[Path, ReadRecord] = {}
+        self.changed = False
+        """Set on every change; the engine snapshots the state into the transcript."""
 
     def record(self, doc: Document, *, partial: bool = False) -> None:
-        self._records[doc.path] = ReadRecord(text_hash(doc.text), doc.version, partial, doc.text)
+        self._records[doc.path] = ReadRecord(text_hash(doc.text), doc.version, partial)
+        self.changed = True
+
+    def snapshot(self) -> dict[str, dict[str, object]]:
+        return {str(p): {"hash": r.hash, "partial": r.partial} for p, r in self._records.items()}
+
+    def restore(self, snapshot: dict[str, dict[str, object]]) -> None:
+        for path, entry in snapshot.items():
+            self._records[Path(path)] = ReadRecord(
+                str(entry.get("hash", "")), None, bool(entry.get("partial", False))
+            )
 
     def get(self, path: Path) -> ReadRecord | None:
         return self._records.get(path)
 
     def forget(self, path: Path) -> None:
         self._records.pop(path, None)
+        self.changed = True
 
     def paths(self) -> list[Path]:
         return list(self._records)
 
     def clear(self) -> None:
         self._records.clear()
+        self.changed = True
+
+
+Wrap = Callable[[list[str]], list[str]]
+"""Transforms a command's argv before it runs (the sandbox wraps it in bubblewrap)."""
+
+
+class ShellSandbox(Protocol):
+    """Confines shell commands (tether.sandbox provides the bubblewrap one)."""
+
+    @property
+    def active(self) -> bool:
+        """True when commands really run confined."""
+        ...
+
+    @property
+    def problem(self) -> str | None:
+        """Why the sandbox is not active, for the user."""
+        ...
+
+    def session(self, cwd: Path) -> AbstractContextManager[Wrap]:
+        """Prepare the filesystem for one command; yields the argv wrapper."""
+        ...
 
 
 @dataclass
@@ -66,7 +103,15 @@ class ToolConfig:
     ripgrep: str | None = "rg"
     """Path or name of ripgrep; None forces the pure-Python Grep."""
     sandbox: bool = True
-    """Run Bash under bubblewrap when it works."""
+    """The user wants Bash confined; without a working ``shell_sandbox`` every command that
+    is not read-only then needs the user's approval."""
+    shell_sandbox: ShellSandbox | None = None
+    shell_env: dict[str, str] = field(default_factory=lambda: dict[str, str]())
+    """Extra environment for shell commands (settings ``env``, once the workspace is trusted)."""
+    additional_dirs: list[Path] = field(default_factory=lambda: list[Path]())
+    """Directories besides the workspace that file tools may use (settings)."""
+    bypass_disabled: bool = False
+    """Settings forbid bypassPermissions mode (it then behaves as ``default``)."""
 
 
 @dataclass
@@ -76,6 +121,10 @@ class SessionRunState:
     mode: Mode = "default"
     todos: list[PlanEntry] = field(default_factory=lambda: list[PlanEntry]())
     files: FileState = field(default_factory=FileState)
+    agent_depth: int = 0
+    """0 for the user's session, 1 for its subagents, and so on."""
+    background_worker: bool = False
+    """Running as (or under) a background agent: it may not start background agents."""
 
 
 @dataclass
@@ -97,3 +146,8 @@ class ToolContext:
     @property
     def files(self) -> FileState:
         return self.state.files
+
+    @property
+    def allowed_dirs(self) -> list[Path]:
+        """Directories besides ``cwd`` that file tools may use (call and settings)."""
+        return [*self.additional_dirs, *self.config.additional_dirs]

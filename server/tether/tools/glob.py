@@ -210,7 +210,7 @@ async def _call(inp: GlobInput, ctx: ToolContext) -> ToolResult:
         raise ToolError("The pattern is empty.")
     static, pattern = split_static_prefix(inp.pattern)
     where = os.path.join(inp.path or ".", static) if static else inp.path or "."
-    base = await asyncio.to_thread(resolve_tool_path, where, ctx.cwd, ctx.additional_dirs)
+    base = await asyncio.to_thread(resolve_tool_path, where, ctx.cwd, ctx.allowed_dirs)
     files = await asyncio.to_thread(_find, base, pattern or "*")
     if not files:
         return ToolResult(content="No files found")

@@ -23,7 +23,7 @@ from tether.protocol.updates import Location
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
 from tether.tools.edit_match import format_numbered, split_lines
-from tether.tools.paths import resolve_tool_path
+from tether.tools.paths import SymlinkSwapped, read_bytes_no_symlinks, resolve_tool_path
 
 IMAGE_TYPES = {
     ".png": "image/png",
@@ -131,8 +131,10 @@ def _probe(path: Path) -> _Probe:
     if path.is_dir():
         return _Probe(exists=True, is_dir=True)
     try:
-        with path.open("rb") as f:
-            head = f.read(SNIFF_BYTES)
+        # No symlink may have appeared on the way since the path was checked.
+        head = read_bytes_no_symlinks(path, SNIFF_BYTES)
+    except SymlinkSwapped as e:
+        raise ToolError(f"{path} changed into a symbolic link after it was checked ({e}).")
     except OSError as e:
         raise ToolError(f"Cannot open {path}: {e.strerror or e}.")
     return _Probe(exists=True, size=st.st_size, head=head)
@@ -191,7 +193,10 @@ async def _read_image(path: Path, probe: _Probe, media_type: str) -> ToolResult:
             f"The image is {probe.size} bytes; images over {MAX_IMAGE_BYTES} bytes cannot be "
             "sent to the model."
         )
-    data = await asyncio.to_thread(path.read_bytes)
+    try:
+        data = await asyncio.to_thread(read_bytes_no_symlinks, path)
+    except SymlinkSwapped as e:
+        raise ToolError(f"{path} changed into a symbolic link after it was checked ({e}).")
     block = ImageBlock(
         media_type=_sniff_image(data, media_type), data=base64.b64encode(data).decode()
     )
@@ -244,7 +249,7 @@ def render_lines(doc: Document, inp: ReadInput, ctx: ToolContext) -> tuple[str, 
 
 
 async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
-    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.additional_dirs)
+    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs)
     probe = await asyncio.to_thread(_probe, path)
     if probe.is_dir:
         raise ToolError(

@@ -5,7 +5,8 @@ spawns share one process group we can signal at once: on timeout, on cancellatio
 background children still hold the output pipe after the shell has exited. SIGTERM first,
 SIGKILL after a short grace. stdout and stderr go to the same pipe, so they stay interleaved
 in the order the command wrote them. A process that leaves the group on purpose (``setsid``)
-is out of reach here; the sandbox layer is where that is contained.
+is out of reach here; the sandbox layer is where that is contained (bubblewrap's own PID
+namespace dies with it).
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ import codecs
 import contextlib
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-Wrap = Callable[[list[str]], list[str]]
-"""Transforms the argv before it runs (the sandbox wraps it in bubblewrap)."""
+from tether.tools.context import Wrap as Wrap
 
 KILL_GRACE_S = 1.0
 DRAIN_S = 0.25
@@ -41,7 +41,7 @@ class OutputBuffer:
         self._tail = ""
         self._dropped = 0
         self._dropped_lines = 0
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
         self.changed = False
 
     def feed(self, data: bytes, *, final: bool = False) -> None:
@@ -129,6 +129,10 @@ def shell_argv(command: str, wrap: Wrap | None) -> list[str]:
     return wrap(argv) if wrap is not None else argv
 
 
+def shell_env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    return {**os.environ, **(extra or {}), **QUIET_ENV}
+
+
 async def run_shell(
     command: str,
     *,
@@ -137,6 +141,7 @@ async def run_shell(
     max_output_chars: int,
     on_output: Callable[[str], None] | None = None,
     wrap: Wrap | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> ShellResult:
     """Run ``command`` to completion; ``on_output`` gets the output so far, throttled."""
     proc = await asyncio.create_subprocess_exec(
@@ -146,7 +151,7 @@ async def run_shell(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
-        env={**os.environ, **QUIET_ENV},
+        env=shell_env(env),
     )
     buf = OutputBuffer(max_output_chars)
     reader = asyncio.create_task(_pump(proc, buf))
@@ -178,6 +183,9 @@ async def run_shell(
         await _finish_reader(reader)
         with contextlib.suppress(ProcessLookupError):
             proc.kill()  # only if the shell itself is somehow still there
+        # Reap it, so its transport is closed on this loop and not at garbage collection.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(proc.wait()), 1.0)
     buf.feed(b"", final=True)
     if on_output is not None:
         on_output(buf.text())
@@ -209,7 +217,12 @@ async def _finish_reader(reader: asyncio.Task[None]) -> None:
 
 
 async def run_shell_to_file(
-    command: str, *, cwd: Path, output_path: Path, wrap: Wrap | None = None
+    command: str,
+    *,
+    cwd: Path,
+    output_path: Path,
+    wrap: Wrap | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> int:
     """Run ``command`` with its output appended to ``output_path``; returns the exit code.
     Cancelling kills the process group."""
@@ -222,7 +235,7 @@ async def run_shell_to_file(
             stdout=out,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-            env={**os.environ, **QUIET_ENV},
+            env=shell_env(env),
         )
     finally:
         out.close()  # the child holds its own copy of the descriptor

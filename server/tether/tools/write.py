@@ -49,7 +49,7 @@ class WritePlan:
 
 async def plan_write(inp: WriteInput, ctx: ToolContext) -> WritePlan:
     """Check the read-before-write rules and work out the exact text to write."""
-    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.additional_dirs)
+    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs)
     base = await read_document(ctx, path)
     text = inp.content
     if base is not None:

@@ -8,15 +8,17 @@ the chain. The one adapter ``RECORD_ADAPTER`` reads and writes them all.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid as uuidlib
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 from tether.engine.messages import Message
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Usage
+from tether.transcript.migrate import migrate
 
 SCHEMA_VERSION = 1
 
@@ -60,6 +62,9 @@ class ToolResultRecord(_Record):
     type: Literal["tool_result"] = "tool_result"
     message: Message
     source_assistant_uuid: str | None = None
+    display: dict[str, list[dict[str, Any]]] | None = None
+    """What the editor showed for each tool call (diff, terminal), by tool_use id, so a
+    loaded session looks as it did live."""
 
 
 class AttachmentRecord(_Record):
@@ -116,5 +121,15 @@ def dump_record(record: Record) -> str:
     return line
 
 
-def load_record(line: str) -> Record:
-    return RECORD_ADAPTER.validate_json(line)
+def load_record(line: str | bytes) -> Record:
+    """Parse one line; records of older schema versions are migrated first."""
+    try:
+        record = RECORD_ADAPTER.validate_json(line)
+        if record.v == SCHEMA_VERSION:
+            return record
+    except ValidationError:
+        pass
+    raw = json.loads(line)
+    if not isinstance(raw, dict):
+        raise ValueError("a record must be a JSON object")
+    return RECORD_ADAPTER.validate_python(migrate(raw, SCHEMA_VERSION))  # pyright: ignore[reportUnknownArgumentType]

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from tether.engine.messages import TextBlock, ThinkingBlock, ToolUseBlock
-from tether.protocol.content import TextContent, TextToolContent
+from tether.protocol.content import TextContent, TextToolContent, ToolContent
 from tether.protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -19,6 +21,8 @@ from tether.protocol.updates import (
     ToolCallUpdate,
     ToolKind,
     TurnEnd,
+    Usage,
+    UsageUpdate,
     UserMessage,
 )
 from tether.transcript.records import (
@@ -29,6 +33,7 @@ from tether.transcript.records import (
     UserRecord,
 )
 
+_TOOL_CONTENT: TypeAdapter[ToolContent] = TypeAdapter(ToolContent)
 Describe = Callable[[ToolUseBlock], tuple[str, ToolKind, list[Location]]]
 _STOP = {
     "completed": "end_turn",
@@ -40,12 +45,20 @@ _STOP = {
 
 
 def history_updates(
-    chain: list[ChainRecord], describe: Describe
+    chain: list[ChainRecord], describe: Describe, context_window: int = 0
 ) -> list[tuple[str, SessionUpdate]]:
-    """(turnId, update) pairs in conversation order."""
+    """(turnId, update) pairs in conversation order, with each turn's usage before its end."""
     out: list[tuple[str, SessionUpdate]] = []
+    usage = Usage()
+    context = 0
     for record in chain:
         turn = record.turn_id or ""
+        if isinstance(record, AssistantRecord) and record.usage is not None:
+            usage = usage.plus(record.usage)
+            u = record.usage
+            context = (
+                u.input_tokens + u.cache_read_tokens + u.cache_creation_tokens + u.output_tokens
+            )
         if isinstance(record, UserRecord):
             content: list[Any] = list(record.content) or [TextContent(text=record.message.text)]
             out.append((turn, UserMessage(content=content)))
@@ -71,14 +84,18 @@ def history_updates(
                         )
                     )
         elif isinstance(record, ToolResultRecord):
+            shown = record.display or {}
             for result in record.message.tool_results:
+                content = _content(shown.get(result.tool_use_id)) or [
+                    TextToolContent(text=result.text[:2000])
+                ]
                 out.append(
                     (
                         turn,
                         ToolCallUpdate(
                             tool_call_id=result.tool_use_id,
                             status="failed" if result.is_error else "completed",
-                            content=[TextToolContent(text=result.text[:2000])],
+                            content=content,
                         ),
                     )
                 )
@@ -86,6 +103,21 @@ def history_updates(
             entries = [PlanEntry.model_validate(e) for e in record.data.get("entries", [])]
             out.append((turn, Plan(entries=entries)))
         elif isinstance(record, SystemRecord) and record.subtype == "turn_end":
+            if usage != Usage():
+                update = UsageUpdate(
+                    **usage.model_dump(), context_tokens=context, context_window=context_window
+                )
+                out.append((turn, update))
+                usage = Usage()
             reason = str(record.data.get("reason", "completed"))
             out.append((turn, TurnEnd(stop_reason=_STOP.get(reason, "error"))))  # type: ignore[arg-type]
     return out
+
+
+def _content(raw: list[dict[str, Any]] | None) -> list[ToolContent]:
+    if not raw:
+        return []
+    try:
+        return [_TOOL_CONTENT.validate_python(item) for item in raw]
+    except ValidationError:
+        return []

@@ -1,40 +1,46 @@
-"""Rebuild a session from its transcript: index, pick the leaf, walk ``parentUuid`` back,
-keep what follows the last compaction boundary, restore run state."""
+"""Resume a session from its transcript.
+
+Load and index the file, take the newest leaf (or a given one), walk ``parentUuid`` to the
+root, keep what follows the last compaction boundary, restore the run state (mode, todo
+plan, files read, background tasks) and repair what a crash leaves behind: a tool_use
+without a result gets a synthetic one (saying the tool may have partly run when its
+"tool started" record is there: never re-executed silently), and tasks that were running
+are reported as interrupted. Repairs are returned as records to append, so the file tells
+the same story as the resumed conversation.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import Any
 
 from tether.engine.messages import (
     INTERRUPTED_TOOL_RESULT,
     Message,
+    TextBlock,
     tool_result,
     unanswered_tool_uses,
 )
-from tether.errors import SessionError
 from tether.protocol.updates import Mode, PlanEntry
+from tether.transcript.chain import build_chain
+from tether.transcript.load import LoadedTranscript, paused_gc, read_transcript
 from tether.transcript.records import (
     AssistantRecord,
     AttachmentRecord,
     ChainRecord,
-    MetaRecord,
     ProgressRecord,
     SystemRecord,
     ToolResultRecord,
     UserRecord,
-    load_record,
 )
 
+PARTLY_RAN = (
+    "[The session was interrupted while this tool was running. It may have partly run: "
+    "check its effects before running it again.]"
+)
 
-@dataclass
-class LoadedTranscript:
-    chain: list[ChainRecord]
-    meta: MetaRecord | None
-    torn_tail: str | None = None
-    """A partial last line (crash mid-write), cut off before appending again."""
+CONVERSATION = (UserRecord, AssistantRecord, ToolResultRecord, AttachmentRecord)
 
 
 @dataclass
@@ -45,84 +51,139 @@ class ResumedSession:
     last_uuid: str | None
     mode: Mode | None = None
     todos: list[PlanEntry] = field(default_factory=lambda: list[PlanEntry]())
+    files: dict[str, dict[str, Any]] = field(default_factory=lambda: dict[str, dict[str, Any]]())
     title: str | None = None
     turns: int = 0
     repaired: list[str] = field(default_factory=lambda: list[str]())
+    """Human-readable notes of what was repaired."""
+    repairs: list[ChainRecord | ProgressRecord] = field(
+        default_factory=lambda: list[ChainRecord | ProgressRecord]()
+    )
+    """Records to append before continuing (their parents are set when appended)."""
+    loaded: LoadedTranscript | None = None
+    message_turns: list[str | None] = field(default_factory=lambda: list[str | None]())
+    """The turn each of ``messages`` belongs to (None for repairs)."""
+    discovered_tools: list[str] = field(default_factory=lambda: list[str]())
+    """Deferred tools found with ToolSearch before the last compaction (kept by it)."""
 
 
-def read_transcript(path: Path) -> LoadedTranscript:
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")
-    torn: str | None = None
-    if lines and lines[-1] != b"":
-        torn = lines[-1].decode("utf-8", "replace")
-        lines = lines[:-1]
-    records: dict[str, ChainRecord] = {}
-    order: list[str] = []
-    meta: MetaRecord | None = None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = load_record(line.decode("utf-8", "surrogateescape"))
-        except (ValidationError, ValueError) as e:
-            raise SessionError(f"{path}: line {number} is damaged ({e.__class__.__name__})")
-        if isinstance(record, MetaRecord):
-            meta = record
-            continue
-        if isinstance(record, ProgressRecord):
-            continue
-        records[record.uuid] = record
-        order.append(record.uuid)
-    parents = {r.parent_uuid for r in records.values() if r.parent_uuid}
-    leaf = next((u for u in reversed(order) if u not in parents), None)
-    chain: list[ChainRecord] = []
-    seen: set[str] = set()
-    cursor = leaf
-    while cursor is not None and cursor in records and cursor not in seen:
-        seen.add(cursor)
-        record = records[cursor]
-        chain.append(record)
-        cursor = record.parent_uuid
-    chain.reverse()
-    return LoadedTranscript(chain, meta, torn)
+def resume(
+    path: Path, session_id: str, *, leaf: str | None = None, recover: bool = False
+) -> ResumedSession:
+    size = [0]
+    with paused_gc(size):
+        resumed = _resume(path, session_id, leaf, recover)
+        size[0] = len(resumed.chain)
+        return resumed
 
 
-def resume(path: Path, session_id: str) -> ResumedSession:
-    loaded = read_transcript(path)
-    chain = loaded.chain
+def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> ResumedSession:
+    loaded = read_transcript(path, recover=recover)
+    chain, notes = build_chain(loaded.records, leaf)
+    if loaded.torn_tail is not None:
+        notes.append("a torn last line (a write cut short by a crash) was set aside")
     start = 0
+    discovered: list[str] = []
     for i, record in enumerate(chain):
         if isinstance(record, SystemRecord) and record.subtype == "compact_boundary":
             start = i + 1
-    messages: list[Message] = []
-    mode: Mode | None = None
-    todos: list[PlanEntry] = []
-    turns = 0
-    for record in chain[start:]:
-        if isinstance(record, (UserRecord, AssistantRecord, ToolResultRecord, AttachmentRecord)):
-            messages.append(record.message)
-        if isinstance(record, UserRecord):
-            turns += 1
-    for record in chain:
-        if isinstance(record, SystemRecord) and record.subtype == "mode":
-            mode = record.data.get("mode")
-        if isinstance(record, SystemRecord) and record.subtype == "plan":
-            todos = [PlanEntry.model_validate(e) for e in record.data.get("entries", [])]
-    repaired: list[str] = []
-    dangling = unanswered_tool_uses(messages)
-    if dangling:
-        results = [tool_result(u.id, INTERRUPTED_TOOL_RESULT, is_error=True) for u in dangling]
-        messages.append(Message(role="user", content=list(results)))
-        repaired.append(f"{len(dangling)} tool call(s) without a result marked as interrupted")
+            discovered = [str(n) for n in record.data.get("discoveredTools", [])]
+    kept = [r for r in chain[start:] if isinstance(r, CONVERSATION)]
+    messages = [r.message for r in kept]
+    message_turns: list[str | None] = [r.turn_id for r in kept]
+    state = _run_state(chain)
+    repairs = _answer_dangling(messages, loaded.progress, session_id, notes)
+    repairs += _interrupted_tasks(loaded.progress, session_id, messages, notes)
+    message_turns += [None] * (len(messages) - len(message_turns))
+    meta = loaded.meta
+    turns = meta.turns if meta else sum(1 for r in chain if isinstance(r, UserRecord))
     return ResumedSession(
         session_id=session_id,
         messages=messages,
         chain=chain,
         last_uuid=chain[-1].uuid if chain else None,
-        mode=mode,
-        todos=todos,
-        title=loaded.meta.title if loaded.meta else None,
-        turns=loaded.meta.turns if loaded.meta else turns,
-        repaired=repaired,
+        mode=state["mode"],
+        todos=state["todos"],
+        files=state["files"],
+        title=meta.title if meta else None,
+        turns=turns,
+        repaired=notes,
+        repairs=repairs,
+        loaded=loaded,
+        message_turns=message_turns,
+        discovered_tools=discovered,
     )
+
+
+def _run_state(chain: list[ChainRecord]) -> dict[str, Any]:
+    mode: Mode | None = None
+    todos: list[PlanEntry] = []
+    files: dict[str, dict[str, Any]] = {}
+    for record in chain:
+        if not isinstance(record, SystemRecord):
+            continue
+        if record.subtype == "mode":
+            mode = record.data.get("mode")
+        elif record.subtype == "plan":
+            todos = [PlanEntry.model_validate(e) for e in record.data.get("entries", [])]
+        elif record.subtype == "files":
+            files = dict(record.data.get("files", {}))
+    return {"mode": mode, "todos": todos, "files": files}
+
+
+def _answer_dangling(
+    messages: list[Message], progress: list[ProgressRecord], session_id: str, notes: list[str]
+) -> list[ChainRecord | ProgressRecord]:
+    dangling = unanswered_tool_uses(messages)
+    if not dangling:
+        return []
+    started = {str(p.data.get("toolUseId")) for p in progress if p.event == "tool_started"}
+    results = [
+        tool_result(u.id, PARTLY_RAN if u.id in started else INTERRUPTED_TOOL_RESULT, is_error=True)
+        for u in dangling
+    ]
+    partly = sum(1 for u in dangling if u.id in started)
+    notes.append(
+        f"{len(dangling)} tool call(s) without a result marked as interrupted"
+        + (f" ({partly} may have partly run)" if partly else "")
+    )
+    message = Message(role="user", content=list(results))
+    messages.append(message)
+    return [ToolResultRecord(session_id=session_id, message=message)]
+
+
+def _interrupted_tasks(
+    progress: list[ProgressRecord], session_id: str, messages: list[Message], notes: list[str]
+) -> list[ChainRecord | ProgressRecord]:
+    started: dict[str, dict[str, Any]] = {}
+    for record in progress:
+        task_id = str(record.data.get("taskId"))
+        if record.event == "task_started":
+            started[task_id] = record.data
+        elif record.event == "task_finished":
+            started.pop(task_id, None)
+    if not started:
+        return []
+    lines = [
+        "<task-notification>\n"
+        f"<task-id>{task_id}</task-id>\n<tool-use-id>{data.get('toolUseId') or ''}</tool-use-id>\n"
+        f"<status>killed</status>\n<summary>{data.get('description', '')}: interrupted when "
+        "the session ended; it is no longer running</summary>\n"
+        f"<output-file>{data.get('outputFile', '')}</output-file>\n</task-notification>"
+        for task_id, data in started.items()
+    ]
+    notes.append(f"{len(started)} background task(s) that were running are reported as interrupted")
+    message = Message(role="user", content=[TextBlock(text="\n".join(lines))])
+    messages.append(message)
+    ended: list[ChainRecord | ProgressRecord] = [
+        ProgressRecord(
+            session_id=session_id,
+            event="task_finished",
+            data={"taskId": task_id, "status": "killed", "reason": "session ended"},
+        )
+        for task_id in started
+    ]
+    notice = AttachmentRecord(
+        session_id=session_id, message=message, attachment="task_notification"
+    )
+    return [notice, *ended]

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from tether.transcript.records import MetaRecord, load_record
 
-TAIL_BYTES = 64 * 1024
+TAIL_WINDOWS = (16 * 1024, 256 * 1024, None)
+"""How much of a file's end to scan for the newest meta record, growing until found."""
 
 
 def data_dir() -> Path:
@@ -80,21 +81,25 @@ class TranscriptStore:
 
 
 def read_tail_meta(path: Path) -> MetaRecord | None:
-    """The newest meta record in the last TAIL_BYTES of the file."""
+    """The newest meta record, reading only the end of the file when possible (meta records
+    are re-appended at every turn end, so they are near the tail)."""
     with path.open("rb") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - TAIL_BYTES))
-        tail = f.read()
-    for raw in reversed(tail.split(b"\n")):
-        if b'"type":"meta"' not in raw:
-            continue
-        try:
-            record = load_record(raw.decode("utf-8"))
-        except (ValidationError, UnicodeDecodeError, ValueError):
-            continue
-        if isinstance(record, MetaRecord):
-            return record
+        size = f.seek(0, os.SEEK_END)
+        for window in TAIL_WINDOWS:
+            start = 0 if window is None else max(0, size - window)
+            f.seek(start)
+            tail = f.read()
+            for raw in reversed(tail.split(b"\n")):
+                if b'"type":"meta"' not in raw:
+                    continue
+                try:
+                    record = load_record(raw)
+                except (ValidationError, ValueError, UnicodeDecodeError):
+                    continue
+                if isinstance(record, MetaRecord):
+                    return record
+            if start == 0:
+                break
     return None
 
 

@@ -52,6 +52,13 @@ class TranscriptWriter:
             )
         self._file = f
 
+    def release(self) -> None:
+        """Close the file and its lock without flushing (nothing may be pending)."""
+        assert not self._pending
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
     def chain(self, record: ChainRecord) -> ChainRecord:
         """Link ``record`` after the current head of the conversation chain."""
         if record.parent_uuid is None:

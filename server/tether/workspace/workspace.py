@@ -1,7 +1,9 @@
 """A workspace root and the sessions that run in it.
 
 Front doors (LSP, ACP, CLI) create sessions here with their own Editor; the workspace
-supplies settings, rules, the transcript store and the tool set.
+supplies settings, rules, the transcript store and the tool set. Its ``WorkspaceGuard``
+keeps what settings decide about safety (rules, hooks, sandbox, trust) current for every
+session.
 """
 
 from __future__ import annotations
@@ -17,15 +19,21 @@ from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.engine.hooks import Hooks
 from tether.errors import SessionError
+from tether.hooks.command_hooks import CommandHooks
+from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
 from tether.permissions.policy import RuleSet
+from tether.permissions.workspace_guard import WorkspaceGuard, build_rules
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
 from tether.providers.registry import create_provider, parse_model_spec
-from tether.settings.load import LoadedSettings, add_local_rule, load_settings
+from tether.sandbox.bwrap import Probe
+from tether.settings.load import LoadedSettings, add_local_rule
+from tether.settings.trust import TrustStore
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
-from tether.transcript.resume import ResumedSession, resume
+from tether.transcript.resume import ResumedSession
+from tether.transcript.session import open_for_resume
 from tether.transcript.store import SessionInfo, TranscriptStore
 from tether.transcript.writer import TranscriptWriter
 
@@ -48,45 +56,40 @@ class Workspace:
         provider_factory: ProviderFactory = default_provider_factory,
         hooks: Hooks | None = None,
         user_settings: bool = True,
+        trust: TrustStore | None = None,
+        sandbox_probe: Probe | None = None,
+        watch_settings: bool = True,
     ) -> None:
         self.root = root.resolve()
         self.store = store or TranscriptStore()
-        self._overrides = overrides or {}
-        self._user_settings = user_settings
-        self.loaded: LoadedSettings = load_settings(self.root, self._overrides, user=user_settings)
+        self.guard = WorkspaceGuard(
+            self.root,
+            overrides,
+            user=user_settings,
+            trust=trust,
+            sandbox_probe=sandbox_probe,
+            watch=watch_settings,
+        )
         self.provider_factory = provider_factory
         self.hooks = hooks
+        """Injected hooks replace the settings' command hooks (tests)."""
         self.sessions: dict[str, QueryEngine] = {}
+
+    @property
+    def loaded(self) -> LoadedSettings:
+        return self.guard.loaded
 
     @property
     def settings(self):
         return self.loaded.settings
 
     def reload_settings(self) -> None:
-        self.loaded = load_settings(self.root, self._overrides, user=self._user_settings)
+        self.guard.reload()
 
     def rules(
         self, extra_allow: list[str] | None = None, extra_deny: list[str] | None = None
     ) -> RuleSet:
-        p = self.loaded.settings.permissions
-        bad: list[str] = []
-        sets: dict[str, list[str]] = {
-            "allow": [*p.allow, *(extra_allow or [])],
-            "ask": list(p.ask),
-            "deny": [*p.deny, *(extra_deny or [])],
-        }
-        clean: dict[str, list[str]] = {}
-        for kind, rules in sets.items():
-            clean[kind] = []
-            for rule in rules:
-                try:
-                    RuleSet.from_strings(allow=[rule])
-                    clean[kind].append(rule)
-                except ValueError as e:
-                    bad.append(str(e))
-        for b in bad:
-            log.warning("ignoring %s", b)
-        return RuleSet.from_strings(clean["allow"], clean["ask"], clean["deny"])
+        return build_rules(self.loaded.settings, extra_allow, extra_deny)
 
     def _engine(
         self,
@@ -109,15 +112,21 @@ class Workspace:
         if resumed is not None:
             state.mode = mode or resumed.mode or state.mode
             state.todos = resumed.todos
-        tool_config = ToolConfig(sandbox=settings.sandbox.enabled)
+            state.files.restore(resumed.files)
+        tool_config = self.guard.configure_tools(ToolConfig())
+        command_hooks: CommandHooks | None = None
+        if self.hooks is None:
+            command_hooks = self.guard.session_hooks(
+                session_id, editor, state, writer.path, resumed=resumed is not None
+            )
         engine = QueryEngine(
             session_id=session_id,
             cwd=self.root,
             provider=provider,
-            tools=core_tools(),
+            tools=[*core_tools(), EXIT_PLAN_MODE_TOOL],
             editor=editor,
             rules=self.rules(extra_allow, extra_deny),
-            hooks=self.hooks,
+            hooks=self.hooks or command_hooks,
             config=EngineConfig(
                 max_turns=max_turns if max_turns is not None else settings.max_turns,
                 max_budget_usd=max_budget_usd
@@ -135,6 +144,7 @@ class Workspace:
         )
         if resumed is not None:
             engine.turns = resumed.turns
+        self.guard.attach(engine, tool_config, command_hooks, extra_allow, extra_deny)
         self.sessions[session_id] = engine
         return engine
 
@@ -166,17 +176,21 @@ class Workspace:
             **limits,
         )
 
-    def load_session(
-        self, session_id: str, editor: Editor, *, model: str | None = None, **limits: Any
+    async def load_session(
+        self,
+        session_id: str,
+        editor: Editor,
+        *,
+        model: str | None = None,
+        recover: bool = False,
+        **limits: Any,
     ) -> tuple[QueryEngine, ResumedSession]:
         if session_id in self.sessions:
             raise SessionError(f"session {session_id} is already open")
         path = self.store.find(session_id)
         if path is None:
             raise SessionError(f"No conversation found with session ID: {session_id}")
-        resumed = resume(path, session_id)
-        writer = TranscriptWriter(path, session_id, last_uuid=resumed.last_uuid)
-        writer.open()
+        resumed, writer = await open_for_resume(path, session_id, recover=recover)
         engine = self._engine(
             session_id=session_id,
             editor=editor,
@@ -195,7 +209,9 @@ class Workspace:
         engine = self.sessions.pop(session_id, None)
         if engine is not None:
             await engine.close()
+            await self.guard.detach(session_id)
 
     async def close(self) -> None:
         for session_id in list(self.sessions):
             await self.close_session(session_id)
+        self.guard.close()

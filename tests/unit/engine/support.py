@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionAnswer, PermissionRequest
 from tether.engine.engine import EngineConfig, QueryEngine

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+
 from tether.engine.messages import INTERRUPTED_TOOL_RESULT
 from tether.permissions.policy import PermissionCheck
 from tether.protocol.updates import TurnEnd

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.engine.hooks import NoHooks, StopHookVerdict, ToolHookVerdict
 from tether.engine.messages import Message

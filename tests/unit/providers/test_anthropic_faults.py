@@ -6,6 +6,7 @@ import socket
 
 import pytest
 from providers_support import collect, make_request
+
 from tether.engine.messages import Message, TextBlock, ToolUseBlock
 from tether.errors import ModelError, PromptTooLongError
 from tether.providers.anthropic import AnthropicProvider
@@ -188,6 +189,7 @@ async def test_a_failed_expectation_is_reported_without_retry(anthropic_server, 
 def test_other_4xx_become_model_errors_with_the_api_message():
     import anthropic
     import httpx2
+
     from tether.providers.anthropic import _classify
 
     body = {"type": "error", "error": {"type": "invalid_request_error", "message": "bad tool"}}

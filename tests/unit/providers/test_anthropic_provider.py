@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from providers_support import READ_TOOL, collect, env_with_tether, make_request
+
 from tether.engine.messages import (
     ImageBlock,
     Message,

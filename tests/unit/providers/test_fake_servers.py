@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from providers_support import collect, env_with_tether, make_request
+
 from tether.engine.messages import Message, tool_result, user_text
 from tether.errors import ModelError
 from tether.providers.anthropic import AnthropicProvider

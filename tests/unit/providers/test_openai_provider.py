@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from providers_support import collect, make_request
+
 from tether.engine.messages import (
     ImageBlock,
     Message,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tether.providers.base import TokenUsage
 from tether.providers.pricing import cost_usd, price
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tether.errors import ModelError
 from tether.providers.base import Retrying
 from tether.providers.retry import (

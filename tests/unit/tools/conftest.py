@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tether.editor.disk import DiskEditor
 from tether.errors import ToolError
 from tether.protocol.updates import SessionUpdate

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+
 from tether.protocol.content import TerminalContent
 from tether.protocol.updates import SessionUpdate, ToolCallUpdate
 from tether.tools.base import ToolResult

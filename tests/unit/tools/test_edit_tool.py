@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tether.editor.disk import DiskEditor
 from tether.editor.port import Conflict, Document, WriteOutcome
 from tether.protocol.content import DiffContent

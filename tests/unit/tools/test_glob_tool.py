@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+
 from tether.tools.base import ToolResult
 from tether.tools.context import ToolContext
 from tether.tools.glob import GLOB_TOOL, glob_to_regex, split_static_prefix

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tether.tools.base import ToolResult
 from tether.tools.context import ToolContext
 from tether.tools.grep import GREP_TOOL, split_globs

@@ -55,7 +55,13 @@ def test_registry_has_every_tool_with_claude_code_fields() -> None:
         "Glob": {"pattern", "path"},
         "Grep": {"pattern", "path", "glob", "output_mode", "-A", "-B", "-C", "-n", "-i"}
         | {"type", "head_limit", "offset", "multiline"},
-        "Bash": {"command", "timeout", "description", "run_in_background"},
+        "Bash": {
+            "command",
+            "timeout",
+            "description",
+            "run_in_background",
+            "dangerouslyDisableSandbox",
+        },
         "TaskOutput": {"task_id", "block", "timeout"},
         "TaskStop": {"task_id"},
         "TodoWrite": {"todos"},

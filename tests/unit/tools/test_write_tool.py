@@ -9,7 +9,7 @@ from tether.editor.disk import DiskEditor
 from tether.editor.port import Conflict, Document, WriteOutcome
 from tether.protocol.content import DiffContent
 from tether.tools.base import ToolResult
-from tether.tools.context import ToolContext
+from tether.tools.context import ToolContext, text_hash
 from tether.tools.read import READ_TOOL
 from tether.tools.write import WRITE_TOOL
 
@@ -25,7 +25,7 @@ async def test_creates_new_file_with_parents(run: Run, ctx: ToolContext, workspa
     (diff,) = result.display
     assert isinstance(diff, DiffContent) and diff.old_text is None and diff.new_text == "hello\n"
     record = ctx.files.get(target)
-    assert record is not None and record.text == "hello\n"
+    assert record is not None and record.hash == text_hash("hello\n")
 
 
 async def test_existing_file_must_be_read_first(run: Run, workspace: Path) -> None:

@@ -1,0 +1,132 @@
+"""Transcript store numbers:
+
+- append throughput of the session writer (records/s, queued and flushed in batches)
+- resume time for a session of 100,000 records (target < 1.5 s)
+- listing 1,000 session files, reading only their tails (target < 150 ms)
+
+    python bench/transcript.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _util import ms
+
+from tether.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from tether.transcript.records import (
+    AssistantRecord,
+    ChainRecord,
+    MetaRecord,
+    ToolResultRecord,
+    UserRecord,
+    dump_record,
+)
+from tether.transcript.resume import resume
+from tether.transcript.store import TranscriptStore
+from tether.transcript.writer import TranscriptWriter
+
+
+def conversation(n: int, session: str) -> list[ChainRecord]:
+    records: list[ChainRecord] = []
+    for i in range(n):
+        kind = i % 3
+        if kind == 0:
+            records.append(
+                UserRecord(
+                    session_id=session, message=user_text(f"step {i}: continue with the next file")
+                )
+            )
+        elif kind == 1:
+            use = ToolUseBlock(id=f"toolu_{i}", name="Read", input={"file_path": f"src/m{i}.py"})
+            text = TextBlock(text="Reading the next module to see how it is wired.")
+            records.append(
+                AssistantRecord(
+                    session_id=session, message=Message(role="assistant", content=[text, use])
+                )
+            )
+        else:
+            result = ToolResultBlock(
+                tool_use_id=f"toolu_{i - 1}",
+                content=[TextBlock(text="1\tdef f():\n2\t    return 1\n" * 8)],
+            )
+            records.append(
+                ToolResultRecord(session_id=session, message=Message(role="user", content=[result]))
+            )
+    return records
+
+
+async def append_throughput(tmp: Path, n: int = 50_000) -> float:
+    records = conversation(n, "append")
+    writer = TranscriptWriter(tmp / "append.jsonl", "append")
+    writer.open()
+    started = time.perf_counter()
+    for i, record in enumerate(records):
+        writer.append(record)
+        if i % 500 == 0:
+            await asyncio.sleep(0)  # let the background flusher run, as in a live session
+    await writer.close()
+    return n / (time.perf_counter() - started)
+
+
+def write_session(path: Path, n: int, session: str, title: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    parent = None
+    with path.open("w") as f:
+        for record in conversation(n, session):
+            record.parent_uuid = parent
+            parent = record.uuid
+            f.write(dump_record(record) + "\n")
+        f.write(dump_record(MetaRecord(session_id=session, title=title, turns=n // 3)) + "\n")
+
+
+def resume_time(tmp: Path, n: int = 100_000, runs: int = 3) -> tuple[float, float, int]:
+    """Best wall time and its CPU time over a few runs (the machine may be shared)."""
+    path = tmp / "big.jsonl"
+    write_session(path, n, "big", "a long session")
+    best = (float("inf"), 0.0, 0)
+    for _ in range(runs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        resumed = resume(path, "big")
+        sample = (time.perf_counter() - wall, time.process_time() - cpu, len(resumed.messages))
+        best = min(best, sample)
+    return best
+
+
+def listing_time(tmp: Path, sessions: int = 1000) -> tuple[float, int]:
+    store = TranscriptStore(tmp / "store")
+    workspace = Path("/work/project")
+    for i in range(sessions):
+        write_session(
+            store.session_path(workspace, f"session-{i:04d}"), 30, f"session-{i:04d}", f"title {i}"
+        )
+    best = float("inf")
+    count = 0
+    for _ in range(3):
+        started = time.perf_counter()
+        count = len(store.list_sessions(workspace))
+        best = min(best, time.perf_counter() - started)
+    return best, count
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as raw:
+        tmp = Path(raw)
+        rate = await append_throughput(tmp)
+        print(f"append throughput: {rate:,.0f} records/s")
+        seconds, cpu, messages = resume_time(tmp)
+        print(
+            f"resume of a 100,000-record session: {ms(seconds)} wall, {ms(cpu)} CPU "
+            f"({messages} messages)  [target < 1.5 s]"
+        )
+        seconds, count = listing_time(tmp)
+        print(f"listSessions over {count} session files: {ms(seconds)}  [target < 150 ms]")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,118 @@
+local H = require("helpers")
+
+describe("cancel", function()
+  after_each(H.reset)
+
+  it("stops a streaming turn and the session stays usable", function()
+    local root = H.workspace()
+    H.setup(H.script(root, {
+      { chunk_delay_ms = 100, blocks = { H.say(("slowly "):rep(60)) } },
+      { H.say("after the cancel") },
+    }))
+    local s = H.session()
+    local result
+    require("tether.session").prompt(s, "talk", function(_, r)
+      result = r
+    end)
+    H.wait(10000, function()
+      return s.chat:contents():find("slowly", 1, true)
+    end, "the first chunk")
+    assert.equals(1, s.busy)
+    assert.matches("working", vim.wo[s.chat:windows()[1]].winbar)
+
+    local started = vim.uv.hrtime()
+    vim.cmd("TetherCancel")
+    H.wait(5000, function()
+      return result
+    end, "the cancelled turn to end")
+    assert.is_true((vim.uv.hrtime() - started) / 1e6 < 2000, "the cancel is prompt")
+    assert.equals("cancelled", result.stopReason)
+    assert.equals(0, s.busy)
+    assert.matches("_Cancelled._", s.chat:contents(), 1, true)
+    assert.is_nil(vim.wo[s.chat:windows()[1]].winbar:find("working"))
+    local partial = select(2, s.chat:contents():gsub("slowly", ""))
+    assert.is_true(partial < 60, "the reply was cut short")
+
+    assert.equals("end_turn", H.prompt(s, "again").stopReason)
+    assert.matches("after the cancel", s.chat:contents(), 1, true)
+  end)
+
+  it("says so when nothing runs", function()
+    local root = H.workspace()
+    H.setup(H.script(root, {}))
+    local s = H.session()
+    local messages = {}
+    local notify = vim.notify
+    vim.notify = function(msg)
+      messages[#messages + 1] = msg
+    end
+    vim.cmd("TetherCancel")
+    H.wait(1000, function()
+      return #messages > 0
+    end, "a message")
+    vim.notify = notify
+    assert.matches("no turn is running", messages[1], 1, true)
+    assert.equals(0, s.busy)
+  end)
+end)
+
+describe("daemon lifecycle", function()
+  after_each(H.reset)
+
+  it("notices a daemon that died, and the next prompt starts a new one", function()
+    local root = H.workspace()
+    H.setup(H.script(root, { { H.say("answer") } }))
+    local session = require("tether.session")
+    local s = H.session()
+    H.prompt(s, "one")
+    vim.lsp.get_client_by_id(s.client_id).rpc.terminate()
+    H.wait(5000, function()
+      return s.chat:contents():find("The daemon exited", 1, true)
+    end, "the exit to be noticed")
+    local note = "_The daemon exited (signal 15); :TetherSessions resumes this session._"
+    assert.matches(note, s.chat:contents(), 1, true)
+    assert.is_nil(session.current_of(root))
+
+    vim.cmd("TetherPrompt two")
+    H.wait(15000, function()
+      local again = session.current_of(root)
+      return again and #again.turns == 1
+    end, "a new daemon and session to answer")
+    local again = assert(session.current_of(root))
+    assert.are_not.equal(s.id, again.id)
+    -- The new session's chat took over the old chat's window instead of opening another.
+    assert.same({}, s.chat:windows())
+    assert.equals(1, #again.chat:windows())
+    assert.equals(2, #vim.api.nvim_list_wins())
+  end)
+
+  it("reports a daemon that cannot start, every time it is asked", function()
+    H.workspace()
+    local messages = {}
+    local notify = vim.notify
+    vim.notify = function(msg)
+      messages[#messages + 1] = msg
+    end
+    local function reported(text, times)
+      H.wait(5000, function()
+        local n = 0
+        for _, msg in ipairs(messages) do
+          n = n + (msg:find(text, 1, true) and 1 or 0)
+        end
+        return n >= times
+      end, ("%q reported %d times"):format(text, times))
+    end
+    local ok, err = pcall(function()
+      require("tether").setup({ cmd = { "false" } }) -- starts, and exits at once
+      vim.cmd("TetherPrompt hi")
+      reported("the daemon exited during start-up (code 1)", 1)
+      vim.cmd("TetherPrompt again") -- not stuck behind the first attempt
+      reported("the daemon exited during start-up (code 1)", 2)
+      require("tether").setup({ cmd = { "/nonexistent/tether" } })
+      vim.cmd("TetherPrompt once more")
+      reported('"/nonexistent/tether" is not executable', 1)
+    end)
+    vim.notify = notify
+    assert(ok, err)
+  end)
+end)

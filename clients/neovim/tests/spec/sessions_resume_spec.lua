@@ -1,0 +1,42 @@
+-- Second half of "resume a session in a fresh Neovim" (see sessions_first_spec.lua).
+local H = require("helpers")
+
+describe("sessions (fresh nvim)", function()
+  after_each(H.reset)
+
+  it("lists the earlier session, resumes it with its history, and continues it", function()
+    local root = H.workspace(assert(vim.env.TETHER_TEST_WORKSPACE, "set TETHER_TEST_WORKSPACE"))
+    local id = H.read(root .. ".session")
+    H.setup(H.script(root, {
+      { expect = { contains = "what was the word" }, blocks = { H.say("It was pineapple.") } },
+    }, "resume"))
+    local calls = H.stub_select(function(items, opts)
+      assert.equals("tether.session", opts.kind)
+      return H.find(items, "sessionId", id)
+    end)
+    local session = require("tether.session")
+    vim.cmd("TetherSessions")
+    H.wait(15000, function()
+      return session.current_of(root) ~= nil
+    end, "the session to be resumed")
+
+    local s = assert(session.current_of(root))
+    assert.equals(id, s.id)
+    assert.equals(1, #calls[1].items)
+    local label = calls[1].opts.format_item(calls[1].items[1])
+    assert.matches("^Remember the word pineapple  ·  1 turn  ·  %d%d%d%d%-", label)
+    local chat = s.chat:contents()
+    assert.matches("## You\n\nRemember the word pineapple", chat, 1, true)
+    assert.matches("Noted: the word is pineapple.", chat, 1, true)
+    assert.matches("✓ Read src/app.py", chat, 1, true)
+    assert.matches("I read the app too.", chat, 1, true)
+    assert.same({ "Remember the word pineapple" }, vim.tbl_map(function(t)
+      return t.prompt
+    end, s.turns))
+    assert.is_not_nil(s.chat:windows()[1], "the chat is shown")
+
+    assert.equals("end_turn", H.prompt(s, "So, what was the word?").stopReason)
+    assert.matches("It was pineapple.", s.chat:contents(), 1, true)
+    assert.equals(2, #s.turns)
+  end)
+end)

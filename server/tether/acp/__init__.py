@@ -1,0 +1,1 @@
+"""The Agent Client Protocol front door (``tether acp``): Zed, JetBrains, Emacs, CodeCompanion."""

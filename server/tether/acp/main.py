@@ -1,0 +1,53 @@
+"""``tether acp``: the Agent Client Protocol on stdio, one JSON-RPC message per line.
+
+Nothing but protocol messages may reach stdout. The protocol keeps private duplicates of
+the original stdin and stdout; descriptors 0 and 1 then become ``/dev/null`` and stderr, so
+a stray ``print``, a C extension or a child process (hook, MCP server) that inherits them
+can neither corrupt the outgoing stream nor swallow incoming messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+
+from acp import run_agent
+
+from tether.acp.agent import TetherAgent
+from tether.acp.stdio import open_streams
+
+log = logging.getLogger(__name__)
+
+
+def serve(model: str | None = None) -> int:
+    stdin_fd, stdout_fd = _claim_stdio()
+    try:
+        asyncio.run(_serve(TetherAgent(model), stdin_fd, stdout_fd))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _claim_stdio() -> tuple[int, int]:
+    sys.stdout.flush()
+    protocol_in, protocol_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol_in, protocol_out
+
+
+async def _serve(agent: TetherAgent, stdin_fd: int, stdout_fd: int) -> None:
+    reader, writer, guard = await open_streams(stdin_fd, stdout_fd)
+    try:
+        # session/resume and session/close are "unstable" in this SDK release, though
+        # stable in the spec; fork is routed too and refused by the agent.
+        await run_agent(agent, writer, reader, use_unstable_protocol=True)
+    finally:
+        guard.cancel()
+        await agent.shutdown()
+        log.info("ACP connection closed")

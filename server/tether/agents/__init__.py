@@ -1,0 +1,1 @@
+"""Subagents: the Agent tool, agent definitions, and spawning child engines."""

@@ -1,0 +1,2 @@
+"""Context engineering: project instructions and memory, attachments, token accounting and
+the compaction ladder."""

@@ -1,0 +1,312 @@
+"""The compaction ladder, tried before each request, stopping once the context fits:
+
+    (a) tool-result budget  results over a size cap go to a file; a preview and the path stay
+    (b) microcompact        old read/search/shell results beyond the newest few are cleared
+    (c) auto-compact        a summary request, then the history becomes boundary + summary +
+                            re-attached essentials (recent files re-read, the todo plan,
+                            running tasks, anything a source adds, e.g. invoked skills)
+
+(a) applies to any oversized result; (b) only past the warning band; (c) only past the
+auto-compact threshold. ``compact`` also serves manual (``/compact``) and reactive
+(the API said the prompt is too long) compaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from tether import prompts
+from tether.context.tokens import TokenCounter, estimate_text
+from tether.engine.messages import Block, Message, TextBlock, ToolResultBlock, user_text
+from tether.errors import ModelError
+from tether.protocol.updates import Compaction, SessionUpdate
+from tether.providers.base import Completed
+from tether.transcript.records import AttachmentRecord, SystemRecord
+
+if TYPE_CHECKING:
+    from tether.engine.engine import QueryEngine
+
+Trigger = Literal["auto", "manual", "reactive"]
+Emit = Callable[[SessionUpdate], None]
+CLEARED = "[An older tool result was cleared to save context. Run the tool again if you need it.]"
+MICROCOMPACTABLE = frozenset(
+    {"Read", "Bash", "Grep", "Glob", "Edit", "Write", "TaskOutput", "WebFetch", "WebSearch"}
+)
+_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+
+
+@dataclass
+class CompactionSettings:
+    auto: bool = True
+    tool_result_max_chars: int = 40_000
+    preview_chars: int = 2_000
+    microcompact_keep: int = 3
+    auto_threshold: int | None = None
+    """Tokens; default: the window minus room for the reply minus a safety margin."""
+    warning_threshold: int | None = None
+    summary_max_tokens: int = 8_000
+    reattach_files: int = 5
+    reattach_file_tokens: int = 5_000
+    reattach_total_tokens: int = 30_000
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    auto: int
+    warning: int
+
+
+def thresholds(window: int, max_tokens: int, s: CompactionSettings) -> Thresholds:
+    effective = window - min(max_tokens, window // 4)
+    auto = s.auto_threshold or effective - min(13_000, effective // 10)
+    warning = s.warning_threshold or auto - min(20_000, auto // 7)
+    return Thresholds(auto, min(warning, auto))
+
+
+@dataclass
+class Compactor:
+    settings: CompactionSettings
+    results_dir: Path
+    counter: TokenCounter = field(default_factory=TokenCounter)
+    reattach_sources: list[Callable[[], str]] = field(
+        default_factory=lambda: list[Callable[[], str]]()
+    )
+    """Extra essentials to keep after a summary (e.g. invoked skills)."""
+
+    def context_tokens(self, engine: QueryEngine) -> int:
+        system = engine.assembler.system()
+        return self.counter.prefix(system, engine.tool_specs()) + self.counter.messages(
+            engine.messages
+        )
+
+    def limits(self, engine: QueryEngine) -> Thresholds:
+        return thresholds(
+            engine.provider.context_window, engine.assembler.max_tokens, self.settings
+        )
+
+    async def before_request(self, engine: QueryEngine, turn_id: str, emit: Emit) -> None:
+        limits = self.limits(engine)
+        before = self.context_tokens(engine)
+        stored = await self._budget_results(engine)
+        after = self.context_tokens(engine) if stored else before
+        if stored:
+            self._announce(engine, turn_id, emit, "tool_result_budget", before, after, stored)
+        if after <= limits.warning:
+            return
+        cleared = self._microcompact(engine)
+        if cleared:
+            cleared_to = self.context_tokens(engine)
+            self._announce(engine, turn_id, emit, "microcompact", after, cleared_to, cleared)
+            after = cleared_to
+        if after <= limits.auto or not self.settings.auto or len(engine.messages) <= 2:
+            # Nothing before the current prompt to summarise: let the API have its say.
+            return
+        try:
+            await self.compact(engine, turn_id, "auto", emit)
+        except ModelError as e:  # the turn can still try; a reactive compaction may follow
+            engine.note(f"Automatic compaction failed ({e}); continuing with the full context")
+
+    # -- (a) tool-result budget -------------------------------------------------------
+
+    async def _budget_results(self, engine: QueryEngine) -> int:
+        cap = self.settings.tool_result_max_chars
+        stored = 0
+        for i, message in enumerate(engine.messages):
+            if message.role != "user" or not any(
+                isinstance(b, ToolResultBlock) and len(b.text) > cap for b in message.content
+            ):
+                continue
+            content: list[Block] = []
+            for block in message.content:
+                if isinstance(block, ToolResultBlock) and len(block.text) > cap:
+                    path = await asyncio.to_thread(self._store, block)
+                    preview = block.text[: self.settings.preview_chars]
+                    note = (
+                        f"{preview}\n\n[... this result had {len(block.text)} characters; the "
+                        f"full text is in {path}. Read it with offset/limit if you need more.]"
+                    )
+                    block = block.model_copy(update={"content": [TextBlock(text=note)]})
+                    stored += 1
+                content.append(block)
+            engine.messages[i] = Message(role="user", content=content)
+        return stored
+
+    def _store(self, block: ToolResultBlock) -> Path:
+        self.results_dir.mkdir(parents=True, exist_ok=True)
+        path = self.results_dir / f"{block.tool_use_id}.txt"
+        if not path.exists():
+            path.write_text(block.text, encoding="utf-8")
+            path.chmod(0o600)
+        return path
+
+    # -- (b) microcompact -------------------------------------------------------------
+
+    def _microcompact(self, engine: QueryEngine) -> int:
+        names = {
+            u.id: u.name for m in engine.messages if m.role == "assistant" for u in m.tool_uses
+        }
+        eligible = [
+            (i, block.tool_use_id)
+            for i, m in enumerate(engine.messages)
+            if m.role == "user"
+            for block in m.content
+            if isinstance(block, ToolResultBlock)
+            and names.get(block.tool_use_id) in MICROCOMPACTABLE
+            and block.text != CLEARED
+        ]
+        keep = self.settings.microcompact_keep
+        targets = eligible[: max(0, len(eligible) - keep)]
+        by_message: dict[int, set[str]] = {}
+        for i, tool_id in targets:
+            by_message.setdefault(i, set()).add(tool_id)
+        for i, ids in by_message.items():
+            content = [
+                b.model_copy(update={"content": [TextBlock(text=CLEARED)]})
+                if isinstance(b, ToolResultBlock) and b.tool_use_id in ids
+                else b
+                for b in engine.messages[i].content
+            ]
+            engine.messages[i] = Message(role="user", content=content)
+        return len(targets)
+
+    # -- (c) summary ------------------------------------------------------------------
+
+    async def compact(
+        self,
+        engine: QueryEngine,
+        turn_id: str | None,
+        trigger: Trigger,
+        emit: Emit,
+        instructions: str = "",
+    ) -> Compaction:
+        before = self.context_tokens(engine)
+        summary = await self._summarize(engine, instructions)
+        kept = [
+            user_text(prompts.render("compaction/continuation.md", summary=summary)),
+            *await self._essentials(engine),
+        ]
+        engine.messages[:] = kept
+        after = self.context_tokens(engine)
+        engine.record_compaction(turn_id, trigger, before, after, kept)
+        update = Compaction(trigger=trigger, tokens_before=before, tokens_after=after)
+        emit(update)
+        return update
+
+    async def _summarize(self, engine: QueryEngine, instructions: str) -> str:
+        extra = (
+            f"\nAlso follow these instructions for the summary: {instructions}"
+            if instructions
+            else ""
+        )
+        ask = user_text(prompts.render("compaction/instructions.md", instructions=extra))
+        request = engine.assembler.request([*engine.messages, ask], engine.tool_specs())
+        request = type(request)(
+            model=request.model,
+            system=request.system,
+            messages=request.messages,
+            tools=request.tools,
+            max_tokens=self.settings.summary_max_tokens,
+        )
+        completed: Completed | None = None
+        async for event in engine.provider.stream(request):
+            if isinstance(event, Completed):
+                completed = event
+        if completed is None or not completed.message.text.strip():
+            raise ModelError("the summary request returned no text")
+        engine.meter.add(completed.usage)
+        text = completed.message.text
+        match = _SUMMARY.search(text)
+        return (match.group(1) if match else text).strip()
+
+    async def _essentials(self, engine: QueryEngine) -> list[Message]:
+        parts: list[str] = []
+        budget = self.settings.reattach_total_tokens
+        for path in list(reversed(engine.state.files.paths()))[: self.settings.reattach_files]:
+            try:
+                doc = await engine.editor.read(path)
+            except (OSError, UnicodeDecodeError):
+                continue
+            limit = min(self.settings.reattach_file_tokens, budget) * 3
+            if limit <= 0:
+                break
+            text = doc.text[:limit]
+            budget -= estimate_text(text)
+            numbered = "\n".join(f"{n}\t{line}" for n, line in enumerate(text.splitlines(), 1))
+            cut = (
+                "" if len(text) == len(doc.text) else "\n[... cut; Read the file for the rest ...]"
+            )
+            parts.append(f"Contents of {path}, re-read after compaction:\n{numbered}{cut}")
+            engine.state.files.record(doc, partial=bool(cut))
+        if engine.state.todos:
+            plan = "\n".join(f"- [{e.status}] {e.content}" for e in engine.state.todos)
+            parts.append(f"The current todo list:\n{plan}")
+        running = engine.tasks.running()
+        if running:
+            tasks = "\n".join(
+                f'<task id="{t.id}" tool_use_id="{t.tool_use_id or ""}" status="{t.status}">'
+                f"{t.description} (output: {t.output_path})</task>"
+                for t in running
+            )
+            parts.append(f"Background tasks still running (use TaskOutput / TaskStop):\n{tasks}")
+        parts += [text for source in self.reattach_sources if (text := source())]
+        return [
+            Message(
+                role="user", content=[TextBlock(text=f"<system-reminder>\n{p}\n</system-reminder>")]
+            )
+            for p in parts
+        ]
+
+    def _announce(
+        self,
+        engine: QueryEngine,
+        turn_id: str,
+        emit: Emit,
+        kind: Literal["tool_result_budget", "microcompact"],
+        before: int,
+        after: int,
+        n: int,
+    ) -> None:
+        engine.record(
+            SystemRecord(
+                session_id=engine.session_id,
+                turn_id=turn_id,
+                subtype=kind,
+                data={"count": n, "tokensBefore": before, "tokensAfter": after},
+            )
+        )
+        emit(Compaction(trigger="auto", tokens_before=before, tokens_after=after, strategy=kind))
+
+
+def boundary_records(
+    engine: QueryEngine,
+    turn_id: str | None,
+    trigger: Trigger,
+    before: int,
+    after: int,
+    kept: list[Message],
+) -> list[SystemRecord | AttachmentRecord]:
+    discovered = sorted(engine.tools.discovered)
+    records: list[SystemRecord | AttachmentRecord] = [
+        SystemRecord(
+            session_id=engine.session_id,
+            turn_id=turn_id,
+            subtype="compact_boundary",
+            data={
+                "trigger": trigger,
+                "tokensBefore": before,
+                "tokensAfter": after,
+                "discoveredTools": discovered,
+            },
+        )
+    ]
+    kinds = ["compact_summary"] + ["compact_reattach"] * (len(kept) - 1)
+    records += [
+        AttachmentRecord(session_id=engine.session_id, turn_id=turn_id, message=m, attachment=k)
+        for m, k in zip(kept, kinds, strict=True)
+    ]
+    return records

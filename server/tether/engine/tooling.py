@@ -1,0 +1,77 @@
+"""How the engine sees its tools: the context of a call, safety flags, titles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from tether.editor.port import Editor
+from tether.engine.messages import ToolUseBlock
+from tether.permissions.policy import RuleSet
+from tether.permissions.rules import Rule
+from tether.protocol.updates import Location, SessionUpdate, ToolKind
+from tether.tasks.registry import TaskRegistry
+from tether.tools.base import Tool
+from tether.tools.context import SessionRunState, ToolConfig, ToolContext
+from tether.tools.pool import ToolPool
+
+
+class ToolingMixin:
+    session_id: str
+    cwd: Path
+    editor: Editor
+    state: SessionRunState
+    tool_config: ToolConfig
+    tasks: TaskRegistry
+    tools: ToolPool
+    rules: RuleSet
+    _persist_rule: Callable[[Literal["allow", "deny"], str], None] | None
+
+    def _emit(self, update: SessionUpdate) -> None:
+        raise NotImplementedError
+
+    def tool_context(self, tool_use_id: str) -> ToolContext:
+        return ToolContext(
+            session_id=self.session_id,
+            tool_use_id=tool_use_id,
+            cwd=self.cwd,
+            editor=self.editor,
+            state=self.state,
+            config=self.tool_config,
+            tasks=self.tasks,
+            emit=self._emit,
+        )
+
+    def remember_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:
+        parsed = Rule.parse(rule)
+        (self.rules.allow if kind == "allow" else self.rules.deny).append(parsed)
+        if self._persist_rule is not None:
+            self._persist_rule(kind, rule)
+
+    def _parse(self, use: ToolUseBlock) -> tuple[Tool[Any], Any] | None:
+        tool = self.tools.get(use.name)
+        if tool is None or use.truncated:
+            return None
+        data = tool.parse(use.input)
+        return None if isinstance(data, str) else (tool, data)
+
+    def is_concurrency_safe(self, use: ToolUseBlock) -> bool:
+        parsed = self._parse(use)
+        # Calls that will fail validation have no side effects: they may run concurrently.
+        return True if parsed is None else parsed[0].is_concurrency_safe(parsed[1])
+
+    def is_read_only(self, use: ToolUseBlock) -> bool:
+        parsed = self._parse(use)
+        return True if parsed is None else parsed[0].is_read_only(parsed[1])
+
+    def describe_call(self, use: ToolUseBlock) -> tuple[str, ToolKind, list[Location]]:
+        parsed = self._parse(use)
+        if parsed is None:
+            tool = self.tools.get(use.name)
+            return use.name, tool.kind if tool else "other", []
+        tool, data = parsed
+        try:
+            return tool.title(data), tool.kind, tool.locations(data, self.tool_context(use.id))
+        except Exception:
+            return use.name, tool.kind, []

@@ -1,0 +1,86 @@
+"""The value types of a turn: configuration, result, the running turn and its stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from tether.engine.messages import Message
+from tether.engine.transitions import Terminal
+from tether.protocol.content import ContentBlock
+from tether.protocol.updates import SessionUpdate, Usage
+
+AttachmentSource = Callable[[], Awaitable[list[Message]]]
+"""Called at each turn boundary; its messages go to the model as attachments."""
+
+
+@dataclass
+class EngineConfig:
+    max_turns: int | None = None
+    """Model requests per turn before stopping with ``max_turns``."""
+    max_budget_usd: float | None = None
+    max_tokens_continuations: int = 3
+    max_stop_hook_blocks: int = 8
+    max_agent_depth: int = 2
+    """How deep subagents may nest (a subagent's subagent is depth 2)."""
+    subagent_max_turns: int | None = 50
+
+
+@dataclass
+class TurnResult:
+    turn_id: str
+    terminal: Terminal
+    usage: Usage
+    model_calls: int = 0
+
+    @property
+    def stop_reason(self) -> str:
+        return self.terminal.stop_reason
+
+
+@dataclass
+class Queued:
+    """A prompt sent while a turn runs, waiting for the next boundary."""
+
+    message: Message
+    content: list[ContentBlock]
+    future: asyncio.Future[TurnResult]
+
+
+@dataclass
+class Turn:
+    turn_id: str
+    queue: asyncio.Queue[SessionUpdate | None] = field(
+        default_factory=lambda: asyncio.Queue[SessionUpdate | None]()
+    )
+    task: asyncio.Task[None] | None = None
+    waiters: list[asyncio.Future[TurnResult]] = field(
+        default_factory=lambda: list[asyncio.Future[TurnResult]]()
+    )
+
+
+class TurnStream:
+    """The updates of one running turn. Closing it early cancels the turn cleanly."""
+
+    def __init__(self, turn: Turn) -> None:
+        self._turn = turn
+        self.turn_id = turn.turn_id
+
+    def __aiter__(self) -> TurnStream:
+        return self
+
+    async def __anext__(self) -> SessionUpdate:
+        update = await self._turn.queue.get()
+        if update is None:
+            raise StopAsyncIteration
+        return update
+
+    async def aclose(self) -> None:
+        task = self._turn.task
+        if task is not None and not task.done():
+            # The consumer went away (e.g. $/cancelRequest): stop the turn, keep history whole.
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)

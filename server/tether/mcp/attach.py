@@ -1,0 +1,69 @@
+"""Put a workspace's MCP tools into one session's tool pool, and keep them current.
+
+Each change (a server connects, restarts, lists new tools) re-applies the deferral
+policy: when the MCP schemas would take more than the policy's share of the model's
+context window, they are all deferred and ``ToolSearch`` joins the core tools; otherwise
+they are sent in full and ``ToolSearch`` is not needed. Tools are replaced in place, so
+the order the model sees (and the prompt cache) stays stable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tether.mcp.manager import McpManager
+from tether.tools.pool import DeferralPolicy, ToolPool
+from tether.tools.toolsearch import NAME as TOOL_SEARCH
+from tether.tools.toolsearch import tool_search_tool
+
+if TYPE_CHECKING:
+    from tether.engine.engine import QueryEngine
+
+
+class PoolSync:
+    """Mirrors a manager's tools into a pool."""
+
+    def __init__(
+        self,
+        pool: ToolPool,
+        manager: McpManager,
+        policy: DeferralPolicy,
+        context_window: Callable[[], int],
+    ) -> None:
+        self.pool = pool
+        self.manager = manager
+        self.policy = policy
+        self.context_window = context_window
+        self.names: set[str] = set()
+        self.deferred = False
+        self._sources: str | None = None
+
+    def __call__(self) -> None:
+        tools = self.manager.tools()
+        names = {t.name for t in tools}
+        for gone in self.names - names:
+            self.pool.remove(gone)
+        self.names = names
+        self.deferred = self.policy.defer(tools, self.context_window())
+        for tool in tools:
+            self.pool.add(tool, deferred=self.deferred)
+        sources = self.manager.summary()
+        if self.deferred and (TOOL_SEARCH not in self.pool or sources != self._sources):
+            self.pool.add(tool_search_tool(self.pool, sources))
+            self._sources = sources
+        elif not self.deferred and self._sources is not None:
+            self.pool.remove(TOOL_SEARCH)
+            self._sources = None
+
+
+def attach(
+    engine: QueryEngine, manager: McpManager, policy: DeferralPolicy | None = None
+) -> Callable[[], None]:
+    """Add ``manager``'s tools to ``engine`` now and whenever they change; returns the
+    function that stops the updates (call it when the session closes)."""
+    sync = PoolSync(
+        engine.tools, manager, policy or DeferralPolicy(), lambda: engine.provider.context_window
+    )
+    sync()
+    return manager.subscribe(sync)

@@ -1,0 +1,313 @@
+"""One long-lived client per MCP server: connect, list tools, call, restart after a crash.
+
+The SDK's ``Client`` is entered and left in one task (anyio cancel scopes require it), so
+each server gets a runner task that owns the connection for its whole life; tool calls
+from turns use the live client. States:
+
+    pending -> connecting -> connected -> (lost) restarting -> connected ... -> stopped
+                         \\-> failed        (start failure, or too many restarts in a row)
+
+A start failure is reported (state ``failed``, the reason, the tail of the server's stderr)
+and not retried: it is almost always a configuration problem. A server that dies after
+it worked is restarted with exponential backoff; ``restart()`` tries again on demand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TextIO, cast
+
+import mcp_types as types
+from mcp import Client, MCPError
+
+from tether import __version__
+from tether.errors import ToolError
+from tether.mcp.config import NamedServer
+from tether.mcp.transport import open_transport
+
+log = logging.getLogger(__name__)
+
+State = Literal["pending", "connecting", "connected", "restarting", "failed", "stopped"]
+_PAGE_CAP = 100
+
+
+class McpUnavailable(ToolError):
+    """The server cannot take a call now (not connected, or it went away mid-call): a tool
+    failure the model hears about."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    initial: float = 0.5
+    factor: float = 2.0
+    maximum: float = 30.0
+    max_restarts: int = 5
+    """Restarts in a row (each connection lived less than ``stable_after``) before giving up."""
+    stable_after: float = 60.0
+
+    def delay(self, restart: int) -> float:
+        return min(self.maximum, self.initial * self.factor ** max(0, restart - 1))
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    name: str
+    transport: str
+    state: State
+    tools: int = 0
+    error: str | None = None
+    restarts: int = 0
+
+
+class McpConnection:
+    def __init__(
+        self,
+        server: NamedServer,
+        *,
+        cwd: Path,
+        log_dir: Path,
+        backoff: Backoff,
+        connect_timeout: float,
+        call_timeout: float | None,
+        on_change: Callable[[McpConnection], None],
+    ) -> None:
+        self.server = server
+        self.name = server.name
+        self.cwd = cwd
+        self.log_path = log_dir / f"{server.name}.log"
+        self.backoff = backoff
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self._on_change = on_change
+        self.state: State = "pending"
+        self.error: str | None = None
+        self.restarts = 0
+        self.tools: list[types.Tool] = []
+        self._client: Client | None = None
+        self._lost = asyncio.Event()
+        self._relist = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._settled = asyncio.Event()
+        """Set once the first attempt connected or failed."""
+        self._up = asyncio.Event()
+        """Set while a connection can take calls."""
+        self._down = asyncio.Event()
+        """Set when the server failed or was stopped: waiting for it is pointless."""
+        self._connected_at: float | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def wait_settled(self) -> None:
+        await self._settled.wait()
+
+    async def restart(self) -> None:
+        """Reconnect now (after a failure, or to pick up a changed server)."""
+        await self._halt()
+        self._stop = asyncio.Event()
+        self._down.clear()
+        self.restarts, self.error = 0, None
+        self.start()
+
+    async def close(self) -> None:
+        await self._halt()
+        if self.state != "failed":
+            self._set("stopped")
+
+    async def _halt(self) -> None:
+        task, self._task = self._task, None
+        self._stop.set()
+        if task is not None and not task.done():
+            # The SDK bounds its own shutdown (stdin close, SIGTERM, SIGKILL); this is a net.
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout=10)
+            except (TimeoutError, asyncio.CancelledError):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    def status(self) -> ServerStatus:
+        return ServerStatus(
+            self.name, self.server.transport, self.state, len(self.tools), self.error, self.restarts
+        )
+
+    def _set(self, state: State, error: str | None = None) -> None:
+        self.state = state
+        if error is not None or state == "connected":
+            self.error = error
+        if state in ("failed", "stopped"):
+            self._down.set()
+        self._on_change(self)
+
+    def _mark_lost(self) -> None:
+        """The connection is gone: no call may use it, even before the runner notices."""
+        self._client = None
+        self._up.clear()
+        self._lost.set()
+
+    async def _run(self) -> None:
+        ever_connected = False
+        while not self._stop.is_set():
+            self._set("restarting" if ever_connected else "connecting")
+            self._connected_at = None
+            try:
+                await self._serve()
+                if not self._stop.is_set():
+                    self.error = "the server closed the connection" + self._stderr_note()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                if not self._stop.is_set():
+                    self.error = self._describe(e)
+            finally:
+                self._client = None
+                self._up.clear()
+            if self._stop.is_set():
+                break
+            lived = None if self._connected_at is None else time.monotonic() - self._connected_at
+            ever_connected = ever_connected or lived is not None
+            log.warning("MCP server %s: %s", self.name, self.error)
+            if not ever_connected:
+                self._set("failed", self.error)
+                break
+            if lived is not None and lived >= self.backoff.stable_after:
+                self.restarts = 0
+            self.restarts += 1
+            if self.restarts > self.backoff.max_restarts:
+                self._set(
+                    "failed", f"gave up after {self.backoff.max_restarts} restarts: {self.error}"
+                )
+                break
+            self._set("restarting", self.error)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self.backoff.delay(self.restarts))
+        self._settled.set()
+
+    async def _serve(self) -> None:
+        """Connect, then hold the connection until stopped or lost; raises if it cannot."""
+        self._lost = asyncio.Event()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self._errlog() as errlog:
+            transport = open_transport(
+                self.server, cwd=self.cwd, errlog=errlog, on_lost=self._mark_lost
+            )
+            client = Client(
+                transport,
+                client_info=types.Implementation(name="tether", version=__version__),
+                message_handler=self._on_message,
+            )
+            async with contextlib.AsyncExitStack() as stack:
+                async with asyncio.timeout(self.connect_timeout):
+                    await stack.enter_async_context(client)
+                    self.tools = await _list_tools(client)
+                self._client = client
+                self._connected_at = time.monotonic()
+                self._set("connected")
+                self._settled.set()
+                self._up.set()
+                while True:
+                    await _first(self._stop, self._lost, self._relist)
+                    if self._stop.is_set() or self._lost.is_set():
+                        break
+                    self._relist.clear()
+                    self.tools = await _list_tools(client)
+                    self._on_change(self)
+
+    @contextlib.contextmanager
+    def _errlog(self) -> Generator[TextIO]:
+        # One attempt's stderr: its tail explains a failure; older attempts' is history.
+        with open(self.log_path, "w", encoding="utf-8") as f:
+            yield f
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._relist.set()
+
+    def _describe(self, error: BaseException) -> str:
+        error = _root_cause(error)
+        if isinstance(error, TimeoutError):
+            text = f"did not connect within {self.connect_timeout:g}s"
+        elif isinstance(error, FileNotFoundError):
+            text = f"command not found: {error.filename or error}"
+        elif isinstance(error, MCPError):
+            text = f"the connection closed ({error.error.message})"
+        else:
+            text = f"{type(error).__name__}: {error}"
+        return text + self._stderr_note()
+
+    def _stderr_note(self, lines: int = 3) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        tail = " | ".join(ln.strip() for ln in text.strip().splitlines()[-lines:])[-500:]
+        return f"; stderr: {tail}" if tail else ""
+
+    # -- calls ------------------------------------------------------------------------
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """Call ``tool``; raises McpUnavailable when the server cannot answer, MCPError for a
+        protocol error the server sent (bad arguments, unknown tool...)."""
+        client = await self._ready_client()
+        try:
+            return await client.call_tool(tool, arguments, read_timeout_seconds=self.call_timeout)
+        except MCPError as e:
+            if e.code != types.CONNECTION_CLOSED:
+                raise
+            self._mark_lost()
+            raise McpUnavailable(
+                f"the MCP server {self.name} closed the connection during the call "
+                "(it is being restarted; the call may or may not have taken effect)"
+            ) from e
+        except (OSError, ConnectionError) as e:
+            self._mark_lost()
+            raise McpUnavailable(f"the MCP server {self.name} is unreachable: {e}") from e
+
+    async def _ready_client(self) -> Client:
+        if self._client is None and not self._down.is_set():
+            # Starting or coming back after a crash: worth a bounded wait.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_first(self._up, self._down), self.connect_timeout)
+        if self._client is None:
+            reason = f": {self.error}" if self.error else ""
+            raise McpUnavailable(f"the MCP server {self.name} is {self.state}{reason}")
+        return self._client
+
+
+def _root_cause(error: BaseException) -> BaseException:
+    """The SDK's task groups wrap the one real cause in exception groups."""
+    inner: Any = getattr(error, "exceptions", ())
+    if isinstance(error, BaseExceptionGroup) and len(inner) == 1:
+        return _root_cause(cast(BaseException, inner[0]))
+    return cast(BaseException, error)
+
+
+async def _list_tools(client: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_PAGE_CAP):
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+async def _first(*events: asyncio.Event) -> None:
+    waits = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()

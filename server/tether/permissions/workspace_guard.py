@@ -1,0 +1,215 @@
+"""Everything a workspace's settings decide about safety, kept current for its sessions.
+
+One ``WorkspaceGuard`` per workspace holds the merged settings (trust-filtered), the shell
+sandbox, the settings watcher and, per session, the objects the engine was built with:
+its rule set, tool config and command hooks. When a settings file changes, the next tool
+call of any session (``refresh``, called first thing by the pipeline) reloads the files and
+updates those objects in place — rules, hooks, sandbox policy, env — without a restart.
+
+Trust is asked for here, before the first prompt of a session, and only when the project
+files hold something that needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tether.editor.port import Editor
+from tether.engine.engine import QueryEngine
+from tether.hooks.command_hooks import CommandHooks
+from tether.permissions.decision import RuleSet
+from tether.permissions.trust_dialog import ask_trust
+from tether.sandbox.bwrap import Probe
+from tether.sandbox.shell_sandbox import BwrapSandbox
+from tether.settings.load import (
+    LoadedSettings,
+    load_settings,
+    project_settings_paths,
+    user_settings_path,
+)
+from tether.settings.model import Settings
+from tether.settings.trust import TrustStore
+from tether.settings.watch import SettingsWatcher
+from tether.tools.context import SessionRunState, ToolConfig
+
+log = logging.getLogger(__name__)
+
+
+def build_rules(
+    settings: Settings, extra_allow: list[str] | None = None, extra_deny: list[str] | None = None
+) -> RuleSet:
+    """The settings' rules plus command-line ones; a malformed rule is skipped, loudly."""
+    p = settings.permissions
+    sets = {
+        "allow": [*p.allow, *(extra_allow or [])],
+        "ask": list(p.ask),
+        "deny": [*p.deny, *(extra_deny or [])],
+    }
+    clean: dict[str, list[str]] = {}
+    for kind, rules in sets.items():
+        clean[kind] = []
+        for rule in rules:
+            try:
+                RuleSet.from_strings(allow=[rule])
+            except ValueError as e:
+                log.warning("ignoring permissions.%s rule: %s", kind, e)
+                continue
+            clean[kind].append(rule)
+    return RuleSet.from_strings(clean["allow"], clean["ask"], clean["deny"])
+
+
+@dataclass
+class _Session:
+    engine: QueryEngine
+    config: ToolConfig
+    hooks: CommandHooks | None
+    extra_allow: list[str] = field(default_factory=lambda: list[str]())
+    extra_deny: list[str] = field(default_factory=lambda: list[str]())
+
+
+class WorkspaceGuard:
+    def __init__(
+        self,
+        root: Path,
+        overrides: dict[str, Any] | None = None,
+        *,
+        user: bool = True,
+        trust: TrustStore | None = None,
+        sandbox_probe: Probe | None = None,
+        watch: bool = True,
+    ) -> None:
+        self.root = root
+        self._overrides = overrides or {}
+        self._user = user
+        self.trust_store = trust or TrustStore()
+        self.trusted = self.trust_store.is_trusted(root)
+        self._declined = False
+        self._trust_lock: asyncio.Lock | None = None
+        self.loaded = self._load()
+        config_dir = self.trust_store.path.parent
+        self.sandbox = BwrapSandbox(
+            root,
+            self.loaded.settings.sandbox,
+            read_only=(config_dir, user_settings_path().parent),
+            probe_result=sandbox_probe,
+        )
+        self._note_sandbox()
+        self.watcher = SettingsWatcher([user_settings_path(), *project_settings_paths(root)])
+        self._watch = watch
+        self._sessions: dict[str, _Session] = {}
+
+    # -- settings ----------------------------------------------------------------------------
+
+    def _load(self) -> LoadedSettings:
+        return load_settings(self.root, self._overrides, user=self._user, trusted=self.trusted)
+
+    def _note_sandbox(self) -> None:
+        if self.loaded.settings.sandbox.enabled and not self.sandbox.active:
+            self.loaded.warnings.append(self.sandbox.describe())
+            log.warning("%s", self.sandbox.describe())
+
+    def reload(self) -> None:
+        """Read the settings files again and apply them to every open session."""
+        self.loaded = self._load()
+        settings = self.loaded.settings
+        self.sandbox.configure(settings.sandbox)
+        self._note_sandbox()
+        for s in self._sessions.values():
+            s.engine.rules.replace_with(build_rules(settings, s.extra_allow, s.extra_deny))
+            self.configure_tools(s.config)
+            if s.hooks is not None:
+                s.hooks.configure(settings.hooks, settings.env)
+
+    def refresh(self) -> None:
+        """Apply changed settings files; cheap when nothing changed (the pipeline calls it
+        before every tool call)."""
+        if self.watcher.take():
+            self.reload()
+
+    def configure_tools(self, config: ToolConfig) -> ToolConfig:
+        settings = self.loaded.settings
+        config.sandbox = settings.sandbox.enabled
+        config.shell_sandbox = self.sandbox
+        config.shell_env = dict(settings.env)
+        config.additional_dirs = [self._dir(d) for d in settings.permissions.additional_directories]
+        config.bypass_disabled = settings.permissions.disable_bypass_permissions_mode == "disable"
+        return config
+
+    def _dir(self, raw: str) -> Path:
+        path = Path(os.path.expanduser(raw))
+        return Path(os.path.realpath(path if path.is_absolute() else self.root / path))
+
+    # -- sessions ----------------------------------------------------------------------------
+
+    def session_hooks(
+        self,
+        session_id: str,
+        editor: Editor,
+        state: SessionRunState,
+        transcript: Path,
+        *,
+        resumed: bool,
+    ) -> CommandHooks:
+        settings = self.loaded.settings
+        return CommandHooks(
+            self.root,
+            session_id,
+            settings.hooks,
+            transcript_path=transcript,
+            mode=lambda: state.mode,
+            env=settings.env,
+            before_first_prompt=lambda: self.ensure_trust(editor, session_id),
+            source="resume" if resumed else "startup",
+            refresh=self.refresh,
+        )
+
+    def attach(
+        self,
+        engine: QueryEngine,
+        config: ToolConfig,
+        hooks: CommandHooks | None,
+        extra_allow: list[str] | None = None,
+        extra_deny: list[str] | None = None,
+    ) -> None:
+        """Keep ``engine`` current with the settings from now on."""
+        self._sessions[engine.session_id] = _Session(
+            engine, config, hooks, list(extra_allow or []), list(extra_deny or [])
+        )
+        engine.tool_runtime.refresh = self.refresh
+        if self._watch:
+            self.watcher.start()
+
+    async def detach(self, session_id: str) -> None:
+        session = self._sessions.pop(session_id, None)
+        if session is not None and session.hooks is not None:
+            try:
+                await session.hooks.session_end("other")
+            except Exception:
+                log.exception("SessionEnd hooks failed")
+
+    async def ensure_trust(self, editor: Editor, session_id: str) -> None:
+        """Ask once per workspace, and only if the project config holds something to run."""
+        if self.trusted or self._declined or not self.loaded.withheld:
+            return
+        self._trust_lock = self._trust_lock or asyncio.Lock()
+        async with self._trust_lock:
+            if self.trusted or self._declined:
+                return
+            if not await ask_trust(editor, self.root, self.loaded.withheld, session_id):
+                self._declined = True  # not asked again while the daemon runs
+                return
+            try:
+                self.trust_store.trust(self.root)
+            except OSError as e:
+                log.warning("could not remember the trust decision: %s", e)
+            self.trusted = True
+            self.reload()
+
+    def close(self) -> None:
+        self.watcher.stop()
+        self.sandbox.close()

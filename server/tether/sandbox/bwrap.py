@@ -1,0 +1,112 @@
+"""The bubblewrap command line for one sandboxed shell command, and whether bwrap works.
+
+Inside: the whole filesystem read-only; the workspace (and paths the user made writable)
+read-write, with the control plane bound read-only again on top; a private ``/tmp`` and
+``/run`` (no host sockets such as docker.sock, which a read-only mount does not stop);
+fresh ``/dev`` and ``/proc``. Every namespace is unshared — network too unless settings
+allow it — so the command sees only loopback and its own processes. All capabilities are
+dropped, which matters when the daemon runs as root: without CAP_SYS_ADMIN, ``mount -o
+remount,rw`` fails, and bwrap's read-only mounts are locked besides. ``--die-with-parent``
+ends the sandbox with the daemon; ``--new-session`` detaches it from any terminal
+(no TIOCSTI keystroke injection).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from tether.permissions.controlplane import Protected
+
+PROBE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """What a sandboxed command may touch, translated from settings."""
+
+    root: Path
+    """The workspace root (canonical)."""
+    writable: tuple[Path, ...] = ()
+    """Extra read-write paths (settings ``sandbox.writablePaths``), canonical."""
+    allow_network: bool = False
+    read_only: tuple[Path, ...] = field(default_factory=tuple)
+    """Paths kept read-only even under a writable path (the user's Tether settings)."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    available: bool
+    problem: str | None = None
+    executable: str | None = None
+
+
+@lru_cache(maxsize=4)
+def probe(executable: str = "bwrap") -> Probe:
+    """Does bubblewrap run here with the options we need? (Once per process.)"""
+    found = shutil.which(executable)
+    if found is None:
+        return Probe(False, "bubblewrap (bwrap) is not installed")
+    argv = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    try:
+        done = subprocess.run(
+            [*argv, "--", "true"],
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return Probe(False, f"bubblewrap does not run: {e}")
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = detail[-1] if detail else f"exit code {done.returncode}"
+        return Probe(False, f"bubblewrap does not work here ({why})")
+    return Probe(True, executable=found)
+
+
+def _under(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def bwrap_argv(
+    executable: str,
+    policy: SandboxPolicy,
+    protected: Sequence[Protected],
+    argv: Sequence[str],
+    cwd: Path,
+) -> list[str]:
+    """The full command line: bwrap, its options, then ``argv``."""
+    out = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    out += ["--tmpfs", "/tmp"]
+    if Path("/run").is_dir() and not Path("/run").is_symlink():
+        out += ["--tmpfs", "/run"]
+        resolver = Path("/run/systemd/resolve")
+        if policy.allow_network and resolver.is_dir():
+            out += ["--ro-bind", str(resolver), str(resolver)]  # /etc/resolv.conf points here
+    writable = [*policy.writable, policy.root]
+    for path in writable:
+        out += ["--bind-try", str(path), str(path)]
+    for item in protected:
+        if not item.exists or item.path.is_symlink():
+            # A symlink cannot be bound without following it; its target is outside the
+            # writable paths (then already read-only) or is protected by its own entry.
+            continue
+        option = "--bind" if item.writable_mount else "--ro-bind"
+        out += [option, str(item.path), str(item.path)]
+    for path in policy.read_only:
+        if path.exists() and _under(path, writable):
+            out += ["--ro-bind", str(path), str(path)]
+    out += ["--unshare-all"]
+    if policy.allow_network:
+        out += ["--share-net"]
+    out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    # The workspace is a mount point inside: let git look past it for an enclosing repo.
+    out += ["--setenv", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "1", "--setenv", "TMPDIR", "/tmp"]
+    out += ["--chdir", str(cwd), "--", *argv]
+    return out

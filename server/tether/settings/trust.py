@@ -1,0 +1,127 @@
+"""Workspace trust: project settings that would run something wait for the user's yes.
+
+A repository can carry ``.tether/settings.json``. Until the user trusts the workspace
+once, everything in the project files that runs a program or widens what runs unasked is
+withheld: hooks, MCP servers, ``env`` (it can point the model client elsewhere), a model
+spec naming another API endpoint, ``apiKeyHelper``, extra directories for the file tools,
+``bypassPermissions`` as the default mode, and any loosening of the shell sandbox. Plain
+permission rules still apply — the sandbox contains what they allow — and the user's own
+settings file is always trusted.
+
+Trust is remembered per canonical workspace path in the user's config directory, which
+the sandbox keeps read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, cast
+
+import platformdirs
+
+log = logging.getLogger(__name__)
+
+
+def trust_store_path() -> Path:
+    return platformdirs.user_config_path("tether", appauthor=False) / "trusted-workspaces.json"
+
+
+class TrustStore:
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or trust_store_path()
+
+    def _load(self) -> list[str]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as e:
+            log.warning("cannot read %s (%s); no workspace is trusted", self.path, e)
+            return []
+        trusted = _as_dict(data).get("trusted")
+        items = cast(list[Any], trusted) if isinstance(trusted, list) else []
+        return [p for p in items if isinstance(p, str)]
+
+    def is_trusted(self, root: Path) -> bool:
+        return str(Path(os.path.realpath(root))) in self._load()
+
+    def trust(self, root: Path) -> None:
+        roots = self._load()
+        key = str(Path(os.path.realpath(root)))
+        if key in roots:
+            return
+        roots.append(key)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps({"trusted": roots}, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(self.path)
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return dict(cast(dict[str, Any], value)) if isinstance(value, dict) else {}
+
+
+def _model_points_elsewhere(model: Any) -> bool:
+    return isinstance(model, str) and ("@" in model or "://" in model)
+
+
+def withhold_untrusted(layer: dict[str, Any], source: str) -> tuple[dict[str, Any], list[str]]:
+    """``layer`` without what needs trust, and a line per withheld item for the dialog."""
+    out: dict[str, Any] = dict(layer)
+    withheld: list[str] = []
+
+    def drop(container: dict[str, Any], key: str, label: str) -> None:
+        container.pop(key, None)
+        withheld.append(f"{source}: {label}")
+
+    hooks = out.get("hooks")
+    if isinstance(hooks, dict) and hooks:
+        for event, groups in hooks.items():  # pyright: ignore[reportUnknownVariableType]
+            for command in _hook_commands(groups):
+                withheld.append(f"{source}: {event} hook `{command}`")
+        out.pop("hooks")
+    for key, label in (("env", "environment variables"), ("mcpServers", "MCP servers")):
+        if out.get(key):
+            drop(out, key, label)
+    if out.get("apiKeyHelper"):
+        drop(out, "apiKeyHelper", f"apiKeyHelper `{out.get('apiKeyHelper')}`")
+    if _model_points_elsewhere(out.get("model")):
+        drop(out, "model", f"model endpoint {out.get('model')}")
+    if isinstance(out.get("permissions"), dict):
+        perms = out["permissions"] = _as_dict(out["permissions"])
+        if perms.get("additionalDirectories"):
+            drop(perms, "additionalDirectories", "additional directories for file tools")
+        if perms.get("defaultMode") == "bypassPermissions":
+            drop(perms, "defaultMode", "defaultMode bypassPermissions")
+    if isinstance(out.get("sandbox"), dict):
+        sandbox = out["sandbox"] = _as_dict(out["sandbox"])
+        for key, loosening, label in (
+            ("enabled", False, "turning the shell sandbox off"),
+            ("allowNetwork", True, "network access for shell commands"),
+            ("gitWritable", True, "writable .git for shell commands"),
+        ):
+            if sandbox.get(key) == loosening:
+                drop(sandbox, key, label)
+        if sandbox.get("writablePaths"):
+            drop(sandbox, "writablePaths", "extra writable paths for shell commands")
+    return out, withheld
+
+
+def _hook_commands(groups: Any) -> list[str]:
+    commands: list[str] = []
+    for group in groups if isinstance(groups, list) else []:  # pyright: ignore[reportUnknownVariableType]
+        hooks = group.get("hooks") if isinstance(group, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        for hook in hooks if isinstance(hooks, list) else []:  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(hook, dict) and isinstance(hook.get("command"), str):  # pyright: ignore[reportUnknownMemberType]
+                commands.append(str(hook["command"]))  # pyright: ignore[reportUnknownArgumentType]
+    return commands
+
+
+def project_mcp_config(root: Path) -> list[str]:
+    """``.mcp.json`` servers start only in a trusted workspace (there is no MCP client yet,
+    but the gate is here so that one cannot forget it)."""
+    path = root / ".mcp.json"
+    return [f"{path.name}: MCP servers"] if path.is_file() else []

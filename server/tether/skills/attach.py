@@ -1,0 +1,41 @@
+"""Give one session its skills: the listing in the system prompt, the ``Skill`` tool, and
+path-triggered offers at turn boundaries."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from tether.permissions.rules import Rule
+from tether.skills.offers import SkillOffers
+from tether.skills.registry import Skill, SkillRegistry
+from tether.skills.tool import skill_tool
+
+if TYPE_CHECKING:
+    from tether.engine.engine import QueryEngine
+
+log = logging.getLogger(__name__)
+
+
+def attach(engine: QueryEngine, registry: SkillRegistry) -> SkillOffers:
+    """Best called before the session's first request: the listing joins the system
+    prompt, and adding it later invalidates the cached prompt once. Returns the session's
+    offers (also registered as an attachment source)."""
+    section = registry.prompt_section()
+    if section and section not in engine.assembler.extra_sections:
+        engine.assembler.extra_sections.append(section)
+        engine.assembler.invalidate()
+    if registry.invocable:
+
+        def grant(skill: Skill) -> None:
+            # Session rules: a settings reload rebuilds the rules and ends the grant.
+            for text in skill.allowed_tools:
+                try:
+                    engine.rules.allow.append(Rule.parse(text))
+                except ValueError as e:
+                    log.warning("skill %s: allowed-tools entry skipped: %s", skill.name, e)
+
+        engine.tools.add(skill_tool(registry, grant))
+    offers = SkillOffers(registry, engine.state.files)
+    engine.attachment_sources.append(offers)
+    return offers

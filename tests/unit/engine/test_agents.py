@@ -1,0 +1,250 @@
+"""Subagents and background tasks: concurrency, notification order and timing, idle turns,
+the recursion guard."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from tether.editor.disk import DiskEditor
+from tether.engine.engine import QueryEngine
+from tether.protocol.content import TextContent
+from tether.providers.base import Completed, ModelRequest, StreamEvent
+from tether.providers.script import parse_script
+from tether.providers.scripted import ScriptedProvider
+from tether.tasks.registry import TaskRegistry
+from tether.tools.context import SessionRunState
+from tether.tools.registry import core_tools
+from tether.transcript.writer import TranscriptWriter
+
+
+def tool(name: str, **inp: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": inp}
+
+
+def say(text: str, delay_ms: int = 0) -> dict[str, Any]:
+    return {"chunk_delay_ms": delay_ms, "blocks": [{"type": "text", "text": text}]}
+
+
+class Routing:
+    """Routes each request to a script by a marker in its first user message, so the
+    parent and each subagent play their own scripts concurrently."""
+
+    name = "routing"
+    model = "routing"
+    context_window = 200_000
+
+    def __init__(self, scripts: dict[str, list[Any]]) -> None:
+        self.providers = {k: ScriptedProvider(parse_script(v)) for k, v in scripts.items()}
+        self.stream_log: list[tuple[str, float, float]] = []
+
+    def _pick(self, request: ModelRequest) -> str:
+        first = request.messages[0].text if request.messages else ""
+        return next((k for k in self.providers if k != "parent" and k in first), "parent")
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        key = self._pick(request)
+        started = time.monotonic()
+        async for event in self.providers[key].stream(request):
+            if isinstance(event, Completed):  # the consumer stops after this event
+                self.stream_log.append((key, started, time.monotonic()))
+            yield event
+
+    async def aclose(self) -> None:
+        return None
+
+    def assert_complete(self) -> None:
+        for provider in self.providers.values():
+            provider.assert_complete()
+
+
+def make(tmp_path: Path, provider: Any) -> QueryEngine:
+    writer = TranscriptWriter(tmp_path / "s.jsonl", "parent")
+    writer.open()
+    return QueryEngine(
+        session_id="parent",
+        cwd=tmp_path,
+        provider=provider,
+        tools=core_tools(),
+        editor=DiskEditor(),
+        state=SessionRunState(mode="bypassPermissions"),
+        transcript=writer,
+        tasks=TaskRegistry(tmp_path / "tasks"),
+    )
+
+
+def child(marker: str, seconds: float) -> list[Any]:
+    return [[tool("Bash", command=f"sleep {seconds}")], say(f"report from {marker}")]
+
+
+def notification_order(engine: QueryEngine) -> list[str]:
+    text = "\n".join(m.text for m in engine.messages if "<task-notification>" in m.text)
+    return [
+        marker
+        for _pos, marker in sorted((text.find(f"report from {m}"), m) for m in "ABC")
+        if _pos >= 0
+    ]
+
+
+async def test_three_background_agents_notify_in_completion_order_at_boundaries(
+    tmp_path: Path,
+) -> None:
+    agents = [
+        tool("Agent", description=f"task {m}", prompt=f"marker {m}: do it", run_in_background=True)
+        for m in "ABC"
+    ]
+    provider = Routing(
+        {
+            "parent": [
+                agents,
+                say("Waiting while they work. " * 12, delay_ms=60),
+                say("B and C reported"),
+                say("A reported too"),
+            ],
+            "marker A": child("A", 0.9),
+            "marker B": child("B", 0.1),
+            "marker C": child("C", 0.45),
+        }
+    )
+    engine = make(tmp_path, provider)
+    await engine.run("start three agents")
+    started = [
+        m for m in engine.messages if "Agent started in the background" in m.model_dump_json()
+    ]
+    assert started, "the agents were not started in the background"
+    # A finishes after the parent's turn ended: its notification starts a turn of its own.
+    await asyncio.wait_for(_until(lambda: bool(engine.notifications)), 5)
+    assert engine.notifications
+    assert (await engine.run(None)).terminal.reason == "completed"
+    provider.assert_complete()
+    assert notification_order(engine) == ["B", "C", "A"]
+    # The three agents ran at the same time: one after another they would need at least
+    # 0.9 + 0.45 + 0.1 s of sleeping alone.
+    spans = [(s, e) for k, s, e in provider.stream_log if k.startswith("marker")]
+    assert len(spans) == 6
+    assert max(e for _s, e in spans) - min(s for s, _e in spans) < 1.35
+    # Never mid-stream: notifications entered the history only at turn boundaries (after
+    # the slow second reply), not inside it.
+    second = next(
+        i for i, m in enumerate(engine.messages) if m.role == "assistant" and "Waiting" in m.text
+    )
+    assert all("<task-notification>" not in m.text for m in engine.messages[: second + 1])
+
+
+async def _until(predicate: Any) -> None:
+    while not predicate():
+        await asyncio.sleep(0.01)
+
+
+async def test_idle_session_starts_a_turn_for_a_notification(tmp_path: Path) -> None:
+    provider = ScriptedProvider(
+        parse_script(
+            [
+                [tool("Bash", command="sleep 0.2; echo finished", run_in_background=True)],
+                say("started it"),
+                {
+                    "expect": {"contains": "<task-notification>"},
+                    "blocks": [{"type": "text", "text": "it finished"}],
+                },
+            ]
+        )
+    )
+    engine = make(tmp_path, provider)
+    woke = asyncio.Event()
+    engine.on_notification = woke.set
+    await engine.run("start it")
+    assert not engine.busy
+    await asyncio.wait_for(woke.wait(), 5)
+    result = await engine.run(None)
+    assert result.terminal.reason == "completed"
+    provider.assert_complete()
+
+
+async def test_user_message_and_notification_together_are_both_injected(tmp_path: Path) -> None:
+    provider = ScriptedProvider(
+        parse_script(
+            [
+                [tool("Bash", command="sleep 0.05", run_in_background=True)],
+                [tool("Bash", command="sleep 0.4")],
+                say("both seen"),
+            ]
+        )
+    )
+    engine = make(tmp_path, provider)
+    stream = engine.start("go")
+    async for update in stream:
+        if (
+            update.kind == "tool_call_update"
+            and update.status == "in_progress"
+            and len(engine.messages) > 3
+        ):
+            await engine.enqueue([TextContent(text="USER-SAYS-STOP-SOON")])
+    last_request = provider.requests[-1].messages[-1]
+    text = last_request.model_dump_json()
+    assert "<task-notification>" in text and "USER-SAYS-STOP-SOON" in text
+    assert text.index("<task-notification>") < text.index("USER-SAYS-STOP-SOON")
+
+
+async def test_background_worker_cannot_start_background_agents(tmp_path: Path) -> None:
+    nested = tool("Agent", description="nested", prompt="marker N: more", run_in_background=True)
+    provider = Routing(
+        {
+            "parent": [
+                [
+                    tool(
+                        "Agent",
+                        description="worker",
+                        prompt="marker W: work",
+                        run_in_background=True,
+                    )
+                ],
+                say("started"),
+                say("got it"),
+            ],
+            "marker W": [
+                [nested],
+                {
+                    "expect": {"contains": "cannot start other background agents"},
+                    "blocks": [{"type": "text", "text": "report from W: refused as expected"}],
+                },
+            ],
+        }
+    )
+    engine = make(tmp_path, provider)
+    await engine.run("go")
+    await asyncio.wait_for(_until(lambda: bool(engine.notifications)), 5)
+    await engine.run(None)
+    provider.assert_complete()
+    notes = "\n".join(m.text for m in engine.messages if "<task-notification>" in m.text)
+    assert "refused as expected" in notes
+
+
+async def test_foreground_agent_returns_only_its_report(tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text("secret-detail\n")
+    provider = Routing(
+        {
+            "parent": [
+                [
+                    tool(
+                        "Agent",
+                        description="look",
+                        prompt="marker F: read data.txt",
+                        subagent_type="explore",
+                    )
+                ],
+                {"expect": {"contains": "FOUND"}, "blocks": [{"type": "text", "text": "done"}]},
+            ],
+            "marker F": [[tool("Read", file_path="data.txt")], say("FOUND: the detail is there")],
+        }
+    )
+    engine = make(tmp_path, provider)
+    result = await engine.run("investigate")
+    assert result.terminal.reason == "completed"
+    provider.assert_complete()
+    parent_view = "\n".join(m.model_dump_json() for m in engine.messages)
+    assert "FOUND" in parent_view and "secret-detail" not in parent_view
+    side = list((tmp_path).glob("parent/subagents/*.jsonl"))
+    assert len(side) == 1 and "secret-detail" in side[0].read_text()

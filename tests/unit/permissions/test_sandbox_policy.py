@@ -1,0 +1,115 @@
+"""The bubblewrap command line and the stand-ins for missing protected paths."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tether.permissions.controlplane import is_control_plane, protected_paths
+from tether.sandbox import BwrapSandbox, Probe
+from tether.sandbox.placeholders import Placeholders
+from tether.settings.model import SandboxSettings
+
+from .conftest import MISSING, WORKING
+
+
+def pairs(argv: list[str], option: str) -> list[str]:
+    return [argv[i + 1] for i, a in enumerate(argv) if a == option]
+
+
+def test_argv_confines_everything(root: Path) -> None:
+    (root / ".git").mkdir()
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    with sandbox.session(root) as wrap:
+        argv = wrap(["bash", "-c", "true"])
+        assert (root / ".tether").is_dir()  # a stand-in while the command runs
+    assert not (root / ".tether").exists()
+    for flag in ("--unshare-all", "--die-with-parent", "--new-session"):
+        assert flag in argv
+    assert "--share-net" not in argv
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
+    assert argv[argv.index("--ro-bind") + 1 : argv.index("--ro-bind") + 3] == ["/", "/"]
+    assert "/tmp" in pairs(argv, "--tmpfs")
+    assert str(root) in pairs(argv, "--bind-try")
+    ro = pairs(argv, "--ro-bind")
+    for name in (".git", ".tether", ".vscode", ".mcp.json", ".nvim.lua"):
+        assert str(root / name) in ro, name
+    assert argv[-3:] == ["bash", "-c", "true"]
+    # the workspace is bound before the read-only control plane on top of it
+    assert argv.index(str(root)) < argv.index(str(root / ".git"))
+
+
+def test_settings_open_network_and_extra_paths(root: Path, tmp_path: Path) -> None:
+    extra = tmp_path / "cache"
+    extra.mkdir()
+    settings = SandboxSettings(allow_network=True, writable_paths=[str(extra)])
+    sandbox = BwrapSandbox(root, settings, probe_result=WORKING)
+    with sandbox.session(root) as wrap:
+        argv = wrap(["true"])
+    assert "--share-net" in argv
+    assert str(os.path.realpath(extra)) in pairs(argv, "--bind-try")
+
+
+def test_git_writable_keeps_hooks_and_config_read_only(root: Path) -> None:
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("")
+    sandbox = BwrapSandbox(root, SandboxSettings(git_writable=True), probe_result=WORKING)
+    with sandbox.session(root) as wrap:
+        argv = wrap(["true"])
+    assert str(root / ".git") in pairs(argv, "--bind")
+    ro = pairs(argv, "--ro-bind")
+    assert str(root / ".git" / "hooks") in ro and str(root / ".git" / "config") in ro
+
+
+def test_unavailable_sandbox_says_why(root: Path) -> None:
+    sandbox = BwrapSandbox(root, probe_result=MISSING)
+    assert not sandbox.active and "not installed" in (sandbox.problem or "")
+    assert "approval" in sandbox.describe()
+    off = BwrapSandbox(root, SandboxSettings(enabled=False), probe_result=Probe(True))
+    assert not off.active and "turned off" in (off.problem or "")
+
+
+def test_stand_ins_are_shared_and_only_ours_are_removed(root: Path) -> None:
+    holder = Placeholders(linger_s=0)
+    items = [p for p in protected_paths(root) if p.path.name in (".tether", ".mcp.json")]
+    with holder.hold(items):
+        with holder.hold(items):
+            assert (root / ".tether").is_dir() and (root / ".mcp.json").is_file()
+        assert (root / ".tether").is_dir()  # still held by the outer command
+        (root / ".mcp.json").write_text('{"user": "wrote this meanwhile"}')
+    assert not (root / ".tether").exists()
+    assert (root / ".mcp.json").read_text().startswith('{"user"')
+    assert holder.held() == []
+
+
+def test_control_plane_matching(root: Path) -> None:
+    roots = [root]
+    for rel in (".tether/x", ".git/config", ".git/objects/ab", ".vscode", ".TETHER/a", ".mcp.json"):
+        assert is_control_plane(root / rel, roots), rel
+    for rel in ("src/.tether", "tether", ".gitignore", ".github/workflows/ci.yml"):
+        assert not is_control_plane(root / rel, roots), rel
+
+
+def test_stand_ins_linger_briefly_then_go(root: Path) -> None:
+    holder = Placeholders(linger_s=60)
+    items = [p for p in protected_paths(root) if p.path.name == ".vscode"]
+    with holder.hold(items):
+        pass
+    assert (root / ".vscode").is_dir()  # kept for the next command of the burst
+    with holder.hold(items) as now:
+        assert now[0].exists
+    holder.sweep(0)  # what closing the workspace does
+    assert not (root / ".vscode").exists()
+
+
+def test_a_lingering_stand_in_is_not_swept_from_under_the_next_command(root: Path) -> None:
+    holder = Placeholders(linger_s=60)
+    with holder.hold([p for p in protected_paths(root) if p.path.name == ".idea"]):
+        pass
+    again = [p for p in protected_paths(root) if p.path.name == ".idea"]
+    assert again[0].exists  # the stand-in looks like a real directory now
+    with holder.hold(again):
+        holder.sweep(0)  # a timer from the earlier command fires mid-command
+        assert (root / ".idea").is_dir()
+    holder.sweep(0)
+    assert not (root / ".idea").exists()
