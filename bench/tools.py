@@ -32,7 +32,8 @@ from _util import ms
 from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
 from tether.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from tether.mcp import McpManager, McpOptions, attach, parse_server
+from tether.mcp import McpManager, McpOptions, parse_server
+from tether.mcp.attach import attach
 from tether.mcp.tools import wrap_tool
 from tether.providers.anthropic import AnthropicProvider
 from tether.tasks.registry import TaskRegistry

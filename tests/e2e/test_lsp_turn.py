@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,24 @@ async def test_unknown_session_and_bad_params(
             raise AssertionError("expected an error")
         except JsonRpcInvalidParams as e:
             assert "mode" in str(e)
+
+
+async def test_initialize_reports_model_and_sandbox(
+    workspace: Path, daemon_env: dict[str, str]
+) -> None:
+    import shutil
+
+    from tether.testing.editor_client import EditorOptions, FakeEditor
+
+    editor = FakeEditor(EditorOptions(init_options={"model": "scripted:/nowhere.json"}))
+    result = await editor.start(
+        [sys.executable, "-m", "tether", "serve"], [workspace], env=daemon_env
+    )
+    try:
+        facts = (result.capabilities.experimental or {})["tether"]
+        assert facts["protocolVersion"] == 1 and "tether/prompt" in facts["methods"]
+        assert facts["model"] == "scripted:/nowhere.json"
+        assert facts["modelSource"] == "initializationOptions"
+        assert facts["sandbox"] == ("bwrap" if shutil.which("bwrap") else None)
+    finally:
+        await editor.stop()

@@ -18,7 +18,8 @@ import pytest
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionAnswer, PermissionRequest
 from tether.engine.engine import QueryEngine
-from tether.mcp import Backoff, McpManager, McpOptions, attach, parse_server
+from tether.mcp import Backoff, McpManager, McpOptions, parse_server
+from tether.mcp.attach import attach
 from tether.providers.anthropic import AnthropicProvider
 from tether.tasks.registry import TaskRegistry
 from tether.testing.fake_anthropic import FakeAnthropicServer

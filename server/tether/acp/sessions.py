@@ -41,6 +41,28 @@ log = logging.getLogger(__name__)
 McpServer = wire.HttpMcpServer | wire.SseMcpServer | wire.AcpMcpServer | wire.McpServerStdio
 
 
+def _client_mcp(root: Path, engine: QueryEngine, servers: list[McpServer]) -> Any:
+    """The client's MCP servers for one session: connected, their tools in the pool (and
+    through the same permission pipeline as every tool)."""
+    from tether.mcp.attach import attach
+    from tether.mcp.config import McpConfig, parse_server
+    from tether.mcp.manager import McpManager
+
+    config = McpConfig()
+    for server in servers:
+        try:
+            config.servers.append(
+                parse_server(server.name, server.model_dump(by_alias=True), "client")
+            )
+        except ValueError as e:
+            config.problems[server.name] = str(e)
+            log.warning("client MCP server %s skipped: %s", server.name, e)
+    manager = McpManager(root, config)
+    manager.start()
+    attach(engine, manager)
+    return manager
+
+
 def invalid(message: str, **data: Any) -> RequestError:
     return RequestError(-32602, message, data or None)
 
@@ -52,7 +74,9 @@ class AcpSession:
     view: View
     commands: list[commands.Command]
     mcp_servers: list[McpServer] = field(default_factory=lambda: list[McpServer]())
-    """Recorded only: the engine has no MCP client yet (issue 7)."""
+    """The MCP servers the client gave for this session."""
+    mcp: Any = None
+    """Their manager (``tether.mcp.manager.McpManager``), closed with the session."""
 
     @property
     def mode(self) -> Mode:
@@ -170,14 +194,11 @@ class AcpSessions:
             terminals = ClientTerminals(self.client)
             use_client_terminals(engine, terminals)
             editor.view.terminals = terminals.by_tool_call
-        if mcp_servers:
-            names = ", ".join(s.name for s in mcp_servers)
-            log.info(
-                "session %s: client MCP servers recorded, not connected: %s", session_id, names
-            )
         session = AcpSession(
             workspace, engine, editor.view, commands.discover(workspace.root), list(mcp_servers)
         )
+        if mcp_servers:
+            session.mcp = _client_mcp(workspace.root, engine, mcp_servers)
         engine.on_idle_update = lambda update: self.outbox.post(session_id, session.updates(update))
         self.sessions[session_id] = session
         return session
@@ -192,6 +213,8 @@ class AcpSessions:
         session = self.sessions.pop(session_id, None)
         if session is not None:
             await session.workspace.close_session(session_id)
+            if session.mcp is not None:
+                await session.mcp.close()
 
     async def list_sessions(self, cwd: str | None) -> list[wire.SessionInfo]:
         root = Path(cwd).resolve() if cwd else None

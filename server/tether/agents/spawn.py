@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from tether.agents.definitions import AgentDefinition
 from tether.engine.context import ContextAssembler
+from tether.engine.hooks import SubagentHooks
 from tether.permissions.policy import RuleSet
 from tether.tasks.registry import TaskRegistry, new_task_id
 from tether.tools.context import SessionRunState
@@ -72,7 +73,7 @@ def spawn_child(
         tools=tools,
         editor=parent.editor,
         rules=rules,
-        hooks=parent.hooks,
+        hooks=SubagentHooks(parent.hooks, str(path or "")),
         config=EngineConfig(max_turns=parent.config.subagent_max_turns),
         tool_config=parent.tool_config,
         state=state,

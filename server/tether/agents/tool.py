@@ -120,6 +120,7 @@ def make_agent_tool(parent: QueryEngine) -> Tool[AgentInput]:
         is_concurrency_safe=lambda _i: True,
         check_permissions=_allow,
         title=lambda i: f"Agent: {i.description}",
+        rule_content=lambda i: i.subagent_type,
     )
 
 

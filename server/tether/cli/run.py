@@ -92,6 +92,8 @@ async def _main(args: argparse.Namespace) -> int:
 
     prompt = commands.expand(prompt, root) or prompt
     renderer = _renderer(args)
+    for problem in await workspace.ready():
+        print(f"[tether] {problem}", file=sys.stderr)
     try:
         code = await run_turn(engine, prompt, renderer)
         code = await follow_background(engine, renderer, code)

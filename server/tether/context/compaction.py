@@ -40,6 +40,10 @@ MICROCOMPACTABLE = frozenset(
 _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
 
 
+class CompactionBlockedError(ModelError):
+    """A PreCompact hook said no."""
+
+
 @dataclass
 class CompactionSettings:
     auto: bool = True
@@ -190,6 +194,9 @@ class Compactor:
             user_text(prompts.render("compaction/continuation.md", summary=summary)),
             *await self._essentials(engine),
         ]
+        context = await engine.hooks.session_start("compact")
+        if context:
+            kept.append(user_text(f"<system-reminder>\n{context}\n</system-reminder>"))
         engine.messages[:] = kept
         after = self.context_tokens(engine)
         engine.record_compaction(turn_id, trigger, before, after, kept)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from tether.editor.port import (
     WriteOutcome,
     Written,
 )
+from tether.tools.paths import read_bytes_no_symlinks, write_text_no_symlinks
 
 Asker = Callable[[PermissionRequest], Awaitable[PermissionAnswer]]
 TrustAsker = Callable[[Path, list[str]], Awaitable[bool]]
@@ -30,32 +29,17 @@ async def _distrust(_root: Path, _withheld: list[str]) -> bool:
 
 
 def read_text_file(path: Path) -> str:
-    """Read a text file as the editor would: UTF-8 (BOM dropped), newlines kept as they are."""
-    with path.open("r", encoding="utf-8-sig", newline="") as f:
-        return f.read()
+    """Read a text file as the editor would: UTF-8 (BOM dropped), newlines kept as they are.
+    No component of the (canonical) path may be a symlink: a swap between the workspace
+    check and this open cannot lead outside."""
+    return read_bytes_no_symlinks(path).decode("utf-8-sig")
 
 
 def write_text_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file and rename, keeping the file's mode."""
+    """Write ``text`` to ``path`` via a temp file and rename, keeping the file's mode and
+    following no symlink on the way."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode: int | None = None
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tether-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_text_no_symlinks(path, text)
 
 
 class DiskEditor:

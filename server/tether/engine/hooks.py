@@ -45,6 +45,18 @@ class Hooks(Protocol):
 
     async def stop(self, *, stop_hook_active: bool, last_message: str) -> StopHookVerdict: ...
 
+    async def subagent_stop(
+        self, *, stop_hook_active: bool, last_message: str, agent_transcript_path: str = ""
+    ) -> StopHookVerdict: ...
+
+    async def pre_compact(self, trigger: str, custom_instructions: str = "") -> str | None:
+        """A reason to block the compaction, or None."""
+        ...
+
+    async def session_start(self, source: str) -> str | None:
+        """Context for the model when a session starts, resumes or was compacted."""
+        ...
+
 
 class NoHooks:
     async def pre_tool_use(
@@ -62,3 +74,57 @@ class NoHooks:
 
     async def stop(self, *, stop_hook_active: bool, last_message: str) -> StopHookVerdict:
         return StopHookVerdict()
+
+    async def subagent_stop(
+        self, *, stop_hook_active: bool, last_message: str, agent_transcript_path: str = ""
+    ) -> StopHookVerdict:
+        return StopHookVerdict()
+
+    async def pre_compact(self, trigger: str, custom_instructions: str = "") -> str | None:
+        return None
+
+    async def session_start(self, source: str) -> str | None:
+        return None
+
+
+class SubagentHooks:
+    """A subagent uses its parent's hooks, except that its end is a SubagentStop."""
+
+    def __init__(self, parent: Hooks, transcript_path: str = "") -> None:
+        self.parent = parent
+        self.transcript_path = transcript_path
+
+    async def pre_tool_use(
+        self, tool: str, tool_input: dict[str, Any], tool_use_id: str
+    ) -> ToolHookVerdict:
+        return await self.parent.pre_tool_use(tool, tool_input, tool_use_id)
+
+    async def post_tool_use(
+        self, tool: str, tool_input: dict[str, Any], tool_use_id: str, response: Any, is_error: bool
+    ) -> ToolHookVerdict:
+        return await self.parent.post_tool_use(tool, tool_input, tool_use_id, response, is_error)
+
+    async def user_prompt_submit(self, prompt: str) -> PromptHookVerdict:
+        return PromptHookVerdict()  # the task prompt comes from the agent, not the user
+
+    async def stop(self, *, stop_hook_active: bool, last_message: str) -> StopHookVerdict:
+        return await self.parent.subagent_stop(
+            stop_hook_active=stop_hook_active,
+            last_message=last_message,
+            agent_transcript_path=self.transcript_path,
+        )
+
+    async def subagent_stop(
+        self, *, stop_hook_active: bool, last_message: str, agent_transcript_path: str = ""
+    ) -> StopHookVerdict:
+        return await self.parent.subagent_stop(
+            stop_hook_active=stop_hook_active,
+            last_message=last_message,
+            agent_transcript_path=agent_transcript_path,
+        )
+
+    async def pre_compact(self, trigger: str, custom_instructions: str = "") -> str | None:
+        return await self.parent.pre_compact(trigger, custom_instructions)
+
+    async def session_start(self, source: str) -> str | None:
+        return None

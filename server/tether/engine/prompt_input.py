@@ -3,6 +3,7 @@ message the model reads. Attached files are read through the Editor, so unsaved 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -39,7 +40,8 @@ async def prompt_to_message(blocks: Sequence[ContentBlock], editor: Editor) -> M
 
 async def _attachment(link: ResourceLink, editor: Editor) -> str:
     try:
-        path = uri_to_path(link.uri)
+        # The user chose this file; resolve its symlinks so the no-symlink open accepts it.
+        path = Path(os.path.realpath(uri_to_path(link.uri)))
         doc = await editor.read(path)
     except (OSError, ValueError, UnicodeDecodeError) as e:
         return (

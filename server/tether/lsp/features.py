@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import platformdirs
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
@@ -43,3 +48,36 @@ def detect(caps: types.ClientCapabilities, encoding: Any) -> ClientFeatures:
         work_done_progress=bool(get_capability(caps, "window.work_done_progress", False)),
         encoding=enc if enc in ("utf-8", "utf-16", "utf-32") else "utf-16",  # type: ignore[arg-type]
     )
+
+
+def startup_facts(root: Path | None, init_options: dict[str, Any]) -> dict[str, Any]:
+    """What ``initialize`` reports for health checks, computed cheaply (no engine import):
+    the model that will be used and whether the shell sandbox can run."""
+    model: str | None = (
+        init_options.get("model") if isinstance(init_options.get("model"), str) else None
+    )
+    source = "initializationOptions" if model else None
+    if model is None and root is not None:
+        for path in (
+            root / ".tether" / "settings.local.json",
+            root / ".tether" / "settings.json",
+            platformdirs.user_config_path("tether", appauthor=False) / "settings.json",
+        ):
+            try:
+                value = json.loads(path.read_text(encoding="utf-8")).get("model")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(value, str) and value:
+                model, source = value, str(path)
+                break
+    if model is None and (
+        os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    ):
+        model, source = "anthropic (default model)", "ANTHROPIC_API_KEY"
+    bwrap = shutil.which("bwrap")
+    return {
+        "model": model,
+        "modelSource": source,
+        "sandbox": "bwrap" if bwrap else None,
+        "sandboxReason": None if bwrap else "bubblewrap (bwrap) is not installed",
+    }

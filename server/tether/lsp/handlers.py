@@ -47,6 +47,9 @@ def register(server: TetherServer, hub: SessionHub) -> None:
             hub.add_folder(folder.uri)
         if not params.workspace_folders and params.root_uri:
             hub.add_folder(params.root_uri)
+        ls.startup_facts = features.startup_facts(
+            hub.folders[0] if hub.folders else None, hub.init_options
+        )
         # Warm the engine and the model SDKs off the start-up path, before the first prompt
         # needs them. A daemon thread: an editor that quits at once must not wait for it.
         threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
@@ -111,7 +114,11 @@ def register(server: TetherServer, hub: SessionHub) -> None:
         try:
             parsed = parse_params(LoadSessionParams, params)
             history = await hub.load_session(parsed.session_id, recover=parsed.recover)
-            return {"sessionId": parsed.session_id, "history": history}
+            return {
+                "sessionId": parsed.session_id,
+                "history": history,
+                "rewindableTurns": hub.rewindable_turns(parsed.session_id),
+            }
         except TranscriptDamagedError as e:
             raise JsonRpcInvalidParams(str(e), data={"line": e.line, "lastGoodLine": e.last_good})
         except (InvalidParamsError, SessionError) as e:

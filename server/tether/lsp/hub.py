@@ -57,6 +57,8 @@ class SessionEntry:
     engine: QueryEngine
     editor: CheckpointingEditor
     checkpoints: Checkpoints
+    ready: bool = False
+    """MCP servers were given their chance to come up before the first turn."""
 
 
 class SessionHub:
@@ -159,6 +161,9 @@ class SessionHub:
         session_id = engine.session_id
         engine.on_idle_update = lambda update: self._notify(session_id, "", update)
         engine.on_notification = lambda: self._notification_turn(entry)
+        sandbox = workspace.guard.sandbox
+        if workspace.loaded.settings.sandbox.enabled and not sandbox.active:
+            engine.note(sandbox.describe())
         self.sessions[session_id] = entry
         return entry
 
@@ -207,6 +212,10 @@ class SessionHub:
         )
         return [{"turnId": turn, **update.to_wire()} for turn, update in pairs]
 
+    def rewindable_turns(self, session_id: str) -> list[str]:
+        """Turns ``tether/rewind`` can undo (their checkpoints are known), oldest first."""
+        return [t.turn_id for t in self.entry(session_id).checkpoints.turns]
+
     def list_sessions(self, params: ListSessionsParams) -> list[dict[str, Any]]:
         workspaces = (
             [self.workspace_for(params.workspace_folder)]
@@ -250,6 +259,13 @@ class SessionHub:
         if engine.busy:
             future = await engine.enqueue(params.prompt)
             return _encode(await asyncio.shield(future))
+        if not entry.ready:
+            entry.ready = True
+            for problem in await entry.workspace.ready():
+                engine.note(problem)
+            if engine.busy:  # a prompt raced us while we waited: queue behind it
+                future = await engine.enqueue(params.prompt)
+                return _encode(await asyncio.shield(future))
         turn_id = uuid.uuid4().hex[:12]
         writer = engine.transcript
         entry.checkpoints.begin(

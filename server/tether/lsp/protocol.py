@@ -52,6 +52,7 @@ class TetherProtocol(LanguageServerProtocol):
                     "tether/listTasks",
                     "tether/stopTask",
                 ],
+                **getattr(self._server, "startup_facts", {}),
             }
         }
         self.initialized = True

@@ -53,6 +53,8 @@ class TetherServer(LanguageServer):
             converter_factory=tether_converter,
         )
         self.features = ClientFeatures()
+        self.startup_facts: dict[str, Any] = {}
+        """Added to ``capabilities.experimental.tether`` in the initialize result."""
         self._waiters: dict[str, list[tuple[int, asyncio.Future[bool]]]] = {}
 
     def open_document(self, path: Path) -> TextDocument | None:

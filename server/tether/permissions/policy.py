@@ -24,7 +24,14 @@ from typing import Any
 from tether.permissions.bash_policy import decide_bash, suggest_bash_rule
 from tether.permissions.controlplane import is_control_plane
 from tether.permissions.decision import Decision, RuleSet, effective_mode, refuse_or_ask
-from tether.permissions.rules import EDIT_FAMILY, READ_FAMILY, Rule, Subject, matches
+from tether.permissions.rules import (
+    EDIT_FAMILY,
+    NAMED_SPECS,
+    READ_FAMILY,
+    Rule,
+    Subject,
+    matches,
+)
 from tether.protocol.updates import Mode
 from tether.tools.base import PermissionCheck, Tool
 from tether.tools.context import ToolContext
@@ -132,6 +139,8 @@ def suggest_rule(tool: Tool[Any], data: Any, ctx: ToolContext) -> str:
         return tool.name
     if tool.name == "Bash":
         return suggest_bash_rule(content)
+    if tool.name in NAMED_SPECS:
+        return f"{tool.name}({content})"
     path = Path(content)
     try:
         rel = canonical(path if path.is_absolute() else ctx.cwd / path).relative_to(

@@ -10,6 +10,7 @@ mcp__server[__tool]    every tool of a server, or one
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass
@@ -62,6 +63,10 @@ def tool_matches(rule: Rule, tool: str) -> bool:
     return False
 
 
+NAMED_SPECS = frozenset({"Skill", "Agent"})
+"""Tools whose rule spec is a name (``Skill(deploy)``, ``Agent(explore)``), not a path."""
+
+
 def matches(rule: Rule, subject: Subject) -> bool:
     """Does ``rule`` cover this (non-Bash) call?"""
     if not tool_matches(rule, subject.tool):
@@ -72,6 +77,8 @@ def matches(rule: Rule, subject: Subject) -> bool:
         return False
     if subject.tool == "Bash":
         return False  # Bash specs are matched per subcommand by bash_rules
+    if subject.tool in NAMED_SPECS:
+        return fnmatch.fnmatchcase(subject.content, rule.spec)
     if rule.spec.startswith("domain:"):
         return domain_matches(rule.spec.removeprefix("domain:"), subject.content)
     return path_matches(rule.spec, Path(subject.content), subject.cwd)

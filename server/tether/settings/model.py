@@ -65,8 +65,19 @@ class HookMatcher(_Section):
     hooks: list[HookCommand] = Field(default_factory=lambda: list[HookCommand]())
 
 
+class ContextSettings(_Section):
+    """The compaction ladder's knobs (token thresholds default from the model's window)."""
+
+    auto_compact: bool = True
+    auto_compact_threshold: int | None = None
+    warning_threshold: int | None = None
+    tool_result_max_chars: int = 40_000
+    microcompact_keep: int = 3
+
+
 class Settings(_Section):
     model: str | None = None
+    context: ContextSettings = Field(default_factory=lambda: ContextSettings())
     permissions: PermissionSettings = Field(default_factory=lambda: PermissionSettings())
     sandbox: SandboxSettings = Field(default_factory=lambda: SandboxSettings())
     max_turns: int | None = None

@@ -129,8 +129,15 @@ def shell_argv(command: str, wrap: Wrap | None) -> list[str]:
     return wrap(argv) if wrap is not None else argv
 
 
+MODEL_CREDENTIALS = frozenset(
+    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "TETHER_API_KEY"}
+)
+"""The daemon's own model keys: commands the agent runs have no business with them."""
+
+
 def shell_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    return {**os.environ, **(extra or {}), **QUIET_ENV}
+    inherited = {k: v for k, v in os.environ.items() if k not in MODEL_CREDENTIALS}
+    return {**inherited, **(extra or {}), **QUIET_ENV}
 
 
 async def run_shell(

@@ -12,14 +12,17 @@ import logging
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from tether.context.compaction import CompactionSettings
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.engine.hooks import Hooks
 from tether.errors import SessionError
 from tether.hooks.command_hooks import CommandHooks
+from tether.mcp.config import McpConfig
+from tether.mcp.config import load_config as load_mcp_config
 from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
 from tether.permissions.policy import RuleSet
 from tether.permissions.workspace_guard import WorkspaceGuard, build_rules
@@ -28,7 +31,10 @@ from tether.providers.base import Provider
 from tether.providers.registry import create_provider, parse_model_spec
 from tether.sandbox.bwrap import Probe
 from tether.settings.load import LoadedSettings, add_local_rule
+from tether.settings.model import ContextSettings
 from tether.settings.trust import TrustStore
+from tether.skills.attach import attach as attach_skills
+from tether.skills.registry import SkillRegistry
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
@@ -36,6 +42,9 @@ from tether.transcript.resume import ResumedSession
 from tether.transcript.session import open_for_resume
 from tether.transcript.store import SessionInfo, TranscriptStore
 from tether.transcript.writer import TranscriptWriter
+
+if TYPE_CHECKING:
+    from tether.mcp.manager import McpManager
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +83,10 @@ class Workspace:
         self.hooks = hooks
         """Injected hooks replace the settings' command hooks (tests)."""
         self.sessions: dict[str, QueryEngine] = {}
+        self.skills = SkillRegistry(self.root)
+        self._mcp: McpManager | None = None
+        self._mcp_config: McpConfig | None = None
+        self._mcp_detach: dict[str, Callable[[], None]] = {}
 
     @property
     def loaded(self) -> LoadedSettings:
@@ -144,9 +157,40 @@ class Workspace:
         )
         if resumed is not None:
             engine.turns = resumed.turns
+            engine.tools.discovered.update(resumed.discovered_tools)
+        engine.compactor.settings = compaction_settings(settings.context)
         self.guard.attach(engine, tool_config, command_hooks, extra_allow, extra_deny)
+        attach_skills(engine, self.skills)
+        self._attach_mcp(engine)
         self.sessions[session_id] = engine
         return engine
+
+    def _attach_mcp(self, engine: QueryEngine) -> None:
+        """Give a session the workspace's MCP tools; the servers start with the first
+        session. The project's ``.mcp.json`` counts only in a trusted workspace."""
+        if self._mcp_config is None:
+            self._mcp_config = load_mcp_config(
+                self.root, self.loaded.settings.mcp_servers, project_file=self.guard.trusted
+            )
+            for name, problem in self._mcp_config.problems.items():
+                log.warning("MCP server %s skipped: %s", name, problem)
+        if not self._mcp_config.servers:
+            return
+        from tether.mcp.attach import attach
+        from tether.mcp.manager import McpManager
+
+        if self._mcp is None:
+            self._mcp = McpManager(self.root, self._mcp_config)
+            self._mcp.start()
+        self._mcp_detach[engine.session_id] = attach(engine, self._mcp)
+
+    async def ready(self, timeout: float = 10.0) -> list[str]:
+        """Wait (bounded) for MCP servers to settle before a session's first request, so
+        their tools are there; returns problems worth showing the user."""
+        if self._mcp is None:
+            return []
+        await self._mcp.wait_ready(timeout=timeout)
+        return [f"MCP server {s.name}: {s.error}" for s in self._mcp.statuses() if s.error]
 
     def _persist_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:
         try:
@@ -207,6 +251,9 @@ class Workspace:
 
     async def close_session(self, session_id: str) -> None:
         engine = self.sessions.pop(session_id, None)
+        detach = self._mcp_detach.pop(session_id, None)
+        if detach is not None:
+            detach()
         if engine is not None:
             await engine.close()
             await self.guard.detach(session_id)
@@ -214,4 +261,16 @@ class Workspace:
     async def close(self) -> None:
         for session_id in list(self.sessions):
             await self.close_session(session_id)
+        if self._mcp is not None:
+            await self._mcp.close()
         self.guard.close()
+
+
+def compaction_settings(context: ContextSettings) -> CompactionSettings:
+    return CompactionSettings(
+        auto=context.auto_compact,
+        auto_threshold=context.auto_compact_threshold,
+        warning_threshold=context.warning_threshold,
+        tool_result_max_chars=context.tool_result_max_chars,
+        microcompact_keep=context.microcompact_keep,
+    )

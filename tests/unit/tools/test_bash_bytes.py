@@ -23,3 +23,14 @@ async def test_invalid_utf8_is_kept_escaped(run: Run) -> None:
     back = load_record(dump_record(record))
     assert isinstance(back, ToolResultRecord)
     assert back.message.tool_results[0].text == result.to_block("t1").text
+
+
+async def test_model_keys_do_not_reach_commands(run: Run, monkeypatch: object) -> None:
+    import os
+
+    os.environ["ANTHROPIC_API_KEY"] = "sk-secret-value"
+    try:
+        result = await run(make_bash_tool(), {"command": "echo key=[${ANTHROPIC_API_KEY:-none}]"})
+    finally:
+        del os.environ["ANTHROPIC_API_KEY"]
+    assert "key=[none]" in str(result.content)

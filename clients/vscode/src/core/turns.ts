@@ -1,0 +1,138 @@
+/**
+ * What the agent changed, per turn: the files, their text before the turn first touched
+ * them and after its last edit. Feeds the "Review changes" view, its diffs and "Undo turn",
+ * and the set of touched files whose diagnostics are forwarded to the daemon.
+ */
+import { uriKey } from './uri';
+import { ContentBlock, SessionUpdate, ToolKind } from './wire';
+
+export interface FileChange {
+  uri: string;
+  /** Text before this turn first changed the file; null when the turn created it. */
+  before: string | null;
+  after: string;
+}
+
+export interface TurnChanges {
+  sessionId: string;
+  turnId: string;
+  /** The user's prompt, for the view's label. */
+  prompt: string;
+  files: FileChange[];
+  finished: boolean;
+}
+
+const EDITING_KINDS: ReadonlySet<ToolKind> = new Set(['edit', 'delete', 'move']);
+
+export class ChangeTracker {
+  private readonly turns: TurnChanges[] = [];
+  /** Keys (`uriKey`) of files the agent wrote or is about to write: their diagnostics go to the daemon. */
+  readonly touched = new Set<string>();
+  private readonly listeners: (() => void)[] = [];
+  private readonly touchListeners: ((uri: string) => void)[] = [];
+
+  onDidChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** A file became touched (first time): `uri` as the daemon or the edit named it. */
+  onDidTouch(listener: (uri: string) => void): void {
+    this.touchListeners.push(listener);
+  }
+
+  /** Feed one live `tether/sessionUpdate`. */
+  apply(sessionId: string, turnId: string, update: SessionUpdate): void {
+    switch (update.kind) {
+      case 'user_message':
+        this.turn(sessionId, turnId, promptText(update.content));
+        return;
+      case 'tool_call':
+        if (EDITING_KINDS.has(update.toolKind)) {
+          // Announced before the edit is applied, so diagnostics caused by it are not missed.
+          for (const location of update.locations ?? []) this.touch(location.uri);
+        }
+        return;
+      case 'tool_call_update':
+        for (const content of update.content ?? []) {
+          if (content.type === 'diff') this.record(sessionId, turnId, content.uri, content.oldText ?? null, content.newText);
+        }
+        return;
+      case 'turn_end': {
+        const turn = this.find(sessionId, turnId);
+        if (turn) {
+          turn.finished = true;
+          this.changed();
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** An edit is arriving for `uri` (workspace/applyEdit). */
+  touch(uri: string): void {
+    const key = uriKey(uri);
+    if (this.touched.has(key)) return;
+    this.touched.add(key);
+    for (const listener of this.touchListeners) listener(uri);
+  }
+
+  /** Newest first; only turns that changed files. */
+  list(sessionId?: string): TurnChanges[] {
+    return this.turns
+      .filter((t) => t.files.length > 0 && (sessionId === undefined || t.sessionId === sessionId))
+      .reverse();
+  }
+
+  find(sessionId: string, turnId: string): TurnChanges | undefined {
+    return this.turns.find((t) => t.sessionId === sessionId && t.turnId === turnId);
+  }
+
+  /** `tether/rewind` put files back as they were before `turnId`: forget it and later turns. */
+  rewound(sessionId: string, turnId: string): void {
+    const index = this.turns.findIndex((t) => t.sessionId === sessionId && t.turnId === turnId);
+    if (index < 0) return;
+    const later = this.turns.filter((t, i) => i >= index && t.sessionId === sessionId);
+    for (const t of later) this.turns.splice(this.turns.indexOf(t), 1);
+    this.changed();
+  }
+
+  /** The daemon restarted: its checkpoints are gone, so no turn can be undone any more. */
+  clear(): void {
+    this.turns.length = 0;
+    this.changed();
+  }
+
+  private turn(sessionId: string, turnId: string, prompt: string): TurnChanges {
+    let turn = this.find(sessionId, turnId);
+    if (!turn) {
+      turn = { sessionId, turnId, prompt, files: [], finished: false };
+      this.turns.push(turn);
+    }
+    return turn;
+  }
+
+  private record(sessionId: string, turnId: string, uri: string, before: string | null, after: string): void {
+    this.touch(uri);
+    const turn = this.find(sessionId, turnId) ?? this.turn(sessionId, turnId, '');
+    const file = turn.files.find((f) => f.uri === uri);
+    if (file) file.after = after;
+    else turn.files.push({ uri, before, after });
+    this.changed();
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
+export function promptText(content: ContentBlock[]): string {
+  const text = content
+    .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+    .map((c) => c.text)
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return text;
+}

@@ -1,0 +1,192 @@
+/**
+ * The Tether wire protocol (../../shared/PROTOCOL.md) as TypeScript types.
+ *
+ * This is the one place where shapes arrive untyped from JSON-RPC; everything past it uses
+ * these types. Fields the daemon may add later are tolerated (structural typing), unknown
+ * update kinds are ignored by the reducer rather than crashing the view.
+ */
+
+export const PROTOCOL_VERSION = 1;
+
+export type Mode = 'default' | 'acceptEdits' | 'plan' | 'bypassPermissions' | 'dontAsk';
+export const MODES: readonly Mode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk'];
+
+export type StopReason =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'max_turn_requests'
+  | 'cancelled'
+  | 'refusal'
+  | 'error';
+
+export interface Position {
+  line: number;
+  character: number;
+}
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'resource_link'; uri: string; range?: Range; name?: string }
+  | { type: 'image'; mimeType: string; data: string };
+
+export type ToolKind =
+  | 'read'
+  | 'edit'
+  | 'delete'
+  | 'move'
+  | 'search'
+  | 'execute'
+  | 'think'
+  | 'fetch'
+  | 'other';
+export type ToolStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
+
+export type ToolContent =
+  | { type: 'text'; text: string }
+  | { type: 'diff'; uri: string; oldText?: string | null; newText: string }
+  | { type: 'terminal'; output: string; exitCode?: number | null };
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+  costUsd?: number;
+}
+
+export interface PlanEntry {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
+  activeForm?: string;
+}
+
+export type TaskStatus = 'running' | 'completed' | 'failed' | 'killed';
+
+export interface TurnError {
+  code: string;
+  message: string;
+}
+
+/** `update` of a `tether/sessionUpdate`, discriminated by `kind`. */
+export type SessionUpdate =
+  | { kind: 'user_message'; content: ContentBlock[] }
+  | { kind: 'agent_message_chunk'; text: string }
+  | { kind: 'agent_thought_chunk'; text: string }
+  | {
+      kind: 'tool_call';
+      toolCallId: string;
+      title: string;
+      toolKind: ToolKind;
+      status: ToolStatus;
+      rawInput: Record<string, unknown>;
+      locations?: { uri: string; line?: number }[];
+    }
+  | {
+      kind: 'tool_call_update';
+      toolCallId: string;
+      status?: ToolStatus;
+      title?: string;
+      content?: ToolContent[];
+      rawOutput?: unknown;
+    }
+  | { kind: 'plan'; entries: PlanEntry[] }
+  | ({ kind: 'usage'; contextTokens: number; contextWindow: number } & Usage)
+  | {
+      kind: 'task';
+      taskId: string;
+      toolCallId?: string;
+      status: TaskStatus;
+      description: string;
+      summary?: string;
+    }
+  | { kind: 'compaction'; trigger: 'auto' | 'manual' | 'reactive'; tokensBefore: number; tokensAfter: number }
+  | { kind: 'turn_end'; stopReason: StopReason; error?: TurnError }
+  | { kind: 'notice'; level: 'info' | 'warning' | 'error'; message: string }
+  | { kind: 'mode'; mode: Mode };
+
+export type UpdateKind = SessionUpdate['kind'];
+
+export interface SessionUpdateParams {
+  sessionId: string;
+  turnId: string;
+  update: SessionUpdate;
+}
+
+export interface PromptResult {
+  stopReason: StopReason;
+  turnId: string;
+  usage: Usage;
+  error?: TurnError;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  title: string | null;
+  workspaceFolder: string | null;
+  createdAt: string;
+  updatedAt: string;
+  turns: number;
+}
+
+/** One entry of `tether/loadSession` history: an update plus the turn it belongs to. */
+export type HistoryEntry = SessionUpdate & { turnId: string };
+
+export type PermissionOptionKind = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
+
+export interface PermissionOption {
+  optionId: string;
+  name: string;
+  kind: PermissionOptionKind;
+}
+
+export interface PermissionRequestParams {
+  sessionId: string;
+  toolCall: {
+    toolCallId: string;
+    title: string;
+    toolKind: ToolKind;
+    rawInput: Record<string, unknown>;
+    content?: ToolContent[];
+  };
+  options: PermissionOption[];
+}
+
+export type PermissionOutcome =
+  | { outcome: { outcome: 'selected'; optionId: string } }
+  | { outcome: { outcome: 'cancelled' } };
+
+export interface SaveDocumentsParams {
+  uris: string[];
+}
+
+/** An LSP Diagnostic as `tether/diagnostics` carries it. */
+export interface WireDiagnostic {
+  range: Range;
+  severity?: 1 | 2 | 3 | 4;
+  code?: string | number;
+  source?: string;
+  message: string;
+}
+
+export interface DiagnosticsParams {
+  uri: string;
+  diagnostics: WireDiagnostic[];
+}
+
+export const Methods = {
+  newSession: 'tether/newSession',
+  prompt: 'tether/prompt',
+  cancel: 'tether/cancel',
+  listSessions: 'tether/listSessions',
+  loadSession: 'tether/loadSession',
+  setMode: 'tether/setMode',
+  rewind: 'tether/rewind',
+  sessionUpdate: 'tether/sessionUpdate',
+  requestPermission: 'tether/requestPermission',
+  saveDocuments: 'tether/saveDocuments',
+  diagnostics: 'tether/diagnostics',
+} as const;

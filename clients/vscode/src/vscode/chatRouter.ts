@@ -1,0 +1,98 @@
+/** What the chat webview's messages do: prompts, stop, mode, sessions, files, diffs, answers. */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { findTool } from '../core/chatState';
+import { rankPaths } from '../core/fuzzy';
+import { FromWebview } from '../core/messages';
+import { buildPrompt } from '../core/mentions';
+import { ChatController } from '../core/session';
+import { uriKey } from '../core/uri';
+import { ChatView } from './chatView';
+import { DiffDocuments } from './diffDocuments';
+import { PermissionDialog } from './permissionDialog';
+
+const EXCLUDE = '**/{node_modules,.git,.venv,venv,__pycache__,dist,out}/**';
+const FILE_CACHE_MS = 10_000;
+
+export class ChatRouter {
+  private files: { at: number; paths: string[] } | null = null;
+
+  constructor(
+    private readonly controller: ChatController,
+    private readonly view: ChatView,
+    private readonly permissions: PermissionDialog,
+    private readonly diffs: DiffDocuments,
+  ) {}
+
+  async handle(message: FromWebview): Promise<void> {
+    switch (message.type) {
+      case 'ready':
+        return;
+      case 'prompt': {
+        const blocks = buildPrompt(message.text, message.attachments, resolveMention);
+        if (blocks.length) void this.controller.send(blocks);
+        return;
+      }
+      case 'stop':
+        return this.controller.stop();
+      case 'setMode':
+        return this.controller.setMode(message.mode);
+      case 'newSession':
+        await this.controller.newSession();
+        return;
+      case 'pickSession':
+        await vscode.commands.executeCommand('tether.pickSession');
+        return;
+      case 'searchFiles':
+        this.view.post({ type: 'fileResults', requestId: message.requestId, items: rankPaths(await this.workspaceFiles(), message.query).map((p) => ({ path: p })) });
+        return;
+      case 'openFile': {
+        const uri = vscode.Uri.parse(message.uri);
+        if (uri.scheme !== 'file') return; // the webview only ever names workspace files
+        const line = Math.max(0, message.line ?? 0);
+        await vscode.window.showTextDocument(uri, { preview: true, selection: new vscode.Range(line, 0, line, 0) });
+        return;
+      }
+      case 'openDiff':
+        return this.openToolDiff(message.toolCallId, message.uri);
+      case 'undoTurn':
+        await vscode.commands.executeCommand('tether.undoTurn', message.turnId);
+        return;
+      case 'reviewTurn':
+        await vscode.commands.executeCommand('tether.reviewTurn', message.turnId);
+        return;
+      case 'addSelection':
+        await vscode.commands.executeCommand('tether.addSelection');
+        return;
+      case 'answerPermission':
+        this.permissions.pending.answerById(message.toolCallId, message.optionId);
+        return;
+    }
+  }
+
+  private async openToolDiff(toolCallId: string, uri: string): Promise<void> {
+    const card = findTool(this.controller.state, toolCallId);
+    const diff = card?.content.find((c) => c.type === 'diff' && uriKey(c.uri) === uriKey(uri));
+    if (!card || diff?.type !== 'diff') return;
+    const name = vscode.workspace.asRelativePath(vscode.Uri.parse(uri));
+    await this.diffs.openDiff(uri, diff.oldText ?? null, diff.newText, `${name} (${card.title})`);
+  }
+
+  private async workspaceFiles(): Promise<string[]> {
+    if (this.files && Date.now() - this.files.at < FILE_CACHE_MS) return this.files.paths;
+    const uris = await vscode.workspace.findFiles('**/*', EXCLUDE, 5000);
+    const paths = uris.map((u) => vscode.workspace.asRelativePath(u, false)).sort();
+    this.files = { at: Date.now(), paths };
+    return paths;
+  }
+}
+
+/** `@path` → a file URI: relative to a workspace folder, or absolute. */
+function resolveMention(mention: string): string | undefined {
+  const candidates = path.isAbsolute(mention)
+    ? [mention]
+    : (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => path.join(f.uri.fsPath, mention));
+  const found = candidates.find((file) => fs.existsSync(file));
+  return found ? vscode.Uri.file(found).toString() : undefined;
+}

@@ -1,0 +1,172 @@
+/**
+ * The conversation: one element per `ChatItem`, rebuilt only when the item's signature
+ * (its `rev` plus the outside facts it shows) changes, so streaming touches one node.
+ */
+import { ChatItem, ChatState, ToolCard } from '../core/chatState';
+import { formatTokens } from '../core/format';
+import { renderMarkdown } from '../core/markdown';
+import { toolCardView } from '../core/toolView';
+import { send } from './vscodeApi';
+import { button, h, icon } from './dom';
+
+export class Transcript {
+  private readonly nodes = new Map<string, { sig: string; el: HTMLElement }>();
+  /** Cards the user opened or closed by hand keep that state across re-renders. */
+  private readonly toggled = new Map<string, boolean>();
+
+  constructor(readonly root: HTMLElement) {}
+
+  render(state: ChatState): void {
+    const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
+    const wanted = new Set<string>();
+    let previous: HTMLElement | null = null;
+    for (const item of state.items) {
+      wanted.add(item.id);
+      const sig = signature(item, state);
+      let node = this.nodes.get(item.id);
+      if (!node || node.sig !== sig) {
+        const el = this.build(item, state);
+        if (node) node.el.replaceWith(el);
+        node = { sig, el };
+        this.nodes.set(item.id, node);
+      }
+      const expectedNext: ChildNode | null = previous ? previous.nextSibling : this.root.firstChild;
+      if (expectedNext !== node.el) this.root.insertBefore(node.el, expectedNext);
+      previous = node.el;
+    }
+    for (const [id, node] of this.nodes) {
+      if (!wanted.has(id)) {
+        node.el.remove();
+        this.nodes.delete(id);
+      }
+    }
+    if (state.items.length === 0) this.root.replaceChildren(emptyHint());
+    else this.root.querySelector(':scope > .empty')?.remove();
+    if (stick) this.root.scrollTop = this.root.scrollHeight;
+  }
+
+  private build(item: ChatItem, state: ChatState): HTMLElement {
+    switch (item.kind) {
+      case 'user':
+        return userMessage(item, state);
+      case 'agent': {
+        const el = h('div', { class: 'msg agent' });
+        el.innerHTML = renderMarkdown(item.text); // markdown-it with html off: safe markup only
+        return el;
+      }
+      case 'thought': {
+        const body = h('div', { class: 'thought-body' });
+        body.innerHTML = renderMarkdown(item.text);
+        return h('details', { class: 'msg thought' }, h('summary', {}, icon('lightbulb'), ' Thinking'), body);
+      }
+      case 'tool':
+        return this.toolCard(item);
+      case 'notice':
+        return h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : undefined }, icon(item.level === 'info' ? 'info' : item.level), ' ', item.message);
+      case 'compaction':
+        return h('div', { class: 'meta' }, icon('fold'), ` Context compacted (${item.trigger}): ${formatTokens(item.tokensBefore)} → ${formatTokens(item.tokensAfter)} tokens`);
+      case 'turn_end':
+        return turnEnd(item, state);
+    }
+  }
+
+  private toolCard(card: ToolCard): HTMLElement {
+    const view = toolCardView(card);
+    const open = this.toggled.get(card.id) ?? view.expanded;
+    const body = h('div', { class: 'tool-body' });
+    if (view.command !== undefined) body.append(h('pre', { class: 'cmd', 'aria-label': 'Command' }, `$ ${view.command}`));
+    if (view.output !== undefined) {
+      body.append(h('pre', { class: 'out', 'aria-label': 'Output', tabindex: '0' }, view.output || '(no output)'));
+      if (view.exitCode !== undefined && view.exitCode !== null) {
+        body.append(h('div', { class: `exit ${view.exitCode === 0 ? 'ok' : 'bad'}` }, `exit code ${view.exitCode}`));
+      }
+    }
+    for (const d of view.diffs) {
+      body.append(
+        button(`Open diff of ${d.name}`, { class: 'link diff', 'data-tool': card.toolCallId, 'data-uri': d.uri },
+          icon('diff'), ` ${d.name} `, h('span', { class: 'added' }, `+${d.added}`), ' ', h('span', { class: 'removed' }, `−${d.removed}`)),
+      );
+    }
+    if (view.text) body.append(h('pre', { class: 'text', tabindex: '0' }, view.text));
+    if (view.status === 'awaiting' && card.permissionChoices?.length) {
+      const row = h('div', { class: 'choices', role: 'group', 'aria-label': 'Permission' });
+      for (const c of card.permissionChoices) {
+        const b = button(c.label, { class: c.optionId.startsWith('allow') ? 'primary' : 'secondary' }, c.label);
+        b.addEventListener('click', () => send({ type: 'answerPermission', toolCallId: card.toolCallId, optionId: c.optionId }));
+        row.append(b);
+      }
+      body.append(row);
+    }
+    const loc = card.locations[0];
+    const summary = h(
+      'summary',
+      { 'aria-label': `${view.title}: ${view.statusLabel}` },
+      icon(view.icon),
+      h('span', { class: 'tool-title' }, view.title),
+      h('span', { class: 'tool-status' }, view.statusLabel),
+    );
+    const el = h('details', { class: `tool status-${view.status}`, 'data-kind': card.toolKind, open: open || undefined }, summary, body);
+    if (loc) {
+      const openFile = button(`Open ${loc.uri}`, { class: 'icon-button open-file' }, icon('go-to-file'));
+      openFile.addEventListener('click', (e) => {
+        e.preventDefault(); // not a toggle of the card
+        e.stopPropagation();
+        send({ type: 'openFile', uri: loc.uri, line: loc.line });
+      });
+      summary.append(openFile);
+    }
+    // Only the user's own clicks count ('toggle' also fires for the initial `open`).
+    summary.addEventListener('click', () => this.toggled.set(card.id, !el.open));
+    return el;
+  }
+}
+
+/** What an item's element depends on besides the item itself. */
+function signature(item: ChatItem, state: ChatState): string {
+  if (item.kind === 'user' || item.kind === 'turn_end') {
+    return `${item.rev}:${state.busy}:${state.rewindable.includes(item.turnId)}`;
+  }
+  return String(item.rev);
+}
+
+function userMessage(item: Extract<ChatItem, { kind: 'user' }>, state: ChatState): HTMLElement {
+  const el = h('div', { class: 'msg user' });
+  const text = item.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n').trim();
+  el.append(h('div', { class: 'user-text' }, text));
+  const links = item.content.filter((c) => c.type === 'resource_link');
+  if (links.length) {
+    el.append(
+      h('div', { class: 'chips' }, ...links.map((c) => (c.type === 'resource_link' ? h('span', { class: 'chip' }, icon('file'), ` ${c.name ?? c.uri.slice(c.uri.lastIndexOf('/') + 1)}`) : null))),
+    );
+  }
+  if (state.rewindable.includes(item.turnId) && !state.busy) {
+    const undo = button('Undo this turn: restore the files it changed and continue from before it', { class: 'icon-button undo' }, icon('discard'));
+    undo.addEventListener('click', () => send({ type: 'undoTurn', turnId: item.turnId }));
+    el.append(undo);
+  }
+  return el;
+}
+
+function turnEnd(item: Extract<ChatItem, { kind: 'turn_end' }>, state: ChatState): HTMLElement {
+  const changed = state.items.some((i) => i.kind === 'tool' && i.turnId === item.turnId && i.content.some((c) => c.type === 'diff'));
+  const el = h('div', { class: `turn-end stop-${item.stopReason}` });
+  if (item.stopReason === 'cancelled') el.append(icon('debug-stop'), ' Stopped');
+  else if (item.stopReason === 'error') el.append(icon('error'), ` ${item.error?.message ?? 'The turn failed.'}`);
+  else if (item.stopReason !== 'end_turn') el.append(icon('warning'), ` Turn ended: ${item.stopReason.replace(/_/g, ' ')}`);
+  if (item.stopReason === 'error' || item.stopReason === 'cancelled') el.setAttribute('role', 'status');
+  if (changed && state.rewindable.includes(item.turnId)) {
+    const review = button('Review the changes of this turn', { class: 'link' }, icon('diff-multiple'), ' Review changes');
+    review.addEventListener('click', () => send({ type: 'reviewTurn', turnId: item.turnId }));
+    el.append(review);
+  }
+  return el;
+}
+
+function emptyHint(): HTMLElement {
+  return h(
+    'div',
+    { class: 'empty' },
+    h('p', {}, 'Ask Tether to explain, fix or build something.'),
+    h('p', { class: 'hint' }, 'Type @ to mention a file, use “Add selection” for code from the editor. Enter sends, Shift+Enter adds a line, Escape stops a running turn.'),
+  );
+}

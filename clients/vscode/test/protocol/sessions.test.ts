@@ -1,0 +1,63 @@
+/** Sessions through the extension's controller: list, resume, resume after a daemon restart. */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { ChatController } from '../../src/core/session';
+import { Harness, startHarness } from '../support/daemon';
+
+const harnesses: Harness[] = [];
+after(async () => {
+  await Promise.all(harnesses.map((h) => h.stop()));
+});
+
+const SCRIPT = [
+  [{ type: 'text', text: 'Reading it.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'calc/ops.py' } }],
+  [{ type: 'text', text: 'It divides by n + 1.' }],
+];
+
+describe('sessions', () => {
+  it('lists sessions and resumes one into the same chat state', async () => {
+    const h = await startHarness({ script: SCRIPT });
+    harnesses.push(h);
+    await h.controller.send([{ type: 'text', text: 'explain mean' }]);
+    const live = h.controller.state;
+
+    const sessions = await h.controller.listSessions();
+    assert.equal(sessions.length, 1);
+    assert.equal(sessions[0].sessionId, live.sessionId);
+    assert.equal(sessions[0].title, 'explain mean');
+    assert.equal(sessions[0].turns, 1);
+
+    const other = new ChatController({ mode: 'default', onAction: () => undefined });
+    await other.attach(h.api);
+    await other.loadSession(live.sessionId!);
+    const kinds = (s: typeof live) => s.items.map((i) => (i.kind === 'tool' ? `tool:${i.status}` : i.kind));
+    assert.deepEqual(kinds(other.state), kinds(live));
+    assert.deepEqual(other.state.rewindable, [], 'history turns are not rewindable from here');
+    const agentText = other.state.items.filter((i) => i.kind === 'agent').map((i) => (i.kind === 'agent' ? i.text : ''));
+    assert.deepEqual(agentText, ['Reading it.', 'It divides by n + 1.']);
+  });
+
+  it('after a daemon restart the controller resumes the active session from disk', async () => {
+    const first = await startHarness({ script: SCRIPT });
+    harnesses.push(first);
+    await first.controller.send([{ type: 'text', text: 'explain mean' }]);
+    const sessionId = first.controller.sessionId!;
+    const itemsBefore = first.controller.state.items.length;
+    await first.stop();
+
+    // The same data folder, a new process: what the extension sees after a crash and restart.
+    const second = await startHarness({ script: [[{ type: 'text', text: 'Still here.' }]], root: first.root });
+    harnesses.push(second);
+    const controller = first.controller;
+    controller.detach();
+    await controller.attach(second.api);
+    assert.equal(controller.sessionId, sessionId);
+    assert.equal(controller.state.items.length, itemsBefore);
+    // Updates of the resumed session now flow from the new daemon into the same controller.
+    second.conn.onNotification('tether/sessionUpdate', (params) => controller.onSessionUpdate(params as never));
+    const result = await controller.send([{ type: 'text', text: 'and now?' }]);
+    assert.equal(result?.stopReason, 'end_turn', JSON.stringify(controller.state.items.at(-1)) + second.stderr());
+    const last = controller.state.items.filter((i) => i.kind === 'agent').at(-1);
+    assert.equal(last?.kind === 'agent' && last.text, 'Still here.');
+  });
+});

