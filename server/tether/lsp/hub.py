@@ -7,11 +7,8 @@ Handlers stay thin; this is where a request becomes engine calls and engine upda
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -32,13 +29,14 @@ from tether.lsp.params import (
     StopTaskParams,
 )
 from tether.lsp.server import TetherServer
-from tether.protocol.updates import SessionUpdate, ToolCall, TurnEnd
+from tether.lsp.session_entry import SessionEntry
+from tether.lsp.turns import TurnDriver
 from tether.transcript.records import ProgressRecord
 
 if TYPE_CHECKING:
     # The engine stack is imported on first use (and warmed in the background after
     # initialize), so that the daemon answers `initialize` quickly.
-    from tether.engine.engine import QueryEngine, TurnResult
+    from tether.engine.engine import QueryEngine
     from tether.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -51,16 +49,6 @@ def uri_to_path(uri: str) -> Path:
     return Path(unquote(parsed.path))
 
 
-@dataclass
-class SessionEntry:
-    workspace: Workspace
-    engine: QueryEngine
-    editor: CheckpointingEditor
-    checkpoints: Checkpoints
-    ready: bool = False
-    """MCP servers were given their chance to come up before the first turn."""
-
-
 class SessionHub:
     def __init__(self, server: TetherServer) -> None:
         self.server = server
@@ -70,7 +58,7 @@ class SessionHub:
         self.sessions: dict[str, SessionEntry] = {}
         self.diagnostics = DiagnosticsStore()
         self.init_options: dict[str, Any] = {}
-        self._turn_tasks: set[asyncio.Task[Any]] = set()
+        self.turns = TurnDriver(server)
 
     # -- workspaces -------------------------------------------------------------------
 
@@ -159,8 +147,8 @@ class SessionHub:
             )
         )
         session_id = engine.session_id
-        engine.on_idle_update = lambda update: self._notify(session_id, "", update)
-        engine.on_notification = lambda: self._notification_turn(entry)
+        engine.on_idle_update = lambda update: self.turns.notify(session_id, "", update)
+        engine.on_notification = lambda: self.turns.notification_turn(entry)
         sandbox = workspace.guard.sandbox
         if workspace.loaded.settings.sandbox.enabled and not sandbox.active:
             engine.note(sandbox.describe())
@@ -256,51 +244,7 @@ class SessionHub:
             if engine.busy:
                 raise SessionError("cannot compact while a turn is running")
             return await self._compact_as_turn(engine, text.removeprefix("/compact").strip())
-        if engine.busy:
-            future = await engine.enqueue(params.prompt)
-            return _encode(await asyncio.shield(future))
-        if not entry.ready:
-            entry.ready = True
-            for problem in await entry.workspace.ready():
-                engine.note(problem)
-            if engine.busy:  # a prompt raced us while we waited: queue behind it
-                future = await engine.enqueue(params.prompt)
-                return _encode(await asyncio.shield(future))
-        turn_id = uuid.uuid4().hex[:12]
-        writer = engine.transcript
-        entry.checkpoints.begin(
-            turn_id, len(engine.messages), writer.last_uuid if writer is not None else None
-        )
-        stream = engine.start(params.prompt, turn_id=turn_id)
-        driver = asyncio.get_running_loop().create_task(
-            self._drive(entry, stream, params.work_done_token)
-        )
-        self._turn_tasks.add(driver)
-        driver.add_done_callback(self._turn_tasks.discard)
-        try:
-            return _encode(await asyncio.shield(driver))
-        except asyncio.CancelledError:
-            # $/cancelRequest: stop the turn, let the driver publish turn_end, then -32800.
-            engine.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await driver
-            raise
-
-    def _notification_turn(self, entry: SessionEntry) -> None:
-        """A background task finished while the session was idle: answer it with a turn of
-        its own (the editor sees a new turn)."""
-        engine = entry.engine
-        if engine.busy:
-            return
-        turn_id = uuid.uuid4().hex[:12]
-        writer = engine.transcript
-        entry.checkpoints.begin(
-            turn_id, len(engine.messages), writer.last_uuid if writer is not None else None
-        )
-        stream = engine.start(None, turn_id=turn_id)
-        driver = asyncio.get_running_loop().create_task(self._drive(entry, stream, None))
-        self._turn_tasks.add(driver)
-        driver.add_done_callback(self._turn_tasks.discard)
+        return await self.turns.prompt(entry, params.prompt, params.work_done_token)
 
     def list_tasks(self, session_id: str) -> list[dict[str, Any]]:
         return [
@@ -322,60 +266,6 @@ class SessionHub:
             raise SessionError(f"unknown taskId: {params.task_id}")
         task = await tasks.stop(params.task_id)
         return task is not None and task.status == "killed"
-
-    async def _drive(self, entry: SessionEntry, stream: Any, token: Any) -> TurnResult:
-        engine = entry.engine
-        session_id = engine.session_id
-        progress = await self._progress_begin(token, engine)
-        try:
-            async for update in stream:
-                self._notify(session_id, stream.turn_id, update)
-                if progress is not None and isinstance(update, ToolCall):
-                    self.server.work_done_progress.report(
-                        progress, types.WorkDoneProgressReport(message=update.title)
-                    )
-                if progress is not None and isinstance(update, TurnEnd):
-                    self.server.work_done_progress.end(
-                        progress, types.WorkDoneProgressEnd(message=update.stop_reason)
-                    )
-                    progress = None
-        finally:
-            await stream.aclose()
-            if progress is not None:
-                self.server.work_done_progress.end(progress, types.WorkDoneProgressEnd())
-        assert engine.last_result is not None
-        return engine.last_result
-
-    async def _progress_begin(self, token: Any, engine: QueryEngine) -> Any:
-        if token is None and self.server.features.work_done_progress:
-            token = f"tether-{uuid.uuid4().hex}"
-            try:
-                await self.server.request_shielded(
-                    self.server.work_done_progress.create_async(token)
-                )
-            except Exception as e:
-                log.info("work done progress refused: %s", e)
-                return None
-        if token is None:
-            return None
-        progress = self.server.work_done_progress
-        progress.begin(
-            token,
-            types.WorkDoneProgressBegin(title="Tether", message="Thinking…", cancellable=True),
-        )
-        future = progress.tokens.get(token)
-        if future is not None:
-            loop = asyncio.get_running_loop()
-            future.add_done_callback(lambda _f: loop.call_soon_threadsafe(engine.cancel))
-        return token
-
-    def _notify(self, session_id: str, turn_id: str, update: SessionUpdate) -> None:
-        if not self.server.features.session_updates:
-            return
-        self.server.protocol.notify(
-            "tether/sessionUpdate",
-            {"sessionId": session_id, "turnId": turn_id, "update": update.to_wire()},
-        )
 
     async def _compact_as_turn(self, engine: QueryEngine, instructions: str) -> dict[str, Any]:
         """``/compact`` typed as a prompt: compaction instead of a model turn."""
@@ -432,9 +322,7 @@ class SessionHub:
     async def shutdown(self) -> None:
         for entry in list(self.sessions.values()):
             entry.engine.cancel()
-        for task in list(self._turn_tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self.turns.wait_all()
         for workspace in list(self._workspaces.values()):
             await workspace.close()
 
@@ -460,14 +348,3 @@ def _saved_checkpoints(resumed: Any) -> Checkpoints:
         if p.event == "checkpoint"
     ]
     return Checkpoints.rebuild(turns, saved)
-
-
-def _encode(result: TurnResult) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "stopReason": result.terminal.stop_reason,
-        "turnId": result.turn_id,
-        "usage": result.usage.to_wire(),
-    }
-    if result.terminal.error is not None:
-        out["error"] = result.terminal.error.to_wire()
-    return out
