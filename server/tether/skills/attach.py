@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+INVOKED_BUDGET_CHARS = 25_000 * 3
+"""About 25k tokens of loaded skills survive a compaction."""
+
 
 def attach(engine: QueryEngine, registry: SkillRegistry) -> SkillOffers:
     """Best called before the session's first request: the listing joins the system
@@ -35,7 +38,18 @@ def attach(engine: QueryEngine, registry: SkillRegistry) -> SkillOffers:
                 except ValueError as e:
                     log.warning("skill %s: allowed-tools entry skipped: %s", skill.name, e)
 
-        engine.tools.add(skill_tool(registry, grant))
+        invoked: dict[str, str] = {}
+
+        def remember(skill: Skill, text: str) -> None:
+            invoked[skill.name] = text
+
+        def essentials() -> str:
+            # Skills loaded before a compaction stay loaded after it (within a budget).
+            kept = "\n".join(invoked.values())[:INVOKED_BUDGET_CHARS]
+            return f"Skills loaded earlier in this session:\n{kept}" if kept else ""
+
+        engine.tools.add(skill_tool(registry, grant, remember))
+        engine.compactor.reattach_sources.append(essentials)
     offers = SkillOffers(registry, engine.state.files)
     engine.attachment_sources.append(offers)
     return offers

@@ -37,10 +37,13 @@ def load_text(skill: Skill, args: str = "") -> str:
 
 
 def skill_tool(
-    registry: SkillRegistry, grant: Callable[[Skill], None] | None = None
+    registry: SkillRegistry,
+    grant: Callable[[Skill], None] | None = None,
+    loaded: Callable[[Skill, str], None] | None = None,
 ) -> Tool[SkillInput]:
     """``grant`` is called with a loaded skill that has ``allowed-tools`` (the session
-    turns them into allow rules)."""
+    turns them into allow rules); ``loaded`` with every skill loaded and its text (kept
+    through compaction)."""
 
     def widens(inp: SkillInput) -> bool:
         skill = registry.get(inp.skill)
@@ -68,7 +71,10 @@ def skill_tool(
         assert skill is not None  # validate ran first
         if skill.allowed_tools and grant is not None:
             grant(skill)
-        return ToolResult(load_text(skill, inp.args or ""), raw_output={"skill": skill.name})
+        text = load_text(skill, inp.args or "")
+        if loaded is not None:
+            loaded(skill, text)
+        return ToolResult(text, raw_output={"skill": skill.name})
 
     return build_tool(
         name=NAME,

@@ -127,3 +127,24 @@ def test_a_session_lists_loads_and_offers_skills(tmp_path: Path) -> None:
     assert [r.tool_name for r in answers.asked] == ["Skill"]
     assert "Bash(git tag:*)" in str(answers.asked[0].content)
     assert str(engine.rules.allow[-1]) == "Bash(git tag:*)"
+
+
+async def test_loaded_skills_survive_a_compaction(tmp_path: Path) -> None:
+    registry = SkillRegistry(tmp_path, dirs=workspace(tmp_path))
+    script = [
+        [{"type": "tool_use", "name": "Skill", "input": {"skill": "commit", "args": "fix bug"}}],
+        [{"type": "text", "text": "loaded"}],
+        [{"type": "text", "text": "<summary>we loaded a skill</summary>"}],
+    ]
+    provider = ScriptedProvider(parse_script(script))
+    engine = QueryEngine(
+        session_id="s", cwd=tmp_path, provider=provider, tools=core_tools(), editor=DiskEditor(),
+        tasks=TaskRegistry(tmp_path / "tasks"),
+    )
+    skills.attach(engine, registry)
+    await engine.run("load the commit skill")
+    await engine.compact()
+    kept = "\n".join(m.text for m in engine.messages)
+    assert "we loaded a skill" in kept
+    assert '<skill name="commit">' in kept and "Write a commit message for: fix bug" in kept
+    provider.assert_complete()
