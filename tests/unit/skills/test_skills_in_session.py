@@ -138,7 +138,11 @@ async def test_loaded_skills_survive_a_compaction(tmp_path: Path) -> None:
     ]
     provider = ScriptedProvider(parse_script(script))
     engine = QueryEngine(
-        session_id="s", cwd=tmp_path, provider=provider, tools=core_tools(), editor=DiskEditor(),
+        session_id="s",
+        cwd=tmp_path,
+        provider=provider,
+        tools=core_tools(),
+        editor=DiskEditor(),
         tasks=TaskRegistry(tmp_path / "tasks"),
     )
     skills.attach(engine, registry)
