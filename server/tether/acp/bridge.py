@@ -24,12 +24,12 @@ from acp import Client, RequestError
 from tether.acp.mapping import View, permission_tool_call
 from tether.editor.disk import read_text_file, write_text_atomically
 from tether.editor.port import (
-    Conflict,
     Document,
     PermissionAnswer,
     PermissionRequest,
     WriteOutcome,
     Written,
+    conflict,
 )
 from tether.errors import ToolError
 
@@ -79,10 +79,9 @@ class AcpEditor:
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
         current = await self._current(path)
-        if base is None and current is not None:
-            return Conflict(current, "the file was created meanwhile")
-        if base is not None and (current is None or current.text != base.text):
-            return Conflict(current, "the document changed since it was read")
+        stale = conflict(base, current)
+        if stale is not None:
+            return stale
         if not self.can_write:
             await asyncio.to_thread(write_text_atomically, path, new_text)
             return Written(Document(path=path, text=new_text))

@@ -7,12 +7,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from tether.editor.port import (
-    Conflict,
     Document,
     PermissionAnswer,
     PermissionRequest,
     WriteOutcome,
     Written,
+    conflict,
 )
 from tether.tools.paths import read_bytes_no_symlinks, write_text_no_symlinks
 
@@ -59,14 +59,12 @@ class DiskEditor:
     ) -> WriteOutcome:
         def _write() -> WriteOutcome:
             try:
-                current = read_text_file(path)
+                current: Document | None = Document(path=path, text=read_text_file(path))
             except FileNotFoundError:
                 current = None
-            if base is None and current is not None:
-                return Conflict(Document(path=path, text=current), "the file was created meanwhile")
-            if base is not None and current != base.text:
-                now = Document(path=path, text=current) if current is not None else None
-                return Conflict(now, "the file changed on disk since it was read")
+            stale = conflict(base, current)
+            if stale is not None:
+                return stale
             write_text_atomically(path, new_text)
             return Written(Document(path=path, text=new_text))
 

@@ -42,6 +42,17 @@ class Conflict:
 
 WriteOutcome = Written | Conflict
 
+
+def conflict(base: Document | None, current: Document | None) -> Conflict | None:
+    """Why a write based on ``base`` must not happen now that the text is ``current``
+    (``base=None``: the file must not exist), or None when it may."""
+    if base is None and current is not None:
+        return Conflict(current, "the file was created meanwhile")
+    if base is not None and (current is None or current.text != base.text):
+        return Conflict(current, "the document changed since it was read")
+    return None
+
+
 PermissionAnswer = Literal[
     "allow_once", "allow_always", "reject_once", "reject_always", "cancelled"
 ]

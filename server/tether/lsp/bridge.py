@@ -25,6 +25,7 @@ from tether.editor.port import (
     PermissionRequest,
     WriteOutcome,
     Written,
+    conflict,
 )
 from tether.lsp.textedits import minimal_edits
 from tether.permissions.display import visible
@@ -76,10 +77,9 @@ class LspEditor:
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
         current = await self._current(path)
-        if base is None and current is not None:
-            return Conflict(current, "the file was created meanwhile")
-        if base is not None and (current is None or current.text != base.text):
-            return Conflict(current, "the document changed since it was read")
+        stale = conflict(base, current)
+        if stale is not None:
+            return stale
         features = self.server.features
         if not features.apply_edit:
             await asyncio.to_thread(write_text_atomically, path, new_text)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
@@ -34,7 +37,33 @@ log = logging.getLogger(__name__)
 
 
 def _invalid(e: Exception) -> JsonRpcInvalidParams:
+    if isinstance(e, TranscriptDamagedError):
+        return JsonRpcInvalidParams(str(e), data={"line": e.line, "lastGoodLine": e.last_good})
     return JsonRpcInvalidParams(str(e))
+
+
+def wire_errors(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """Bad params and unknown sessions become -32602 naming the problem (wire errors);
+    anything else stays a server fault."""
+    if inspect.iscoroutinefunction(handler):
+
+        @functools.wraps(handler)
+        async def run_async(ls: TetherServer, params: Any) -> Any:
+            try:
+                return await handler(ls, params)
+            except (InvalidParamsError, SessionError) as e:
+                raise _invalid(e)
+
+        return run_async
+
+    @functools.wraps(handler)
+    def run(ls: TetherServer, params: Any) -> Any:
+        try:
+            return handler(ls, params)
+        except (InvalidParamsError, SessionError) as e:
+            raise _invalid(e)
+
+    return run
 
 
 def register(server: TetherServer, hub: SessionHub) -> None:
@@ -80,86 +109,60 @@ def register(server: TetherServer, hub: SessionHub) -> None:
         await hub.shutdown()
 
     @server.feature("tether/newSession")
+    @wire_errors
     def new_session(ls: TetherServer, params: Any) -> dict[str, Any]:
-        try:
-            return {"sessionId": hub.new_session(parse_params(NewSessionParams, params))}
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
+        return {"sessionId": hub.new_session(parse_params(NewSessionParams, params))}
 
     @server.feature("tether/prompt")
+    @wire_errors
     async def prompt(ls: TetherServer, params: Any) -> dict[str, Any]:
-        try:
-            parsed = parse_params(PromptParams, params)
-            hub.entry(parsed.session_id)
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
-        return await hub.prompt(parsed)
+        return await hub.prompt(parse_params(PromptParams, params))
 
     @server.feature("tether/cancel")
+    @wire_errors
     def cancel(ls: TetherServer, params: Any) -> None:
-        try:
-            hub.cancel(parse_params(SessionParams, params).session_id)
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
+        hub.cancel(parse_params(SessionParams, params).session_id)
 
     @server.feature("tether/listSessions")
+    @wire_errors
     def list_sessions(ls: TetherServer, params: Any) -> dict[str, Any]:
-        try:
-            return {"sessions": hub.list_sessions(parse_params(ListSessionsParams, params))}
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
+        return {"sessions": hub.list_sessions(parse_params(ListSessionsParams, params))}
 
     @server.feature("tether/loadSession")
+    @wire_errors
     async def load_session(ls: TetherServer, params: Any) -> dict[str, Any]:
-        try:
-            parsed = parse_params(LoadSessionParams, params)
-            history = await hub.load_session(parsed.session_id, recover=parsed.recover)
-            return {
-                "sessionId": parsed.session_id,
-                "history": history,
-                "rewindableTurns": hub.rewindable_turns(parsed.session_id),
-            }
-        except TranscriptDamagedError as e:
-            raise JsonRpcInvalidParams(str(e), data={"line": e.line, "lastGoodLine": e.last_good})
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
+        parsed = parse_params(LoadSessionParams, params)
+        history = await hub.load_session(parsed.session_id, recover=parsed.recover)
+        return {
+            "sessionId": parsed.session_id,
+            "history": history,
+            "rewindableTurns": hub.rewindable_turns(parsed.session_id),
+        }
 
     @server.feature("tether/setMode")
+    @wire_errors
     def set_mode(ls: TetherServer, params: Any) -> None:
-        try:
-            hub.set_mode(parse_params(SetModeParams, params))
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
+        hub.set_mode(parse_params(SetModeParams, params))
 
     @server.feature("tether/rewind")
+    @wire_errors
     async def rewind(ls: TetherServer, params: Any) -> dict[str, Any]:
-        try:
-            parsed = parse_params(RewindParams, params)
-            return {"restored": await hub.rewind(parsed)}
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
+        return {"restored": await hub.rewind(parse_params(RewindParams, params))}
 
     @server.feature("tether/listTasks")
+    @wire_errors
     def list_tasks(ls: TetherServer, params: Any) -> dict[str, Any]:
-        try:
-            return {"tasks": hub.list_tasks(parse_params(SessionParams, params).session_id)}
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
+        return {"tasks": hub.list_tasks(parse_params(SessionParams, params).session_id)}
 
     @server.feature("tether/stopTask")
+    @wire_errors
     async def stop_task(ls: TetherServer, params: Any) -> dict[str, Any]:
-        try:
-            return {"stopped": await hub.stop_task(parse_params(StopTaskParams, params))}
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
+        return {"stopped": await hub.stop_task(parse_params(StopTaskParams, params))}
 
     @server.feature("tether/compact")
+    @wire_errors
     async def compact(ls: TetherServer, params: Any) -> dict[str, Any]:
-        try:
-            parsed = parse_params(CompactParams, params)
-            return await hub.compact(parsed)
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
+        return await hub.compact(parse_params(CompactParams, params))
 
     @server.feature("tether/diagnostics")
     def diagnostics(ls: TetherServer, params: Any) -> None:
