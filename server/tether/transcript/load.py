@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Generator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -41,7 +41,6 @@ class LoadedTranscript:
     torn_tail: bytes | None = None
     good_bytes: int = 0
     """Length of the file up to the end of the last good line."""
-    skipped: list[int] = field(default_factory=lambda: list[int]())
 
 
 FREEZE_AFTER = 20_000
@@ -49,21 +48,24 @@ FREEZE_AFTER = 20_000
 
 
 @contextmanager
-def paused_gc(records: list[int] | None = None) -> Generator[None]:
+def paused_gc() -> Generator[None]:
     """Loading allocates hundreds of thousands of acyclic objects; the cyclic GC would scan
-    them again and again (8x slower on a 100k-record session) with nothing to collect. For a
-    big session the loaded objects live as long as the session, so they are frozen (kept
-    out of later collections) instead of costing a full collection now and at every later
-    one; they are still freed by reference counting when the session closes."""
+    them again and again (8x slower on a 100k-record session) with nothing to collect."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if records and records[0] > FREEZE_AFTER:
-            gc.freeze()
         if enabled:
             gc.enable()
+
+
+def keep_out_of_gc(records: int) -> None:
+    """The objects of a big session live as long as the session: freeze them (keep them out
+    of later collections) instead of paying a full collection now and at every later one.
+    They are still freed by reference counting when the session closes."""
+    if records > FREEZE_AFTER:
+        gc.freeze()
 
 
 def read_transcript(path: Path, *, recover: bool = False) -> LoadedTranscript:

@@ -61,7 +61,6 @@ class AssistantRecord(_Record):
 class ToolResultRecord(_Record):
     type: Literal["tool_result"] = "tool_result"
     message: Message
-    source_assistant_uuid: str | None = None
     display: dict[str, list[dict[str, Any]]] | None = None
     """What the editor showed for each tool call (diff, terminal), by tool_use id, so a
     loaded session looks as it did live."""

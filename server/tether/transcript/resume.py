@@ -24,7 +24,12 @@ from tether.engine.messages import (
 )
 from tether.protocol.updates import Mode, PlanEntry
 from tether.transcript.chain import build_chain
-from tether.transcript.load import LoadedTranscript, paused_gc, read_transcript
+from tether.transcript.load import (
+    LoadedTranscript,
+    keep_out_of_gc,
+    paused_gc,
+    read_transcript,
+)
 from tether.transcript.records import (
     AssistantRecord,
     AttachmentRecord,
@@ -70,10 +75,9 @@ class ResumedSession:
 def resume(
     path: Path, session_id: str, *, leaf: str | None = None, recover: bool = False
 ) -> ResumedSession:
-    size = [0]
-    with paused_gc(size):
+    with paused_gc():
         resumed = _resume(path, session_id, leaf, recover)
-        size[0] = len(resumed.chain)
+        keep_out_of_gc(len(resumed.chain))
         return resumed
 
 
