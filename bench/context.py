@@ -24,9 +24,9 @@ from _util import summary
 
 from tether.context.compaction import CompactionSettings
 from tether.context.tokens import estimate_text
+from tether.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
-from tether.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from tether.providers.convert_anthropic import request_params
 from tether.providers.script import parse_script
 from tether.providers.scripted import ScriptedProvider

@@ -29,9 +29,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import ms
 
+from tether.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
-from tether.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tether.mcp import McpManager, McpOptions, parse_server
 from tether.mcp.attach import attach
 from tether.mcp.tools import wrap_tool

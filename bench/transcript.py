@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import ms
 
-from tether.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from tether.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from tether.transcript.records import (
     AssistantRecord,
     ChainRecord,

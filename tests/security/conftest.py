@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from tether.core.hooks import Hooks, NoHooks
+from tether.core.messages import ToolUseBlock
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionAnswer, PermissionRequest
-from tether.engine.hooks import Hooks, NoHooks
-from tether.engine.messages import ToolUseBlock
 from tether.orchestration.pipeline import ToolOutcome, ToolRuntime, run_tool_use
 from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
 from tether.permissions.policy import Decision, RuleSet, decide

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.engine.hooks import ToolHookVerdict
+from tether.core.hooks import ToolHookVerdict
 
 from .conftest import MakeHarness, needs_bwrap, text_of
 

@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict
 
 import tether
 import tether.engine.loop as loop_module
+from tether.core.hooks import NoHooks, ToolHookVerdict
 from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
-from tether.engine.hooks import NoHooks, ToolHookVerdict
 from tether.orchestration import pipeline
 from tether.permissions.policy import RuleSet
 from tether.providers.script import parse_script

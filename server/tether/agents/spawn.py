@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tether.agents.definitions import AgentDefinition
+from tether.core.hooks import SubagentHooks
 from tether.engine.context import ContextAssembler
-from tether.engine.hooks import SubagentHooks
 from tether.permissions.policy import RuleSet
 from tether.tasks.registry import TaskRegistry, new_task_id
 from tether.tools.context import SessionRunState

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tether import prompts
 from tether.context.tokens import TokenCounter, estimate_text
-from tether.engine.messages import Block, Message, TextBlock, ToolResultBlock, user_text
+from tether.core.messages import Block, Message, TextBlock, ToolResultBlock, user_text
 from tether.errors import ModelError
 from tether.protocol.updates import Compaction, SessionUpdate
 from tether.providers.base import Completed

@@ -7,7 +7,7 @@ import json
 import math
 from collections.abc import Sequence
 
-from tether.engine.messages import (
+from tether.core.messages import (
     ImageBlock,
     Message,
     TextBlock,

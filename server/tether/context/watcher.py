@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tether.engine.messages import Message, TextBlock
+from tether.core.messages import Message, TextBlock
 from tether.tools.context import FileState, text_hash
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from tether.engine.messages import Message, TextBlock
+from tether.core.messages import Message, TextBlock
 from tether.protocol.updates import SessionUpdate, TaskUpdate
 from tether.tasks.registry import Task
 from tether.transcript.records import ProgressRecord

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tether import prompts
 from tether.context.instructions import instructions_section, load_instructions
-from tether.engine.messages import Block, Message
+from tether.core.messages import Block, Message
 from tether.providers.base import ModelRequest, SystemBlock, ToolSpec
 
 STATIC_SECTIONS = ("system/identity.md", "system/tools.md", "system/style.md")

@@ -24,13 +24,13 @@ from tether.context.compaction import CompactionSettings, Compactor
 from tether.context.memory import MAX_RECALLED, Bm25Recaller, Recaller, memory_attachment
 from tether.context.recall import memory_entries
 from tether.context.watcher import ChangeWatcher, change_notice
+from tether.core.hooks import Hooks, NoHooks
+from tether.core.messages import Message, TextBlock
 from tether.editor.port import Editor
 from tether.engine.background import BackgroundMixin
 from tether.engine.context import ContextAssembler
 from tether.engine.history import HistoryMixin
-from tether.engine.hooks import Hooks, NoHooks
 from tether.engine.loop import TurnLoop
-from tether.engine.messages import Message, TextBlock
 from tether.engine.prompt_input import prompt_text, prompt_to_message
 from tether.engine.tooling import ToolingMixin
 from tether.engine.transitions import Terminal

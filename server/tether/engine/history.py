@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.context.compaction import boundary_records
-from tether.engine.messages import INTERRUPTED_TOOL_RESULT, Message, ToolResultBlock, tool_result
+from tether.core.messages import INTERRUPTED_TOOL_RESULT, Message, ToolResultBlock, tool_result
 from tether.engine.transitions import Transition
 from tether.orchestration.pipeline import ToolOutcome
 from tether.protocol.updates import Usage

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tether.engine.messages import (
+from tether.core.messages import (
     Block,
     Message,
     TextBlock,

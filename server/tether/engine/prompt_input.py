@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from tether.core.messages import Block, ImageBlock, Message, TextBlock
 from tether.editor.port import Editor
-from tether.engine.messages import Block, ImageBlock, Message, TextBlock
 from tether.protocol.content import ContentBlock, ImageContent, ResourceLink, TextContent
 
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from tether.core.messages import ToolUseBlock
 from tether.editor.port import Editor
-from tether.engine.messages import ToolUseBlock
 from tether.permissions.policy import RuleSet
 from tether.permissions.rules import Rule
 from tether.protocol.updates import Location, SessionUpdate, ToolKind

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from tether.engine.messages import Message
+from tether.core.messages import Message
 from tether.engine.transitions import Terminal
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import SessionUpdate, Usage

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tether.engine.hooks import PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.core.hooks import PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.hooks.matchers import select
 from tether.hooks.outcome import HookOutcome, joined, read_outcome, strongest
 from tether.hooks.runner import hook_env, run_hook
@@ -29,7 +29,7 @@ HooksConfig = Mapping[HookEvent, Sequence[HookMatcher]]
 
 
 class CommandHooks:
-    """Implements ``tether.engine.hooks.Hooks`` by running the configured commands."""
+    """Implements ``tether.core.hooks.Hooks`` by running the configured commands."""
 
     def __init__(
         self,

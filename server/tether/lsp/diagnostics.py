@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from tether.engine.messages import Message, TextBlock
+from tether.core.messages import Message, TextBlock
 from tether.lsp.server import uri_key
 
 WAIT_S = 1.0

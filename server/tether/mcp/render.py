@@ -13,7 +13,7 @@ from typing import Any
 
 import mcp_types as types
 
-from tether.engine.messages import ImageBlock, ResultPart, TextBlock
+from tether.core.messages import ImageBlock, ResultPart, TextBlock
 from tether.tools.base import ToolResult
 
 MODEL_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})

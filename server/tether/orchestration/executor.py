@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tether.engine.messages import INTERRUPTED_TOOL_RESULT, ToolUseBlock
+from tether.core.messages import INTERRUPTED_TOOL_RESULT, ToolUseBlock
 from tether.orchestration.batching import MAX_CONCURRENCY
 from tether.orchestration.pipeline import ToolOutcome
 from tether.tools.base import error_result

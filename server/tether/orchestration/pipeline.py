@@ -20,9 +20,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tether.core.hooks import Hooks
+from tether.core.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tether.editor.port import PermissionAnswer, PermissionRequest
-from tether.engine.hooks import Hooks
-from tether.engine.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tether.errors import ToolError
 from tether.permissions.display import visible
 from tether.permissions.policy import Decision, RuleSet, decide, suggest_rule

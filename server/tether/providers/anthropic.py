@@ -19,7 +19,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from tether.engine.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
 from tether.errors import ModelError, PromptTooLongError
 from tether.providers.base import (
     Completed,

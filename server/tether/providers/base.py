@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from tether.engine.messages import Message, ToolUseBlock
+from tether.core.messages import Message, ToolUseBlock
 
 ModelStopReason = Literal[
     "end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"

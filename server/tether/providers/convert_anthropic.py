@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, cast
 
-from tether.engine.messages import (
+from tether.core.messages import (
     Block,
     ImageBlock,
     Message,

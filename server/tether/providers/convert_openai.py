@@ -19,7 +19,7 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any, cast
 
-from tether.engine.messages import (
+from tether.core.messages import (
     Block,
     ImageBlock,
     Message,

@@ -14,7 +14,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from tether.engine.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
 from tether.errors import ModelError, PromptTooLongError
 from tether.providers.base import (
     Completed,

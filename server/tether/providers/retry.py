@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from tether.engine.messages import TextBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import TextBlock, ThinkingBlock, ToolUseBlock
 from tether.errors import ModelError
 from tether.providers.base import (
     Completed,

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from tether.context.tokens import TokenCounter
-from tether.engine.messages import (
+from tether.core.messages import (
     Block,
     Message,
     TextBlock,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from tether.engine.messages import Message, TextBlock
+from tether.core.messages import Message, TextBlock
 from tether.skills.registry import Skill, SkillRegistry
 from tether.tools.context import FileState, ReadRecord
 

@@ -18,7 +18,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tether.engine.messages import ResultPart, TextBlock, ToolResultBlock
+from tether.core.messages import ResultPart, TextBlock, ToolResultBlock
 from tether.protocol.content import ToolContent
 from tether.protocol.updates import Location, ToolKind
 from tether.providers.base import ToolSpec

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tether.engine.messages import Message, TextBlock, ToolResultBlock
+from tether.core.messages import Message, TextBlock, ToolResultBlock
 from tether.providers.base import ToolSpec
 from tether.tools.base import Tool
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
+from tether.core.messages import ImageBlock
 from tether.editor.port import Document
-from tether.engine.messages import ImageBlock
 from tether.errors import ToolError
 from tether.protocol.updates import Location
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool

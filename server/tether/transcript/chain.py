@@ -9,7 +9,7 @@ message after that assistant message.
 
 from __future__ import annotations
 
-from tether.engine.messages import Message, ToolResultBlock
+from tether.core.messages import Message, ToolResultBlock
 from tether.transcript.records import AssistantRecord, ChainRecord, ToolResultRecord
 
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from tether.engine.messages import Message
+from tether.core.messages import Message
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Usage
 from tether.transcript.migrate import migrate

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from tether.engine.messages import TextBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import TextBlock, ThinkingBlock, ToolUseBlock
 from tether.protocol.content import TextContent, TextToolContent, ToolContent
 from tether.protocol.updates import (
     AgentMessageChunk,

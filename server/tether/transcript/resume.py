@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tether.engine.messages import (
+from tether.core.messages import (
     INTERRUPTED_TOOL_RESULT,
     Message,
     TextBlock,

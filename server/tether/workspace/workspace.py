@@ -15,17 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tether.context.compaction import CompactionSettings
+from tether.core.hooks import Hooks
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
-from tether.engine.hooks import Hooks
 from tether.errors import SessionError
 from tether.hooks.command_hooks import CommandHooks
 from tether.mcp.config import McpConfig
 from tether.mcp.config import load_config as load_mcp_config
 from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
 from tether.permissions.policy import RuleSet
-from tether.permissions.workspace_guard import WorkspaceGuard, build_rules
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
 from tether.providers.registry import create_provider, parse_model_spec
@@ -42,6 +41,7 @@ from tether.transcript.resume import ResumedSession
 from tether.transcript.session import open_for_resume
 from tether.transcript.store import SessionInfo, TranscriptStore
 from tether.transcript.writer import TranscriptWriter
+from tether.workspace.guard import WorkspaceGuard, build_rules
 
 if TYPE_CHECKING:
     from tether.mcp.manager import McpManager

@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tether.core.hooks import Hooks
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionAnswer, PermissionRequest
 from tether.engine.engine import EngineConfig, QueryEngine
-from tether.engine.hooks import Hooks
 from tether.permissions.policy import PermissionCheck, RuleSet
 from tether.providers.base import ModelRequest, StreamEvent
 from tether.providers.script import parse_script

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tether.engine.messages import INTERRUPTED_TOOL_RESULT
+from tether.core.messages import INTERRUPTED_TOOL_RESULT
 from tether.permissions.policy import PermissionCheck
 from tether.protocol.updates import TurnEnd
 from tether.tools.base import ToolResult, build_tool

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from tether.core.hooks import NoHooks, StopHookVerdict, ToolHookVerdict
+from tether.core.messages import Message
 from tether.engine.engine import EngineConfig, QueryEngine
-from tether.engine.hooks import NoHooks, StopHookVerdict, ToolHookVerdict
-from tether.engine.messages import Message
 from tether.errors import ModelError, PromptTooLongError
 from tether.protocol.updates import TurnEnd
 

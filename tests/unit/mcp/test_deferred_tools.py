@@ -8,7 +8,7 @@ from typing import Any
 
 import mcp_types as types
 
-from tether.engine.messages import Message, TextBlock, ToolResultBlock
+from tether.core.messages import Message, TextBlock, ToolResultBlock
 from tether.mcp.tools import wrap_tool
 from tether.tools.base import Tool
 from tether.tools.pool import DeferralPolicy, ToolPool, reference, schema_bytes

@@ -9,7 +9,7 @@ import mcp_types as types
 import pytest
 from mcp import MCPError
 
-from tether.engine.messages import ImageBlock, TextBlock
+from tether.core.messages import ImageBlock, TextBlock
 from tether.mcp.attach import PoolSync
 from tether.mcp.render import render_result
 from tether.mcp.tools import MAX_NAME, McpArguments, mcp_tool_name, wrap_tool

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tether.engine.hooks import NoHooks, ToolHookVerdict
-from tether.engine.messages import ToolUseBlock
+from tether.core.hooks import NoHooks, ToolHookVerdict
+from tether.core.messages import ToolUseBlock
 from tether.orchestration.pipeline import ToolRuntime, run_tool_use
 from tether.permissions.policy import RuleSet, suggest_rule
 from tether.protocol.updates import ModeChange

@@ -6,8 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
+from tether.core.messages import ToolUseBlock
 from tether.editor.disk import DiskEditor
-from tether.engine.messages import ToolUseBlock
 from tether.orchestration.pipeline import run_tool_use
 from tether.providers.script import parse_script
 from tether.providers.scripted import ScriptedProvider

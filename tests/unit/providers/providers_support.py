@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import tether
-from tether.engine.messages import Message, user_text
+from tether.core.messages import Message, user_text
 from tether.providers.base import ModelRequest, StreamEvent, SystemBlock, ToolSpec
 
 MODEL = "claude-sonnet-4-6"

@@ -7,7 +7,7 @@ import socket
 import pytest
 from providers_support import collect, make_request
 
-from tether.engine.messages import Message, TextBlock, ToolUseBlock
+from tether.core.messages import Message, TextBlock, ToolUseBlock
 from tether.errors import ModelError, PromptTooLongError
 from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import (

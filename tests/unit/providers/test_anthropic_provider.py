@@ -9,7 +9,7 @@ import sys
 import pytest
 from providers_support import READ_TOOL, collect, env_with_tether, make_request
 
-from tether.engine.messages import (
+from tether.core.messages import (
     ImageBlock,
     Message,
     TextBlock,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from providers_support import collect, env_with_tether, make_request
 
-from tether.engine.messages import Message, tool_result, user_text
+from tether.core.messages import Message, tool_result, user_text
 from tether.errors import ModelError
 from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import Completed

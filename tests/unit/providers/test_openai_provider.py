@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from providers_support import collect, make_request
 
-from tether.engine.messages import (
+from tether.core.messages import (
     ImageBlock,
     Message,
     TextBlock,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from tether.engine.messages import Message
+from tether.core.messages import Message
 from tether.tools.base import ToolResult
 from tether.tools.bash import make_bash_tool
 from tether.transcript.records import ToolResultRecord, dump_record, load_record

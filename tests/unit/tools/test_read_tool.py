@@ -6,7 +6,7 @@ import base64
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from tether.engine.messages import ImageBlock
+from tether.core.messages import ImageBlock
 from tether.tools.base import ToolResult
 from tether.tools.context import ToolContext, text_hash
 from tether.tools.read import READ_TOOL

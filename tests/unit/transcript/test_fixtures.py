@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tether.engine.messages import Message
+from tether.core.messages import Message
 from tether.transcript.migrate import MIGRATIONS, migrate
 from tether.transcript.resume import PARTLY_RAN
 from tether.transcript.session import open_for_resume

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.engine.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from tether.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from tether.errors import SessionError
 from tether.transcript.chain import build_chain
 from tether.transcript.load import TranscriptDamagedError, read_transcript
