@@ -28,6 +28,7 @@ from tether.editor.port import (
     WriteOutcome,
     Written,
     conflict,
+    current_document,
 )
 from tether.lsp.textedits import minimal_edits
 from tether.permissions.display import visible
@@ -63,18 +64,12 @@ class LspEditor:
         text = await asyncio.to_thread(read_text_file, path)
         return Document(path=path, text=text)
 
-    async def _current(self, path: Path) -> Document | None:
-        try:
-            return await self.read(path)
-        except FileNotFoundError:
-            return None
-
     # -- writing --------------------------------------------------------------------------
 
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
-        current = await self._current(path)
+        current = await current_document(self, path)
         stale = conflict(base, current)
         if stale is not None:
             return stale
@@ -139,10 +134,12 @@ class LspEditor:
             raise
         except Exception as e:
             log.warning("applyEdit failed: %s", e)
-            return Conflict(await self._current(path), f"the editor could not apply the edit: {e}")
+            return Conflict(
+                await current_document(self, path), f"the editor could not apply the edit: {e}"
+            )
         if not result.applied:
             reason = result.failure_reason or "the editor did not apply the edit"
-            return Conflict(await self._current(path), reason)
+            return Conflict(await current_document(self, path), reason)
         return await self._verify(path, current, new_text)
 
     async def _verify(self, path: Path, before: Document | None, new_text: str) -> WriteOutcome:
