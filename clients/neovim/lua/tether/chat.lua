@@ -220,6 +220,12 @@ function Chat:apply(update, turn_id)
         toolKind = update.toolKind,
         rawInput = update.rawInput,
       }
+      -- The question may come before the call it is about.
+      for _, q in ipairs(self.session.questions or {}) do
+        if q.tool_call_id == update.toolCallId then
+          tool.waiting = true
+        end
+      end
       self.tools[update.toolCallId] = tool
       self:_put_tool(update.toolCallId, tool)
     elseif kind == "tool_call_update" then

@@ -112,8 +112,8 @@ describe("permissions", function()
       result = r
     end)
     H.wait(10000, function()
-      return #calls == 1 and #s.questions == 1
-    end, "the question")
+      return #calls == 1 and #s.questions == 1 and s.chat.text:row_of(s.questions[1].tool_call_id)
+    end, "the question and its card")
     -- <CR> on the card asks again.
     local win = s.chat:windows()[1]
     vim.api.nvim_set_current_win(win)
