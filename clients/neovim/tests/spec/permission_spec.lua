@@ -56,7 +56,9 @@ describe("permissions", function()
     H.prompt(s, "write the file")
     assert.equals(1, #calls)
     assert.is_nil(vim.uv.fs_stat(root .. "/out.txt"))
-    assert.matches("✗ echo permitted > out.txt", s.chat:contents(), 1, true)
+    -- A rejection is not a failure, and the text meant for the model stays out of view.
+    assert.matches("⊘ echo permitted > out.txt — Rejected by you", s.chat:contents(), 1, true)
+    assert.is_nil(s.chat:contents():find("✗", 1, true))
   end)
 
   it("keeps a dismissed question open until it is answered (:TetherAnswer)", function()
