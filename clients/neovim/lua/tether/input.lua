@@ -20,7 +20,7 @@ M.history = {}
 local Input = {}
 Input.__index = Input
 
-M.HINT = "%#Comment#prompt · <CR> send · <C-s> send from insert · <Up> history · @file #buffer"
+M.HINT = "%#Comment#<CR> send · <C-s> from insert · <Up> history · @file #buffer"
 
 ---@param session tether.Session
 ---@return tether.Input

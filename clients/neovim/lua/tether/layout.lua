@@ -146,6 +146,7 @@ function M.show(chat, enter)
     input = vim.api.nvim_open_win(chat.input.buf, false, { split = "below", win = win, height = opts.input_height })
   end
   small_options(input)
+  vim.wo[input].winbar = require("tether.input").HINT
   M.refresh(chat)
   if enter then
     vim.api.nvim_set_current_win(input)

@@ -30,7 +30,7 @@ local DIFF_HL = { ["+"] = "Added", ["-"] = "Removed", ["@"] = "Special" }
 ---@param bot integer
 ---@return integer[]
 local function diff_rows(buf, top, bot)
-  local ok, parser = pcall(vim.treesitter.get_parser, buf, "markdown")
+  local ok, parser = pcall(vim.treesitter.get_parser, buf, M.LANG)
   if not ok or not parser then
     return {}
   end
@@ -40,7 +40,7 @@ local function diff_rows(buf, top, bot)
   end
   local rows = {}
   M._query = M._query
-    or vim.treesitter.query.parse("markdown", "(fenced_code_block (info_string) @info (code_fence_content) @body)")
+    or vim.treesitter.query.parse(M.LANG, "(fenced_code_block (info_string) @info (code_fence_content) @body)")
   local query = M._query
   local info ---@type string?
   for id, node in query:iter_captures(tree:root(), buf, top, bot + 1) do
@@ -92,11 +92,46 @@ local function set_provider()
   })
 end
 
+--- The chat's own name for the markdown parser, with Neovim's markdown queries minus
+--- `conceal_lines`: Neovim 0.11 scrolls wrongly over lines hidden that way (the last lines
+--- of a reply stay below the window while following it). Fences still disappear: their
+--- text is concealed, the line stays (blank).
+M.LANG = "tether_markdown"
+local registered = nil ---@type boolean?
+
+---@return boolean
+local function register()
+  if registered ~= nil then
+    return registered
+  end
+  registered = false
+  local path = vim.api.nvim_get_runtime_file("parser/markdown.so", false)[1]
+  if not path or not pcall(vim.treesitter.language.add, M.LANG, { path = path, symbol_name = "markdown" }) then
+    return false
+  end
+  for _, name in ipairs({ "highlights", "injections" }) do
+    local parts = {}
+    for _, file in ipairs(vim.treesitter.query.get_files("markdown", name)) do
+      local fd = io.open(file, "r")
+      if fd then
+        parts[#parts + 1] = fd:read("*a")
+        fd:close()
+      end
+    end
+    local text = table.concat(parts, "\n"):gsub('%(#set! conceal_lines ""%)', "")
+    if not pcall(vim.treesitter.query.set, M.LANG, name, text) then
+      return false
+    end
+  end
+  registered = true
+  return true
+end
+
 --- Highlight `buf` as Markdown; returns "treesitter" or "syntax" (what was used).
 ---@param buf integer
 ---@return "treesitter"|"syntax"
 function M.attach(buf)
-  if M.has_parser("markdown") and pcall(vim.treesitter.start, buf, "markdown") then
+  if M.has_parser("markdown") and register() and pcall(vim.treesitter.start, buf, M.LANG) then
     if not M.has_parser("diff") then
       attached[buf] = true
       set_provider()

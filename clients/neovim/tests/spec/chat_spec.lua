@@ -202,14 +202,15 @@ describe("chat", function()
         row = i - 1
       end
     end
-    vim.treesitter.get_parser(buf):parse(true) -- injections too, as drawing the window does
+    vim.treesitter.get_parser(buf, require("tether.markdown").LANG):parse(true) -- injections too, as drawing does
     local langs = vim.tbl_map(function(c)
       return c.lang .. ":" .. c.capture
     end, vim.treesitter.get_captures_at_pos(buf, row, 0))
     assert.is_true(vim.tbl_contains(langs, "lua:keyword"), "lua is injected: " .. vim.inspect(langs))
-    -- The fence lines are concealed in the chat window.
+    -- The fences are concealed in the chat window (their text; the line stays, so that
+    -- Neovim scrolls right while following the reply).
     local fence = vim.tbl_filter(function(c)
-      return c.metadata and c.metadata.conceal_lines
+      return c.metadata and c.metadata.conceal == ""
     end, vim.treesitter.get_captures_at_pos(buf, row - 1, 0))
     assert.is_true(#fence > 0, "the fence is concealed")
     assert.equals(2, vim.wo[s.chat:windows()[1]].conceallevel)
@@ -220,7 +221,7 @@ describe("chat", function()
     vim.cmd.redraw()
     local function attr_of(text)
       for r = 1, vim.o.lines do
-        local col = vim.fn.screenpos(win, 1, 1).col
+        local col = vim.fn.win_screenpos(win)[2]
         local cells = {}
         for c = col, col + #text - 1 do
           cells[#cells + 1] = vim.fn.screenstring(r, c)
