@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,8 @@ class LspEditor:
     def __init__(self, server: TetherServer, session_id: str) -> None:
         self.server = server
         self.session_id = session_id
+        self.edited: dict[Path, float] = {}
+        """Files written since the last diagnostics check, with the time of the write."""
 
     # -- reading --------------------------------------------------------------------------
 
@@ -88,6 +91,7 @@ class LspEditor:
         if isinstance(outcome, Conflict):
             return outcome
         await self._sync_disk(path, new_text, outcome.document)
+        self.edited[path] = time.monotonic()
         return outcome
 
     async def _apply(
