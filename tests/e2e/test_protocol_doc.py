@@ -2,8 +2,9 @@
 
 Every fenced ```json block of the document is one JSON-RPC message, its info string naming
 the sender (```json client / ```json server). The daemon is driven through a scenario that
-produces each documented message for real (three daemons: a capable editor, a plain LSP
-client, a raw byte-level client), every message on the wire is logged, and then:
+produces each documented message for real (four daemons: a capable editor, a plain LSP
+client, a raw byte-level client, the warm daemon through ``tether serve --connect``), every
+message on the wire is logged, and then:
 
 - every documented message is matched by a real one of the same sender and method whose
   fields include all of the example's (discriminators such as ``kind`` and ``type`` and
@@ -23,11 +24,14 @@ writes the real wire log.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import os
 import re
+import signal
 import sys
+import time
 import typing
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -60,6 +64,9 @@ KNOWN_DEFECTS = {
 there, so that its fix removes the entry here (and nothing documented stays unchecked)."""
 EQUAL_KEYS = {"jsonrpc", "kind", "type", "code", "outcome"}
 """Discriminators: an example's value for these keys must be the real one."""
+OPAQUE = {"rawInput", "rawOutput", "history", "update", "diagnostics"}
+"""Values whose fields are not listed here: tool-specific, LSP's own, or SessionUpdates
+(whose fields are checked against the models)."""
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 # -- the wire ---------------------------------------------------------------------------
@@ -509,15 +516,58 @@ async def raw_client(workspace: Path, env: dict[str, str], log: WireLog) -> None
             await proc.wait()
 
 
+async def warm_daemon(workspace: Path, env: dict[str, str], log: WireLog, run_dir: Path) -> None:
+    """``tether serve --connect``: the same protocol, passed to the warm daemon."""
+    env = {**env, "TETHER_RUNTIME_DIR": str(run_dir), "TETHER_DAEMON_IDLE_S": "120"}
+    full_env = {**os.environ, **env}
+    try:
+        editor = make_editor(EditorOptions(init_options={"model": MODEL}))
+        log.attach(editor)
+        await editor.start(
+            [sys.executable, "-m", "tether", "serve", "--connect"], [workspace], env=env
+        )
+        try:
+            session = await editor.new_session()
+            info = await editor.request("tether/daemonInfo", None)
+            assert [s["sessionId"] for s in info["sessions"]] == [session]
+        finally:
+            await editor.stop()
+        await asyncio.to_thread(stop_daemon, full_env, log)
+    finally:
+        for pid_file in run_dir.glob("*.pid"):  # the daemon this test started, if it is left
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(pid_file.read_text()), signal.SIGTERM)
+
+
+def stop_daemon(env: dict[str, str], log: WireLog) -> None:
+    from tether.daemon.client import connect
+    from tether.daemon.paths import socket_path
+
+    channel = connect(env, start=False)
+    message = {"jsonrpc": "2.0", "id": 31, "method": "tether/daemonStop"}
+    log.messages.append(("client", message))
+    channel.send(message)
+    while (reply := channel.receive()) is not None:
+        log.messages.append(("server", reply))
+        if reply.get("id") == 31:
+            break
+    channel.close()
+    deadline = time.monotonic() + 10
+    while socket_path(env).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not socket_path(env).exists(), "the daemon did not stop"
+
+
 async def real_wire(workspace: Path, tmp_path: Path, env: dict[str, str]) -> list[Record]:
-    """The scenario's messages, from all three daemons."""
+    """The scenario's messages, from all four daemons."""
     other = tmp_path / "other"
     other.mkdir()
-    logs = [WireLog(), WireLog(), WireLog()]
+    logs = [WireLog(), WireLog(), WireLog(), WireLog()]
     try:
         session = await capable_editor(workspace, other, env, logs[0])
         await plain_editor(workspace, env, logs[1], session)
         await raw_client(workspace, env, logs[2])
+        await warm_daemon(other, env, logs[3], tmp_path / "run")
     finally:
         dump = os.environ.get("TETHER_PROTOCOL_DUMP")
         if dump:
@@ -569,6 +619,32 @@ def covers(real: Any, example: Any) -> bool:
     return type(example) is type(real)
 
 
+def field_paths(value: Any, prefix: str = "") -> set[str]:
+    """``a.b``, ``a.c[].d``: where fields occur in a message."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            path = f"{prefix}.{key}" if prefix else key
+            found.add(path)
+            if key not in OPAQUE:
+                found |= field_paths(inner, path)
+    elif isinstance(value, list):
+        for inner in value:
+            found |= field_paths(inner, f"{prefix}[]")
+    return found
+
+
+def own_part(record: Record) -> Any:
+    """The part of a message whose every field this document must show: Tether's methods,
+    and Tether's part of the ``initialize`` answer."""
+    if record.method == "initialize" and record.kind == "response":
+        result = record.payload.get("result") or {}
+        return {"tether": result.get("capabilities", {}).get("experimental", {}).get("tether")}
+    if record.method is not None and record.method.startswith("tether/"):
+        return record.payload
+    return None
+
+
 def error_only(documented: list[Record]) -> set[str]:
     """Methods documented only to show an error (an unknown method)."""
     answered = {r.method for r in documented if r.kind == "response" and "result" in r.payload}
@@ -596,9 +672,22 @@ def test_every_json_block_is_a_message_and_responses_follow_requests() -> None:
         assert orphan.payload["error"]["code"] in (-32700, -32600), orphan
 
 
+def warm_daemon_methods() -> set[str]:
+    """What a connection to the warm daemon registers beyond ``tether serve``."""
+    from tether.daemon.server import ConnectionServer, Daemon
+    from tether.lsp.handlers import register
+    from tether.lsp.hub import SessionHub
+
+    plain, _hub = create_server()
+    server = ConnectionServer()
+    register(server, SessionHub(server))
+    Daemon(Path("/nonexistent/daemon.sock"))._register_daemon_methods(server)
+    return set(server.protocol.fm.features) - set(plain.protocol.fm.features)
+
+
 def test_every_method_the_daemon_handles_is_documented() -> None:
     server, _hub = create_server()
-    registered = set(server.protocol.fm.features)
+    registered = set(server.protocol.fm.features) | warm_daemon_methods()
     handled = registered | set(server.protocol.fm.builtin_features) | {"$/cancelRequest"}
     documented = records(doc_messages())
     from_client = {r.method for r in documented if r.sender == "client" and r.kind != "response"}
@@ -674,6 +763,20 @@ async def test_every_documented_message_matches_the_real_daemon(
             )
     assert not problems, "\n\n".join(problems)
 
+    shown_fields: dict[tuple[str, str, str | None], set[str]] = {}
+    for doc in documented:
+        key = (doc.sender, doc.kind, doc.method)
+        shown_fields.setdefault(key, set()).update(field_paths(own_part(doc)))
+    unshown = {
+        f"{r.sender} {r.kind} {r.method}: {path}"
+        for r in real
+        if own_part(r) is not None
+        for path in field_paths(own_part(r)) - shown_fields.get((r.sender, r.kind, r.method), set())
+    }
+    assert not unshown, "fields the daemon sends that no example shows:\n" + "\n".join(
+        sorted(unshown)
+    )
+
     answered = {r.method for r in real if r.kind == "response" and "result" in r.payload}
     requests = {r.method for r in documented if r.kind == "request" and r.sender == "client"}
     unanswered = requests - answered - error_only(documented)
@@ -681,7 +784,11 @@ async def test_every_documented_message_matches_the_real_daemon(
 
     init = next(r for r in real if r.kind == "response" and r.method == "initialize")
     advertised = set(init.payload["result"]["capabilities"]["experimental"]["tether"]["methods"])
-    ours = {m for m in requests - error_only(documented) if m and m.startswith("tether/")}
+    ours = {
+        m
+        for m in requests - error_only(documented) - warm_daemon_methods()
+        if m and m.startswith("tether/")
+    }
     assert advertised == ours, "initialize must advertise exactly the documented requests"
 
     sent = {r.method for r in real if r.sender == "server" and r.kind != "response"}
