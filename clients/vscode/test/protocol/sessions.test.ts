@@ -21,18 +21,20 @@ describe('sessions', () => {
     await h.controller.send([{ type: 'text', text: 'explain mean' }]);
     const live = h.controller.state;
 
-    const sessions = await h.controller.listSessions();
+    const [group] = await h.controller.listSessions();
+    const sessions = group.sessions;
+    assert.equal(group.folder.name, 'ws');
     assert.equal(sessions.length, 1);
     assert.equal(sessions[0].sessionId, live.sessionId);
     assert.equal(sessions[0].title, 'explain mean');
     assert.equal(sessions[0].turns, 1);
 
-    const other = new ChatController({ mode: 'default', onAction: () => undefined });
+    const other = new ChatController({ folders: () => [group.folder], mode: 'default', onAction: () => undefined });
     await other.attach(h.api);
     await other.loadSession(live.sessionId!);
     const kinds = (s: typeof live) => s.items.map((i) => (i.kind === 'tool' ? `tool:${i.status}` : i.kind));
     assert.deepEqual(kinds(other.state), kinds(live));
-    assert.deepEqual(other.state.rewindable, [], 'history turns are not rewindable from here');
+    assert.deepEqual(other.state.rewindable, live.rewindable, 'the daemon keeps the checkpoints: resumed turns can be undone');
     const agentText = other.state.items.filter((i) => i.kind === 'agent').map((i) => (i.kind === 'agent' ? i.text : ''));
     assert.deepEqual(agentText, ['Reading it.', 'It divides by n + 1.']);
   });

@@ -53,6 +53,8 @@ type Listener<T> = (e: T) => void;
 export const calls: { method: string; args: unknown[] }[] = [];
 /** What the next `showWarningMessage` calls answer, in order (undefined: dismissed). */
 export const warningAnswers: (string | undefined)[] = [];
+/** What the next `showInformationMessage` calls answer, in order. */
+export const infoAnswers: (string | undefined)[] = [];
 const diagnosticsListeners: Listener<{ uris: Uri[] }>[] = [];
 export const diagnostics = new Map<string, unknown[]>();
 export const documents: StubDocument[] = [];
@@ -85,7 +87,10 @@ export const stub = {
       calls.push({ method: 'showWarningMessage', args });
       return warningAnswers.shift();
     },
-    showInformationMessage: async (...args: unknown[]) => void calls.push({ method: 'showInformationMessage', args }),
+    showInformationMessage: async (...args: unknown[]) => {
+      calls.push({ method: 'showInformationMessage', args });
+      return infoAnswers.shift();
+    },
     showErrorMessage: async (...args: unknown[]) => void calls.push({ method: 'showErrorMessage', args }),
   },
   workspace: {
