@@ -84,10 +84,10 @@ export function activate(context: vscode.ExtensionContext): void {
   const canSend = () => api !== null && setup === null;
   const router = new ChatRouter({ controller, view, permissions, diffs, canSend });
 
-  /** Run a turn for `prompt`, or keep it in the prompt box while Tether is not ready. */
-  const ask = async (prompt: ContentBlock[]): Promise<void> => {
+  /** Run a turn for `prompt` about `file`, or keep it in the prompt box while Tether is not ready. */
+  const ask = async (prompt: ContentBlock[], file: vscode.Uri): Promise<void> => {
     await view.focus();
-    if (canSend()) void controller.send(prompt);
+    if (canSend()) void controller.send(prompt, vscode.workspace.getWorkspaceFolder(file)?.uri.toString());
     else view.post({ type: 'restorePrompt', ...toComposer(prompt) });
   };
 

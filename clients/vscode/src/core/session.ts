@@ -144,12 +144,14 @@ export class ChatController {
   /** Send a prompt; resolves when its turn ends, with undefined when it could not be sent
    * (the chat then shows why). During a turn the daemon queues it into the running turn;
    * the chat shows it as queued until the daemon takes it in. Never rejects. */
-  async send(prompt: ContentBlock[]): Promise<PromptResult | undefined> {
+  async send(prompt: ContentBlock[], folderUri?: string): Promise<PromptResult | undefined> {
     let sessionId: string | null = null;
+    // About a file of another workspace folder: that folder's session, not this one.
+    const elsewhere = folderUri !== undefined && this.state.folder !== null && this.state.folder.uri !== folderUri && !this.state.busy;
     const queued = this.state.busy ? { id: this.nextQueued++, text: promptText(prompt) } : null;
     try {
       const api = this.requireApi();
-      sessionId = this.state.sessionId ?? (await this.newSession());
+      sessionId = this.state.sessionId && !elsewhere ? this.state.sessionId : await this.newSession(folderUri);
       if (queued) this.dispatch({ type: 'queued', prompt: queued });
       else {
         this.running++;
@@ -160,7 +162,7 @@ export class ChatController {
         // The turn ended before its next step could take the prompt in: it was never
         // read. Send it again, now as a turn of its own.
         this.dispatch({ type: 'unqueued', id: queued.id });
-        if (this.state.sessionId === sessionId) return await this.send(prompt);
+        if (this.state.sessionId === sessionId) return await this.send(prompt, folderUri);
       }
       return result;
     } catch (error) {

@@ -9,8 +9,9 @@ import { truncate } from '../core/format';
 import { ContentBlock } from '../core/wire';
 
 export interface FixDeps {
-  /** Run a turn for this prompt (or keep it in the prompt box while Tether is not ready). */
-  ask(prompt: ContentBlock[]): Promise<void>;
+  /** Run a turn for this prompt in the session of the file's workspace folder (or keep it
+   * in the prompt box while Tether is not ready). */
+  ask(prompt: ContentBlock[], file: vscode.Uri): Promise<void>;
   /** Put the file into the prompt box as an attachment. */
   attachFile(uri: vscode.Uri): Promise<void>;
 }
@@ -37,7 +38,7 @@ export function registerFixes(deps: FixDeps): vscode.Disposable[] {
     vscode.languages.registerCodeActionsProvider({ scheme: 'file' }, new FixProvider(), { providedCodeActionKinds: FixProvider.kinds }),
     vscode.commands.registerCommand('tether.fix', async (uri?: vscode.Uri, diagnostic?: vscode.Diagnostic) => {
       if (!uri || !diagnostic) return fixFile(deps);
-      await deps.ask(fixPrompt(uri.toString(), vscode.workspace.asRelativePath(uri), [problem(diagnostic)]));
+      await deps.ask(fixPrompt(uri.toString(), vscode.workspace.asRelativePath(uri), [problem(diagnostic)]), uri);
     }),
     vscode.commands.registerCommand('tether.fixFile', (uri?: vscode.Uri) => fixFile(deps, uri)),
   ];
@@ -55,7 +56,7 @@ async function fixFile(deps: FixDeps, target?: vscode.Uri): Promise<void> {
     await deps.attachFile(uri);
     return;
   }
-  await deps.ask(fixPrompt(uri.toString(), vscode.workspace.asRelativePath(uri), problems));
+  await deps.ask(fixPrompt(uri.toString(), vscode.workspace.asRelativePath(uri), problems), uri);
 }
 
 function problem(d: vscode.Diagnostic): Problem {

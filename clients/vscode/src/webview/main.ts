@@ -65,6 +65,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.type) {
     case 'action':
+      if (message.action.type === 'reset') transcript.reset();
       state = reduce(state, message.action);
       break;
     case 'connection':
@@ -92,8 +93,9 @@ log.addEventListener('click', (event) => {
   const target = event.target as HTMLElement;
   const copy = target.closest<HTMLButtonElement>('button[data-copy]');
   if (copy) {
-    const code = copy.closest('.code-block')?.querySelector('pre code, pre');
-    send({ type: 'copy', text: code?.textContent ?? '' });
+    const text = copy.closest('.code-block')?.querySelector('pre code, pre')?.textContent ?? '';
+    // The webview may write the clipboard itself (the click allows it); else VS Code does.
+    navigator.clipboard.writeText(text).catch(() => send({ type: 'copy', text }));
     copy.replaceChildren(icon('check'), ' Copied');
     copy.classList.add('copied');
     setTimeout(() => {

@@ -18,6 +18,15 @@ export class Transcript {
 
   constructor(readonly root: HTMLElement) {}
 
+  /** Another conversation (a new, resumed or reloaded session): item ids start over, so no
+   * element of the old one may be reused. */
+  reset(): void {
+    this.nodes.clear();
+    this.toggled.clear();
+    this.feedback.clear();
+    this.root.replaceChildren();
+  }
+
   render(state: ChatState): void {
     const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
     const wanted = new Set<string>();
