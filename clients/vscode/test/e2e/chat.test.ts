@@ -225,7 +225,7 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Fix with Tether' });
       await fix.waitFor();
       await shot('07-quick-fix');
-      await fix.click();
+      await page.keyboard.press('Enter'); // the only, focused, entry
       await chat.locator('.msg.user', { hasText: 'Fix this problem in' }).waitFor();
       const dialog = page.locator('.monaco-dialog-box');
       await dialog.waitFor();
