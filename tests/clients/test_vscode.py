@@ -151,6 +151,7 @@ SCREENSHOTS = [
     "11-resumed-session-earlier-diff",
     "14-first-run-no-key",
     "15-pasted-image",
+    "17-plan-kept-with-feedback",
 ]
 
 

@@ -41,6 +41,13 @@ const REJECTED: Record<Rejection, string> = {
   mode: 'Not allowed in this mode',
 };
 
+/** A plan's card speaks of the plan, not of a tool call. */
+const PLAN_STATUS: Partial<Record<CardStatus, string>> = {
+  awaiting: 'Waiting for your answer',
+  completed: 'Approved',
+  rejected: 'Kept planning',
+};
+
 const MAX_TEXT = 4000;
 
 export function toolCardView(card: ToolCard): ToolCardView {
@@ -69,8 +76,9 @@ export function toolCardView(card: ToolCard): ToolCardView {
   // A todo update's list is the Plan panel above the chat.
   if (isTodo(card) && card.status === 'completed') text = '';
   if (text.length > MAX_TEXT) text = `${text.slice(0, MAX_TEXT)}\n… (${text.length - MAX_TEXT} more characters)`;
-  if (status === 'rejected' && !summary && card.answered) summary = `You answered: ${card.answered.label}`;
-  const statusLabel = status === 'rejected' ? REJECTED[card.rejected ?? 'user'] : STATUS[status].label;
+  if (plan !== undefined) summary = undefined; // the answer and its feedback are under the plan
+  else if (status === 'rejected' && !summary && card.answered) summary = `You answered: ${card.answered.label}`;
+  const statusLabel = plan !== undefined && PLAN_STATUS[status] ? PLAN_STATUS[status]! : status === 'rejected' ? REJECTED[card.rejected ?? 'user'] : STATUS[status].label;
   const icon = status === 'rejected' ? 'circle-slash' : STATUS[status].icon;
   return {
     status,

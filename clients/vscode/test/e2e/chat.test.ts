@@ -37,6 +37,13 @@ const FIX_SESSION = [
   [{ type: 'text', text: 'Removed the trailing comma.' }],
 ];
 const CONFIG = '{\n  "name": "web",\n  "port": 8080,\n}\n';
+const PLAN_1 = '## Plan\n1. Add a docstring to `mean()`';
+const PLAN_2 = '## Plan\n1. Add a docstring to `mean()`\n2. Say that the list **must not be empty**';
+const PLAN_SESSION = [
+  [{ type: 'tool_use', name: 'ExitPlanMode', input: { plan: PLAN_1 } }],
+  { expect: { contains: 'mention the empty list' }, blocks: [{ type: 'tool_use', name: 'ExitPlanMode', input: { plan: PLAN_2 } }] },
+  [{ type: 'text', text: 'Plan approved; starting.' }],
+];
 
 describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a two-folder window`, { timeout: 600_000 }, () => {
   let server: CodeServer;
@@ -295,6 +302,32 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       await send('Are you back?');
       await chat.locator('.msg.agent', { hasText: 'Back after the restart.' }).waitFor();
       await shot('12-after-a-crash');
+    });
+
+    await step('a plan kept with feedback stays in the chat, the next plan arrives, and starts with accept edits', async () => {
+      setScript(PLAN_SESSION);
+      await runCommand(page, 'Tether: New Session');
+      await chat.locator('.empty').waitFor();
+      await chat.locator('#mode').selectOption('plan');
+      await send('Plan a docstring for mean');
+      const first = chat.locator('.tool[data-kind="plan"]').first();
+      await first.locator('.plan-text h2', { hasText: 'Plan' }).waitFor();
+      assert.ok(await first.locator('.plan-text code', { hasText: 'mean()' }).count(), 'the plan is rendered Markdown');
+      assert.equal(await page.locator('.monaco-dialog-box').count(), 0, 'a plan is not a modal');
+      const options = await first.locator('.question .choices button').allInnerTexts();
+      assert.deepEqual(options.map((o) => o.trim()), ['Start (ask before edits)', 'Start (accept edits)', 'Keep planning']);
+      await first.locator('textarea.feedback').fill('Please also mention the empty list');
+      await first.locator('.question button', { hasText: 'Keep planning' }).click();
+      const second = chat.locator('.tool[data-kind="plan"]').nth(1);
+      await second.locator('.question button', { hasText: 'Start (accept edits)' }).waitFor();
+      assert.match(await first.innerText(), /Add a docstring/, 'the kept plan stays');
+      assert.match(await first.innerText(), /You answered: Keep planning[\s\S]*Please also mention the empty list/);
+      await second.locator('strong', { hasText: 'must not be empty' }).waitFor();
+      await shot('17-plan-kept-with-feedback');
+      await second.locator('.question button', { hasText: 'Start (accept edits)' }).click();
+      await chat.locator('.msg.agent', { hasText: 'Plan approved; starting.' }).waitFor();
+      assert.equal(await chat.locator('#mode').inputValue(), 'acceptEdits');
+      await shot('18-plan-started');
     });
     passed = true;
   });

@@ -69,7 +69,10 @@ describe('tool card view', () => {
     assert.equal(kept.plan, '1. Fix it');
     assert.equal(kept.text, undefined, 'the plan is not repeated as text');
     assert.equal(kept.expanded, true, 'a plan stays in view');
-    assert.equal(kept.summary, 'Your feedback: Add tests');
+    assert.equal(kept.statusLabel, 'Kept planning');
+    assert.equal(kept.summary, undefined, 'the feedback shows under the plan, once');
+    assert.equal(asked.statusLabel, 'Waiting for your answer');
+    assert.equal(toolCardView(card({ toolKind: 'think', status: 'completed', rawInput: { plan: 'x' } })).statusLabel, 'Approved');
   });
 
   it('hides file bodies of reads and truncates long text', () => {
