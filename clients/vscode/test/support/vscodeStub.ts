@@ -71,8 +71,41 @@ export function readVirtual(uri: Uri): string {
 
 const disposable = { dispose() {} };
 
+/** Commands registered through the stub, by id. */
+export const commands = new Map<string, (...args: unknown[]) => unknown>();
+/** Files `workspace.fs.readFile` reads, by URI. */
+export const disk = new Map<string, string>();
+
+class EventEmitter<T> {
+  private listeners: Listener<T>[] = [];
+  event = (listener: Listener<T>) => {
+    this.listeners.push(listener);
+    return disposable;
+  };
+  fire(value: T): void {
+    this.listeners.forEach((l) => l(value));
+  }
+  dispose(): void {}
+}
+
+class TreeItem {
+  description?: string;
+  tooltip?: string;
+  resourceUri?: Uri;
+  command?: unknown;
+  contextValue?: string;
+  iconPath?: unknown;
+  constructor(readonly label: string, readonly collapsibleState = 0) {}
+}
+
 export const stub = {
   Uri,
+  EventEmitter,
+  TreeItem,
+  TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+  ThemeIcon: class {
+    constructor(readonly id: string) {}
+  },
   StatusBarAlignment: { Left: 1, Right: 2 },
   ThemeColor: class {
     constructor(readonly id: string) {}
@@ -92,6 +125,7 @@ export const stub = {
       return infoAnswers.shift();
     },
     showErrorMessage: async (...args: unknown[]) => void calls.push({ method: 'showErrorMessage', args }),
+    createTreeView: () => disposable,
   },
   workspace: {
     get textDocuments() {
@@ -103,6 +137,13 @@ export const stub = {
       return doc;
     },
     asRelativePath: (uri: Uri) => uri.path.replace(/^\/w\//, ''),
+    fs: {
+      readFile: async (uri: Uri) => {
+        const text = disk.get(uri.toString());
+        if (text === undefined) throw new Error(`no such file: ${uri}`);
+        return new TextEncoder().encode(text);
+      },
+    },
     registerTextDocumentContentProvider: (scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }) => {
       providers.set(scheme, provider);
       return disposable;
@@ -117,6 +158,10 @@ export const stub = {
   },
   commands: {
     executeCommand: async (...args: unknown[]) => void calls.push({ method: 'executeCommand', args }),
+    registerCommand: (id: string, fn: (...args: unknown[]) => unknown) => {
+      commands.set(id, fn);
+      return disposable;
+    },
   },
 };
 

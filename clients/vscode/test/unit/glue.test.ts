@@ -1,5 +1,5 @@
 /** The VS Code glue, with the `vscode` module stubbed (test/support/vscodeStub.ts). */
-import { calls, diagnostics, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
+import { calls, commands, diagnostics, disk, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { CardQuestion } from '../../src/core/chatState';
@@ -7,6 +7,7 @@ import { Answer } from '../../src/core/permissions';
 import { DiagnosticsParams, PermissionRequestParams } from '../../src/core/wire';
 import { TetherApi } from '../../src/core/rpc';
 import { ChangeTracker } from '../../src/core/turns';
+import { ChangesView } from '../../src/vscode/changesView';
 import { forwardDiagnostics } from '../../src/vscode/diagnosticsForwarder';
 import { DiffDocuments } from '../../src/vscode/diffDocuments';
 import { saveDocuments } from '../../src/vscode/documents';
@@ -202,5 +203,50 @@ describe('status bar', () => {
     bar.render({ busy: false, currentTool: null });
     assert.equal(item.text, '$(debug-disconnect) Tether');
     assert.ok(item.backgroundColor);
+  });
+});
+
+describe('changes view', () => {
+  function twoTurns() {
+    const tracker = new ChangeTracker();
+    const diff = (turn: string, id: string, before: string, after: string) =>
+      tracker.apply('s', turn, { kind: 'tool_call_update', toolCallId: id, content: [{ type: 'diff', uri: 'file:///w/a.py', oldText: before, newText: after }] });
+    tracker.apply('s', 't1', { kind: 'user_message', content: [{ type: 'text', text: 'one' }] });
+    diff('t1', 'c1', 'v0\n', 'v1\n');
+    tracker.apply('s', 't2', { kind: 'user_message', content: [{ type: 'text', text: 'two' }] });
+    diff('t2', 'c2', 'v1\n', 'v2\n');
+    const view = new ChangesView(tracker, new DiffDocuments(), { activeSession: () => 's', rewind: async () => [] });
+    return { tracker, view };
+  }
+  const diffSides = () => {
+    const call = calls.filter((c) => c.method === 'executeCommand' && c.args[0] === 'vscode.diff').at(-1)!;
+    const right = call.args[2] as Uri;
+    return [readVirtual(call.args[1] as Uri), right.scheme === 'file' ? `file:${right.path}` : readVirtual(right)];
+  };
+
+  it('an earlier turn\'s diff ends where that turn ended, not at the file as it is now', async () => {
+    const { tracker, view } = twoTurns();
+    disk.set('file:///w/a.py', 'v2\n');
+    const [first, second] = [tracker.find('s', 't1')!, tracker.find('s', 't2')!];
+    await commands.get('tether.openChange')!({ turn: first, file: first.files[0] });
+    assert.deepEqual(diffSides(), ['v0\n', 'v1\n']);
+    // The latest turn, while the file still reads as it left it: the file itself (editable).
+    await commands.get('tether.openChange')!({ turn: second, file: second.files[0] });
+    assert.deepEqual(diffSides(), ['v1\n', 'file:/w/a.py']);
+    // Edited since: the text the turn left.
+    disk.set('file:///w/a.py', 'v3\n');
+    await commands.get('tether.openChange')!({ turn: second, file: second.files[0] });
+    assert.deepEqual(diffSides(), ['v1\n', 'v2\n']);
+    view.dispose();
+  });
+
+  it('offers Undo only for turns the daemon can rewind', async () => {
+    const { tracker, view } = twoTurns();
+    tracker.load('s', [{ turnId: 'old', kind: 'user_message', content: [{ type: 'text', text: 'old' }] }, { turnId: 'old', kind: 'tool_call_update', toolCallId: 'x', content: [{ type: 'diff', uri: 'file:///w/b.py', oldText: 'a', newText: 'b' }] }], []);
+    const [node] = view.getChildren();
+    assert.equal(view.getTreeItem(node).contextValue, 'tetherTurnKept');
+    await commands.get('tether.undoTurn')!(node);
+    assert.match(String(calls.at(-1)?.args[0]), /cannot undo this turn/);
+    view.dispose();
   });
 });
