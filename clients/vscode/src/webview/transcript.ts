@@ -105,7 +105,10 @@ export class Transcript {
       h('span', { class: 'tool-head' }, title, h('span', { class: 'tool-status' }, view.statusLabel, view.summary ? h('span', { class: 'tool-summary' }, ` · ${view.summary}`) : null)),
     );
     const kind = view.plan !== undefined ? 'plan' : card.toolKind;
-    const el = h('details', { class: `tool status-${view.status}`, 'data-kind': kind, open: open || undefined }, summary, body);
+    // Nothing to unfold (a finished Read says how much it read in its title line): no toggle.
+    const empty = body.childElementCount === 0;
+    const el = h('details', { class: `tool status-${view.status}${empty ? ' no-body' : ''}`, 'data-kind': kind, open: (open && !empty) || undefined }, summary, body);
+
     if (loc) {
       const openFile = button(`Open ${loc.uri}`, { class: 'icon-button open-file' }, icon('go-to-file'));
       openFile.addEventListener('click', (e) => {
@@ -116,7 +119,7 @@ export class Transcript {
       summary.append(openFile);
     }
     // Only the user's own clicks count ('toggle' also fires for the initial `open`).
-    summary.addEventListener('click', () => this.toggled.set(card.id, !el.open));
+    summary.addEventListener('click', (e) => (empty ? e.preventDefault() : this.toggled.set(card.id, !el.open)));
     return el;
   }
 

@@ -72,7 +72,8 @@ export async function quickOpen(page: Page, name: string): Promise<void> {
 
 /** The chat webview's document (VS Code nests it in two iframes). */
 export function chatFrame(page: Page): FrameLocator {
-  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  // The chat's iframe (a walkthrough's Markdown is a webview too).
+  return page.frameLocator('iframe.webview.ready[src*="purpose=webviewView"]').frameLocator('#active-frame');
 }
 
 /** Text of the active editor as the user sees it (Monaco renders spaces as nbsp). */

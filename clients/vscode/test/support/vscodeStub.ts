@@ -98,8 +98,19 @@ class TreeItem {
   constructor(readonly label: string, readonly collapsibleState = 0) {}
 }
 
+/** The code action providers registered through the stub. */
+export const codeActionProviders: { provideCodeActions(doc: unknown, range: unknown, context: { diagnostics: unknown[] }): unknown[] }[] = [];
+/** What `window.activeTextEditor` is. */
+export const editor: { active?: { document: { uri: Uri } } } = {};
+
 export const stub = {
   Uri,
+  CodeActionKind: { QuickFix: 'quickfix' },
+  CodeAction: class {
+    diagnostics?: unknown[];
+    command?: { command: string; title: string; arguments: unknown[] };
+    constructor(readonly title: string, readonly kind: string) {}
+  },
   EventEmitter,
   TreeItem,
   TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
@@ -126,6 +137,9 @@ export const stub = {
     },
     showErrorMessage: async (...args: unknown[]) => void calls.push({ method: 'showErrorMessage', args }),
     createTreeView: () => disposable,
+    get activeTextEditor() {
+      return editor.active;
+    },
   },
   workspace: {
     get textDocuments() {
@@ -150,6 +164,10 @@ export const stub = {
     },
   },
   languages: {
+    registerCodeActionsProvider: (_selector: unknown, provider: (typeof codeActionProviders)[number]) => {
+      codeActionProviders.push(provider);
+      return disposable;
+    },
     onDidChangeDiagnostics: (listener: Listener<{ uris: Uri[] }>) => {
       diagnosticsListeners.push(listener);
       return disposable;

@@ -1,5 +1,5 @@
 /** The VS Code glue, with the `vscode` module stubbed (test/support/vscodeStub.ts). */
-import { calls, commands, diagnostics, disk, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
+import { calls, codeActionProviders, commands, diagnostics, disk, editor, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { CardQuestion } from '../../src/core/chatState';
@@ -9,6 +9,8 @@ import { TetherApi } from '../../src/core/rpc';
 import { ChangeTracker } from '../../src/core/turns';
 import { ChangesView } from '../../src/vscode/changesView';
 import { forwardDiagnostics } from '../../src/vscode/diagnosticsForwarder';
+import { registerFixes } from '../../src/vscode/fixes';
+import { ContentBlock } from '../../src/core/wire';
 import { DiffDocuments } from '../../src/vscode/diffDocuments';
 import { saveDocuments } from '../../src/vscode/documents';
 import { PermissionDialog } from '../../src/vscode/permissionDialog';
@@ -248,5 +250,43 @@ describe('changes view', () => {
     await commands.get('tether.undoTurn')!(node);
     assert.match(String(calls.at(-1)?.args[0]), /cannot undo this turn/);
     view.dispose();
+  });
+});
+
+describe('Fix with Tether', () => {
+  const problem = (line: number, severity: number, message: string) => ({
+    range: { start: { line, character: 2 }, end: { line, character: 5 } },
+    severity,
+    message,
+    source: 'json',
+  });
+
+  it('a quick fix per diagnostic, which runs a turn about that problem in its file\'s session', async () => {
+    const asked: [ContentBlock[], string][] = [];
+    registerFixes({ ask: async (p, file) => void asked.push([p, file.toString()]), attachFile: async () => {} });
+    const provider = codeActionProviders.at(-1)!;
+    const doc = { uri: Uri.parse('file:///w/c.json') };
+    const one = provider.provideCodeActions(doc, null, { diagnostics: [problem(2, 0, 'Trailing comma')] }) as { title: string; command: { command: string; arguments: unknown[] } }[];
+    assert.deepEqual(one.map((a) => a.title), ['Fix with Tether']);
+    const two = provider.provideCodeActions(doc, null, { diagnostics: [problem(2, 0, 'Trailing comma'), problem(2, 1, 'Odd')] }) as { title: string }[];
+    assert.deepEqual(two.map((a) => a.title), ['Fix with Tether: Trailing comma', 'Fix with Tether: Odd']);
+    await commands.get(one[0].command.command)!(...one[0].command.arguments);
+    assert.equal(asked[0][1], 'file:///w/c.json');
+    assert.equal(asked[0][0][0].type === 'text' && asked[0][0][0].text, 'Fix this problem in c.json: line 3, error: Trailing comma (json)');
+  });
+
+  it('the editor title button sends the file\'s errors and warnings, or adds a file without any', async () => {
+    const asked: ContentBlock[][] = [];
+    const attached: string[] = [];
+    registerFixes({ ask: async (p) => void asked.push(p), attachFile: async (uri) => void attached.push(uri.toString()) });
+    editor.active = { document: { uri: Uri.parse('file:///w/a.py') } };
+    diagnostics.set('file:///w/a.py', [problem(4, 3, 'hint only'), problem(1, 1, 'shadowed'), problem(7, 0, 'undefined')]);
+    await commands.get('tether.fixFile')!();
+    assert.match(asked[0][0].type === 'text' ? asked[0][0].text : '', /^Fix these problems in a\.py:\n- line 8, error: undefined \(json\)\n- line 2, warning: shadowed \(json\)$/);
+    diagnostics.set('file:///w/a.py', [problem(4, 3, 'hint only')]);
+    await commands.get('tether.fixFile')!();
+    assert.deepEqual(attached, ['file:///w/a.py']);
+    assert.equal(asked.length, 1);
+    editor.active = undefined;
   });
 });
