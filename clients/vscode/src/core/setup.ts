@@ -9,7 +9,7 @@ import { Resolution } from './resolve';
 import { StartupFacts } from './wire';
 
 /** What a button of the set-up card does (each is a command of the extension). */
-export type SetupActionId = 'installPipx' | 'installUv' | 'setPath' | 'setApiKey' | 'useLocalModel' | 'showLog' | 'restart' | 'walkthrough';
+export type SetupActionId = 'installPipx' | 'installUv' | 'setPath' | 'setApiKey' | 'useLocalModel' | 'showLog' | 'restart';
 
 export interface SetupAction {
   id: SetupActionId;

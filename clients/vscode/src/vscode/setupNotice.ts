@@ -14,7 +14,6 @@ export const SETUP_COMMANDS: Record<SetupActionId, [string, ...unknown[]]> = {
   useLocalModel: ['tether.useLocalModel'],
   showLog: ['tether.showLog'],
   restart: ['tether.restart'],
-  walkthrough: ['workbench.action.openWalkthrough', 'tether.tether#gettingStarted', false],
 };
 
 export async function runSetupCommand(action: SetupActionId): Promise<void> {

@@ -35,7 +35,7 @@ export class Composer {
       'aria-expanded': 'false',
       placeholder: 'Ask Tether… (@ mentions a file)',
     });
-    const addSelection = button('Add the editor selection to the prompt', { class: 'icon-button' }, icon('selection'), ' Add selection');
+    const addSelection = button('Add the editor selection to the prompt', { class: 'icon-button' }, icon('selection'), h('span', { class: 'label' }, ' Add selection'));
     addSelection.addEventListener('click', () => send({ type: 'addSelection' }));
     this.sendButton = button('Send (Enter)', { class: 'primary send' }, icon('send'), ' Send');
     this.stopButton = button('Stop the running turn (Escape)', { class: 'secondary stop', hidden: true }, icon('debug-stop'), ' Stop');

@@ -178,6 +178,13 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       await page.keyboard.press('Control+S');
     });
 
+    await step('add the editor selection to the next prompt', async () => {
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+A');
+      await chat.locator('button[aria-label="Add the editor selection to the prompt"]').click();
+      await chat.locator('.composer .chip', { hasText: 'ops.py:1-14' }).waitFor();
+    });
+
     await step('in a 300 px side bar, card titles read whole and the code block copies', async () => {
       await setChatWidth(page, 520);
       const wide = await chat.locator('body').evaluate((b) => b.clientWidth);
@@ -207,6 +214,7 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
 
     await step('a prompt sent during a turn shows as queued at once; Stop ends the turn; then it runs', async () => {
       await send('Tell me a long story');
+      await chat.locator('.msg.user', { hasText: 'Tell me a long story' }).locator('.chip', { hasText: 'ops.py:1-14' }).waitFor();
       await chat.locator('.msg.agent', { hasText: 'Once upon a time' }).waitFor();
       await page.waitForSelector('.statusbar [aria-label^="Tether is working"]');
       await prompt.pressSequentially('Also add a docstring');
