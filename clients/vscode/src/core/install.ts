@@ -38,9 +38,11 @@ export function installArgs(installer: Installer, wheel: string): string[] {
   return installer === 'pipx' ? ['install', '--force', wheel] : ['tool', 'install', '--force', wheel];
 }
 
-/** Where pipx and uv put the `tether` they install (before PATH knows about it). */
+/** Where pipx and uv put the `tether` they install (before PATH knows about it): their
+ * own settings, else uv's XDG rule ($XDG_BIN_HOME, $XDG_DATA_HOME/../bin), else ~/.local/bin. */
 export function toolBinDirs(env: Record<string, string | undefined>, platform: NodeJS.Platform, home?: string): string[] {
   const p = platform === 'win32' ? path.win32 : path.posix;
-  const dirs = [env.PIPX_BIN_DIR, env.UV_TOOL_BIN_DIR, env.XDG_BIN_HOME, home ? p.join(home, '.local', 'bin') : undefined];
+  const dataBin = env.XDG_DATA_HOME ? p.join(env.XDG_DATA_HOME, '..', 'bin') : undefined;
+  const dirs = [env.PIPX_BIN_DIR, env.UV_TOOL_BIN_DIR, env.XDG_BIN_HOME, dataBin, home ? p.join(home, '.local', 'bin') : undefined];
   return [...new Set(dirs.filter((d): d is string => Boolean(d)))];
 }

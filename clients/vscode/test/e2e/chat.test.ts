@@ -236,9 +236,19 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       const squiggle = page.locator('.editor-group-container.active .squiggly-error').first();
       await squiggle.waitFor({ timeout: 30_000 });
       await squiggle.click({ force: true });
-      await page.keyboard.press('Control+.');
       const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Fix with Tether' });
-      await fix.waitFor();
+      // The light bulb's actions are computed after the caret moves: ask again until they are.
+      for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press('Control+.');
+        try {
+          await fix.waitFor({ timeout: 5000 });
+          break;
+        } catch (error) {
+          if (attempt === 4) throw error;
+          await page.keyboard.press('Escape');
+          await squiggle.click({ force: true });
+        }
+      }
       await shot('07-quick-fix');
       await page.keyboard.press('Enter'); // the only, focused, entry
       await chat.locator('.msg.user', { hasText: 'Fix this problem in' }).waitFor();

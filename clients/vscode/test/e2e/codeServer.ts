@@ -43,6 +43,8 @@ export interface CodeServer {
   workspace: string;
   /** The second workspace folder of a multi-root window. */
   second?: string;
+  /** The home folder of a `noDaemon` run. */
+  home: string;
   /** The scripted model's turns: a session reads them when it starts (or is resumed). */
   scriptFile: string;
   settingsFile: string;
@@ -59,7 +61,14 @@ export interface ServerOptions {
   settings?: Record<string, unknown>;
   /** A second workspace folder, `web`, with these files: the window is multi-root. */
   secondFolder?: Record<string, string>;
+  /** No daemon anywhere the extension looks: no workspace .venv, and a home folder of the
+   * run's own whose ~/.local/bin has only uv (the installer "Install with uv" runs). */
+  noDaemon?: boolean;
 }
+
+/** uv from ci-install.sh; its downloads are cached with the tooling between runs. */
+const UV = path.join(TOOLING, 'uv/bin/uv');
+const UV_CACHE = path.join(TOOLING, 'uv-cache');
 
 export async function startCodeServer(options: ServerOptions = {}): Promise<CodeServer> {
   const extraSettings = options.settings ?? {};
@@ -96,8 +105,14 @@ export async function startCodeServer(options: ServerOptions = {}): Promise<Code
   // repository's). PATH cannot carry it: the server re-reads PATH from a login shell.
   const venv = path.dirname(path.dirname(daemon.command));
   // The link is made even when a test sets tether.path: removing the setting finds it.
-  if (path.basename(daemon.command) === 'tether') fs.symlinkSync(venv, path.join(workspace, '.venv'));
+  if (options.noDaemon) requireFile(UV, 'uv');
+  else if (path.basename(daemon.command) === 'tether') fs.symlinkSync(venv, path.join(workspace, '.venv'));
   else settings['tether.path'] = daemon.command;
+  const home = path.join(run, 'home');
+  if (options.noDaemon) {
+    fs.mkdirSync(path.join(home, '.local/bin'), { recursive: true });
+    fs.symlinkSync(UV, path.join(home, '.local/bin/uv'));
+  }
   Object.assign(settings, extraSettings);
   const settingsFile = path.join(run, 'data/User/settings.json');
   fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
@@ -118,6 +133,7 @@ export async function startCodeServer(options: ServerOptions = {}): Promise<Code
     ...xdgEnv,
     PATH: `${path.dirname(NODE)}:${process.env.PATH}`,
     TETHER_DATA_DIR: path.join(run, 'tether-data'),
+    ...(options.noDaemon ? { HOME: home, UV_CACHE_DIR: UV_CACHE, UV_PYTHON_DOWNLOADS: 'never' } : {}),
   };
   const common = ['--extensions-dir', path.join(run, 'ext'), '--user-data-dir', path.join(run, 'data')];
   execFileSync(NODE, [CODE_SERVER, ...common, '--install-extension', VSIX], { env, stdio: 'pipe', timeout: 60_000 });
@@ -139,6 +155,7 @@ export async function startCodeServer(options: ServerOptions = {}): Promise<Code
     run,
     workspace,
     second,
+    home,
     scriptFile,
     settingsFile,
     xdgEnv,

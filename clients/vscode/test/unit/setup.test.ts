@@ -66,6 +66,7 @@ describe('installing the daemon', () => {
     assert.deepEqual(installArgs('pipx', '/x/tether.whl'), ['install', '--force', '/x/tether.whl']);
     assert.deepEqual(installArgs('uv', '/x/tether.whl'), ['tool', 'install', '--force', '/x/tether.whl']);
     assert.deepEqual(toolBinDirs({ PIPX_BIN_DIR: '/p', XDG_BIN_HOME: '/p' }, 'linux', '/home/u'), ['/p', '/home/u/.local/bin']);
+    assert.deepEqual(toolBinDirs({ XDG_DATA_HOME: '/x/share' }, 'linux', '/home/u'), ['/x/bin', '/home/u/.local/bin'], 'uv\'s rule');
   });
 });
 
