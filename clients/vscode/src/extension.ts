@@ -1,22 +1,36 @@
 /**
  * Composition root: builds the pieces and wires them together. Behaviour lives in the
  * modules; `core/` holds everything that does not need VS Code (and is unit-tested).
+ *
+ * The extension activates on first use (the Tether view, a Tether command, a workspace
+ * with `.tether/`), so a window that never uses Tether never starts a daemon.
  */
 import * as vscode from 'vscode';
+import { FolderRef } from './core/chatState';
+import { ConnectionView } from './core/messages';
+import { toComposer } from './core/mentions';
 import { TetherApi } from './core/rpc';
 import { ChatController } from './core/session';
+import { SetupState, badDaemon, daemonDown, missingDaemon, modelName, modelSetup } from './core/setup';
 import { ChangeTracker } from './core/turns';
+import { ContentBlock } from './core/wire';
+import { ApiKey } from './vscode/apiKey';
 import { ChangesView } from './vscode/changesView';
 import { ChatRouter } from './vscode/chatRouter';
 import { ChatView } from './vscode/chatView';
-import { registerCommands } from './vscode/commands';
-import { Daemon } from './vscode/daemon';
+import { attachFile, registerCommands } from './vscode/commands';
+import { Daemon, DaemonState, connectionStatus } from './vscode/daemon';
 import { forwardDiagnostics } from './vscode/diagnosticsForwarder';
 import { DiffDocuments } from './vscode/diffDocuments';
 import { saveDocuments } from './vscode/documents';
+import { registerFixes } from './vscode/fixes';
+import { noticeSetup } from './vscode/setupNotice';
 import { PermissionDialog } from './vscode/permissionDialog';
-import { launchSettings } from './vscode/settings';
+import { installers, launchSettings } from './vscode/settings';
 import { StatusBar } from './vscode/statusBar';
+
+/** The session a window had open, so a reload comes back to it. */
+const SESSION_KEY = 'tether.sessionId';
 
 let daemon: Daemon | undefined;
 
@@ -25,57 +39,107 @@ export function activate(context: vscode.ExtensionContext): void {
   const tracker = new ChangeTracker();
   const diffs = new DiffDocuments();
   const status = new StatusBar();
+  const apiKey = new ApiKey(context.secrets);
   let api: TetherApi | null = null;
   let changes: ChangesView | undefined;
+  let setup: SetupState | null = null;
 
-  const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file');
   const controller = new ChatController({
-    workspaceFolder: folder?.uri.toString(),
+    folders,
+    preferredFolder: () => {
+      const uri = vscode.window.activeTextEditor?.document.uri;
+      return uri ? vscode.workspace.getWorkspaceFolder(uri)?.uri.toString() : undefined;
+    },
     mode: launchSettings().permissionMode ?? 'default',
     onAction: (action) => {
       view.post({ type: 'action', action });
       status.render(controller.state);
       if (action.type === 'reset' || action.type === 'rewound') changes?.refresh();
+      if (action.type === 'update' && action.live && action.update.kind === 'user_message') {
+        void vscode.commands.executeCommand('setContext', 'tether.prompted', true);
+      }
     },
+    onLoaded: (loaded) => tracker.load(loaded.sessionId, loaded.history, loaded.rewindableTurns),
+    onSessionChanged: (sessionId) => void context.workspaceState.update(SESSION_KEY, sessionId ?? undefined),
   });
   const permissions = new PermissionDialog(diffs, {
-    awaiting: (id, awaiting, choices) => controller.setAwaitingPermission(id, awaiting, choices),
+    show: (toolCallId, question, extra) =>
+      controller.dispatch({
+        type: 'question',
+        toolCallId,
+        question,
+        answered: extra.answered,
+        call: extra.call && { title: extra.call.title, toolKind: extra.call.toolKind, rawInput: extra.call.rawInput },
+      }),
+    chatVisible: () => view.visible,
+    revealChat: () => view.focus(),
   });
   const view: ChatView = new ChatView(context.extensionUri, {
     snapshot: () => [
-      { type: 'connection', status: daemon?.status ?? 'starting' },
+      { type: 'connection', connection: connection() },
       { type: 'action', action: { type: 'reset', state: controller.state } },
     ],
     onMessage: (message) => router.handle(message),
   });
-  const router = new ChatRouter(controller, view, permissions, diffs);
+  const canSend = () => api !== null && setup === null;
+  const router = new ChatRouter({ controller, view, permissions, diffs, canSend });
+
+  /** Run a turn for `prompt` about `file`, or keep it in the prompt box while Tether is not ready. */
+  const ask = async (prompt: ContentBlock[], file: vscode.Uri): Promise<void> => {
+    await view.focus();
+    if (canSend()) void controller.send(prompt, vscode.workspace.getWorkspaceFolder(file)?.uri.toString());
+    else view.post({ type: 'restorePrompt', ...toComposer(prompt) });
+  };
+
+  function connection(): ConnectionView {
+    const state = daemon?.state ?? { status: 'starting' };
+    const model = state.status === 'ready' ? state.facts.model : null;
+    return {
+      status: connectionStatus(state),
+      message: 'message' in state ? state.message : undefined,
+      setup,
+      model: model ? modelName(model) : null,
+      modelDetail: model && state.status === 'ready' ? `${model}${state.facts.modelSource ? ` (from ${state.facts.modelSource})` : ''}` : undefined,
+      multiRoot: folders().length > 1,
+    };
+  }
+
+  function onState(state: DaemonState): void {
+    setup = setupFor(state);
+    const info = connection();
+    status.setConnection(info.status, setup?.title ?? info.message);
+    status.render(controller.state);
+    view.post({ type: 'connection', connection: info });
+    void vscode.commands.executeCommand('setContext', 'tether.daemonReady', state.status === 'ready');
+    void vscode.commands.executeCommand('setContext', 'tether.modelReady', state.status === 'ready' && setup === null);
+    // The chat, when open, shows the problem with its buttons; otherwise say it once here.
+    if (setup && state.status !== 'ready') void noticeSetup(setup, () => view.visible);
+  }
 
   daemon = new Daemon(output, {
     ports: {
       onSessionUpdate: (params) => {
         tracker.apply(params.sessionId, params.turnId, params.update);
-        if (params.update.kind === 'turn_end') permissions.pending.cancelSession(params.sessionId);
+        if (params.update.kind === 'turn_end') permissions.pending.withdrawSession(params.sessionId);
         controller.onSessionUpdate(params);
       },
       askPermission: (params, token) => permissions.ask(params, token),
       saveDocuments,
     },
+    environment: () => apiKey.environment(),
     onApplyEdit: (uris) => uris.forEach((uri) => tracker.touch(uri)),
     onReady: async (ready) => {
       api = ready;
-      await controller.attach(ready);
+      await controller.attach(ready, context.workspaceState.get<string>(SESSION_KEY)).catch((error: unknown) => {
+        output.error(`Could not load the session: ${error instanceof Error ? error.message : String(error)}`);
+      });
     },
     onStopped: () => {
       api = null;
-      permissions.pending.cancelAll();
+      permissions.pending.withdrawAll();
       controller.detach();
-      tracker.clear();
     },
-    onStatus: (state, message) => {
-      status.setConnection(state, message);
-      status.render(controller.state);
-      view.post({ type: 'connection', status: state, message });
-    },
+    onState,
   });
   changes = new ChangesView(tracker, diffs, {
     activeSession: () => controller.sessionId,
@@ -94,14 +158,38 @@ export function activate(context: vscode.ExtensionContext): void {
     view,
     changes,
     forwardDiagnostics(tracker, () => api),
-    ...registerCommands({ controller, view, daemon, output }),
+    ...registerCommands({ controller, view, daemon, output, apiKey, extensionUri: context.extensionUri }),
+    ...registerFixes({ ask, attachFile: (uri) => attachFile(view, uri) }),
+    apiKey.onDidChange(() => void daemon?.restart()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('tether.path') || e.affectsConfiguration('tether.model') || e.affectsConfiguration('tether.env')) {
         void daemon?.restart();
       }
     }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => view.post({ type: 'connection', connection: connection() })),
   );
   void daemon.start();
+}
+
+/** The window's workspace folders that can hold sessions (local ones). */
+function folders(): FolderRef[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => ({ uri: f.uri.toString(), name: f.name }));
+}
+
+function setupFor(state: DaemonState): SetupState | null {
+  const found = () => installers().map((i) => i.installer);
+  switch (state.status) {
+    case 'missing':
+      return missingDaemon(state.resolution, found());
+    case 'incompatible':
+      return badDaemon(state.check, found());
+    case 'crashed':
+      return daemonDown(state.message);
+    case 'ready':
+      return modelSetup(state.facts, state.env);
+    default:
+      return null;
+  }
 }
 
 export async function deactivate(): Promise<void> {

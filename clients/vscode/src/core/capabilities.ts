@@ -1,7 +1,7 @@
 /**
  * What the extension declares at `initialize` and what it checks in the answer.
  */
-import { Mode, PROTOCOL_VERSION } from './wire';
+import { Mode, PROTOCOL_VERSION, StartupFacts } from './wire';
 
 /** `capabilities.experimental.tether`: every rich feature the extension implements. */
 export const TETHER_CLIENT_CAPABILITIES = {
@@ -24,7 +24,7 @@ export function initializationOptions(settings: LaunchSettings): Record<string, 
 }
 
 export type ServerCheck =
-  | { ok: true; protocolVersion: number; warning?: string }
+  | { ok: true; protocolVersion: number; warning?: string; facts: StartupFacts }
   | { ok: false; reason: 'not_tether' | 'too_old'; message: string };
 
 /** Decide from an `InitializeResult` whether this daemon speaks a protocol we understand. */
@@ -43,18 +43,26 @@ export function checkServer(initializeResult: unknown, executable: string): Serv
     return {
       ok: false,
       reason: 'too_old',
-      message: `The Tether daemon at ${executable} is too old (${found}; this extension needs protocol ${PROTOCOL_VERSION}). Upgrade it with \`pip install -U tether\` or point tether.path at a newer one.`,
+      message: `The Tether daemon at ${executable} is too old (${found}; this extension needs protocol ${PROTOCOL_VERSION}). Update it with "Tether: Install the Daemon", or point tether.path at a newer one.`,
     };
   }
+  const facts = startupFacts(tether);
   if (version > PROTOCOL_VERSION) {
     // Newer daemons only add methods and fields within a version; a new version may not.
     return {
       ok: true,
       protocolVersion: version,
       warning: `The Tether daemon speaks protocol ${version}; this extension knows ${PROTOCOL_VERSION}. Update the extension if something misbehaves.`,
+      facts,
     };
   }
-  return { ok: true, protocolVersion: version };
+  return { ok: true, protocolVersion: version, facts };
+}
+
+function startupFacts(tether: unknown): StartupFacts {
+  const model = dig(tether, ['model']);
+  const source = dig(tether, ['modelSource']);
+  return { model: typeof model === 'string' && model ? model : null, modelSource: typeof source === 'string' ? source : null };
 }
 
 function dig(value: unknown, path: string[]): unknown {

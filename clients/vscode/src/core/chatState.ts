@@ -8,6 +8,7 @@
  * is what the webview's renderer diffs on.
  */
 import { ChatAction, ChatItem, ChatState, TaskView, ToolCard, UsageView } from './chatTypes';
+import { promptText } from './promptText';
 import { SessionUpdate } from './wire';
 
 export * from './chatTypes';
@@ -21,15 +22,14 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       state.busy = action.busy;
       if (!action.busy) state.currentTool = null;
       return state;
-    case 'awaitingPermission': {
-      const card = findTool(state, action.toolCallId);
-      if (card) {
-        card.awaitingPermission = action.awaiting;
-        card.permissionChoices = action.awaiting ? action.choices : undefined;
-        card.rev++;
-      }
+    case 'question':
+      return question(state, action);
+    case 'queued':
+      state.queued.push(action.prompt);
       return state;
-    }
+    case 'unqueued':
+      state.queued = state.queued.filter((q) => q.id !== action.id);
+      return state;
     case 'mode':
       state.mode = action.mode;
       return state;
@@ -49,13 +49,20 @@ function applyUpdate(state: ChatState, turnId: string, update: SessionUpdate, li
   // The daemon may start a turn by itself (a background task finished): work means busy.
   if (live && TURN_ACTIVITY.has(update.kind)) state.busy = true;
   switch (update.kind) {
-    case 'user_message':
+    case 'user_message': {
       push(state, { kind: 'user', turnId, content: update.content });
+      // A finished todo plan belongs to the work it tracked, not to the next request.
+      if (state.plan.length && state.plan.every((e) => e.status === 'completed')) state.plan = [];
       if (live) {
         state.busy = true;
         if (turnId && !state.rewindable.includes(turnId)) state.rewindable.push(turnId);
+        // A queued prompt the daemon took in: it is in the conversation now.
+        const text = promptText(update.content);
+        const at = state.queued.findIndex((q) => q.text === text);
+        if (at >= 0) state.queued.splice(at, 1);
       }
       break;
+    }
     case 'agent_message_chunk':
     case 'agent_thought_chunk': {
       const kind = update.kind === 'agent_message_chunk' ? 'agent' : 'thought';
@@ -98,10 +105,8 @@ function applyUpdate(state: ChatState, turnId: string, update: SessionUpdate, li
       // Content is the whole content so far (ACP semantics), not a delta.
       if (update.content) card.content = update.content;
       if (update.rawOutput !== undefined) card.rawOutput = update.rawOutput;
-      if (card.status === 'completed' || card.status === 'failed') {
-        card.awaitingPermission = false;
-        card.permissionChoices = undefined;
-      }
+      if (update.rejected) card.rejected = update.rejected;
+      if (card.status === 'completed' || card.status === 'failed') card.question = undefined;
       card.rev++;
       if (live) state.currentTool = runningToolTitle(state);
       break;
@@ -146,7 +151,7 @@ function applyUpdate(state: ChatState, turnId: string, update: SessionUpdate, li
         if (update.stopReason === 'end_turn') break;
         if (item.kind === 'tool' && item.turnId === turnId && (item.status === 'pending' || item.status === 'in_progress')) {
           item.status = 'failed';
-          item.awaitingPermission = false;
+          item.question = undefined;
           item.rev++;
         }
       }
@@ -180,6 +185,35 @@ function rewound(state: ChatState, turnId: string): ChatState {
   const at = state.rewindable.indexOf(turnId);
   if (at >= 0) state.rewindable.splice(at);
   state.plan = [];
+  // Every turn undone: the session is as good as new, and so is its title.
+  if (!state.items.some((i) => i.kind === 'user')) state.title = null;
+  return state;
+}
+
+function question(state: ChatState, action: Extract<ChatAction, { type: 'question' }>): ChatState {
+  let card = findTool(state, action.toolCallId);
+  if (!card && action.question && action.call) {
+    // The question came before its card: show the card so it can be answered.
+    const last = state.items[state.items.length - 1];
+    state.items.push({
+      kind: 'tool',
+      id: `t:${action.toolCallId}`,
+      turnId: last?.turnId ?? '',
+      rev: 1,
+      toolCallId: action.toolCallId,
+      title: action.call.title,
+      toolKind: action.call.toolKind,
+      status: 'pending',
+      rawInput: action.call.rawInput,
+      locations: [],
+      content: [],
+    });
+    card = findTool(state, action.toolCallId);
+  }
+  if (!card) return state;
+  card.question = action.question ?? undefined;
+  if (action.answered) card.answered = action.answered;
+  card.rev++;
   return state;
 }
 

@@ -2,7 +2,10 @@
 import {
   ContentBlock,
   Mode,
+  PermissionKind,
+  PermissionOptionKind,
   PlanEntry,
+  Rejection,
   SessionUpdate,
   StopReason,
   TaskStatus,
@@ -28,9 +31,28 @@ export interface ToolCard extends ItemBase {
   locations: { uri: string; line?: number }[];
   content: ToolContent[];
   rawOutput?: unknown;
-  awaitingPermission?: boolean;
-  /** The answers offered while awaiting permission, so the card can answer too. */
-  permissionChoices?: { label: string; optionId: string }[];
+  /** An open permission question about this call: the card can answer it too. */
+  question?: CardQuestion;
+  /** What the user answered, once they did (plans show it with their feedback). */
+  answered?: { label: string; optionId: string; feedback?: string };
+  /** The call did not run: declined by the user, a rule, a hook or the mode. */
+  rejected?: Rejection;
+}
+
+/** A permission question as the chat card shows it. */
+export interface CardQuestion {
+  kind: PermissionKind;
+  choices: { label: string; optionId: string; kind: PermissionOptionKind; rule?: string }[];
+  /** A plan approval: the plan, in Markdown. */
+  plan?: string;
+  /** The call proposes file changes that "Review diff" can show. */
+  hasDiff: boolean;
+}
+
+/** A prompt sent during a turn, waiting for the daemon to take it in at the next step. */
+export interface QueuedPrompt {
+  id: number;
+  text: string;
 }
 
 export type ChatItem =
@@ -63,9 +85,16 @@ export interface UsageView {
   sessionCostUsd?: number;
 }
 
+/** The workspace folder a session belongs to (a multi-root window has several). */
+export interface FolderRef {
+  uri: string;
+  name: string;
+}
+
 export interface ChatState {
   sessionId: string | null;
   title: string | null;
+  folder: FolderRef | null;
   mode: Mode;
   items: ChatItem[];
   plan: PlanEntry[];
@@ -76,6 +105,8 @@ export interface ChatState {
   currentTool: string | null;
   /** Turns the daemon can rewind (it holds checkpoints only for turns of its own run). */
   rewindable: string[];
+  /** Prompts sent during a turn and not yet taken in. */
+  queued: QueuedPrompt[];
   nextId: number;
 }
 
@@ -83,7 +114,17 @@ export type ChatAction =
   | { type: 'update'; turnId: string; update: SessionUpdate; live: boolean }
   | { type: 'reset'; state: ChatState }
   | { type: 'busy'; busy: boolean }
-  | { type: 'awaitingPermission'; toolCallId: string; awaiting: boolean; choices?: { label: string; optionId: string }[] }
+  | {
+      type: 'question';
+      toolCallId: string;
+      /** The open question, or null once it is answered or withdrawn. */
+      question: CardQuestion | null;
+      answered?: { label: string; optionId: string; feedback?: string };
+      /** The call, for a question that arrives before its card. */
+      call?: { title: string; toolKind: ToolKind; rawInput: Record<string, unknown> };
+    }
+  | { type: 'queued'; prompt: QueuedPrompt }
+  | { type: 'unqueued'; id: number }
   | { type: 'mode'; mode: Mode }
   | { type: 'rewound'; turnId: string }
   | { type: 'notice'; level: 'info' | 'warning' | 'error'; message: string };
@@ -98,10 +139,11 @@ export function emptyUsage(): UsageView {
   };
 }
 
-export function emptyState(sessionId: string | null = null, mode: Mode = 'default', title: string | null = null): ChatState {
+export function emptyState(sessionId: string | null = null, mode: Mode = 'default', title: string | null = null, folder: FolderRef | null = null): ChatState {
   return {
     sessionId,
     title,
+    folder,
     mode,
     items: [],
     plan: [],
@@ -110,6 +152,7 @@ export function emptyState(sessionId: string | null = null, mode: Mode = 'defaul
     busy: false,
     currentTool: null,
     rewindable: [],
+    queued: [],
     nextId: 1,
   };
 }

@@ -14,7 +14,8 @@ import {
 
 export interface ClientPorts {
   onSessionUpdate(params: SessionUpdateParams): void;
-  /** Ask the user; resolve `{outcome: cancelled}` when dismissed or when `token` fires. */
+  /** Ask the user and resolve with their answer; a dismissed dialog is no answer (the
+   * question stays open), only `token` (the daemon withdrew it) resolves `cancelled`. */
   askPermission(params: PermissionRequestParams, token: CancelToken): Promise<PermissionOutcome>;
   /** Save these documents (the agent just edited them); resolve once they are on disk. */
   saveDocuments(uris: string[]): Promise<void>;

@@ -7,11 +7,33 @@
  */
 import { ContentBlock, Range } from './wire';
 
-export interface Attachment {
+/** A file or a selection in it, or an image pasted or dropped into the prompt box. */
+export type Attachment = FileAttachment | ImageAttachment;
+
+export interface FileAttachment {
   uri: string;
   range?: Range;
   /** What the chip shows, e.g. `ops.py:12-14`. */
   label: string;
+}
+
+export interface ImageAttachment {
+  image: { mimeType: ImageType; data: string };
+  label: string;
+}
+
+/** The image types the models take. */
+export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+export type ImageType = (typeof IMAGE_TYPES)[number];
+/** The largest image the Anthropic API accepts (5 MB), base64 makes it 4/3 bigger. */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+export function isImageType(type: string): type is ImageType {
+  return (IMAGE_TYPES as readonly string[]).includes(type);
+}
+
+export function isImage(a: Attachment): a is ImageAttachment {
+  return 'image' in a;
 }
 
 // `@` at the start or after whitespace, then a path; trailing punctuation is not part of it.
@@ -45,6 +67,10 @@ export function buildPrompt(
     }
   }
   for (const a of attachments) {
+    if (isImage(a)) {
+      blocks.push({ type: 'image', mimeType: a.image.mimeType, data: a.image.data });
+      continue;
+    }
     const key = a.range ? `${a.uri}#${rangeKey(a.range)}` : a.uri;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -79,4 +105,17 @@ export function selectionLabel(fileName: string, range: Range): string {
   // A selection ending at column 0 does not include that line.
   const lastLine = range.end.character === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
   return first === lastLine ? `${fileName}:${first}` : `${fileName}:${first}-${lastLine}`;
+}
+
+/** A prompt built elsewhere (a quick fix) as the prompt box holds it: its words, and its
+ * files and images as attachments. */
+export function toComposer(blocks: ContentBlock[]): { text: string; attachments: Attachment[] } {
+  const text: string[] = [];
+  const attachments: Attachment[] = [];
+  for (const b of blocks) {
+    if (b.type === 'text') text.push(b.text);
+    else if (b.type === 'resource_link') attachments.push({ uri: b.uri, ...(b.range ? { range: b.range } : {}), label: b.name ?? b.uri.slice(b.uri.lastIndexOf('/') + 1) });
+    else if (isImageType(b.mimeType)) attachments.push({ image: { mimeType: b.mimeType, data: b.data }, label: 'image' });
+  }
+  return { text: text.join('\n'), attachments };
 }

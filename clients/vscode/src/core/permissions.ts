@@ -1,8 +1,13 @@
 /**
  * A `tether/requestPermission` → the question the user sees, and their answer → the outcome.
+ *
+ * A question stays open until it is answered or the daemon withdraws it (`$/cancelRequest`,
+ * the turn ended, the daemon went away). Closing a dialog is not an answer: the question
+ * stays on the chat card, answerable there or through the dialog reopened from it.
  */
-import { PermissionOptionKind, PermissionOutcome, PermissionRequestParams } from './wire';
+import { CardQuestion } from './chatTypes';
 import { diffStat } from './format';
+import { PermissionKind, PermissionOptionKind, PermissionOutcome, PermissionRequestParams } from './wire';
 
 export const REVIEW_DIFF = 'Review diff';
 
@@ -10,14 +15,26 @@ export interface PermissionChoice {
   label: string;
   optionId: string;
   kind: PermissionOptionKind;
+  /** The permission rule an "always" answer saves, shown before it is saved. */
+  rule?: string;
 }
 
 export interface PermissionQuestion {
+  kind: PermissionKind;
   message: string;
   detail: string;
   choices: PermissionChoice[];
   /** The proposed change, when the tool would edit a file: enables "Review diff". */
   diffs: { uri: string; oldText: string | null; newText: string }[];
+  /** A plan approval: the plan, in Markdown. */
+  plan?: string;
+}
+
+/** What the user answered: the choice and, for plans, their feedback. */
+export interface Answer {
+  label: string;
+  optionId: string;
+  feedback?: string;
 }
 
 // Allow first (the common answer, and Enter picks the first button), reject last.
@@ -25,6 +42,12 @@ const ORDER: PermissionOptionKind[] = ['allow_once', 'allow_always', 'reject_onc
 
 export function buildQuestion(params: PermissionRequestParams, relative: (uri: string) => string = (u) => u): PermissionQuestion {
   const call = params.toolCall;
+  if (params.kind === 'plan') {
+    const plan = params.plan ?? (typeof call.rawInput.plan === 'string' ? call.rawInput.plan : '');
+    // A plan's answers come in the daemon's order: start one way, start the other, keep planning.
+    const choices = params.options.map((o) => ({ label: o.name, optionId: o.optionId, kind: o.kind }));
+    return { kind: 'plan', message: 'Tether has a plan. Start on it?', detail: plan, choices, diffs: [], plan };
+  }
   const diffs = (call.content ?? [])
     .filter((c): c is Extract<typeof c, { type: 'diff' }> => c.type === 'diff')
     .map((c) => ({ uri: c.uri, oldText: c.oldText ?? null, newText: c.newText }));
@@ -41,14 +64,23 @@ export function buildQuestion(params: PermissionRequestParams, relative: (uri: s
   }
   const choices = [...params.options]
     .sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind))
-    .map((o) => ({ label: o.name, optionId: o.optionId, kind: o.kind }));
-  return { message: `Tether wants to: ${call.title}`, detail: lines.join('\n'), choices, diffs };
+    .map((o) => ({ label: labelOf(o.name, o.rule), optionId: o.optionId, kind: o.kind, ...(o.rule ? { rule: o.rule } : {}) }));
+  return { kind: 'tool', message: `Tether wants to: ${call.title}`, detail: lines.join('\n'), choices, diffs };
 }
 
-/** The user's pick (a choice label, or undefined when the dialog was dismissed). */
-export function outcomeFor(question: PermissionQuestion, picked: string | undefined): PermissionOutcome {
-  const choice = question.choices.find((c) => c.label === picked);
-  return choice ? { outcome: { outcome: 'selected', optionId: choice.optionId } } : { outcome: { outcome: 'cancelled' } };
+/** The rule is part of the answer's name; an older daemon's name may lack it. */
+function labelOf(name: string, rule: string | undefined): string {
+  return rule && !name.includes(rule) ? `${name} ${rule}` : name;
+}
+
+/** The question as the chat card shows it (plain JSON: it travels to the webview). */
+export function cardQuestion(question: PermissionQuestion): CardQuestion {
+  return {
+    kind: question.kind,
+    choices: question.choices.map((c) => ({ label: c.label, optionId: c.optionId, kind: c.kind, ...(c.rule ? { rule: c.rule } : {}) })),
+    ...(question.plan !== undefined ? { plan: question.plan } : {}),
+    hasDiff: question.diffs.length > 0,
+  };
 }
 
 /** Pick by kind (tests, and auto-answers). */
@@ -57,48 +89,72 @@ export function outcomeOfKind(params: PermissionRequestParams, kind: PermissionO
   return option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } };
 }
 
+export const WITHDRAWN: PermissionOutcome = { outcome: { outcome: 'cancelled' } };
+
+interface Entry {
+  question: PermissionQuestion;
+  sessionId?: string;
+  resolve(outcome: PermissionOutcome, answer?: Answer): void;
+}
+
 /**
  * Permission questions waiting for an answer, by tool call. The modal, its follow-up
  * notification and the chat card can each answer; the first answer wins and the rest are
- * ignored, so a question is answered exactly once.
+ * ignored, so a question is answered exactly once. Nothing here answers on the user's
+ * behalf: only the daemon's side (a cancelled request, an ended turn) withdraws a question.
  */
 export class PendingPermissions {
-  private readonly pending = new Map<
-    string,
-    { question: PermissionQuestion; sessionId?: string; resolve: (o: PermissionOutcome) => void }
-  >();
+  private readonly pending = new Map<string, Entry>();
 
-  open(toolCallId: string, question: PermissionQuestion, sessionId?: string): Promise<PermissionOutcome> {
-    this.answer(toolCallId, undefined); // a repeated question supersedes the old one
-    return new Promise((resolve) => this.pending.set(toolCallId, { question, sessionId, resolve }));
+  /** Resolves with the outcome to send, and what the user picked (none when withdrawn). */
+  open(toolCallId: string, question: PermissionQuestion, sessionId?: string): Promise<{ outcome: PermissionOutcome; answer?: Answer }> {
+    this.withdraw(toolCallId); // a repeated question supersedes the old one
+    return new Promise((resolve) =>
+      this.pending.set(toolCallId, { question, sessionId, resolve: (outcome, answer) => resolve({ outcome, answer }) }),
+    );
   }
 
-  /** Answer with a choice label (undefined: dismissed). False if nothing was waiting. */
-  answer(toolCallId: string, label: string | undefined): boolean {
+  /** Answer with an option (and feedback). False if nothing was waiting or no such option. */
+  answer(toolCallId: string, optionId: string, feedback?: string): boolean {
     const entry = this.pending.get(toolCallId);
-    if (!entry) return false;
+    const choice = entry?.question.choices.find((c) => c.optionId === optionId);
+    if (!entry || !choice) return false;
     this.pending.delete(toolCallId);
-    entry.resolve(outcomeFor(entry.question, label));
+    const text = feedback?.trim() || undefined;
+    const outcome: PermissionOutcome = { outcome: { outcome: 'selected', optionId, ...(text ? { feedback: text } : {}) } };
+    entry.resolve(outcome, { label: choice.label, optionId, ...(text ? { feedback: text } : {}) });
     return true;
   }
 
-  answerById(toolCallId: string, optionId: string): boolean {
-    const choice = this.pending.get(toolCallId)?.question.choices.find((c) => c.optionId === optionId);
-    return choice ? this.answer(toolCallId, choice.label) : false;
+  /** Answer with the label a dialog button showed; undefined (dismissed) answers nothing. */
+  answerLabel(toolCallId: string, label: string | undefined): boolean {
+    const choice = this.pending.get(toolCallId)?.question.choices.find((c) => c.label === label);
+    return choice ? this.answer(toolCallId, choice.optionId) : false;
   }
 
   isPending(toolCallId: string): boolean {
     return this.pending.has(toolCallId);
   }
 
-  /** A turn of `sessionId` ended (e.g. it was stopped): its questions are moot. The daemon
-   * does not withdraw them, and VS Code cannot close a modal, so a late click is ignored. */
-  cancelSession(sessionId: string): void {
-    for (const [id, entry] of [...this.pending]) if (entry.sessionId === sessionId) this.answer(id, undefined);
+  question(toolCallId: string): PermissionQuestion | undefined {
+    return this.pending.get(toolCallId)?.question;
+  }
+
+  /** The daemon no longer waits for this answer. */
+  withdraw(toolCallId: string): void {
+    const entry = this.pending.get(toolCallId);
+    if (!entry) return;
+    this.pending.delete(toolCallId);
+    entry.resolve(WITHDRAWN);
+  }
+
+  /** A turn of `sessionId` ended (e.g. it was stopped): its questions are moot. */
+  withdrawSession(sessionId: string): void {
+    for (const [id, entry] of [...this.pending]) if (entry.sessionId === sessionId) this.withdraw(id);
   }
 
   /** The daemon went away: nobody is waiting for these answers any more. */
-  cancelAll(): void {
-    for (const id of [...this.pending.keys()]) this.answer(id, undefined);
+  withdrawAll(): void {
+    for (const id of [...this.pending.keys()]) this.withdraw(id);
   }
 }

@@ -1,6 +1,8 @@
 /**
  * Where the `tether` daemon comes from: the `tether.path` setting, else a virtualenv in a
- * workspace folder, else PATH. Pure (the file system is injected) so every branch is tested.
+ * workspace folder, else PATH, else where pipx and uv install tools (~/.local/bin, which a
+ * fresh install has not put on the editor's PATH yet). Pure (the file system is injected)
+ * so every branch is tested.
  */
 import * as path from 'path';
 
@@ -11,10 +13,12 @@ export interface ResolveInput {
   pathEnv?: string;
   platform: NodeJS.Platform;
   home?: string;
+  /** Where pipx/uv put the tools they install (`toolBinDirs`), searched after PATH. */
+  toolDirs?: string[];
   isExecutable(file: string): boolean;
 }
 
-export type Source = 'setting' | 'venv' | 'path';
+export type Source = 'setting' | 'venv' | 'path' | 'tools';
 
 export type Resolution =
   | { found: true; command: string; args: string[]; source: Source }
@@ -46,20 +50,25 @@ export function resolveDaemon(input: ResolveInput): Resolution {
       }
     }
   }
-  for (const dir of (input.pathEnv ?? '').split(win ? ';' : ':')) {
+  const dirs: [string, Source][] = [
+    ...(input.pathEnv ?? '').split(win ? ';' : ':').map((d): [string, Source] => [d, 'path']),
+    ...(input.toolDirs ?? []).map((d): [string, Source] => [d, 'tools']),
+  ];
+  for (const [dir, source] of dirs) {
     if (!dir) continue;
     for (const name of exe) {
       const file = p.join(dir, name);
+      if (searched.includes(file)) continue;
       searched.push(file);
-      if (input.isExecutable(file)) return { found: true, command: file, args: ['serve'], source: 'path' };
+      if (input.isExecutable(file)) return { found: true, command: file, args: ['serve'], source };
     }
   }
   return {
     found: false,
     reason: 'not_found',
     message:
-      'The Tether daemon (`tether`) was not found in tether.path, a .venv or venv of the workspace, or PATH. ' +
-      'Install it with `pip install tether` or set tether.path.',
+      'The Tether daemon (`tether`) was not found in tether.path, a .venv or venv of the workspace, PATH or ~/.local/bin. ' +
+      'Install it with "Tether: Install the Daemon" (pipx or uv), or set tether.path.',
     searched,
   };
 }

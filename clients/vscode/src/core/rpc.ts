@@ -8,7 +8,7 @@
 import {
   ContentBlock,
   DiagnosticsParams,
-  HistoryEntry,
+  LoadedSession,
   Methods,
   Mode,
   PromptResult,
@@ -55,12 +55,8 @@ export class TetherApi {
     return result.sessions;
   }
 
-  async loadSession(sessionId: string): Promise<HistoryEntry[]> {
-    const result = await this.conn.sendRequest<{ sessionId: string; history: HistoryEntry[] }>(
-      Methods.loadSession,
-      { sessionId },
-    );
-    return result.history;
+  loadSession(sessionId: string): Promise<LoadedSession> {
+    return this.conn.sendRequest<LoadedSession>(Methods.loadSession, { sessionId });
   }
 
   async setMode(sessionId: string, mode: Mode): Promise<void> {

@@ -3,8 +3,11 @@
  * them and after its last edit. Feeds the "Review changes" view, its diffs and "Undo turn",
  * and the set of touched files whose diagnostics are forwarded to the daemon.
  */
+import { promptText } from './promptText';
 import { uriKey } from './uri';
-import { ContentBlock, SessionUpdate, ToolKind } from './wire';
+import { HistoryEntry, SessionUpdate, ToolKind } from './wire';
+
+export { promptText };
 
 export interface FileChange {
   uri: string;
@@ -20,6 +23,8 @@ export interface TurnChanges {
   prompt: string;
   files: FileChange[];
   finished: boolean;
+  /** The daemon can undo it (it holds the turn's checkpoint). */
+  rewindable: boolean;
 }
 
 const EDITING_KINDS: ReadonlySet<ToolKind> = new Set(['edit', 'delete', 'move']);
@@ -42,24 +47,45 @@ export class ChangeTracker {
 
   /** Feed one live `tether/sessionUpdate`. */
   apply(sessionId: string, turnId: string, update: SessionUpdate): void {
+    this.feed(sessionId, turnId, update, true);
+  }
+
+  /** A session loaded from the daemon (resumed, or the one a reloaded window had open):
+   * its turns' changes come from the history; only `rewindable` turns can be undone. */
+  load(sessionId: string, history: HistoryEntry[], rewindable: string[] | undefined): void {
+    for (let i = this.turns.length - 1; i >= 0; i--) if (this.turns[i].sessionId === sessionId) this.turns.splice(i, 1);
+    for (const entry of history) {
+      const { turnId, ...update } = entry;
+      this.feed(sessionId, turnId, update, false);
+    }
+    for (const turn of this.turns) {
+      if (turn.sessionId !== sessionId) continue;
+      turn.finished = true;
+      // An older daemon does not say; then only turns seen live here can be undone.
+      turn.rewindable = rewindable?.includes(turn.turnId) ?? false;
+    }
+    this.changed();
+  }
+
+  private feed(sessionId: string, turnId: string, update: SessionUpdate, live: boolean): void {
     switch (update.kind) {
       case 'user_message':
         this.turn(sessionId, turnId, promptText(update.content));
         return;
       case 'tool_call':
-        if (EDITING_KINDS.has(update.toolKind)) {
+        if (live && EDITING_KINDS.has(update.toolKind)) {
           // Announced before the edit is applied, so diagnostics caused by it are not missed.
           for (const location of update.locations ?? []) this.touch(location.uri);
         }
         return;
       case 'tool_call_update':
         for (const content of update.content ?? []) {
-          if (content.type === 'diff') this.record(sessionId, turnId, content.uri, content.oldText ?? null, content.newText);
+          if (content.type === 'diff') this.record(sessionId, turnId, content.uri, content.oldText ?? null, content.newText, live);
         }
         return;
       case 'turn_end': {
         const turn = this.find(sessionId, turnId);
-        if (turn) {
+        if (turn && live) {
           turn.finished = true;
           this.changed();
         }
@@ -98,28 +124,23 @@ export class ChangeTracker {
     this.changed();
   }
 
-  /** The daemon restarted: its checkpoints are gone, so no turn can be undone any more. */
-  clear(): void {
-    this.turns.length = 0;
-    this.changed();
-  }
-
   private turn(sessionId: string, turnId: string, prompt: string): TurnChanges {
     let turn = this.find(sessionId, turnId);
     if (!turn) {
-      turn = { sessionId, turnId, prompt, files: [], finished: false };
+      turn = { sessionId, turnId, prompt, files: [], finished: false, rewindable: true };
       this.turns.push(turn);
     }
     return turn;
   }
 
-  private record(sessionId: string, turnId: string, uri: string, before: string | null, after: string): void {
-    this.touch(uri);
+  private record(sessionId: string, turnId: string, uri: string, before: string | null, after: string, live: boolean): void {
+    // Diagnostics matter for files being edited now, not for the history of a resumed session.
+    if (live) this.touch(uri);
     const turn = this.find(sessionId, turnId) ?? this.turn(sessionId, turnId, '');
-    const file = turn.files.find((f) => f.uri === uri);
+    const file = turn.files.find((f) => uriKey(f.uri) === uriKey(uri));
     if (file) file.after = after;
     else turn.files.push({ uri, before, after });
-    this.changed();
+    if (live) this.changed();
   }
 
   private changed(): void {
@@ -127,12 +148,3 @@ export class ChangeTracker {
   }
 }
 
-export function promptText(content: ContentBlock[]): string {
-  const text = content
-    .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
-    .map((c) => c.text)
-    .join(' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return text;
-}

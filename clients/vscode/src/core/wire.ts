@@ -66,6 +66,9 @@ export interface PlanEntry {
 
 export type TaskStatus = 'running' | 'completed' | 'failed' | 'killed';
 
+/** Who declined a tool call that did not run. */
+export type Rejection = 'user' | 'rule' | 'hook' | 'mode';
+
 export interface TurnError {
   code: string;
   message: string;
@@ -92,6 +95,8 @@ export type SessionUpdate =
       title?: string;
       content?: ToolContent[];
       rawOutput?: unknown;
+      /** The call did not run because of an answer or a rule, not because it failed. */
+      rejected?: Rejection;
     }
   | { kind: 'plan'; entries: PlanEntry[] }
   | ({ kind: 'usage'; contextTokens: number; contextWindow: number } & Usage)
@@ -135,16 +140,37 @@ export interface SessionInfo {
 /** One entry of `tether/loadSession` history: an update plus the turn it belongs to. */
 export type HistoryEntry = SessionUpdate & { turnId: string };
 
+/** `tether/loadSession`'s result. Fields past `history` come from newer daemons. */
+export interface LoadedSession {
+  sessionId: string;
+  history: HistoryEntry[];
+  title?: string | null;
+  /** Live turns (rewound ones do not count). */
+  turns?: number;
+  /** Totals of the whole session. */
+  usage?: Usage;
+  /** Turns `tether/rewind` can undo, oldest first. */
+  rewindableTurns?: string[];
+}
+
 export type PermissionOptionKind = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
 
 export interface PermissionOption {
   optionId: string;
   name: string;
   kind: PermissionOptionKind;
+  /** `allow_always`/`reject_always`: the exact permission rule the answer saves. */
+  rule?: string;
 }
+
+/** A question about one tool call, or the approval of a plan (ExitPlanMode). */
+export type PermissionKind = 'tool' | 'plan';
 
 export interface PermissionRequestParams {
   sessionId: string;
+  kind?: PermissionKind;
+  /** `kind: "plan"`: the plan, in Markdown. */
+  plan?: string;
   toolCall: {
     toolCallId: string;
     title: string;
@@ -156,8 +182,18 @@ export interface PermissionRequestParams {
 }
 
 export type PermissionOutcome =
-  | { outcome: { outcome: 'selected'; optionId: string } }
+  | { outcome: { outcome: 'selected'; optionId: string; feedback?: string } }
   | { outcome: { outcome: 'cancelled' } };
+
+/** Option ids of a plan approval (PROTOCOL.md, permission questions). */
+export const PLAN_OPTIONS = { startDefault: 'plan_default', startAcceptEdits: 'plan_accept_edits', keep: 'plan_keep' } as const;
+
+/** What `initialize` reports about the daemon's set-up (`capabilities.experimental.tether`). */
+export interface StartupFacts {
+  /** The model new sessions use, or null when none is configured. */
+  model: string | null;
+  modelSource?: string | null;
+}
 
 export interface SaveDocumentsParams {
   uris: string[];

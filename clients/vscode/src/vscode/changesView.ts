@@ -1,6 +1,7 @@
 /**
  * "Changes" view: the files each turn of the active session changed, a diff per file
- * (before the turn ↔ the file now), "Review changes" for a whole turn and "Undo turn".
+ * (before the turn ↔ after it: a later turn's edits are not this turn's), "Review changes"
+ * for a whole turn and "Undo turn".
  */
 import * as vscode from 'vscode';
 import { basename, diffStat, truncate } from '../core/format';
@@ -65,7 +66,8 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     item.description = `${turn.files.length} file${turn.files.length === 1 ? '' : 's'}${turn.finished ? '' : ' · running'}`;
     item.tooltip = turn.prompt;
     item.iconPath = new vscode.ThemeIcon('history');
-    item.contextValue = 'tetherTurn';
+    // Only turns whose checkpoint the daemon holds can be undone.
+    item.contextValue = turn.rewindable ? 'tetherTurn' : 'tetherTurnKept';
     return item;
   }
 
@@ -83,7 +85,15 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 
   private async openFile(turn: TurnChanges, file: FileChange): Promise<void> {
     const name = vscode.workspace.asRelativePath(vscode.Uri.parse(file.uri));
-    await this.diffs.openDiff(file.uri, file.before, vscode.Uri.parse(file.uri), `${name} (changes of: ${truncate(turn.prompt, 30)})`);
+    await this.diffs.openDiff(file.uri, file.before, await this.afterSide(file), `${name} (changes of: ${truncate(turn.prompt, 30)})`);
+  }
+
+  /** The right side of a turn's diff: the file itself while it still reads as the turn left
+   * it (so it can be edited right there), else the text the turn left. */
+  private async afterSide(file: FileChange): Promise<vscode.Uri> {
+    const uri = vscode.Uri.parse(file.uri);
+    const now = await readText(uri);
+    return now === file.after ? uri : this.diffs.put(file.after, file.uri, 'after');
   }
 
   async review(turn: TurnChanges | undefined): Promise<void> {
@@ -91,10 +101,9 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       void vscode.window.showInformationMessage('Tether has not changed any files in this session yet.');
       return;
     }
-    const resources = turn.files.map((f) => {
-      const uri = vscode.Uri.parse(f.uri);
-      return [uri, this.diffs.put(f.before ?? '', f.uri, 'before'), uri] as const;
-    });
+    const resources = await Promise.all(
+      turn.files.map(async (f) => [vscode.Uri.parse(f.uri), this.diffs.put(f.before ?? '', f.uri, 'before'), await this.afterSide(f)] as const),
+    );
     try {
       // The multi-file diff editor; older VS Code lacks the command, then one diff per file.
       await vscode.commands.executeCommand('vscode.changes', `Tether: ${truncate(turn.prompt, 40)}`, resources);
@@ -105,6 +114,10 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 
   async undo(turn: TurnChanges | undefined): Promise<void> {
     if (!turn) return;
+    if (!turn.rewindable) {
+      void vscode.window.showInformationMessage('Tether cannot undo this turn: the daemon that ran it kept no checkpoint of it.');
+      return;
+    }
     const files = turn.files.map((f) => vscode.workspace.asRelativePath(vscode.Uri.parse(f.uri))).join(', ');
     const ok = await vscode.window.showWarningMessage(
       `Undo the turn "${truncate(turn.prompt, 50)}"?`,
@@ -123,5 +136,16 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
   dispose(): void {
     this.disposables.forEach((d) => d.dispose());
     this.emitter.dispose();
+  }
+}
+
+/** The text of a file as the editor has it (an open buffer), else on disk. */
+async function readText(uri: vscode.Uri): Promise<string | undefined> {
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (open) return open.getText();
+  try {
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+  } catch {
+    return undefined;
   }
 }

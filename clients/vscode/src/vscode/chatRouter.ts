@@ -1,35 +1,53 @@
-/** What the chat webview's messages do: prompts, stop, mode, sessions, files, diffs, answers. */
+/** What the chat webview's messages do: prompts, stop, mode, sessions, files, diffs, answers,
+ * the set-up card's buttons. */
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { findTool } from '../core/chatState';
 import { rankPaths } from '../core/fuzzy';
 import { FromWebview } from '../core/messages';
+
 import { buildPrompt } from '../core/mentions';
 import { ChatController } from '../core/session';
 import { uriKey } from '../core/uri';
 import { ChatView } from './chatView';
 import { DiffDocuments } from './diffDocuments';
 import { PermissionDialog } from './permissionDialog';
+import { runSetupCommand } from './setupNotice';
 
 const EXCLUDE = '**/{node_modules,.git,.venv,venv,__pycache__,dist,out}/**';
 const FILE_CACHE_MS = 10_000;
 
+export interface RouterDeps {
+  controller: ChatController;
+  view: ChatView;
+  permissions: PermissionDialog;
+  diffs: DiffDocuments;
+  /** Whether a prompt can go to the daemon now (running, with a model and its key). */
+  canSend(): boolean;
+}
+
 export class ChatRouter {
   private files: { at: number; paths: string[] } | null = null;
+  private readonly controller: ChatController;
+  private readonly view: ChatView;
+  private readonly permissions: PermissionDialog;
+  private readonly diffs: DiffDocuments;
 
-  constructor(
-    private readonly controller: ChatController,
-    private readonly view: ChatView,
-    private readonly permissions: PermissionDialog,
-    private readonly diffs: DiffDocuments,
-  ) {}
+  constructor(private readonly deps: RouterDeps) {
+    ({ controller: this.controller, view: this.view, permissions: this.permissions, diffs: this.diffs } = deps);
+  }
 
   async handle(message: FromWebview): Promise<void> {
     switch (message.type) {
       case 'ready':
         return;
       case 'prompt': {
+        if (!this.deps.canSend()) {
+          // Not ready (no daemon, model or key): the words stay in the box, the card says why.
+          this.view.post({ type: 'restorePrompt', text: message.text, attachments: message.attachments });
+          return;
+        }
         const blocks = buildPrompt(message.text, message.attachments, resolveMention);
         if (blocks.length) void this.controller.send(blocks);
         return;
@@ -38,9 +56,6 @@ export class ChatRouter {
         return this.controller.stop();
       case 'setMode':
         return this.controller.setMode(message.mode);
-      case 'newSession':
-        await this.controller.newSession();
-        return;
       case 'pickSession':
         await vscode.commands.executeCommand('tether.pickSession');
         return;
@@ -66,7 +81,19 @@ export class ChatRouter {
         await vscode.commands.executeCommand('tether.addSelection');
         return;
       case 'answerPermission':
-        this.permissions.pending.answerById(message.toolCallId, message.optionId);
+        this.permissions.pending.answer(message.toolCallId, message.optionId, message.feedback);
+        return;
+      case 'reviewPermission':
+        return this.permissions.reviewDiff(message.toolCallId, false);
+      case 'reopenPermission':
+        return this.permissions.converse(message.toolCallId);
+      case 'setupAction':
+        return runSetupCommand(message.action);
+      case 'copy':
+        await vscode.env.clipboard.writeText(message.text);
+        return;
+      case 'warn':
+        void vscode.window.showWarningMessage(`Tether: ${message.message}`);
         return;
     }
   }

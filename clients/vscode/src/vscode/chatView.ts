@@ -61,7 +61,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
    * snapshot, and user intents wait for the webview. */
   post(message: ToWebview): void {
     if (this.view && this.ready) void this.view.webview.postMessage(message);
-    else if (message.type === 'attach' || message.type === 'focusPrompt') this.queued.push(message);
+    else if (message.type === 'attach' || message.type === 'focusPrompt' || message.type === 'restorePrompt') this.queued.push(message);
   }
 
   /** Reveal the view and put the caret in the prompt box. */

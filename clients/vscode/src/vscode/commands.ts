@@ -3,18 +3,23 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { selectionLabel } from '../core/mentions';
 import { ChatController } from '../core/session';
+import { Installer } from '../core/setup';
+import { ApiKey } from './apiKey';
 import { ChatView } from './chatView';
 import { Daemon } from './daemon';
+import { installDaemon } from './installer';
 import { pickMode, pickSession } from './pickers';
-import { openSettings } from './settings';
+import { SECTION, openSettings } from './settings';
 
 export function registerCommands(deps: {
   controller: ChatController;
   view: ChatView;
   daemon: Daemon;
   output: vscode.LogOutputChannel;
+  apiKey: ApiKey;
+  extensionUri: vscode.Uri;
 }): vscode.Disposable[] {
-  const { controller, view, daemon, output } = deps;
+  const { controller, view, daemon, output, apiKey } = deps;
   const reg = (id: string, fn: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, fn);
   return [
     reg('tether.openChat', () => view.focus()),
@@ -29,7 +34,34 @@ export function registerCommands(deps: {
     reg('tether.showLog', () => output.show()),
     reg('tether.restart', () => daemon.restart()),
     reg('tether.configure', () => openSettings()),
+    // A stored key reaches the daemon through a restart (ApiKey.onDidChange).
+    reg('tether.setApiKey', () => apiKey.prompt()),
+    reg('tether.useLocalModel', () => openSettings('model')),
+    reg('tether.setPath', () => setPath()),
+    reg('tether.installDaemon', (installer?: unknown) =>
+      installDaemon({ extensionUri: deps.extensionUri, output, restart: () => daemon.restart() }, installer === 'pipx' || installer === 'uv' ? (installer as Installer) : undefined),
+    ),
   ];
+}
+
+/** Pick the `tether` executable (or a Python with Tether installed) for `tether.path`. */
+async function setPath(): Promise<void> {
+  const picked = await vscode.window.showOpenDialog({
+    title: 'Tether: the tether executable (or a Python interpreter that has Tether installed)',
+    openLabel: 'Use for Tether',
+    canSelectFiles: true,
+    canSelectFolders: false,
+    canSelectMany: false,
+  });
+  if (!picked?.[0]) return;
+  // The daemon restarts on the configuration change.
+  await vscode.workspace.getConfiguration(SECTION).update('path', picked[0].fsPath, vscode.ConfigurationTarget.Global);
+}
+
+/** Add a whole file to the prompt box (the editor title button on a file without problems). */
+export async function attachFile(view: ChatView, uri: vscode.Uri): Promise<void> {
+  await view.focus();
+  view.post({ type: 'attach', attachment: { uri: uri.toString(), label: path.basename(uri.fsPath) } });
 }
 
 /** Attach the editor's selection (or the whole file when nothing is selected) to the prompt. */

@@ -1,7 +1,7 @@
 /**
  * The daemon's lifecycle: find the executable, start it through vscode-languageclient,
- * check its protocol version, restart it with backoff when it crashes, and explain in a
- * notification (with a "Configure" action) when it is missing or too old.
+ * check its protocol version, restart it with backoff when it crashes, and report what
+ * happened as a `DaemonState` (the chat turns a problem into a set-up card with buttons).
  *
  * Each (re)start gets a fresh `LanguageClient`, so handlers and middleware are installed
  * exactly once per process and nothing of a dead connection leaks into the next.
@@ -17,19 +17,43 @@ import {
   StaticFeature,
 } from 'vscode-languageclient/node';
 import { RestartPolicy } from '../core/backoff';
-import { TETHER_CLIENT_CAPABILITIES, checkServer, initializationOptions } from '../core/capabilities';
+import { ServerCheck, TETHER_CLIENT_CAPABILITIES, checkServer, initializationOptions } from '../core/capabilities';
 import { ClientPorts, registerClientHandlers } from '../core/handlers';
-import { RpcConnection, TetherApi } from '../core/rpc';
 import { ConnectionStatus } from '../core/messages';
-import { findDaemon, launchSettings, openSettings } from './settings';
+import { Resolution } from '../core/resolve';
+import { RpcConnection, TetherApi } from '../core/rpc';
+import { StartupFacts } from '../core/wire';
+import { findDaemon, launchSettings } from './settings';
+
+/** Where the daemon stands, and for `down`, why. */
+export type DaemonState =
+  | { status: 'starting' | 'stopped' }
+  | { status: 'ready'; facts: StartupFacts; env: Record<string, string | undefined> }
+  | { status: 'restarting'; message: string }
+  | { status: 'missing'; resolution: Extract<Resolution, { found: false }> }
+  | { status: 'incompatible'; check: Extract<ServerCheck, { ok: false }> }
+  | { status: 'crashed'; message: string };
+
+export function connectionStatus(state: DaemonState): ConnectionStatus {
+  switch (state.status) {
+    case 'starting':
+    case 'ready':
+    case 'restarting':
+      return state.status;
+    default:
+      return 'down';
+  }
+}
 
 export interface DaemonHooks {
   ports: ClientPorts;
+  /** The daemon's environment on top of the editor's: `tether.env`, the stored API key. */
+  environment(): Promise<Record<string, string>>;
   /** An agent edit is about to be applied to these documents. */
   onApplyEdit(uris: string[]): void;
   onReady(api: TetherApi): void | Promise<void>;
   onStopped(): void;
-  onStatus(status: ConnectionStatus, message?: string): void;
+  onState(state: DaemonState): void;
 }
 
 export class Daemon implements vscode.Disposable {
@@ -37,7 +61,7 @@ export class Daemon implements vscode.Disposable {
   private readonly policy = new RestartPolicy();
   private timer: NodeJS.Timeout | undefined;
   private disposed = false;
-  status: ConnectionStatus = 'down';
+  state: DaemonState = { status: 'stopped' };
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -45,21 +69,21 @@ export class Daemon implements vscode.Disposable {
   ) {}
 
   async start(): Promise<void> {
-    this.setStatus('starting');
+    this.setState({ status: 'starting' });
     const found = findDaemon();
     if (!found.found) {
       this.output.error(`${found.message}\nSearched:\n  ${found.searched.join('\n  ')}`);
-      this.setStatus('down', found.message);
-      void this.explain(found.message);
+      this.setState({ status: 'missing', resolution: found });
       return;
     }
     const settings = launchSettings();
+    const env = { ...process.env, ...settings.env, ...(await this.hooks.environment()) };
     this.output.info(`Starting ${found.command} ${found.args.join(' ')} (found via ${found.source})`);
     const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file');
     const serverOptions: ServerOptions = {
       command: found.command,
       args: found.args,
-      options: { cwd: folder?.uri.fsPath, env: { ...process.env, ...settings.env } },
+      options: { cwd: folder?.uri.fsPath, env },
     };
     const client = new LanguageClient('tether', 'Tether', serverOptions, this.clientOptions(initializationOptions(settings)));
     client.registerFeature(tetherCapabilities);
@@ -78,8 +102,7 @@ export class Daemon implements vscode.Disposable {
       this.output.error(check.message);
       this.client = undefined;
       await client.stop().catch(() => undefined);
-      this.setStatus('down', check.message);
-      void this.explain(check.message);
+      this.setState({ status: 'incompatible', check });
       return;
     }
     if (check.warning) {
@@ -87,11 +110,11 @@ export class Daemon implements vscode.Disposable {
       void vscode.window.showWarningMessage(check.warning);
     }
     this.policy.started(Date.now());
-    this.setStatus('ready');
+    this.setState({ status: 'ready', facts: check.facts, env });
     await this.hooks.onReady(new TetherApi(asRpc(client)));
   }
 
-  /** The user asked for it (command, notification action). */
+  /** The user asked for it (command, a button, a changed setting). */
   async restart(): Promise<void> {
     this.policy.reset();
     await this.stop();
@@ -106,7 +129,7 @@ export class Daemon implements vscode.Disposable {
       this.hooks.onStopped();
       await client.stop(5000).catch(() => undefined);
     }
-    this.setStatus('down');
+    this.setState({ status: 'stopped' });
   }
 
   async dispose(): Promise<void> {
@@ -147,26 +170,17 @@ export class Daemon implements vscode.Disposable {
     void client.dispose().catch(() => undefined);
     const delay = this.policy.crashed(Date.now());
     if (delay === null) {
-      const message = 'The Tether daemon keeps exiting; it was not restarted. See the Tether output for its log.';
-      this.setStatus('down', message);
-      void this.explain(message);
+      this.setState({ status: 'crashed', message: 'The Tether daemon keeps exiting, so it was not started again. Its log is in the Tether output.' });
       return;
     }
     this.output.warn(`The daemon exited; restarting in ${delay / 1000}s`);
-    this.setStatus('restarting', `restarting in ${delay / 1000}s`);
+    this.setState({ status: 'restarting', message: `restarting in ${delay / 1000}s` });
     this.timer = setTimeout(() => void this.start(), delay);
   }
 
-  private setStatus(status: ConnectionStatus, message?: string): void {
-    this.status = status;
-    this.hooks.onStatus(status, message);
-  }
-
-  private async explain(message: string): Promise<void> {
-    const pick = await vscode.window.showErrorMessage(message, 'Configure', 'Show Log', 'Retry');
-    if (pick === 'Configure') await openSettings();
-    else if (pick === 'Show Log') this.output.show();
-    else if (pick === 'Retry') await this.restart();
+  private setState(state: DaemonState): void {
+    this.state = state;
+    this.hooks.onState(state);
   }
 }
 

@@ -1,6 +1,7 @@
 /** Keyboard-first pickers: sessions (list, resume, new) and the permission mode. */
 import * as vscode from 'vscode';
 import { ChatController } from '../core/session';
+import { SessionEntry, sessionEntries } from '../core/sessionList';
 import { MODES, Mode } from '../core/wire';
 
 const MODE_LABELS: Record<Mode, string> = {
@@ -16,36 +17,30 @@ export function modeLabel(mode: Mode): string {
 }
 
 export async function pickSession(controller: ChatController): Promise<void> {
-  const sessions = await controller.listSessions();
-  type Item = vscode.QuickPickItem & { sessionId?: string };
-  const items: Item[] = [
-    { label: '$(add) New session', alwaysShow: true },
-    { label: '', kind: vscode.QuickPickItemKind.Separator },
-    ...sessions.map((s) => ({
-      label: s.title || '(untitled)',
-      description: `${s.turns} turn${s.turns === 1 ? '' : 's'} · ${when(s.updatedAt)}`,
-      detail: s.sessionId === controller.sessionId ? 'current session' : undefined,
-      sessionId: s.sessionId,
-    })),
-  ];
-  const picked = await vscode.window.showQuickPick(items, { title: 'Tether sessions', placeHolder: 'Resume a session or start a new one', matchOnDescription: true });
-  if (!picked) return;
-  if (picked.sessionId) await controller.loadSession(picked.sessionId);
-  else await controller.newSession();
+  const groups = await controller.listSessions();
+  type Item = vscode.QuickPickItem & { entry?: SessionEntry };
+  const items: Item[] = sessionEntries(groups, controller.sessionId).map((entry): Item => {
+    switch (entry.type) {
+      case 'folder':
+        return { label: entry.label, kind: vscode.QuickPickItemKind.Separator };
+      case 'new':
+        return { label: `$(add) ${entry.label}`, alwaysShow: true, entry };
+      case 'session':
+        return { label: entry.label, description: entry.description, detail: entry.current ? 'current session' : undefined, entry };
+    }
+  });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Tether sessions',
+    placeHolder: groups.length > 1 ? 'Resume a session of a workspace folder, or start a new one' : 'Resume a session or start a new one',
+    matchOnDescription: true,
+  });
+  const entry = picked?.entry;
+  if (entry?.type === 'session') await controller.loadSession(entry.sessionId, entry.folderUri);
+  else if (entry?.type === 'new') await controller.newSession(entry.folderUri);
 }
 
 export async function pickMode(controller: ChatController): Promise<void> {
   const items = MODES.map((mode) => ({ label: mode, description: MODE_LABELS[mode], picked: mode === controller.state.mode, mode }));
   const picked = await vscode.window.showQuickPick(items, { title: 'Tether permission mode', placeHolder: `Current: ${controller.state.mode}` });
   if (picked) await controller.setMode(picked.mode);
-}
-
-function when(iso: string): string {
-  const t = Date.parse(iso);
-  if (Number.isNaN(t)) return iso;
-  const minutes = Math.round((Date.now() - t) / 60_000);
-  if (minutes < 1) return 'just now';
-  if (minutes < 60) return `${minutes} min ago`;
-  if (minutes < 60 * 24) return `${Math.round(minutes / 60)} h ago`;
-  return new Date(t).toLocaleDateString();
 }

@@ -3,6 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
 import { LaunchSettings } from '../core/capabilities';
+import { findInstallers, toolBinDirs } from '../core/install';
 import { Resolution, resolveDaemon } from '../core/resolve';
 import { MODES, Mode } from '../core/wire';
 
@@ -28,8 +29,14 @@ export function findDaemon(): Resolution {
     pathEnv: process.env.PATH,
     platform: process.platform,
     home: os.homedir(),
+    toolDirs: toolBinDirs(process.env, process.platform, os.homedir()),
     isExecutable,
   });
+}
+
+/** pipx and uv, where this machine has them. */
+export function installers(): ReturnType<typeof findInstallers> {
+  return findInstallers({ pathEnv: process.env.PATH, platform: process.platform, home: os.homedir(), isExecutable });
 }
 
 function isExecutable(file: string): boolean {
@@ -42,6 +49,6 @@ function isExecutable(file: string): boolean {
   }
 }
 
-export function openSettings(): Thenable<unknown> {
-  return vscode.commands.executeCommand('workbench.action.openSettings', `${SECTION}.path`);
+export function openSettings(setting: 'path' | 'model' = 'path'): Thenable<unknown> {
+  return vscode.commands.executeCommand('workbench.action.openSettings', `${SECTION}.${setting}`);
 }

@@ -22,7 +22,7 @@ export class StatusBar implements vscode.Disposable {
 
   render(chat: Pick<ChatState, 'busy' | 'currentTool'> & Partial<Pick<ChatState, 'items'>>): void {
     const connected = this.connection === 'ready';
-    const asking = chat.items?.find((i) => i.kind === 'tool' && i.awaitingPermission);
+    const asking = chat.items?.find((i) => i.kind === 'tool' && i.question !== undefined);
     const state: StatusInput = { ...chat, awaiting: asking?.kind === 'tool' ? asking.title : null };
     this.item.text = this.connection === 'starting' ? '$(sync~spin) Tether' : statusText(state, connected);
     const what = !connected

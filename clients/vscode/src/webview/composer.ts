@@ -1,8 +1,10 @@
 /**
- * The prompt box: text, `@file` suggestions (an ARIA combobox), attachment chips, and
- * Send / Stop. Enter sends, Shift+Enter is a new line, Escape closes suggestions or stops.
+ * The prompt box: text, `@file` suggestions (an ARIA combobox), attachment chips (files,
+ * selections, images pasted or dropped in), and Send / Stop. Enter sends, Shift+Enter is a
+ * new line, Escape closes suggestions or stops. While Tether cannot take a prompt (no daemon,
+ * model or key) Send keeps the text where it is and points at the set-up card.
  */
-import { Attachment, insertMention, mentionAtCaret } from '../core/mentions';
+import { Attachment, MAX_IMAGE_BYTES, insertMention, isImage, isImageType, mentionAtCaret } from '../core/mentions';
 import { send } from './vscodeApi';
 import { button, h, icon } from './dom';
 
@@ -19,8 +21,10 @@ export class Composer {
   private mention: { start: number; query: string } | null = null;
   private requestId = 0;
   private busy = false;
+  private ready = false;
 
-  constructor() {
+  /** `blocked`: Send was pressed while Tether cannot take the prompt. */
+  constructor(private readonly blocked: () => void = () => {}) {
     this.input = h('textarea', {
       id: 'prompt',
       rows: '3',
@@ -31,7 +35,7 @@ export class Composer {
       'aria-expanded': 'false',
       placeholder: 'Ask Tether… (@ mentions a file)',
     });
-    const addSelection = button('Add the editor selection to the prompt', { class: 'icon-button' }, icon('selection'), ' Add selection');
+    const addSelection = button('Add the editor selection to the prompt', { class: 'icon-button' }, icon('selection'), h('span', { class: 'label' }, ' Add selection'));
     addSelection.addEventListener('click', () => send({ type: 'addSelection' }));
     this.sendButton = button('Send (Enter)', { class: 'primary send' }, icon('send'), ' Send');
     this.stopButton = button('Stop the running turn (Escape)', { class: 'secondary stop', hidden: true }, icon('debug-stop'), ' Stop');
@@ -39,6 +43,9 @@ export class Composer {
     this.stopButton.addEventListener('click', () => send({ type: 'stop' }));
     this.input.addEventListener('keydown', (e) => this.onKey(e));
     this.input.addEventListener('input', () => this.onInput());
+    this.input.addEventListener('paste', (e) => {
+      if (this.takeImages(e.clipboardData)) e.preventDefault();
+    });
     this.list.addEventListener('mousedown', (e) => {
       const li = (e.target as HTMLElement).closest('li');
       if (!li) return;
@@ -46,6 +53,51 @@ export class Composer {
       this.accept(Number(li.dataset.index));
     });
     this.el = h('div', { class: 'composer' }, this.chips, h('div', { class: 'input-wrap' }, this.input, this.list), h('div', { class: 'actions' }, addSelection, h('span', { class: 'spacer' }), this.stopButton, this.sendButton));
+    // Images dropped anywhere on the prompt box (files from the OS or a browser).
+    this.el.addEventListener('dragover', (e) => {
+      if ([...(e.dataTransfer?.items ?? [])].some((i) => i.kind === 'file')) {
+        e.preventDefault();
+        this.el.classList.add('dropping');
+      }
+    });
+    this.el.addEventListener('dragleave', () => this.el.classList.remove('dropping'));
+    this.el.addEventListener('drop', (e) => {
+      this.el.classList.remove('dropping');
+      if (this.takeImages(e.dataTransfer)) e.preventDefault();
+    });
+  }
+
+  /** Can a prompt be sent now? (Not: no daemon, model or key.) */
+  setReady(ready: boolean): void {
+    this.ready = ready;
+  }
+
+  /** A prompt that could not be sent comes back, unless something new was typed meanwhile. */
+  restore(text: string, attachments: Attachment[]): void {
+    if (!this.input.value.trim()) this.input.value = text;
+    for (const a of attachments) this.attach(a);
+    this.input.focus();
+  }
+
+  /** Images among `data`'s files become attachments; true when there were any. */
+  private takeImages(data: DataTransfer | null): boolean {
+    const files = [...(data?.files ?? [])].filter((f) => f.type.startsWith('image/'));
+    for (const file of files) {
+      if (!isImageType(file.type)) {
+        send({ type: 'warn', message: `${file.name || 'the image'} is a ${file.type}; models take PNG, JPEG, GIF and WebP.` });
+      } else if (file.size > MAX_IMAGE_BYTES) {
+        send({ type: 'warn', message: `${file.name || 'the image'} is ${(file.size / 1048576).toFixed(1)} MB; images can be 5 MB at most.` });
+      } else {
+        const mimeType = file.type;
+        const reader = new FileReader();
+        reader.onload = () => {
+          const data = String(reader.result).replace(/^data:[^,]*,/, '');
+          this.attach({ image: { mimeType, data }, label: file.name && file.name !== 'image.png' ? file.name : `image ${this.attachments.filter(isImage).length + 1}` });
+        };
+        reader.readAsDataURL(file);
+      }
+    }
+    return files.length > 0;
   }
 
   setBusy(busy: boolean): void {
@@ -57,7 +109,7 @@ export class Composer {
   }
 
   attach(a: Attachment): void {
-    if (!this.attachments.some((x) => x.uri === a.uri && JSON.stringify(x.range) === JSON.stringify(a.range))) this.attachments.push(a);
+    if (!this.attachments.some((x) => JSON.stringify(x) === JSON.stringify(a))) this.attachments.push(a);
     this.renderChips();
     this.input.focus();
   }
@@ -76,6 +128,10 @@ export class Composer {
   private submit(): void {
     const text = this.input.value;
     if (!text.trim() && this.attachments.length === 0) return;
+    if (!this.ready) {
+      this.blocked();
+      return;
+    }
     send({ type: 'prompt', text, attachments: this.attachments });
     this.input.value = '';
     this.attachments = [];
@@ -148,6 +204,9 @@ export class Composer {
           this.attachments.splice(i, 1);
           this.renderChips();
         });
+        if (isImage(a)) {
+          return h('span', { class: 'chip image-chip' }, h('img', { class: 'chip-thumb', alt: '', src: `data:${a.image.mimeType};base64,${a.image.data}` }), ` ${a.label} `, remove);
+        }
         return h('span', { class: 'chip' }, icon(a.range ? 'selection' : 'file'), ` ${a.label} `, remove);
       }),
     );

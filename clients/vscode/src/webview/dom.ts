@@ -29,3 +29,8 @@ export function icon(name: string, label?: string): HTMLElement {
 export function button(label: string, attrs: Record<string, string | boolean | undefined>, ...children: Child[]): HTMLButtonElement {
   return h('button', { type: 'button', 'aria-label': label, title: label, ...attrs }, ...children);
 }
+
+/** Plain text where `backticks` mark code: text nodes and <code> elements, never HTML. */
+export function codeText(text: string): (Node | string)[] {
+  return text.split(/(`[^`]+`)/).filter(Boolean).map((part) => (part.startsWith('`') && part.endsWith('`') && part.length > 1 ? h('code', {}, part.slice(1, -1)) : part));
+}

@@ -1,10 +1,14 @@
-/** The chat's fixed parts: header (session, new, mode), plan, background tasks, meter. */
+/** The chat's fixed parts: header (session, folder, model, mode), the set-up card, plan,
+ * background tasks, queued prompts, meter. New session and history live in the view's
+ * title bar (VS Code's own toolbar), once. */
 import { ChatState } from '../core/chatState';
 import { contextMeter } from '../core/format';
-import { ConnectionStatus } from '../core/messages';
+import { ConnectionView } from '../core/messages';
+import { promptText } from '../core/promptText';
+import { SetupState } from '../core/setup';
 import { MODES, Mode } from '../core/wire';
 import { send } from './vscodeApi';
-import { button, h, icon } from './dom';
+import { button, codeText, h, icon } from './dom';
 
 const MODE_NAMES: Record<Mode, string> = {
   default: 'Ask first',
@@ -17,37 +21,71 @@ const MODE_NAMES: Record<Mode, string> = {
 export class Header {
   readonly el: HTMLElement;
   private readonly title = h('span', { class: 'session-title' });
+  private readonly folder = h('span', { class: 'session-folder', hidden: true });
+  private readonly model = h('span', { class: 'model', hidden: true });
   private readonly mode: HTMLSelectElement;
 
   constructor() {
-    const sessions = button('Sessions: resume an earlier one or start a new one', { class: 'session-button' }, icon('history'), this.title);
-    sessions.addEventListener('click', () => send({ type: 'pickSession' }));
-    const fresh = button('New session', { class: 'icon-button' }, icon('add'));
-    fresh.addEventListener('click', () => send({ type: 'newSession' }));
     this.mode = h('select', { id: 'mode', 'aria-label': 'Permission mode', title: 'Permission mode' });
     for (const m of MODES) this.mode.append(h('option', { value: m }, MODE_NAMES[m]));
     this.mode.addEventListener('change', () => send({ type: 'setMode', mode: this.mode.value as Mode }));
-    this.el = h('header', { class: 'bar' }, sessions, fresh, this.mode);
+    this.el = h(
+      'header',
+      { class: 'bar' },
+      h('div', { class: 'session' }, this.title, this.folder),
+      h('div', { class: 'bar-row' }, this.model, this.mode),
+    );
   }
 
-  render(state: ChatState): void {
+  render(state: ChatState, connection: ConnectionView): void {
     const first = state.items.find((i) => i.kind === 'user');
-    const text = state.title ?? (first && first.kind === 'user' ? first.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ') : '');
+    const text = state.title ?? (first && first.kind === 'user' ? promptText(first.content) : '');
     this.title.textContent = text.trim() || 'New session';
+    this.title.title = this.title.textContent;
+    this.folder.hidden = !(connection.multiRoot && state.folder);
+    this.folder.textContent = state.folder ? state.folder.name : '';
+    this.folder.title = state.folder ? `Workspace folder: ${state.folder.name}` : '';
+    this.model.hidden = !connection.model;
+    this.model.replaceChildren(icon('hubot'), ` ${connection.model ?? ''}`);
+    this.model.title = connection.modelDetail ? `Model: ${connection.modelDetail}` : '';
+    this.model.setAttribute('aria-label', `Model ${connection.model ?? 'unknown'}`);
     if (this.mode.value !== state.mode) this.mode.value = state.mode;
   }
 }
 
-export function renderBanner(el: HTMLElement, status: ConnectionStatus, message?: string): void {
-  const text: Record<ConnectionStatus, string> = {
+export function renderBanner(el: HTMLElement, connection: ConnectionView): void {
+  const text: Record<ConnectionView['status'], string> = {
     starting: 'Starting the Tether daemon…',
     ready: '',
-    restarting: `The Tether daemon stopped; ${message ?? 'restarting'}…`,
-    down: message ?? 'The Tether daemon is not running.',
+    restarting: `The Tether daemon stopped; ${connection.message ?? 'restarting'}…`,
+    down: connection.message ?? 'The Tether daemon is not running.',
   };
-  el.textContent = text[status];
-  el.hidden = status === 'ready';
-  el.className = `banner ${status}`;
+  // A problem with a fix has its own card; the banner is for passing states.
+  el.hidden = connection.status === 'ready' || (connection.status === 'down' && connection.setup !== null);
+  el.textContent = text[connection.status];
+  el.className = `banner ${connection.status}`;
+}
+
+/** What keeps the user from a first prompt, with the buttons that fix it. */
+export function renderSetup(el: HTMLElement, setup: SetupState | null, promptKept: boolean): void {
+  el.hidden = setup === null;
+  if (!setup) {
+    el.replaceChildren();
+    return;
+  }
+  el.dataset.problem = setup.problem;
+  const actions = h('div', { class: 'setup-actions' });
+  setup.actions.forEach((a, i) => {
+    const b = button(a.label, { class: i === 0 ? 'primary' : 'secondary', 'data-action': a.id }, a.label);
+    b.addEventListener('click', () => send({ type: 'setupAction', action: a.id }));
+    actions.append(b);
+  });
+  el.replaceChildren(
+    h('h2', {}, icon(setup.problem === 'no_key' || setup.problem === 'no_model' ? 'key' : 'tools'), ` ${setup.title}`),
+    h('p', {}, ...codeText(setup.detail)),
+    actions,
+  );
+  if (promptKept) el.append(h('p', { class: 'kept' }, icon('info'), ' Your message is kept in the box below; send it once this is done.'));
 }
 
 export function renderPlan(el: HTMLElement, state: ChatState): void {
@@ -61,7 +99,7 @@ export function renderPlan(el: HTMLElement, state: ChatState): void {
     const label = entry.status === 'in_progress' && entry.activeForm ? entry.activeForm : entry.content;
     list.append(h('li', { class: `plan-${entry.status}` }, icon(name), h('span', { class: 'sr-only' }, `${entry.status.replace('_', ' ')}: `), ` ${label}`));
   }
-  const details = h('details', { open: wasOpen || undefined }, h('summary', {}, icon('checklist'), ` Plan ${done}/${state.plan.length}`), list);
+  const details = h('details', { open: wasOpen || undefined }, h('summary', {}, icon('checklist'), ` Todo ${done}/${state.plan.length}`), list);
   el.replaceChildren(details);
 }
 
@@ -75,6 +113,16 @@ export function renderTasks(el: HTMLElement, state: ChatState): void {
     list.append(h('li', { class: `task-${t.status}` }, icon(name, t.status), ` ${t.description}`, t.summary ? h('div', { class: 'task-summary' }, t.summary) : null));
   }
   el.replaceChildren(h('details', { open: running > 0 || undefined }, h('summary', {}, icon('server-process'), ` Background tasks (${running} running)`), list));
+}
+
+/** Prompts sent during a turn, until the daemon takes them in at its next step. */
+export function renderQueue(el: HTMLElement, state: ChatState): void {
+  el.hidden = state.queued.length === 0;
+  el.replaceChildren(
+    ...state.queued.map((q) =>
+      h('div', { class: 'queued', role: 'status', title: 'Queued: the agent reads it at its next step' }, icon('clock'), h('span', { class: 'queued-label' }, 'Queued'), h('span', { class: 'queued-text' }, q.text || '(attachments)')),
+    ),
+  );
 }
 
 export function renderMeter(el: HTMLElement, state: ChatState): void {

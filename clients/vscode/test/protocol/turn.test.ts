@@ -32,7 +32,8 @@ function items<K extends ChatItem['kind']>(h: Harness, kind: K): Extract<ChatIte
 describe('a turn against the real daemon', () => {
   it('declares the Tether capabilities and accepts the daemon protocol version', async () => {
     const h = await start([]);
-    assert.deepEqual(h.check, { ok: true, protocolVersion: 1 });
+    assert.ok(h.check.ok && h.check.protocolVersion === 1);
+    assert.match(h.check.ok ? h.check.facts.model ?? '' : '', /^scripted:/, 'the daemon says which model it runs');
   });
 
   it('streams agent text and tool cards into the chat state', async () => {
@@ -82,8 +83,9 @@ describe('a turn against the real daemon', () => {
     const card = items(h, 'tool')[1];
     assert.equal(card.title, 'Edit calc/ops.py');
     assert.equal(card.status, 'completed');
-    assert.equal(card.awaitingPermission, false);
-    assert.ok(h.actions.some((a) => a.type === 'awaitingPermission' && a.awaiting), 'the card showed the pending question');
+    assert.equal(card.question, undefined);
+    assert.deepEqual(card.answered, { label: 'Allow once', optionId: asked.options.find((o) => o.kind === 'allow_once')!.optionId });
+    assert.ok(h.actions.some((a) => a.type === 'question' && a.question?.hasDiff), 'the card showed the pending question');
 
     const [turn] = h.tracker.list(session);
     assert.equal(turn.prompt, 'fix mean');

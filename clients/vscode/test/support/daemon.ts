@@ -13,7 +13,7 @@ import { ServerCheck, TETHER_CLIENT_CAPABILITIES, checkServer, initializationOpt
 import { ChatAction } from '../../src/core/chatState';
 import { EditorDiagnostic, baselineFor, diagnosticsToForward } from '../../src/core/diagnostics';
 import { registerClientHandlers } from '../../src/core/handlers';
-import { PendingPermissions, buildQuestion } from '../../src/core/permissions';
+import { PendingPermissions, buildQuestion, cardQuestion } from '../../src/core/permissions';
 import { resolveDaemon } from '../../src/core/resolve';
 import { RpcConnection, TetherApi } from '../../src/core/rpc';
 import { ChatController } from '../../src/core/session';
@@ -58,8 +58,11 @@ export interface Harness {
   updates: SessionUpdateParams[];
   actions: ChatAction[];
   permissions: PermissionRequestParams[];
-  /** How the simulated user answers permission questions (by option kind; null dismisses). */
-  answer: (params: PermissionRequestParams) => PermissionOptionKind | null;
+  /** How the simulated user answers permission questions: by option kind, by option id
+   * (with feedback), or null to leave the question open (dismissed; `pending` answers it). */
+  answer: (params: PermissionRequestParams) => PermissionOptionKind | { optionId: string; feedback?: string } | null;
+  /** The questions waiting for an answer, as the extension keeps them. */
+  pending: PendingPermissions;
   /** `tether/diagnostics` notifications sent, in order. */
   sentDiagnostics: DiagnosticsParams[];
   /** A language server reports `diagnostics` for `uri`; forwarded as the extension does. */
@@ -104,7 +107,13 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const permissions: PermissionRequestParams[] = [];
   const tracker = new ChangeTracker();
   const pending = new PendingPermissions();
-  const controller = new ChatController({ workspaceFolder: pathToFileURL(workspace).toString(), mode: options.mode ?? 'default', onAction: (a) => actions.push(a) });
+  const folder = { uri: pathToFileURL(workspace).toString(), name: 'ws' };
+  const controller = new ChatController({
+    folders: () => [folder],
+    mode: options.mode ?? 'default',
+    onAction: (a) => actions.push(a),
+    onLoaded: (loaded) => tracker.load(loaded.sessionId, loaded.history, loaded.rewindableTurns),
+  });
   const files = new FakeWorkspace(conn);
   // The editor's diagnostics, and the extension's forwarding of them (diagnosticsForwarder.ts).
   const reported = new Map<string, EditorDiagnostic[]>();
@@ -127,20 +136,27 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     onSessionUpdate: (params) => {
       updates.push(params);
       tracker.apply(params.sessionId, params.turnId, params.update);
+      if (params.update.kind === 'turn_end') pending.withdrawSession(params.sessionId);
       controller.onSessionUpdate(params);
     },
-    askPermission: async (params) => {
+    askPermission: async (params, token) => {
       permissions.push(params);
+      const id = params.toolCall.toolCallId;
       const question = buildQuestion(params);
-      const answer = pending.open(params.toolCall.toolCallId, question);
-      controller.setAwaitingPermission(params.toolCall.toolCallId, true);
-      const kind = harness.answer(params);
-      // The "user" clicks the button whose label the dialog shows for that option.
-      pending.answer(params.toolCall.toolCallId, question.choices.find((c) => c.kind === kind)?.label);
+      const answer = pending.open(id, question, params.sessionId);
+      const cancel = token.onCancellationRequested(() => pending.withdraw(id));
+      const { title, toolKind, rawInput } = params.toolCall;
+      controller.dispatch({ type: 'question', toolCallId: id, question: cardQuestion(question), call: { title, toolKind, rawInput } });
+      const pick = harness.answer(params);
+      // The "user" clicks the button the dialog shows for that option (or closes it).
+      if (typeof pick === 'string') pending.answerLabel(id, question.choices.find((c) => c.kind === pick)?.label);
+      else if (pick) pending.answer(id, pick.optionId, pick.feedback);
       try {
-        return await answer;
+        const { outcome, answer: answered } = await answer;
+        controller.dispatch({ type: 'question', toolCallId: id, question: null, answered });
+        return outcome;
       } finally {
-        controller.setAwaitingPermission(params.toolCall.toolCallId, false);
+        cancel.dispose();
       }
     },
     saveDocuments: (uris) => files.save(uris),
@@ -173,6 +189,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     controller,
     tracker,
     check: checkServer(init, command),
+    pending,
     publishDiagnostics,
     sentDiagnostics,
     updates,

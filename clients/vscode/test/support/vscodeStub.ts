@@ -53,6 +53,8 @@ type Listener<T> = (e: T) => void;
 export const calls: { method: string; args: unknown[] }[] = [];
 /** What the next `showWarningMessage` calls answer, in order (undefined: dismissed). */
 export const warningAnswers: (string | undefined)[] = [];
+/** What the next `showInformationMessage` calls answer, in order. */
+export const infoAnswers: (string | undefined)[] = [];
 const diagnosticsListeners: Listener<{ uris: Uri[] }>[] = [];
 export const diagnostics = new Map<string, unknown[]>();
 export const documents: StubDocument[] = [];
@@ -69,8 +71,52 @@ export function readVirtual(uri: Uri): string {
 
 const disposable = { dispose() {} };
 
+/** Commands registered through the stub, by id. */
+export const commands = new Map<string, (...args: unknown[]) => unknown>();
+/** Files `workspace.fs.readFile` reads, by URI. */
+export const disk = new Map<string, string>();
+
+class EventEmitter<T> {
+  private listeners: Listener<T>[] = [];
+  event = (listener: Listener<T>) => {
+    this.listeners.push(listener);
+    return disposable;
+  };
+  fire(value: T): void {
+    this.listeners.forEach((l) => l(value));
+  }
+  dispose(): void {}
+}
+
+class TreeItem {
+  description?: string;
+  tooltip?: string;
+  resourceUri?: Uri;
+  command?: unknown;
+  contextValue?: string;
+  iconPath?: unknown;
+  constructor(readonly label: string, readonly collapsibleState = 0) {}
+}
+
+/** The code action providers registered through the stub. */
+export const codeActionProviders: { provideCodeActions(doc: unknown, range: unknown, context: { diagnostics: unknown[] }): unknown[] }[] = [];
+/** What `window.activeTextEditor` is. */
+export const editor: { active?: { document: { uri: Uri } } } = {};
+
 export const stub = {
   Uri,
+  CodeActionKind: { QuickFix: 'quickfix' },
+  CodeAction: class {
+    diagnostics?: unknown[];
+    command?: { command: string; title: string; arguments: unknown[] };
+    constructor(readonly title: string, readonly kind: string) {}
+  },
+  EventEmitter,
+  TreeItem,
+  TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+  ThemeIcon: class {
+    constructor(readonly id: string) {}
+  },
   StatusBarAlignment: { Left: 1, Right: 2 },
   ThemeColor: class {
     constructor(readonly id: string) {}
@@ -85,8 +131,15 @@ export const stub = {
       calls.push({ method: 'showWarningMessage', args });
       return warningAnswers.shift();
     },
-    showInformationMessage: async (...args: unknown[]) => void calls.push({ method: 'showInformationMessage', args }),
+    showInformationMessage: async (...args: unknown[]) => {
+      calls.push({ method: 'showInformationMessage', args });
+      return infoAnswers.shift();
+    },
     showErrorMessage: async (...args: unknown[]) => void calls.push({ method: 'showErrorMessage', args }),
+    createTreeView: () => disposable,
+    get activeTextEditor() {
+      return editor.active;
+    },
   },
   workspace: {
     get textDocuments() {
@@ -98,12 +151,23 @@ export const stub = {
       return doc;
     },
     asRelativePath: (uri: Uri) => uri.path.replace(/^\/w\//, ''),
+    fs: {
+      readFile: async (uri: Uri) => {
+        const text = disk.get(uri.toString());
+        if (text === undefined) throw new Error(`no such file: ${uri}`);
+        return new TextEncoder().encode(text);
+      },
+    },
     registerTextDocumentContentProvider: (scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }) => {
       providers.set(scheme, provider);
       return disposable;
     },
   },
   languages: {
+    registerCodeActionsProvider: (_selector: unknown, provider: (typeof codeActionProviders)[number]) => {
+      codeActionProviders.push(provider);
+      return disposable;
+    },
     onDidChangeDiagnostics: (listener: Listener<{ uris: Uri[] }>) => {
       diagnosticsListeners.push(listener);
       return disposable;
@@ -112,6 +176,10 @@ export const stub = {
   },
   commands: {
     executeCommand: async (...args: unknown[]) => void calls.push({ method: 'executeCommand', args }),
+    registerCommand: (id: string, fn: (...args: unknown[]) => unknown) => {
+      commands.set(id, fn);
+      return disposable;
+    },
   },
 };
 

@@ -122,16 +122,66 @@ describe('chat state reducer', () => {
     assert.deepEqual(s.rewindable, ['t1']);
   });
 
-  it('marks a card awaiting permission with its choices, and clears it when the call ends', () => {
+  it('puts an open question on its card, clears it with the answer, and ends it with the call', () => {
     const s = run([['t1', toolCall('c1')]]);
-    reduce(s, { type: 'awaitingPermission', toolCallId: 'c1', awaiting: true, choices: [{ label: 'Allow once', optionId: 'allow_once' }] });
+    const question = { kind: 'tool' as const, choices: [{ label: 'Allow once', optionId: 'allow_once', kind: 'allow_once' as const }], hasDiff: false };
+    reduce(s, { type: 'question', toolCallId: 'c1', question });
     const card = s.items[0];
     assert.ok(card.kind === 'tool');
-    assert.equal(card.awaitingPermission, true);
-    assert.equal(card.permissionChoices?.length, 1);
+    assert.deepEqual(card.question, question);
+    reduce(s, { type: 'question', toolCallId: 'c1', question: null, answered: { label: 'Allow once', optionId: 'allow_once' } });
+    assert.equal(card.question, undefined);
+    assert.deepEqual(card.answered, { label: 'Allow once', optionId: 'allow_once' });
+    reduce(s, { type: 'question', toolCallId: 'c1', question });
     run([['t1', { kind: 'tool_call_update', toolCallId: 'c1', status: 'completed' }]], true, s);
-    assert.equal(card.awaitingPermission, false);
-    assert.equal(card.permissionChoices, undefined);
+    assert.equal(card.question, undefined);
+  });
+
+  it('a question that arrives before its card makes the card', () => {
+    const s = run([['t1', { kind: 'user_message', content: [{ type: 'text', text: 'plan it' }] }]]);
+    const question = { kind: 'plan' as const, choices: [], plan: '1. a', hasDiff: false };
+    reduce(s, { type: 'question', toolCallId: 'p', question, call: { title: 'Leave plan mode with this plan', toolKind: 'think', rawInput: { plan: '1. a' } } });
+    const card = s.items[1];
+    assert.ok(card.kind === 'tool');
+    assert.equal(card.turnId, 't1');
+    assert.equal(card.question?.plan, '1. a');
+  });
+
+  it('a rejected call is marked as such, not as a plain failure', () => {
+    const s = run([['t1', toolCall('c1')], ['t1', { kind: 'tool_call_update', toolCallId: 'c1', status: 'failed', rejected: 'user' }]]);
+    const card = s.items[0];
+    assert.ok(card.kind === 'tool');
+    assert.equal(card.rejected, 'user');
+  });
+
+  it('shows a prompt queued during a turn until the daemon takes it in', () => {
+    const s = run([['t1', { kind: 'user_message', content: [{ type: 'text', text: 'first' }] }]]);
+    reduce(s, { type: 'queued', prompt: { id: 1, text: 'and the tests too' } });
+    reduce(s, { type: 'queued', prompt: { id: 2, text: 'unrelated' } });
+    run([['t1', { kind: 'user_message', content: [{ type: 'text', text: 'and  the tests\ntoo' }] }]], true, s);
+    assert.deepEqual(s.queued, [{ id: 2, text: 'unrelated' }]);
+    reduce(s, { type: 'unqueued', id: 2 });
+    assert.deepEqual(s.queued, []);
+  });
+
+  it('a finished todo list does not stay pinned over the next request', () => {
+    const s = run([
+      ['t1', { kind: 'plan', entries: [{ content: 'a', status: 'completed' }] }],
+      ['t2', { kind: 'user_message', content: [{ type: 'text', text: 'something else' }] }],
+    ]);
+    assert.deepEqual(s.plan, []);
+    const open = run([
+      ['t1', { kind: 'plan', entries: [{ content: 'a', status: 'completed' }, { content: 'b', status: 'pending' }] }],
+      ['t2', { kind: 'user_message', content: [{ type: 'text', text: 'go on' }] }],
+    ]);
+    assert.equal(open.plan.length, 2, 'unfinished work stays in view');
+  });
+
+  it('a session undone down to nothing loses its title', () => {
+    const s = emptyState('s1', 'default', 'Fix mean()');
+    run([['t1', { kind: 'user_message', content: [{ type: 'text', text: 'Fix mean()' }] }]], true, s);
+    reduce(s, { type: 'rewound', turnId: 't1' });
+    assert.equal(s.title, null);
   });
 
   it('a reset snapshot is a deep copy, so host and webview never share objects', () => {
@@ -148,7 +198,8 @@ describe('chat state reducer', () => {
       { type: 'busy', busy: true },
       { type: 'update', turnId: 't', update: { kind: 'user_message', content: [{ type: 'text', text: 'x' }] }, live: true },
       { type: 'update', turnId: 't', update: toolCall('c'), live: true },
-      { type: 'awaitingPermission', toolCallId: 'c', awaiting: true },
+      { type: 'question', toolCallId: 'c', question: { kind: 'tool', choices: [], hasDiff: false } },
+      { type: 'queued', prompt: { id: 1, text: 'more' } },
       { type: 'mode', mode: 'plan' },
       { type: 'update', turnId: 't', update: { kind: 'turn_end', stopReason: 'end_turn' }, live: true },
       { type: 'notice', level: 'warning', message: 'w' },

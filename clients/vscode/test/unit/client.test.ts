@@ -59,7 +59,7 @@ describe('chat controller', () => {
       'tether/loadSession': () => ({ sessionId: 'S0', history: [{ turnId: 'T0', kind: 'user_message', content: [{ type: 'text', text: 'old' }] }, { turnId: 'T0', kind: 'agent_message_chunk', text: 'reply' }] }),
       'tether/listSessions': () => ({ sessions: [] }),
     };
-    const controller = new ChatController({ workspaceFolder: 'file:///w', mode: 'acceptEdits', onAction: (a) => actions.push(a) });
+    const controller = new ChatController({ folders: () => [{ uri: 'file:///w', name: 'w' }], mode: 'acceptEdits', onAction: (a) => actions.push(a) });
     return { rpc, actions, controller };
   }
 
@@ -129,5 +129,114 @@ describe('chat controller', () => {
     controller.detach();
     assert.equal(controller.state.busy, false);
     assert.match(JSON.stringify(controller.state.items.at(-1)), /stopped during the turn/);
+  });
+
+  it('restores the session a reloaded window had open, with title, usage totals and what can be undone', async () => {
+    const { rpc, controller } = setup();
+    rpc.replies['tether/loadSession'] = () => ({
+      sessionId: 'S0',
+      title: 'Fix mean()',
+      turns: 1,
+      usage: { inputTokens: 1000, outputTokens: 200, cacheReadTokens: 300, cacheCreationTokens: 0, costUsd: 0.42 },
+      rewindableTurns: ['T0'],
+      history: [
+        { turnId: 'T0', kind: 'user_message', content: [{ type: 'text', text: 'Fix mean()' }] },
+        { turnId: 'T0', kind: 'usage', inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheCreationTokens: 0, costUsd: 0.01, contextTokens: 12, contextWindow: 1000 },
+        { turnId: 'T0', kind: 'turn_end', stopReason: 'end_turn' },
+      ],
+    });
+    const loaded: string[] = [];
+    const remembered: (string | null)[] = [];
+    const c = new ChatController({ folders: () => [{ uri: 'file:///w', name: 'w' }], mode: 'default', onAction: () => {}, onLoaded: (l) => loaded.push(l.sessionId), onSessionChanged: (id) => remembered.push(id) });
+    void controller;
+    await c.attach(new TetherApi(rpc), 'S0');
+    assert.equal(c.state.sessionId, 'S0');
+    assert.equal(c.state.title, 'Fix mean()');
+    assert.deepEqual(c.state.rewindable, ['T0']);
+    assert.equal(c.state.usage.sessionCostUsd, 0.42, 'the cost does not start over on resume');
+    assert.equal(c.state.usage.sessionTokens, 1500);
+    assert.equal(c.state.usage.contextTokens, 12, 'the meter shows the last context');
+    assert.deepEqual(loaded, ['S0']);
+    assert.deepEqual(remembered, ['S0']);
+  });
+
+  it('a remembered session that is gone is forgotten, not an error', async () => {
+    const { rpc } = setup();
+    rpc.replies['tether/loadSession'] = () => {
+      throw new Error('unknown sessionId');
+    };
+    const remembered: (string | null)[] = [];
+    const c = new ChatController({ folders: () => [], mode: 'default', onAction: () => {}, onSessionChanged: (id) => remembered.push(id) });
+    await c.attach(new TetherApi(rpc), 'gone');
+    assert.equal(c.state.sessionId, null);
+    assert.deepEqual(remembered, [null]);
+  });
+
+  it('in a multi-root window lists each folder\'s sessions and starts sessions in the chosen folder', async () => {
+    const { rpc } = setup();
+    const folders = [{ uri: 'file:///a', name: 'a' }, { uri: 'file:///b', name: 'b' }];
+    rpc.replies['tether/listSessions'] = (p) => {
+      const folder = (p as { workspaceFolder: string }).workspaceFolder;
+      return { sessions: [{ sessionId: `in-${folder.slice(-1)}`, title: folder, workspaceFolder: folder, createdAt: '', updatedAt: '', turns: 1 }] };
+    };
+    let active: string | undefined = 'file:///b';
+    const c = new ChatController({ folders: () => folders, preferredFolder: () => active, mode: 'default', onAction: () => {} });
+    await c.attach(new TetherApi(rpc));
+    const groups = await c.listSessions();
+    assert.deepEqual(groups.map((g) => [g.folder.name, g.sessions.map((s) => s.sessionId)]), [['a', ['in-a']], ['b', ['in-b']]]);
+    await c.newSession();
+    assert.deepEqual(rpc.sent.at(-1)?.params, { workspaceFolder: 'file:///b', permissionMode: 'default' }, 'the active editor\'s folder');
+    assert.equal(c.state.folder?.name, 'b');
+    active = undefined;
+    await c.newSession('file:///a');
+    assert.deepEqual(rpc.sent.at(-1)?.params, { workspaceFolder: 'file:///a', permissionMode: 'default' });
+    await c.loadSession('in-b');
+    assert.equal(c.state.folder?.name, 'b', 'a resumed session knows its folder');
+  });
+
+  it('a prompt sent during a turn shows as queued until the daemon takes it in', async () => {
+    const { rpc, controller } = setup();
+    let finish: (r: unknown) => void = () => {};
+    rpc.replies['tether/prompt'] = () => new Promise((resolve) => (finish = resolve));
+    await controller.attach(new TetherApi(rpc));
+    const first = controller.send([{ type: 'text', text: 'first' }]);
+    await new Promise((r) => setTimeout(r, 0));
+    controller.onSessionUpdate({ sessionId: 'S1', turnId: 'T', update: { kind: 'user_message', content: [{ type: 'text', text: 'first' }] } });
+    const finishFirst = finish;
+    const second = controller.send([{ type: 'text', text: 'also this' }]);
+    await new Promise((r) => setTimeout(r, 0));
+    assert.deepEqual(controller.state.queued.map((q) => q.text), ['also this']);
+    controller.onSessionUpdate({ sessionId: 'S1', turnId: 'T', update: { kind: 'user_message', content: [{ type: 'text', text: 'also this' }] } });
+    assert.deepEqual(controller.state.queued, [], 'taken in at the next step');
+    controller.onSessionUpdate({ sessionId: 'S1', turnId: 'T', update: { kind: 'turn_end', stopReason: 'end_turn' } });
+    finishFirst({ stopReason: 'end_turn', turnId: 'T', usage: {} });
+    finish({ stopReason: 'end_turn', turnId: 'T', usage: {} });
+    await Promise.all([first, second]);
+    assert.equal(rpc.sent.filter((s) => s.method === 'tether/prompt').length, 2, 'nothing sent twice');
+  });
+
+  it('a queued prompt the turn ended without reading is sent again as a turn of its own', async () => {
+    const { rpc, controller } = setup();
+    const resolvers: ((r: unknown) => void)[] = [];
+    rpc.replies['tether/prompt'] = () => new Promise((resolve) => resolvers.push(resolve));
+    await controller.attach(new TetherApi(rpc));
+    const first = controller.send([{ type: 'text', text: 'first' }]);
+    await new Promise((r) => setTimeout(r, 0));
+    const late = controller.send([{ type: 'text', text: 'too late' }]);
+    await new Promise((r) => setTimeout(r, 0));
+    assert.equal(controller.state.queued.length, 1);
+    controller.onSessionUpdate({ sessionId: 'S1', turnId: 'T', update: { kind: 'turn_end', stopReason: 'end_turn' } });
+    resolvers[0]({ stopReason: 'end_turn', turnId: 'T', usage: {} });
+    resolvers[1]({ stopReason: 'end_turn', turnId: 'T', usage: {} }); // given back unread
+    await first;
+    await new Promise((r) => setTimeout(r, 0));
+    const prompts = rpc.sent.filter((s) => s.method === 'tether/prompt');
+    assert.equal(prompts.length, 3);
+    assert.deepEqual((prompts[2].params as { prompt: unknown }).prompt, [{ type: 'text', text: 'too late' }]);
+    assert.deepEqual(controller.state.queued, []);
+    assert.equal(controller.state.busy, true, 'its own turn runs');
+    resolvers[2]({ stopReason: 'end_turn', turnId: 'T2', usage: {} });
+    await late;
+    assert.equal(controller.state.busy, false);
   });
 });

@@ -60,7 +60,24 @@ describe('markdown', () => {
     assert.match(html, /<a href="https:\/\/example.com" data-link="">ok<\/a>/);
   });
   it('renders an unfinished stream without breaking', () => {
-    assert.match(renderMarkdown('```py\nprint(1)'), /<pre><code class="language-py">print\(1\)/);
+    assert.match(renderMarkdown('```py\nprint(1)'), /<pre><code class="language-py"><span class="hljs-built_in">print<\/span>\(<span class="hljs-number">1<\/span>\)<\/code><\/pre>/);
+  });
+  it('highlights known languages, escapes the rest, and gives every code block a Copy button', () => {
+    const known = renderMarkdown('```python\ndef f(): return "<b>"\n```');
+    assert.match(known, /<span class="code-lang">python<\/span><button type="button" class="copy" data-copy/);
+    assert.match(known, /<span class="hljs-keyword">def<\/span>/);
+    assert.match(known, /&lt;b&gt;/, 'code stays escaped');
+    const unknown = renderMarkdown('```nosuchlang\n<script>x</script>\n```');
+    assert.match(unknown, /<span class="code-lang">nosuchlang<\/span>/);
+    assert.match(unknown, /&lt;script&gt;x&lt;\/script&gt;/);
+    assert.doesNotMatch(unknown, /hljs-/);
+    const plain = renderMarkdown('```\nls -la\n```');
+    assert.match(plain, /<span class="code-lang">text<\/span>/);
+    const label = renderMarkdown('```"><img src=x>\nx\n```');
+    assert.doesNotMatch(label, /<img/, 'the language label is escaped');
+  });
+  it('renders tables (their borders come from chat.css)', () => {
+    assert.match(renderMarkdown('| a | b |\n|---|---|\n| 1 | 2 |'), /<table>[\s\S]*<td>1<\/td>/);
   });
 });
 

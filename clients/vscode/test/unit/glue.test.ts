@@ -1,11 +1,16 @@
 /** The VS Code glue, with the `vscode` module stubbed (test/support/vscodeStub.ts). */
-import { calls, diagnostics, document, documents, fireDiagnostics, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
+import { calls, codeActionProviders, commands, diagnostics, disk, editor, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
+import { CardQuestion } from '../../src/core/chatState';
+import { Answer } from '../../src/core/permissions';
 import { DiagnosticsParams, PermissionRequestParams } from '../../src/core/wire';
 import { TetherApi } from '../../src/core/rpc';
 import { ChangeTracker } from '../../src/core/turns';
+import { ChangesView } from '../../src/vscode/changesView';
 import { forwardDiagnostics } from '../../src/vscode/diagnosticsForwarder';
+import { registerFixes } from '../../src/vscode/fixes';
+import { ContentBlock } from '../../src/core/wire';
 import { DiffDocuments } from '../../src/vscode/diffDocuments';
 import { saveDocuments } from '../../src/vscode/documents';
 import { PermissionDialog } from '../../src/vscode/permissionDialog';
@@ -15,6 +20,7 @@ import { NEVER, TestToken } from '../support/fakeRpc';
 beforeEach(() => {
   calls.length = 0;
   warningAnswers.length = 0;
+  infoAnswers.length = 0;
   documents.length = 0;
 });
 
@@ -28,25 +34,50 @@ const EDIT: PermissionRequestParams = {
   ],
 };
 
+const PLAN: PermissionRequestParams = {
+  sessionId: 's',
+  kind: 'plan',
+  plan: '1. Fix mean()',
+  toolCall: { toolCallId: 'p1', title: 'Leave plan mode with this plan', toolKind: 'think', rawInput: { plan: '1. Fix mean()' } },
+  options: [
+    { optionId: 'plan_default', name: 'Start (ask before edits)', kind: 'allow_once' },
+    { optionId: 'plan_accept_edits', name: 'Start (accept edits)', kind: 'allow_once' },
+    { optionId: 'plan_keep', name: 'Keep planning', kind: 'reject_once' },
+  ],
+};
+
 describe('permission dialog', () => {
+  type Shown = { id: string; question: CardQuestion | null; answered?: Answer };
+  function dialog(visible = true) {
+    const shown: Shown[] = [];
+    const revealed: number[] = [];
+    const diffs = new DiffDocuments();
+    const d = new PermissionDialog(diffs, {
+      show: (id, question, extra) => shown.push({ id, question, answered: extra.answered }),
+      chatVisible: () => visible,
+      revealChat: async () => void revealed.push(1),
+    });
+    return { d, shown, revealed };
+  }
+  const settle = () => new Promise((r) => setTimeout(r, 0));
+
   it('asks in a modal with the answers and "Review diff", and returns the pick', async () => {
-    const awaiting: boolean[] = [];
-    const dialog = new PermissionDialog(new DiffDocuments(), { awaiting: (_id, a) => awaiting.push(a) });
+    const { d, shown } = dialog();
     warningAnswers.push('Allow once');
-    const outcome = await dialog.ask(EDIT, NEVER);
+    const outcome = await d.ask(EDIT, NEVER);
     assert.deepEqual(outcome, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
     const [modal] = calls;
     assert.equal(modal.args[0], 'Tether wants to: Edit a.py');
     assert.deepEqual(modal.args[1], { modal: true, detail: 'change a.py (+1 −1)' });
     assert.deepEqual(modal.args.slice(2), ['Allow once', 'Allow always', 'Reject', 'Review diff']);
-    assert.deepEqual(awaiting, [true, false], 'the chat card shows the question while it is open');
+    assert.equal(shown[0].question?.hasDiff, true, 'the chat card shows the question while it is open');
+    assert.deepEqual(shown[1], { id: 'c1', question: null, answered: { label: 'Allow once', optionId: 'allow_once' } });
   });
 
   it('"Review diff" opens the diff editor on the proposed change and asks again without a modal', async () => {
-    const diffs = new DiffDocuments();
-    const dialog = new PermissionDialog(diffs, { awaiting: () => {} });
+    const { d } = dialog();
     warningAnswers.push('Review diff', 'Reject');
-    const outcome = await dialog.ask(EDIT, NEVER);
+    const outcome = await d.ask(EDIT, NEVER);
     assert.deepEqual(outcome, { outcome: { outcome: 'selected', optionId: 'reject_once' } });
     const diff = calls.find((c) => c.method === 'executeCommand');
     assert.ok(diff);
@@ -57,22 +88,76 @@ describe('permission dialog', () => {
     assert.equal(typeof again.args[1], 'string', 'the second ask is a plain notification');
   });
 
-  it('a dismissed modal is a cancelled answer; so is a cancelled request', async () => {
-    const dialog = new PermissionDialog(new DiffDocuments(), { awaiting: () => {} });
-    warningAnswers.push(undefined);
-    assert.deepEqual(await dialog.ask(EDIT, NEVER), { outcome: { outcome: 'cancelled' } });
-    const token = new TestToken();
-    // The modal never answers here; the daemon withdraws the question.
-    const pending = dialog.ask({ ...EDIT, toolCall: { ...EDIT.toolCall, toolCallId: 'c2' } }, token);
-    token.cancel();
-    assert.deepEqual(await pending, { outcome: { outcome: 'cancelled' } });
+  it('Escape on the modal answers nothing: the card answers later, the turn waits meanwhile', async () => {
+    const { d, shown } = dialog();
+    warningAnswers.push(undefined); // the modal, dismissed
+    let done = false;
+    const pending = d.ask(EDIT, NEVER).then((o) => ((done = true), o));
+    await settle();
+    assert.equal(done, false, 'still waiting for an answer');
+    assert.equal(d.pending.isPending('c1'), true);
+    assert.equal(shown.length, 1, 'the card still shows the question');
+    d.pending.answer('c1', 'allow_once');
+    assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
   });
 
-  it('the chat card can answer while the modal is open', async () => {
-    const dialog = new PermissionDialog(new DiffDocuments(), { awaiting: () => {} });
-    const pending = dialog.ask(EDIT, NEVER); // showWarningMessage answers undefined later
-    dialog.pending.answerById('c1', 'allow_always');
-    assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'allow_always' } });
+  it('closing the "Review diff" notification answers nothing either; the card can reopen the dialog', async () => {
+    const { d } = dialog();
+    warningAnswers.push('Review diff', undefined);
+    const pending = d.ask(EDIT, NEVER);
+    await settle();
+    await settle();
+    assert.equal(d.pending.isPending('c1'), true);
+    warningAnswers.push('Reject');
+    await d.converse('c1');
+    assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'reject_once' } });
+    const modals = calls.filter((c) => c.method === 'showWarningMessage' && typeof c.args[1] === 'object');
+    assert.equal(modals.length, 2, 'the modal came back');
+  });
+
+  it('the card\'s "Review diff" opens the diff without another dialog', async () => {
+    const { d } = dialog();
+    warningAnswers.push(undefined);
+    const pending = d.ask(EDIT, NEVER);
+    await settle();
+    calls.length = 0;
+    await d.reviewDiff('c1', false);
+    assert.deepEqual(calls.map((c) => c.method), ['executeCommand']);
+    d.pending.answer('c1', 'allow_once');
+    await pending;
+  });
+
+  it('a question the daemon withdraws ($/cancelRequest) ends with cancelled', async () => {
+    const { d, shown } = dialog();
+    const token = new TestToken();
+    const pending = d.ask({ ...EDIT, toolCall: { ...EDIT.toolCall, toolCallId: 'c2' } }, token);
+    token.cancel();
+    assert.deepEqual(await pending, { outcome: { outcome: 'cancelled' } });
+    assert.equal(shown.at(-1)?.question, null, 'the card stops asking');
+  });
+
+  it('a plan goes to its card, not to a modal; the answer carries the feedback', async () => {
+    const { d, shown } = dialog(true);
+    const pending = d.ask(PLAN, NEVER);
+    await settle();
+    assert.equal(calls.filter((c) => c.method === 'showWarningMessage').length, 0, 'no modal for a plan');
+    assert.equal(calls.filter((c) => c.method === 'showInformationMessage').length, 0, 'the chat is in view: no notification');
+    assert.equal(shown[0].question?.kind, 'plan');
+    assert.equal(shown[0].question?.plan, '1. Fix mean()');
+    d.pending.answer('p1', 'plan_keep', 'Cover the empty list');
+    assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'plan_keep', feedback: 'Cover the empty list' } });
+    assert.deepEqual(shown.at(-1)?.answered, { label: 'Keep planning', optionId: 'plan_keep', feedback: 'Cover the empty list' });
+  });
+
+  it('a plan while the chat is out of sight says so in a notification that opens the chat', async () => {
+    const { d, revealed } = dialog(false);
+    infoAnswers.push('Review Plan');
+    const pending = d.ask(PLAN, NEVER);
+    await settle();
+    await settle();
+    assert.equal(revealed.length, 1);
+    d.pending.answer('p1', 'plan_default');
+    await pending;
   });
 });
 
@@ -120,5 +205,88 @@ describe('status bar', () => {
     bar.render({ busy: false, currentTool: null });
     assert.equal(item.text, '$(debug-disconnect) Tether');
     assert.ok(item.backgroundColor);
+  });
+});
+
+describe('changes view', () => {
+  function twoTurns() {
+    const tracker = new ChangeTracker();
+    const diff = (turn: string, id: string, before: string, after: string) =>
+      tracker.apply('s', turn, { kind: 'tool_call_update', toolCallId: id, content: [{ type: 'diff', uri: 'file:///w/a.py', oldText: before, newText: after }] });
+    tracker.apply('s', 't1', { kind: 'user_message', content: [{ type: 'text', text: 'one' }] });
+    diff('t1', 'c1', 'v0\n', 'v1\n');
+    tracker.apply('s', 't2', { kind: 'user_message', content: [{ type: 'text', text: 'two' }] });
+    diff('t2', 'c2', 'v1\n', 'v2\n');
+    const view = new ChangesView(tracker, new DiffDocuments(), { activeSession: () => 's', rewind: async () => [] });
+    return { tracker, view };
+  }
+  const diffSides = () => {
+    const call = calls.filter((c) => c.method === 'executeCommand' && c.args[0] === 'vscode.diff').at(-1)!;
+    const right = call.args[2] as Uri;
+    return [readVirtual(call.args[1] as Uri), right.scheme === 'file' ? `file:${right.path}` : readVirtual(right)];
+  };
+
+  it('an earlier turn\'s diff ends where that turn ended, not at the file as it is now', async () => {
+    const { tracker, view } = twoTurns();
+    disk.set('file:///w/a.py', 'v2\n');
+    const [first, second] = [tracker.find('s', 't1')!, tracker.find('s', 't2')!];
+    await commands.get('tether.openChange')!({ turn: first, file: first.files[0] });
+    assert.deepEqual(diffSides(), ['v0\n', 'v1\n']);
+    // The latest turn, while the file still reads as it left it: the file itself (editable).
+    await commands.get('tether.openChange')!({ turn: second, file: second.files[0] });
+    assert.deepEqual(diffSides(), ['v1\n', 'file:/w/a.py']);
+    // Edited since: the text the turn left.
+    disk.set('file:///w/a.py', 'v3\n');
+    await commands.get('tether.openChange')!({ turn: second, file: second.files[0] });
+    assert.deepEqual(diffSides(), ['v1\n', 'v2\n']);
+    view.dispose();
+  });
+
+  it('offers Undo only for turns the daemon can rewind', async () => {
+    const { tracker, view } = twoTurns();
+    tracker.load('s', [{ turnId: 'old', kind: 'user_message', content: [{ type: 'text', text: 'old' }] }, { turnId: 'old', kind: 'tool_call_update', toolCallId: 'x', content: [{ type: 'diff', uri: 'file:///w/b.py', oldText: 'a', newText: 'b' }] }], []);
+    const [node] = view.getChildren();
+    assert.equal(view.getTreeItem(node).contextValue, 'tetherTurnKept');
+    await commands.get('tether.undoTurn')!(node);
+    assert.match(String(calls.at(-1)?.args[0]), /cannot undo this turn/);
+    view.dispose();
+  });
+});
+
+describe('Fix with Tether', () => {
+  const problem = (line: number, severity: number, message: string) => ({
+    range: { start: { line, character: 2 }, end: { line, character: 5 } },
+    severity,
+    message,
+    source: 'json',
+  });
+
+  it('a quick fix per diagnostic, which runs a turn about that problem in its file\'s session', async () => {
+    const asked: [ContentBlock[], string][] = [];
+    registerFixes({ ask: async (p, file) => void asked.push([p, file.toString()]), attachFile: async () => {} });
+    const provider = codeActionProviders.at(-1)!;
+    const doc = { uri: Uri.parse('file:///w/c.json') };
+    const one = provider.provideCodeActions(doc, null, { diagnostics: [problem(2, 0, 'Trailing comma')] }) as { title: string; command: { command: string; arguments: unknown[] } }[];
+    assert.deepEqual(one.map((a) => a.title), ['Fix with Tether']);
+    const two = provider.provideCodeActions(doc, null, { diagnostics: [problem(2, 0, 'Trailing comma'), problem(2, 1, 'Odd')] }) as { title: string }[];
+    assert.deepEqual(two.map((a) => a.title), ['Fix with Tether: Trailing comma', 'Fix with Tether: Odd']);
+    await commands.get(one[0].command.command)!(...one[0].command.arguments);
+    assert.equal(asked[0][1], 'file:///w/c.json');
+    assert.equal(asked[0][0][0].type === 'text' && asked[0][0][0].text, 'Fix this problem in c.json: line 3, error: Trailing comma (json)');
+  });
+
+  it('the editor title button sends the file\'s errors and warnings, or adds a file without any', async () => {
+    const asked: ContentBlock[][] = [];
+    const attached: string[] = [];
+    registerFixes({ ask: async (p) => void asked.push(p), attachFile: async (uri) => void attached.push(uri.toString()) });
+    editor.active = { document: { uri: Uri.parse('file:///w/a.py') } };
+    diagnostics.set('file:///w/a.py', [problem(4, 3, 'hint only'), problem(1, 1, 'shadowed'), problem(7, 0, 'undefined')]);
+    await commands.get('tether.fixFile')!();
+    assert.match(asked[0][0].type === 'text' ? asked[0][0].text : '', /^Fix these problems in a\.py:\n- line 8, error: undefined \(json\)\n- line 2, warning: shadowed \(json\)$/);
+    diagnostics.set('file:///w/a.py', [problem(4, 3, 'hint only')]);
+    await commands.get('tether.fixFile')!();
+    assert.deepEqual(attached, ['file:///w/a.py']);
+    assert.equal(asked.length, 1);
+    editor.active = undefined;
   });
 });

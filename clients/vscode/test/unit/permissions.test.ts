@@ -1,25 +1,44 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PendingPermissions, buildQuestion, outcomeFor, outcomeOfKind } from '../../src/core/permissions';
+import { PendingPermissions, buildQuestion, outcomeOfKind } from '../../src/core/permissions';
 import { PermissionRequestParams } from '../../src/core/wire';
 
 const options: PermissionRequestParams['options'] = [
   { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
-  { optionId: 'allow_always', name: 'Allow always (Bash(npm test:*))', kind: 'allow_always' },
+  { optionId: 'allow_always', name: 'Always allow Bash(npm test:*)', kind: 'allow_always', rule: 'Bash(npm test:*)' },
   { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
 ];
 
-function request(extra: Partial<PermissionRequestParams['toolCall']>): PermissionRequestParams {
-  return { sessionId: 's', toolCall: { toolCallId: 'c', title: 'Run npm test', toolKind: 'execute', rawInput: {}, ...extra }, options };
+function request(extra: Partial<PermissionRequestParams['toolCall']>, more: Partial<PermissionRequestParams> = {}): PermissionRequestParams {
+  return { sessionId: 's', toolCall: { toolCallId: 'c', title: 'Run npm test', toolKind: 'execute', rawInput: {}, ...extra }, options, ...more };
 }
 
+const PLAN: PermissionRequestParams = {
+  sessionId: 's',
+  kind: 'plan',
+  plan: '# Plan\n1. Fix `mean()`',
+  toolCall: { toolCallId: 'p', title: 'Leave plan mode with this plan', toolKind: 'think', rawInput: { plan: '# Plan\n1. Fix `mean()`' } },
+  options: [
+    { optionId: 'plan_default', name: 'Start (ask before edits)', kind: 'allow_once' },
+    { optionId: 'plan_accept_edits', name: 'Start (accept edits)', kind: 'allow_once' },
+    { optionId: 'plan_keep', name: 'Keep planning', kind: 'reject_once' },
+  ],
+};
+
 describe('permission questions', () => {
-  it('orders the answers allow once, allow always, reject, and shows the command', () => {
+  it('orders the answers allow once, allow always, reject; shows the command and the rule', () => {
     const q = buildQuestion(request({ rawInput: { command: 'npm test' } }));
+    assert.equal(q.kind, 'tool');
     assert.equal(q.message, 'Tether wants to: Run npm test');
     assert.equal(q.detail, '$ npm test');
-    assert.deepEqual(q.choices.map((c) => c.label), ['Allow once', 'Allow always (Bash(npm test:*))', 'Reject']);
+    assert.deepEqual(q.choices.map((c) => c.label), ['Allow once', 'Always allow Bash(npm test:*)', 'Reject']);
+    assert.equal(q.choices[1].rule, 'Bash(npm test:*)');
     assert.deepEqual(q.diffs, []);
+  });
+
+  it('puts the rule into the label when an older daemon left it out of the name', () => {
+    const q = buildQuestion(request({}, { options: [{ optionId: 'a', name: 'Allow always', kind: 'allow_always', rule: 'Bash(make:*)' }] }));
+    assert.equal(q.choices[0].label, 'Allow always Bash(make:*)');
   });
 
   it('offers the proposed diff of an edit', () => {
@@ -31,47 +50,80 @@ describe('permission questions', () => {
     assert.deepEqual(q.diffs, [{ uri: 'file:///w/a.py', oldText: 'a\n', newText: 'b\n' }, { uri: 'file:///w/n.py', oldText: null, newText: 'x' }]);
   });
 
-  it('maps the picked label to its option, and a dismissed dialog to cancelled', () => {
-    const q = buildQuestion(request({}));
-    assert.deepEqual(outcomeFor(q, 'Allow once'), { outcome: { outcome: 'selected', optionId: 'allow_once' } });
-    assert.deepEqual(outcomeFor(q, undefined), { outcome: { outcome: 'cancelled' } });
-    assert.deepEqual(outcomeFor(q, 'Review diff'), { outcome: { outcome: 'cancelled' } });
+  it('a plan keeps the daemon\'s order of answers and carries the plan', () => {
+    const q = buildQuestion(PLAN);
+    assert.equal(q.kind, 'plan');
+    assert.equal(q.plan, '# Plan\n1. Fix `mean()`');
+    assert.deepEqual(q.choices.map((c) => c.optionId), ['plan_default', 'plan_accept_edits', 'plan_keep']);
+    const fromInput = buildQuestion({ ...PLAN, plan: undefined });
+    assert.equal(fromInput.plan, '# Plan\n1. Fix `mean()`', 'an older daemon: the plan from the call\'s input');
+  });
+
+  it('picks by kind for automatic answers', () => {
     assert.deepEqual(outcomeOfKind(request({}), 'allow_always'), { outcome: { outcome: 'selected', optionId: 'allow_always' } });
     assert.deepEqual(outcomeOfKind(request({}), 'reject_always'), { outcome: { outcome: 'cancelled' } });
   });
+});
 
-  it('answers each pending question once, whoever answers first', async () => {
+describe('pending questions', () => {
+  it('answers each question once, whoever answers first', async () => {
     const pending = new PendingPermissions();
-    const q = buildQuestion(request({}));
-    const answer = pending.open('c', q);
+    const answer = pending.open('c', buildQuestion(request({})));
     assert.equal(pending.isPending('c'), true);
-    assert.equal(pending.answerById('c', 'allow_always'), true);
-    assert.equal(pending.answer('c', 'Reject'), false, 'the modal answering late is ignored');
-    assert.deepEqual(await answer, { outcome: { outcome: 'selected', optionId: 'allow_always' } });
-    assert.equal(pending.answerById('c', 'allow_once'), false);
+    assert.equal(pending.answer('c', 'allow_always'), true);
+    assert.equal(pending.answerLabel('c', 'Reject'), false, 'the modal answering late is ignored');
+    assert.deepEqual(await answer, {
+      outcome: { outcome: { outcome: 'selected', optionId: 'allow_always' } },
+      answer: { label: 'Always allow Bash(npm test:*)', optionId: 'allow_always' },
+    });
+    assert.equal(pending.answer('c', 'allow_once'), false);
   });
 
-  it('a turn that ends makes the questions of its session moot', async () => {
+  it('a dismissed dialog answers nothing: the question stays open for the card', async () => {
+    const pending = new PendingPermissions();
+    const answer = pending.open('c', buildQuestion(request({})));
+    assert.equal(pending.answerLabel('c', undefined), false);
+    assert.equal(pending.answer('c', 'no_such_option'), false);
+    assert.equal(pending.isPending('c'), true);
+    assert.equal(pending.answerLabel('c', 'Allow once'), true);
+    assert.deepEqual((await answer).outcome, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
+  });
+
+  it('carries feedback with the answer, trimmed, and leaves it out when empty', async () => {
+    const pending = new PendingPermissions();
+    const keep = pending.open('p', buildQuestion(PLAN));
+    pending.answer('p', 'plan_keep', '  Also cover the empty list.  ');
+    assert.deepEqual(await keep, {
+      outcome: { outcome: { outcome: 'selected', optionId: 'plan_keep', feedback: 'Also cover the empty list.' } },
+      answer: { label: 'Keep planning', optionId: 'plan_keep', feedback: 'Also cover the empty list.' },
+    });
+    const start = pending.open('p', buildQuestion(PLAN));
+    pending.answer('p', 'plan_default', '   ');
+    assert.deepEqual((await start).outcome, { outcome: { outcome: 'selected', optionId: 'plan_default' } });
+  });
+
+  it('the daemon withdraws questions: one, a session\'s (its turn ended), or all (it went away)', async () => {
     const pending = new PendingPermissions();
     const q = buildQuestion(request({}));
     const mine = pending.open('c', q, 's1');
     const other = pending.open('d', q, 's2');
-    pending.cancelSession('s1');
-    assert.deepEqual(await mine, { outcome: { outcome: 'cancelled' } });
+    pending.withdrawSession('s1');
+    assert.deepEqual(await mine, { outcome: { outcome: { outcome: 'cancelled' } }, answer: undefined });
     assert.equal(pending.isPending('d'), true);
-    pending.answer('d', 'Allow once');
-    assert.deepEqual(await other, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
+    const third = pending.open('e', q, 's2');
+    pending.withdraw('e');
+    assert.deepEqual((await third).outcome, { outcome: { outcome: 'cancelled' } });
+    pending.withdrawAll();
+    assert.deepEqual((await other).outcome, { outcome: { outcome: 'cancelled' } });
   });
 
-  it('cancels everything when the daemon goes away, and a repeated question supersedes the old one', async () => {
+  it('a repeated question supersedes the old one', async () => {
     const pending = new PendingPermissions();
     const q = buildQuestion(request({}));
     const first = pending.open('c', q);
     const second = pending.open('c', q);
-    assert.deepEqual(await first, { outcome: { outcome: 'cancelled' } });
-    const other = pending.open('d', q);
-    pending.cancelAll();
-    assert.deepEqual(await second, { outcome: { outcome: 'cancelled' } });
-    assert.deepEqual(await other, { outcome: { outcome: 'cancelled' } });
+    assert.deepEqual((await first).outcome, { outcome: { outcome: 'cancelled' } });
+    pending.answer('c', 'allow_once');
+    assert.deepEqual((await second).outcome, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
   });
 });

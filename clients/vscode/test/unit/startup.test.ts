@@ -42,8 +42,16 @@ describe('finding the daemon', () => {
     const r = resolveDaemon(input([]));
     assert.ok(!r.found);
     assert.equal(r.reason, 'not_found');
-    assert.match(r.message, /pip install tether/);
+    assert.match(r.message, /Tether: Install the Daemon/);
     assert.ok(r.searched.includes('/ws/.venv/bin/tether') && r.searched.includes('/usr/bin/tether'));
+  });
+
+  it('finds a daemon pipx or uv installed in ~/.local/bin, after PATH', () => {
+    const toolDirs = ['/home/u/.local/bin'];
+    const r = resolveDaemon(input(['/home/u/.local/bin/tether'], { toolDirs }));
+    assert.deepEqual(r, { found: true, command: '/home/u/.local/bin/tether', args: ['serve'], source: 'tools' });
+    const onPath = resolveDaemon(input(['/home/u/.local/bin/tether', '/usr/bin/tether'], { toolDirs }));
+    assert.equal(onPath.found && onPath.source, 'path');
   });
 
   it('knows Windows layouts', () => {
@@ -55,7 +63,11 @@ describe('finding the daemon', () => {
 describe('protocol check', () => {
   const result = (tether: unknown) => ({ capabilities: { experimental: { tether } } });
   it('accepts protocol 1', () => {
-    assert.deepEqual(checkServer(result({ protocolVersion: 1 }), 't'), { ok: true, protocolVersion: 1 });
+    assert.deepEqual(checkServer(result({ protocolVersion: 1 }), 't'), { ok: true, protocolVersion: 1, facts: { model: null, modelSource: null } });
+  });
+  it('reads the model the daemon will use from its start-up facts', () => {
+    const c = checkServer(result({ protocolVersion: 1, model: 'anthropic:claude-sonnet-4-6', modelSource: 'initializationOptions' }), 't');
+    assert.deepEqual(c.ok && c.facts, { model: 'anthropic:claude-sonnet-4-6', modelSource: 'initializationOptions' });
   });
   it('calls an older or unversioned daemon too old', () => {
     for (const tether of [{ protocolVersion: 0 }, {}]) {

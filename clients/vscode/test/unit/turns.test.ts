@@ -33,8 +33,26 @@ describe('change tracker', () => {
     t.rewound('s', 't1');
     assert.deepEqual(t.list('s'), [], 'a rewind drops the turn and every later one');
     assert.equal(t.list('other').length, 1);
-    t.clear();
-    assert.equal(t.list().length, 0);
+  });
+
+  it('rebuilds a loaded session\'s turns from its history, without touching files', () => {
+    const t = new ChangeTracker();
+    const touched: string[] = [];
+    t.onDidTouch((u) => touched.push(u));
+    t.apply('s', 'old', { kind: 'user_message', content: [{ type: 'text', text: 'stale' }] });
+    t.load('s', [
+      { turnId: 't1', kind: 'user_message', content: [{ type: 'text', text: 'Fix mean' }] },
+      { turnId: 't1', kind: 'tool_call', toolCallId: 'e1', title: 'Edit a.py', toolKind: 'edit', status: 'pending', rawInput: {}, locations: [{ uri: 'file:///w/a.py' }] },
+      { turnId: 't1', kind: 'tool_call_update', toolCallId: 'e1', status: 'completed', content: [{ type: 'diff', uri: 'file:///w/a.py', oldText: 'a\n', newText: 'b\n' }] },
+      { turnId: 't1', kind: 'tool_call_update', toolCallId: 'e2', status: 'completed', content: [{ type: 'diff', uri: 'file:///w/a.py', oldText: 'b\n', newText: 'c\n' }] },
+      { turnId: 't1', kind: 'turn_end', stopReason: 'end_turn' },
+      { turnId: 't2', kind: 'user_message', content: [{ type: 'text', text: 'Older daemon turn' }] },
+      { turnId: 't2', kind: 'tool_call_update', toolCallId: 'e3', status: 'completed', content: [{ type: 'diff', uri: 'file:///w/b.py', oldText: null, newText: 'n\n' }] },
+    ], ['t1']);
+    assert.deepEqual(t.list('s').map((x) => [x.turnId, x.finished, x.rewindable]), [['t2', true, false], ['t1', true, true]]);
+    assert.deepEqual(t.find('s', 't1')?.files, [{ uri: 'file:///w/a.py', before: 'a\n', after: 'c\n' }], 'before the turn, after its last edit');
+    assert.equal(t.find('s', 'old'), undefined, 'the loaded history replaces what was there');
+    assert.deepEqual(touched, []);
   });
 
   it('touches files an applyEdit names, comparing URIs by their decoded form', () => {

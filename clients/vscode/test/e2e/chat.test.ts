@@ -1,0 +1,352 @@
+/**
+ * The extension in a real VS Code (code-server, headless Chromium), in a two-folder window,
+ * against the daemon running a scripted model: activation on first use; a question whose
+ * modal is dismissed stays answerable on its card; "Review diff" from the modal; the edit in
+ * the editor and Ctrl+Z; a 300 px side bar with whole card titles and a highlighted code
+ * block whose Copy works; a prompt queued during a turn; "Fix with Tether" on a diagnostic;
+ * a reload that brings back the session and its Changes; both folders' sessions in the
+ * session list; a resumed session's earlier diff; a plan kept with feedback; undo of a
+ * turn; a daemon crash. Screenshots of each step land in .e2e/.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as path from 'path';
+import { after, before, describe, it } from 'node:test';
+import { Browser, Page } from 'playwright-core';
+import { ARTIFACTS, CodeServer, OLDEST, SHOT_PREFIX, chromiumPath, daemonPids, extensionLogs, sleep, startCodeServer } from './codeServer';
+import { chatFrame, chatPart, launchBrowser, quickOpen, runCommand, setChatWidth, waitForEditorText } from './workbench';
+
+const FIX = { file_path: 'calc/ops.py', old_string: '    return sum(values) / (len(values) + 1)', new_string: '    return sum(values) / len(values)' };
+const TESTS = 'python -m unittest discover -s tests';
+const TESTS_TITLE = 'Run the calculator unit tests before changing anything, to see the failure first';
+const CODE = 'def mean(values):\n    return sum(values) / len(values)';
+
+/** Session 1, in the folder `ws`: read, run the tests (asked), edit (asked), answer. */
+const SESSION_1 = [
+  [{ type: 'text', text: 'Let me look at `mean()`.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'calc/ops.py' } }],
+  [{ type: 'tool_use', name: 'Bash', input: { command: TESTS, description: TESTS_TITLE } }],
+  [{ type: 'tool_use', name: 'Edit', input: FIX }],
+  [{ type: 'text', text: `Fixed: **mean()** now divides by the number of values.\n\n\`\`\`python\n${CODE}\n\`\`\`\n\n| function | before | after |\n|---|---|---|\n| mean([2, 4]) | 2.0 | 3.0 |` }],
+  { chunk_delay_ms: 150, blocks: [{ type: 'text', text: 'Once upon a time '.repeat(60) }] },
+  [{ type: 'text', text: 'Docstring noted.' }],
+];
+/** The quick fix's session, in the folder `web`. */
+const FIX_SESSION = [
+  [{ type: 'tool_use', name: 'Read', input: { file_path: 'config.json' } }],
+  [{ type: 'tool_use', name: 'Edit', input: { file_path: 'config.json', old_string: '"port": 8080,', new_string: '"port": 8080' } }],
+  [{ type: 'text', text: 'Removed the trailing comma.' }],
+];
+const CONFIG = '{\n  "name": "web",\n  "port": 8080,\n}\n';
+const PLAN_1 = '## Plan\n1. Add a docstring to `mean()`';
+const PLAN_2 = '## Plan\n1. Add a docstring to `mean()`\n2. Say that the list **must not be empty**';
+const PLAN_SESSION = [
+  [{ type: 'tool_use', name: 'ExitPlanMode', input: { plan: PLAN_1 } }],
+  { expect: { contains: 'mention the empty list' }, blocks: [{ type: 'tool_use', name: 'ExitPlanMode', input: { plan: PLAN_2 } }] },
+  [{ type: 'text', text: 'Plan approved; starting.' }],
+];
+
+describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a two-folder window`, { timeout: 600_000 }, () => {
+  let server: CodeServer;
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    server = await startCodeServer({ script: SESSION_1, secondFolder: { 'config.json': CONFIG } });
+    ({ browser, page } = await launchBrowser(chromiumPath(), server.xdgEnv));
+  });
+
+  let passed = false;
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    // A failed run's folder (logs, workspace, transcripts) stays for a look.
+    if (passed) fs.rmSync(server.run, { recursive: true, force: true });
+    else if (server) console.log(`kept the run folder ${server.run}`);
+  });
+
+  const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${SHOT_PREFIX}${name}.png`) });
+  const setScript = (turns: unknown[]) => fs.writeFileSync(server.scriptFile, JSON.stringify(turns));
+
+  async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      await page.screenshot({ path: path.join(ARTIFACTS, `${SHOT_PREFIX}failure.png`) }).catch(() => undefined);
+      const chatText = await chatFrame(page).locator('#app').innerText({ timeout: 2000 }).catch(() => '(no chat)');
+      const logs = `--- chat\n${chatText.slice(-4000)}\n--- code-server.log\n${server.log().slice(-3000)}\n${extensionLogs(server.run)}`;
+      throw new Error(`step "${name}" failed: ${error instanceof Error ? error.message : String(error)}\n${logs}`);
+    }
+  }
+
+  it('works through a session from first use to a crash', async () => {
+    const file = path.join(server.workspace, 'calc/ops.py');
+    const original = fs.readFileSync(file, 'utf8');
+    const chat = chatFrame(page);
+    const prompt = chat.locator('#prompt');
+    const idle = '.statusbar [aria-label="Tether is idle"]';
+    async function send(text: string): Promise<void> {
+      await prompt.click();
+      await prompt.pressSequentially(text);
+      await prompt.press('Enter');
+    }
+
+    await step('the window opens without starting Tether', async () => {
+      await page.goto(server.url);
+      await page.waitForSelector('.monaco-workbench .statusbar', { timeout: 60_000 });
+      await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 60_000 });
+      await sleep(4000); // what onStartupFinished would have started by now
+      assert.deepEqual(daemonPids(server.run), [], 'no daemon before first use');
+      assert.equal(await page.locator('.statusbar [aria-label^="Tether"]').count(), 0, 'no status item before first use');
+      await shot('01-before-first-use');
+    });
+
+    await step('first use (Open Chat) starts it; the header names the model', async () => {
+      await quickOpen(page, 'ops.py');
+      await waitForEditorText(page, /\(len\(values\) \+ 1\)/);
+      await runCommand(page, 'Tether: Open Chat');
+      await prompt.waitFor();
+      await page.waitForSelector(idle, { timeout: 60_000 });
+      assert.equal(daemonPids(server.run).length, 1);
+      await chat.locator('header .model', { hasText: 'scripted script.json' }).waitFor();
+    });
+
+    await step('mention a file with @ and send the prompt', async () => {
+      await prompt.click();
+      await prompt.pressSequentially('Fix @ops');
+      await chat.locator('#suggest [role="option"]', { hasText: 'calc/ops.py' }).first().waitFor();
+      await prompt.press('Enter'); // picks the suggestion
+      assert.match(await prompt.inputValue(), /^Fix @calc\/ops\.py $/);
+      await prompt.pressSequentially('please');
+      await prompt.press('Enter'); // sends
+      await chat.locator('.msg.user', { hasText: 'Fix @calc/ops.py please' }).waitFor();
+      await chat.locator('.msg.user .chip', { hasText: 'calc/ops.py' }).waitFor();
+    });
+
+    await step('Escape on the modal leaves the question on its card, and the turn waiting', async () => {
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor();
+      assert.match(await dialog.innerText(), new RegExp(`Tether wants to: ${TESTS_TITLE}`));
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      const card = chat.locator('.tool.status-awaiting', { hasText: TESTS_TITLE });
+      await card.locator('.question button', { hasText: 'Allow once' }).waitFor();
+      await page.waitForSelector('.statusbar [aria-label^="Tether is waiting for your approval"]');
+      await sleep(1500);
+      assert.equal(await card.count(), 1, 'still asking: a dismissed dialog is no answer');
+      await shot('02-escape-leaves-the-card-answerable');
+      await card.locator('.question button', { hasText: 'Allow once' }).click();
+      await chat.locator('.tool', { hasText: TESTS_TITLE }).locator('.exit').waitFor();
+    });
+
+    await step('"Review diff" in the modal opens the diff editor; the card answers after the notification is closed', async () => {
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor();
+      assert.match(await dialog.innerText(), /Tether wants to: Edit calc\/ops\.py/);
+      await chat.locator('.tool.status-awaiting', { hasText: 'Edit calc/ops.py' }).waitFor();
+      await shot('03-permission-modal');
+      await dialog.locator('.monaco-button', { hasText: 'Review diff' }).click();
+      await page.waitForSelector('.tabs-container .tab.active:has-text("(proposed by Tether)")');
+      await page.waitForSelector('.monaco-diff-editor');
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'see the proposed change in the diff editor' });
+      await toast.waitFor();
+      await shot('04-review-diff-from-the-modal');
+      await toast.hover();
+      await toast.locator('.codicon-notifications-clear').click();
+      await toast.waitFor({ state: 'detached' });
+      const card = chat.locator('.tool.status-awaiting', { hasText: 'Edit calc/ops.py' });
+      await sleep(1000);
+      assert.equal(await card.count(), 1, 'closing the notification is no answer either');
+      await card.locator('.question button', { hasText: 'Allow once' }).click();
+    });
+
+    await step('the edit lands in the editor and on disk; the turn finishes', async () => {
+      await chat.locator('.msg.agent', { hasText: 'now divides by the number of values' }).waitFor();
+      await chat.locator('.tool.status-completed', { hasText: 'Edit calc/ops.py' }).waitFor();
+      assert.match(fs.readFileSync(file, 'utf8'), /return sum\(values\) \/ len\(values\)\n/, 'saved after the edit');
+      await page.waitForSelector(idle);
+      await page.locator('.tabs-container .tab', { hasNotText: 'proposed' }).filter({ hasText: 'ops.py' }).click();
+      await waitForEditorText(page, /return sum\(values\) \/ len\(values\)/);
+    });
+
+    await step('Ctrl+Z in the editor undoes the agent edit, Ctrl+Shift+Z brings it back', async () => {
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+Z');
+      await waitForEditorText(page, /\(len\(values\) \+ 1\)/);
+      await page.keyboard.press('Control+Shift+Z');
+      await waitForEditorText(page, /return sum\(values\) \/ len\(values\)/);
+      await page.keyboard.press('Control+S');
+    });
+
+    await step('add the editor selection to the next prompt', async () => {
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+A');
+      await chat.locator('button[aria-label="Add the editor selection to the prompt"]').click();
+      await chat.locator('.composer .chip', { hasText: 'ops.py:1-14' }).waitFor();
+    });
+
+    await step('in a 300 px side bar, card titles read whole and the code block copies', async () => {
+      await setChatWidth(page, 520);
+      const wide = await chat.locator('body').evaluate((b) => b.clientWidth);
+      assert.ok(wide > 450, `the chat is ${wide} px wide`);
+      await setChatWidth(page, 300);
+      const width = await chat.locator('body').evaluate((b) => b.clientWidth);
+      assert.ok(width >= 285 && width <= 315, `the chat is ${width} px wide`);
+      const cut = await chat.locator('.tool-title, .tool-status').evaluateAll((els) =>
+        els.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.textContent),
+      );
+      assert.deepEqual(cut, [], 'no title or status is cut');
+      const read = chat.locator('.tool', { hasText: 'Read calc/ops.py' });
+      assert.match(await read.locator('.tool-status').innerText(), /Read 1[0-9] lines/);
+      const block = chat.locator('.code-block', { hasText: 'def mean' });
+      assert.ok(await block.locator('.hljs-keyword', { hasText: 'def' }).count(), 'highlighted');
+      assert.ok(await chat.locator('.msg.agent table td', { hasText: 'mean([2, 4])' }).count(), 'a table');
+      await chat.locator('.tool', { hasText: TESTS_TITLE }).locator('summary').scrollIntoViewIfNeeded();
+      await shot('05-narrow-side-bar-titles');
+      await block.locator('.code-head').scrollIntoViewIfNeeded();
+      await shot('05-narrow-side-bar-code-block');
+      await block.locator('button.copy').click();
+      await block.locator('button.copy.copied').waitFor();
+      let copied = '';
+      for (let i = 0; i < 50 && !copied; i++, await sleep(100)) copied = await page.evaluate(() => navigator.clipboard.readText());
+      assert.equal(copied.trimEnd(), CODE);
+    });
+
+    await step('a prompt sent during a turn shows as queued at once; Stop ends the turn; then it runs', async () => {
+      await send('Tell me a long story');
+      await chat.locator('.msg.user', { hasText: 'Tell me a long story' }).locator('.chip', { hasText: 'ops.py:1-14' }).waitFor();
+      await chat.locator('.msg.agent', { hasText: 'Once upon a time' }).waitFor();
+      await page.waitForSelector('.statusbar [aria-label^="Tether is working"]');
+      await prompt.pressSequentially('Also add a docstring');
+      await prompt.press('Enter');
+      await chat.locator('.queue .queued', { hasText: 'Also add a docstring' }).waitFor({ timeout: 1000 });
+      await shot('06-queued-prompt');
+      await chat.locator('button.stop').click();
+      await chat.locator('.turn-end.stop-cancelled').waitFor();
+      // The stopped turn never read it: it is sent again as a turn of its own.
+      await chat.locator('.msg.agent', { hasText: 'Docstring noted.' }).waitFor();
+      await chat.locator('.queue .queued').waitFor({ state: 'detached' });
+      await page.waitForSelector(idle);
+    });
+
+    await step('"Fix with Tether" on a diagnostic runs a turn in that folder\'s session; the edit lands in the buffer', async () => {
+      await setChatWidth(page, 480);
+      setScript(FIX_SESSION);
+      await quickOpen(page, 'config.json');
+      const squiggle = page.locator('.editor-group-container.active .squiggly-error').first();
+      await squiggle.waitFor({ timeout: 30_000 });
+      await squiggle.click({ force: true });
+      const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Fix with Tether' });
+      // The light bulb's actions are computed after the caret moves: ask again until they are.
+      for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press('Control+.');
+        try {
+          await fix.waitFor({ timeout: 5000 });
+          break;
+        } catch (error) {
+          if (attempt === 4) throw error;
+          await page.keyboard.press('Escape');
+          await squiggle.click({ force: true });
+        }
+      }
+      await shot('07-quick-fix');
+      await page.keyboard.press('Enter'); // the only, focused, entry
+      await chat.locator('.msg.user', { hasText: 'Fix this problem in' }).waitFor();
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor();
+      await dialog.locator('.monaco-button', { hasText: 'Allow once' }).click();
+      await chat.locator('.msg.agent', { hasText: 'Removed the trailing comma.' }).waitFor();
+      await waitForEditorText(page, /"port": 8080\s*\}/);
+      assert.equal(fs.readFileSync(path.join(server.second!, 'config.json'), 'utf8'), '{\n  "name": "web",\n  "port": 8080\n}\n');
+      await chat.locator('header .session-folder', { hasText: 'web' }).waitFor();
+      await page.waitForSelector(idle);
+      await shot('08-fixed-with-tether');
+    });
+
+    await step('a reload brings back the session and its Changes', async () => {
+      await page.reload();
+      await page.waitForSelector(idle, { timeout: 60_000 });
+      await chat.locator('.msg.user', { hasText: 'Fix this problem in' }).waitFor();
+      await chat.locator('.tool', { hasText: 'Edit config.json' }).locator('.link.diff', { hasText: 'config.json' }).waitFor();
+      const part = await chatPart(page);
+      const header = part.locator('.pane-header', { hasText: 'Changes' });
+      if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+      await part.locator('.monaco-list-row', { hasText: 'Fix this problem in' }).waitFor();
+      await part.locator('.monaco-list-row', { hasText: 'config.json' }).filter({ hasText: '+1 −1' }).waitFor();
+      await shot('09-reload-restores-session-and-changes');
+    });
+
+    await step('the session list shows both folders\' sessions; a resumed session shows its earlier diff', async () => {
+      await runCommand(page, 'Tether: Resume Session');
+      const list = page.locator('.quick-input-widget');
+      await list.locator('.monaco-list-row', { hasText: 'Fix @calc/ops.py please' }).waitFor();
+      await list.locator('.monaco-list-row', { hasText: 'Fix this problem in' }).waitFor();
+      const text = await list.innerText();
+      for (const label of ['New session in ws', 'New session in web']) assert.ok(text.includes(label), `${label} in:\n${text}`);
+      await shot('10-sessions-of-both-folders');
+      await list.locator('.monaco-list-row', { hasText: 'Fix @calc/ops.py please' }).click();
+      await chat.locator('header .session-folder', { hasText: 'ws' }).waitFor();
+      const diff = chat.locator('.tool', { hasText: 'Edit calc/ops.py' }).locator('.link.diff', { hasText: 'ops.py' });
+      await diff.waitFor();
+      assert.match(await diff.innerText(), /\+1\s+−1/);
+      const bash = chat.locator('.tool', { hasText: TESTS_TITLE });
+      assert.match(await bash.locator('summary').innerText(), /exit code 1/, 'the exit code of the earlier run');
+      await diff.click();
+      await page.waitForSelector('.tabs-container .tab.active:has-text("ops.py (Edit calc/ops.py)")');
+      await shot('11-resumed-session-earlier-diff');
+    });
+
+    await step('undo the first turn of the resumed session: files back, title gone', async () => {
+      await chat.locator('.msg.user', { hasText: 'Fix @calc/ops.py please' }).locator('button.undo').click();
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor();
+      assert.match(await dialog.innerText(), /Undo the turn "Fix @calc\/ops\.py please"\?/);
+      await dialog.locator('.monaco-button', { hasText: 'Undo Turn' }).click();
+      await chat.locator('.empty').waitFor();
+      await chat.locator('header .session-title', { hasText: 'New session' }).waitFor();
+      assert.equal(fs.readFileSync(file, 'utf8'), original, 'restored and saved');
+    });
+
+    await step('a crashed daemon is restarted and the session goes on', async () => {
+      // The restarted daemon resumes the session with whatever model script is there now.
+      setScript([[{ type: 'text', text: 'Back after the restart.' }]]);
+      const [pid] = daemonPids(server.run);
+      assert.ok(pid, 'the daemon process of this run');
+      process.kill(pid, 'SIGKILL');
+      await page.waitForSelector('.statusbar [aria-label^="Tether: restarting"]');
+      await page.waitForSelector(idle, { timeout: 60_000 });
+      assert.notEqual(daemonPids(server.run)[0], pid);
+      await chat.locator('.empty').waitFor(); // the rewound conversation, as stored on disk
+      await send('Are you back?');
+      await chat.locator('.msg.agent', { hasText: 'Back after the restart.' }).waitFor();
+      await shot('12-after-a-crash');
+    });
+
+    await step('a plan kept with feedback stays in the chat, the next plan arrives, and starts with accept edits', async () => {
+      setScript(PLAN_SESSION);
+      await runCommand(page, 'Tether: New Session');
+      await chat.locator('.empty').waitFor();
+      await chat.locator('#mode').selectOption('plan');
+      await send('Plan a docstring for mean');
+      const first = chat.locator('.tool[data-kind="plan"]').first();
+      await first.locator('.plan-text h2', { hasText: 'Plan' }).waitFor();
+      assert.ok(await first.locator('.plan-text code', { hasText: 'mean()' }).count(), 'the plan is rendered Markdown');
+      assert.equal(await page.locator('.monaco-dialog-box').count(), 0, 'a plan is not a modal');
+      const options = await first.locator('.question .choices button').allInnerTexts();
+      assert.deepEqual(options.map((o) => o.trim()), ['Start (ask before edits)', 'Start (accept edits)', 'Keep planning']);
+      await first.locator('textarea.feedback').fill('Please also mention the empty list');
+      await first.locator('.question button', { hasText: 'Keep planning' }).click();
+      const second = chat.locator('.tool[data-kind="plan"]').nth(1);
+      await second.locator('.question button', { hasText: 'Start (accept edits)' }).waitFor();
+      assert.match(await first.innerText(), /Add a docstring/, 'the kept plan stays');
+      assert.match(await first.innerText(), /You answered: Keep planning[\s\S]*Please also mention the empty list/);
+      await second.locator('strong', { hasText: 'must not be empty' }).waitFor();
+      await shot('17-plan-kept-with-feedback');
+      await second.locator('.question button', { hasText: 'Start (accept edits)' }).click();
+      await chat.locator('.msg.agent', { hasText: 'Plan approved; starting.' }).waitFor();
+      assert.equal(await chat.locator('#mode').inputValue(), 'acceptEdits');
+      await shot('18-plan-started');
+    });
+    passed = true;
+  });
+});
