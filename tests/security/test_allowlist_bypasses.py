@@ -47,8 +47,16 @@ CHAIN = " && ".join(f"npm test -- --shard={i}" for i in range(20))
         pytest.param("cat <(wget -qO- x)", id="process-substitution"),
         pytest.param("ls | xargs wget", id="xargs-runs-unlisted-program"),
         pytest.param("echo hi; $CMD x", id="dynamic-command-name"),
-        pytest.param("f() { wget x; }; f", id="function-definition-unparseable"),
-        pytest.param("npm test --reporter=$'\\x2f'", id="ansi-c-quoting-unparseable"),
+        pytest.param("f() { wget x; }; f", id="function-body-runs-unlisted-program"),
+        pytest.param("npm test <<EOF\n$(wget x)\nEOF", id="substitution-in-unquoted-heredoc"),
+        pytest.param("npm test ${X:-$(wget x)}", id="substitution-in-parameter-default"),
+        pytest.param("npm test $((1 + $(wget x)))", id="substitution-in-arithmetic"),
+        pytest.param("case x in x) wget x;; esac", id="case-arm-runs-unlisted-program"),
+        pytest.param("[[ -n x ]] && wget x", id="double-bracket-test-then-program"),
+        pytest.param("v=$(cat f); echo $((v))", id="arithmetic-on-a-planted-value"),
+        pytest.param("echo 'a[$(wget x)]' > f; read v < f; echo ${a[v]}", id="subscript-of-read"),
+        pytest.param("test -v 'a[$(wget x)]'", id="test-v-evaluates-a-subscript"),
+        pytest.param("npm test $'\\n'; $'\\x77get' x", id="ansi-c-quoted-program-name"),
     ],
 )
 async def test_allowlist_bypass_is_not_allowed(make_harness: MakeHarness, command: str) -> None:
@@ -71,6 +79,10 @@ async def test_allowlist_bypass_is_not_allowed(make_harness: MakeHarness, comman
         pytest.param("timeout 5 nice -n 5 curl x", id="wrappers-hide-denied-command"),
         pytest.param("sudo -u root rm -rf /", id="sudo-hides-denied-command"),
         pytest.param("echo $(curl x)", id="substitution-hides-denied-command"),
+        pytest.param("c() { curl x; }; c", id="function-body-hides-denied-command"),
+        pytest.param("cat <<EOF\n$(curl x)\nEOF", id="heredoc-hides-denied-command"),
+        pytest.param("echo ${x:-$(curl x)}", id="parameter-default-hides-denied-command"),
+        pytest.param("trap 'curl x' EXIT", id="trap-handler-hides-denied-command"),
     ],
 )
 async def test_denied_command_hidden_in_a_line_is_denied(
@@ -86,8 +98,9 @@ async def test_denied_command_hidden_in_a_line_is_denied(
     [
         pytest.param("X=curl; $X x", id="dynamic-name-dodging-deny-rule"),
         pytest.param("$'\\x63url' x", id="ansi-c-quoted-name-dodging-deny-rule"),
-        pytest.param("c() { curl x; }; c", id="function-dodging-deny-rule"),
         pytest.param("git -c core.pager='curl x' log", id="git-config-value-dodging-deny-rule"),
+        pytest.param("x=$(cat f); echo $((x))", id="arithmetic-on-planted-value-dodging-deny-rule"),
+        pytest.param("cat <<EOF\n`curl x`\nEOF", id="backtick-in-heredoc-dodging-deny-rule"),
     ],
 )
 async def test_command_the_deny_rules_cannot_read_asks_even_in_bypass_mode(

@@ -102,6 +102,7 @@ class AcpEditor:
         options = [
             wire.PermissionOption(option_id=kind, name=_label(kind, name, request), kind=kind)
             for kind, name in ANSWERS
+            if request.always_rule or not kind.endswith("always")  # nothing to save: no "always"
         ]
         response = await self.client.request_permission(
             session_id=self.session_id,
@@ -112,7 +113,8 @@ class AcpEditor:
         if isinstance(outcome, wire.DeniedOutcome):
             return "cancelled"
         # An option we did not offer is not consent.
-        return _BY_ID.get(outcome.option_id, "reject_once")
+        chosen = _BY_ID.get(outcome.option_id, "reject_once")
+        return chosen if any(o.option_id == chosen for o in options) else "reject_once"
 
 
 _BY_ID: dict[str, PermissionAnswer] = {kind: kind for kind, _ in ANSWERS}

@@ -42,15 +42,16 @@ class TerminalAsker:
         for item in request.content:
             if isinstance(item, DiffContent):
                 err.write(f"  edits {item.uri}\n")
-        rule = f" / [a]lways ({request.always_rule})" if request.always_rule else " / [a]lways"
+        rule = request.always_rule
+        prompt = f"[y]es / [a]lways ({rule}) / [n]o / [d]eny always" if rule else "[y]es / [n]o"
         while True:
-            err.write(f"Allow? [y]es{rule} / [n]o / [d]eny always: ")
+            err.write(f"Allow? {prompt}: ")
             err.flush()
             line = sys.stdin.readline()
             if not line:
                 return "reject_once"
             choice = _CHOICES.get(line.strip().lower()[:1])
-            if choice is not None:
+            if choice is not None and (rule or not choice.endswith("always")):
                 return choice
 
     async def trust(self, root: Path, withheld: list[str]) -> bool:

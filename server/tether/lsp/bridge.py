@@ -45,6 +45,11 @@ ANSWERS: list[tuple[PermissionAnswer, str, str]] = [
 ]
 
 
+def offered(request: PermissionRequest) -> list[tuple[PermissionAnswer, str, str]]:
+    """The answers a question offers: "always" only when there is a rule to save."""
+    return [a for a in ANSWERS if request.always_rule or not a[0].endswith("always")]
+
+
 class LspEditor:
     def __init__(self, server: TetherServer, session_id: str) -> None:
         self.server = server
@@ -210,7 +215,7 @@ class LspEditor:
                     else name,
                     "kind": answer,
                 }
-                for answer, name, option_id in ANSWERS
+                for answer, name, option_id in offered(request)
             ],
         }
         result = await self.server.ask_client("tether/requestPermission", params)
@@ -218,7 +223,7 @@ class LspEditor:
         if _get(outcome, "outcome") != "selected":
             return "cancelled"
         chosen = _get(outcome, "optionId")
-        for answer, _name, option_id in ANSWERS:
+        for answer, _name, option_id in offered(request):
             if chosen == option_id:
                 return answer
         return "reject_once"
@@ -242,11 +247,11 @@ class LspEditor:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message,
-            actions=[types.MessageActionItem(title=name) for _a, name, _o in ANSWERS],
+            actions=[types.MessageActionItem(title=name) for _a, name, _o in offered(request)],
         )
         choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
         title = getattr(choice, "title", None)
-        for answer, name, _option_id in ANSWERS:
+        for answer, name, _option_id in offered(request):
             if title == name:
                 return answer
         return "reject_once"

@@ -30,12 +30,13 @@ from functools import lru_cache
 from typing import Literal
 
 from tether.permissions.rules import Rule, tool_matches
-from tether.permissions.shell import SimpleCommand, parse_command
+from tether.permissions.shell import Script, SimpleCommand, parse_command, parse_script
+from tether.permissions.shell.effects import SINKS
 
 BENIGN_WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "stdbuf", "ionice"})
 EVERY_WRAPPER = BENIGN_WRAPPERS | {
-    *("env", "command", "builtin", "exec", "sudo", "doas", "xargs"),
-    *("setsid", "unbuffer", "chronic", "chroot", "flock"),
+    *("env", "command", "builtin", "exec", "sudo", "doas", "xargs", "coproc"),
+    *("setsid", "unbuffer", "chronic", "chroot", "flock", "nsenter", "unshare"),
 }
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"})
 _DYNAMIC = re.compile(r"[$`*?\[]")
@@ -208,6 +209,9 @@ def _nested_script(words: list[str]) -> str | None:
     name = os.path.basename(words[0])
     if name == "eval":
         return " ".join(words[1:])
+    if name == "trap":  # the handler runs later, as shell code
+        operands = [w for w in words[1:] if not w.startswith("-")]
+        return operands[0] if operands else None
     if name in SHELLS:
         for i, word in enumerate(words[1:], start=1):
             if word.startswith("-") and not word.startswith("--") and "c" in word:
@@ -221,7 +225,7 @@ def runs_through_args(words: Sequence[str]) -> bool:
         return False
     name = os.path.basename(words[0])
     args = words[1:]
-    if name in EVERY_WRAPPER - BENIGN_WRAPPERS or name in SHELLS or name == "eval":
+    if name in EVERY_WRAPPER - BENIGN_WRAPPERS or name in SHELLS or name in ("eval", "trap"):
         return True
     if name == "find":
         return any(_FIND_RUNS.match(a) for a in args)
@@ -235,30 +239,17 @@ def runs_through_args(words: Sequence[str]) -> bool:
 
 
 def writes_by_redirect(cmd: SimpleCommand) -> bool:
-    for r in cmd.redirects:
-        if ">" not in r.op:
-            continue
-        if r.op.endswith(">&") and r.target.isdigit():
-            continue  # 2>&1 and friends duplicate a descriptor
-        if r.target != "/dev/null":
-            return True
-    return False
-
-
-def redirect_targets(command: str) -> list[str]:
-    """Files the command line writes through redirections (as written)."""
-    parsed = parse_command(command) or []
-    return [
-        r.target
-        for cmd in parsed
-        for r in cmd.redirects
-        if ">" in r.op and not (r.op.endswith(">&") and r.target.isdigit())
-    ]
+    """Does the command write a file through a redirection (``2>&1`` and ``>/dev/null``
+    do not)?"""
+    return any(
+        r.writes and r.target is not None and r.target.value not in SINKS for r in cmd.redirects
+    )
 
 
 def match_any(rules: Sequence[Rule], command: str) -> Rule | Unknown | None:
     """For deny and ask: a rule matching the whole line or any reading of any subcommand;
-    "unknown" when some subcommand cannot be read and a Bash rule with a spec exists."""
+    "unknown" when some subcommand cannot be read, or the line can run code no subcommand
+    shows, and a Bash rule with a spec exists."""
     index = _index(tuple(rules))
     if index.bare is not None:
         return index.bare
@@ -268,11 +259,11 @@ def match_any(rules: Sequence[Rule], command: str) -> Rule | Unknown | None:
     hit = index.first_match(whole)
     if hit is not None:
         return hit.rule
-    parsed = parse_command(command)
-    if parsed is None:
+    script = parse_script(command)
+    if script is None or script.hazard is not None:
         return "unknown"
     unknown = False
-    for cmd in parsed:
+    for cmd in script.commands:
         readings = deny_readings(cmd)
         if readings == "unknown":
             unknown = True
@@ -284,27 +275,39 @@ def match_any(rules: Sequence[Rule], command: str) -> Rule | Unknown | None:
     return "unknown" if unknown else None
 
 
-def match_all(rules: Sequence[Rule], command: str) -> Rule | None:
-    """For allow: the rule that covers the command line, if every subcommand is covered."""
+def exact_line(rules: Sequence[Rule], command: str) -> Rule | None:
+    """A bare ``Bash`` rule, or an exact rule approving this command line as written."""
+    index = _index(tuple(rules))
+    return index.bare or index.exact_lines.get(command.strip())
+
+
+def covering_rule(rules: Sequence[Rule], cmd: SimpleCommand) -> Rule | None:
+    """The allow rule that covers one subcommand, if one does."""
     index = _index(tuple(rules))
     if index.bare is not None:
         return index.bare
-    exact = index.exact_lines.get(command.strip())
+    words = allow_words(cmd)
+    program = words[len(cmd.assignments) :]
+    if not program or _DYNAMIC.search(program[0]) or cmd.words[0].value is None:
+        return None
+    if writes_by_redirect(cmd) or runs_through_args(program):
+        return None
+    hit = index.first_match(words)
+    return None if hit is None else hit.rule
+
+
+def match_all(rules: Sequence[Rule], command: str, script: Script | None = None) -> Rule | None:
+    """For allow: the rule that covers the command line, if every subcommand is covered."""
+    exact = exact_line(rules, command)
     if exact is not None:
         return exact
-    parsed = parse_command(command)
-    if not parsed:
+    script = script or parse_script(command)
+    if script is None or script.hazard is not None or not script.commands:
         return None
     first: Rule | None = None
-    for cmd in parsed:
-        words = allow_words(cmd)
-        program = words[len(cmd.assignments) :]
-        if not program or _DYNAMIC.search(program[0]):
-            return None
-        if writes_by_redirect(cmd) or runs_through_args(program):
-            return None
-        hit = index.first_match(words)
+    for cmd in script.commands:
+        hit = covering_rule(rules, cmd)
         if hit is None:
             return None
-        first = first or hit.rule
+        first = first or hit
     return first

@@ -36,6 +36,7 @@ from tether.settings.model import Settings
 from tether.settings.trust import TrustStore
 from tether.settings.watch import SettingsWatcher
 from tether.tools.context import SessionRunState, ToolConfig
+from tether.transcript.store import data_dir
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class WorkspaceGuard:
         self.sandbox = BwrapSandbox(
             root,
             self.loaded.settings.sandbox,
-            read_only=(config_dir, user_settings_path().parent),
+            private=(config_dir, user_settings_path().parent, data_dir()),
             probe_result=sandbox_probe,
         )
         self._note_sandbox()
@@ -127,7 +128,9 @@ class WorkspaceGuard:
 
     def refresh(self) -> None:
         """Apply changed settings files; cheap when nothing changed (the pipeline calls it
-        before every tool call)."""
+        before every tool call). A protected link a background command replaced is put
+        back first, so a settings file planted through it is never read."""
+        self.sandbox.restore_links()
         if self.watcher.take():
             self.reload()
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tether.permissions.controlplane import is_control_plane, protected_paths
+from tether.permissions.controlplane import Protected, is_control_plane
 from tether.sandbox import BwrapSandbox, Probe
 from tether.sandbox.placeholders import Placeholders
+from tether.sandbox.protect import plan
 from tether.settings.model import SandboxSettings
 
 from .conftest import MISSING, WORKING
+
+
+def protected_paths(root: Path) -> list[Protected]:
+    return list(plan([root], [], git_writable=True).items)
 
 
 def pairs(argv: list[str], option: str) -> list[str]:
@@ -19,7 +24,9 @@ def pairs(argv: list[str], option: str) -> list[str]:
 
 def test_argv_confines_everything(root: Path) -> None:
     (root / ".git").mkdir()
-    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    sandbox = BwrapSandbox(
+        root, SandboxSettings(git_writable=False), probe_result=WORKING, linger_s=0
+    )
     with sandbox.session(root) as wrap:
         argv = wrap(["bash", "-c", "true"])
         assert (root / ".tether").is_dir()  # a stand-in while the command runs
@@ -50,15 +57,18 @@ def test_settings_open_network_and_extra_paths(root: Path, tmp_path: Path) -> No
     assert str(os.path.realpath(extra)) in pairs(argv, "--bind-try")
 
 
-def test_git_writable_keeps_hooks_and_config_read_only(root: Path) -> None:
+def test_git_writable_by_default_keeps_what_git_runs_read_only(root: Path) -> None:
     (root / ".git" / "hooks").mkdir(parents=True)
     (root / ".git" / "config").write_text("")
-    sandbox = BwrapSandbox(root, SandboxSettings(git_writable=True), probe_result=WORKING)
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
     with sandbox.session(root) as wrap:
         argv = wrap(["true"])
+        assert (root / ".git" / "commondir").read_text() == ".\n"  # an inert stand-in
+    assert not (root / ".git" / "commondir").exists()
     assert str(root / ".git") in pairs(argv, "--bind")
     ro = pairs(argv, "--ro-bind")
-    assert str(root / ".git" / "hooks") in ro and str(root / ".git" / "config") in ro
+    for name in ("hooks", "config", "info", "commondir", "config.worktree", "modules"):
+        assert str(root / ".git" / name) in ro, name
 
 
 def test_unavailable_sandbox_says_why(root: Path) -> None:
@@ -84,10 +94,23 @@ def test_stand_ins_are_shared_and_only_ours_are_removed(root: Path) -> None:
 
 def test_control_plane_matching(root: Path) -> None:
     roots = [root]
-    for rel in (".tether/x", ".git/config", ".git/objects/ab", ".vscode", ".TETHER/a", ".mcp.json"):
+    for rel in (
+        *(".tether/x", ".git/config", ".git/objects/ab", ".vscode", ".TETHER/a", ".mcp.json"),
+        *("src/.tether", "sub/repo/.git/hooks/x", "a/.claude/skills/s.md", "b/.envrc"),
+    ):
         assert is_control_plane(root / rel, roots), rel
-    for rel in ("src/.tether", "tether", ".gitignore", ".github/workflows/ci.yml"):
+    for rel in ("tether", ".gitignore", ".github/workflows/ci.yml", "src/git/config"):
         assert not is_control_plane(root / rel, roots), rel
+
+
+def test_a_git_directory_is_protected_by_its_contents_whatever_its_name(root: Path) -> None:
+    gitdir = root / "elsewhere"
+    (gitdir / "objects").mkdir(parents=True)
+    (gitdir / "refs").mkdir()
+    (gitdir / "HEAD").write_text("ref: refs/heads/main\n")
+    assert is_control_plane(gitdir / "config", [root])
+    assert is_control_plane(gitdir / "hooks" / "pre-commit", [root])
+    assert not is_control_plane(root / "other" / "config", [root])
 
 
 def test_stand_ins_linger_briefly_then_go(root: Path) -> None:
