@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tether.permissions.controlplane import PROTECTED_NAMES, is_control_plane
-from tether.permissions.shell import Effects, Script, SimpleCommand, Word, effects
+from tether.permissions.shell import Effects, Script, SimpleCommand, Word, command_effects
 from tether.sandbox.protect import SKIPPED_DIRS, walk
 from tether.tools.context import ToolContext
 from tether.tools.paths import canonical, is_within
@@ -163,7 +163,7 @@ def _holds_control_plane(directory: Path) -> bool | None:
 def line_paths(script: Script, ctx: ToolContext) -> list[CommandPaths]:
     """Every subcommand with its paths resolved."""
     resolver = _Resolver(ctx)
-    pairs = [(cmd, effects(cmd)) for cmd in script.commands]
+    pairs = [(cmd, command_effects(cmd, script)) for cmd in script.commands]
     resolver.follow_cds(pairs)
     return [_command_paths(resolver, cmd, fx) for cmd, fx in pairs]
 

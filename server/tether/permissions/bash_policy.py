@@ -66,6 +66,8 @@ def _path_rule(rules: list[Rule], views: list[CommandPaths], ctx: ToolContext) -
     for view in views:
         for tool, seen in [("Read", s) for s in view.reads] + [("Edit", s) for s in view.writes]:
             paths = {p for p in (seen.path, seen.written) if p is not None}
+            # A directory is read (or removed) with what is in it: `grep -r x secrets`.
+            paths |= {p / "*" for p in paths if p.is_dir()}
             for rule in spec_rules:
                 if any(matches(rule, Subject(tool, str(p), ctx.cwd)) for p in paths):
                     return rule

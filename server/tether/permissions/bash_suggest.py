@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 from tether.permissions.bash_destructive import is_destructive_git
 from tether.permissions.bash_rules import BENIGN_WRAPPERS, EVERY_WRAPPER, SHELLS, writes_by_redirect
-from tether.permissions.shell import SimpleCommand, effects, parse_script
+from tether.permissions.shell import SimpleCommand, command_effects, parse_script
 
 _INTERPRETER = re.compile(
     r"(python|pypy)(\d+(\.\d+)?)?|node(js)?|ruby|perl|php|lua(jit)?|Rscript|julia|tsx|"
@@ -188,7 +188,7 @@ def suggest_bash_rule(command: str) -> str | None:
         return None
     if is_destructive_git(command):
         return None
-    needed = [c for c in script.commands if not effects(c).read_only]
+    needed = [c for c in script.commands if not command_effects(c, script).read_only]
     if not needed:
         needed = list(script.commands[:1])
     rules = {_one(c) for c in needed}

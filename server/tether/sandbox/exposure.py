@@ -140,9 +140,11 @@ def exposure(
             secret.append(path)
 
     def visible(path: Path) -> bool:
-        if _under(path, (root, *PRIVATE_DIRS, *secret)):
-            return False
-        return not _under(path, hide) or _under(path, (*reveal, *open_paths))
+        if _under(path, (root, *secret)):
+            return False  # the workspace's own sockets are the command's business
+        if _under(path, (*writable, *reveal)):
+            return True  # bound back in, wherever it is
+        return not _under(path, (*PRIVATE_DIRS, *hide))
 
     covered = [s for s in sockets if visible(s)]
     return Exposure(tuple(hide), tuple(reveal), tuple(links), tuple(secret), tuple(covered))

@@ -1,6 +1,7 @@
 """Shell command analysis: the commands a Bash line would run, and what each would do."""
 
 from tether.permissions.shell.analysis import (
+    command_effects,
     is_read_only_command,
     is_read_only_simple,
     parse_command,
@@ -15,6 +16,7 @@ __all__ = [
     "Script",
     "SimpleCommand",
     "Word",
+    "command_effects",
     "effects",
     "is_read_only_command",
     "is_read_only_simple",

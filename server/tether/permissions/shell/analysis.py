@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
-from tether.permissions.shell.effects import effects
-from tether.permissions.shell.model import Script, SimpleCommand
+from tether.permissions.shell.effects import Effects, effects
+from tether.permissions.shell.model import Script, SimpleCommand, Word
 from tether.permissions.shell.syntax import Unanalysable
 from tether.permissions.shell.syntax import parse_script as _parse
 
@@ -31,6 +32,14 @@ def is_read_only_simple(cmd: SimpleCommand) -> bool:
     return effects(cmd).read_only
 
 
+def command_effects(cmd: SimpleCommand, script: Script) -> Effects:
+    """``effects``, where a call of a function the line defines does only what its body
+    (listed with the line's commands) and its redirections do."""
+    if cmd.words and cmd.words[0].value in script.functions and cmd.words[0].static:
+        return effects(replace(cmd, words=(Word.literal(":"),)))
+    return effects(cmd)
+
+
 @lru_cache(maxsize=512)
 def is_read_only_command(command: str) -> bool:
     """True only when every command inside ``command`` is known not to change anything
@@ -38,4 +47,4 @@ def is_read_only_command(command: str) -> bool:
     script = parse_script(command)
     if script is None or script.hazard is not None or not script.commands:
         return False
-    return all(is_read_only_simple(c) for c in script.commands)
+    return all(command_effects(c, script).read_only for c in script.commands)

@@ -23,6 +23,7 @@ from tether.permissions.shell.sed import script_is_plain
 SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 """Redirection targets that are not files the command changes."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LOCAL = re.compile(r"[a-z_][a-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -81,9 +82,18 @@ def effects(cmd: SimpleCommand) -> Effects:
     )
 
 
+def _local_names(assignments: Sequence[str]) -> bool:
+    """Only shell-local variables (lowercase by convention, not from the environment):
+    setting one changes no program's environment or lookup (PATH, IFS, LD_*…)."""
+    names = [re.split(r"\+?=|\[", a, maxsplit=1)[0] for a in assignments]
+    return all(_LOCAL.fullmatch(n) and n not in os.environ for n in names)
+
+
 def _command(cmd: SimpleCommand) -> Effects:
     if not cmd.words:
-        return _no("it sets shell variables")
+        if _local_names(cmd.assignments):
+            return Effects(True)
+        return _no("it sets a variable programs or the shell read (PATH, IFS…)")
     if cmd.assignments:
         return _no("an environment assignment changes what the program does")
     name = cmd.words[0].value

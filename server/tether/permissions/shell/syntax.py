@@ -669,8 +669,12 @@ def _names_are_plain(cmd: SimpleCommand) -> bool:
     i = 0
     while i < len(words):
         text = words[i].value
+        if text is None and operands and name in ("printf", "wait"):
+            operands.append(text)  # a format argument: options are over
+            i += 1
+            continue
         if text is None:
-            return False  # a name decided at run time
+            return False  # a name (or an option naming one) decided at run time
         if text == "--" and not operands:
             operands += [w.value for w in words[i + 1 :]]
             break
