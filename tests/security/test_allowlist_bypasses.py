@@ -83,6 +83,12 @@ async def test_allowlist_bypass_is_not_allowed(make_harness: MakeHarness, comman
         pytest.param("cat <<EOF\n$(curl x)\nEOF", id="heredoc-hides-denied-command"),
         pytest.param("echo ${x:-$(curl x)}", id="parameter-default-hides-denied-command"),
         pytest.param("trap 'curl x' EXIT", id="trap-handler-hides-denied-command"),
+        pytest.param("timeout --sig KILL 5 curl x", id="abbreviated-timeout-option"),
+        pytest.param("env --un HOME curl x", id="abbreviated-env-option"),
+        pytest.param("nice --adj=5 curl x", id="abbreviated-nice-option"),
+        pytest.param("sudo --us=root curl x", id="abbreviated-sudo-option"),
+        pytest.param("xargs --max-a=1 curl < urls", id="abbreviated-xargs-option"),
+        pytest.param("stdbuf -oL timeout 9 nohup curl x", id="stacked-wrappers"),
     ],
 )
 async def test_denied_command_hidden_in_a_line_is_denied(
@@ -101,6 +107,9 @@ async def test_denied_command_hidden_in_a_line_is_denied(
         pytest.param("git -c core.pager='curl x' log", id="git-config-value-dodging-deny-rule"),
         pytest.param("x=$(cat f); echo $((x))", id="arithmetic-on-planted-value-dodging-deny-rule"),
         pytest.param("cat <<EOF\n`curl x`\nEOF", id="backtick-in-heredoc-dodging-deny-rule"),
+        pytest.param("env -S 'curl x'", id="env-split-string-dodging-deny-rule"),
+        pytest.param("flock /tmp/l -c 'curl x'", id="flock-command-dodging-deny-rule"),
+        pytest.param("timeout --bogus 5 curl x", id="unreadable-wrapper-option"),
     ],
 )
 async def test_command_the_deny_rules_cannot_read_asks_even_in_bypass_mode(
@@ -151,3 +160,35 @@ async def test_allow_rules_apply_per_subcommand_not_whole_line(make_harness: Mak
     h.rules = rules
     assert (await h.decide("Bash", command="npm test && npm run lint")).behavior == "allow"
     assert (await h.decide("Bash", command="npm test && npm publish")).behavior == "ask"
+
+
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("Bash(sort:*)", "sort --compress-prog=./evil data.txt"),
+        ("Bash(sort:*)", "sort -uo ../outside/x data.txt"),
+        ("Bash(rg:*)", "rg --pre=./evil pattern"),
+        ("Bash(git rebase:*)", "git rebase -x 'curl x' main"),
+        ("Bash(git rebase:*)", "git rebase --exe='curl x' main"),
+        ("Bash(git difftool:*)", "git difftool --extc=./evil"),
+        ("Bash(git fetch:*)", "git fetch --upload-p='curl x' origin"),
+        ("Bash(git log:*)", "git --exec-p=/tmp/evil log"),
+        ("Bash(git submodule:*)", "git submodule foreach 'curl x'"),
+        ("Bash(sed:*)", "sed 'e curl x' notes.txt"),
+        ("Bash(sed:*)", "sed --expr='w ../outside/x' notes.txt"),
+        ("Bash(awk:*)", "awk 'BEGIN { system(\"curl x\") }'"),
+        ("Bash(tar:*)", "tar xf a.tar --to-comm=sh"),
+        ("Bash(tar:*)", "tar -xI ./evil -f a.tar"),
+        ("Bash(tar:*)", "tar xIf ./evil a.tar"),
+    ],
+)
+async def test_a_prefix_rule_does_not_cover_options_that_run_programs(
+    make_harness: MakeHarness, rule: str, command: str
+) -> None:
+    h = make_harness(allow=(rule,))
+    decision = await h.decide("Bash", command=command)
+    assert decision.behavior == "ask", (rule, command, decision)
+    plain = {"sort": "sort -r data.txt", "rg": "rg pattern", "sed": "sed -n 1p notes.txt"}
+    program = rule[5:].split(":")[0].split()[0]
+    if program in plain:
+        assert (await h.decide("Bash", command=plain[program])).behavior == "allow"

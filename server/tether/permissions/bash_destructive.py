@@ -52,18 +52,15 @@ def _destructive(sub: str, rest: list[str]) -> bool:
         return bool(rest) and rest[0] in ("drop", "clear")
     if sub == "branch":
         return "-D" in opts or ("--delete" in opts and "--force" in opts)
-    if sub in ("filter-branch", "filter-repo"):
-        return True
-    if sub == "rebase":
-        return False
-    return False
+    return sub in ("filter-branch", "filter-repo")
 
 
 def is_destructive_git(command: str) -> bool:
     """Does the line discard work git cannot give back (reset --hard, clean -f, push -f…)?"""
     for cmd in parse_command(command) or []:
         readings = deny_readings(cmd)
-        candidates: list[Sequence[str]] = [peel(cmd)]
+        peeled = peel(cmd)
+        candidates: list[Sequence[str]] = [peeled] if peeled is not None else []
         candidates += readings if readings != "unknown" else []
         for words in candidates:
             found = _git_subcommand(words)

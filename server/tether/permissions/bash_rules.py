@@ -29,27 +29,18 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
+from tether.permissions.bash_programs import (
+    BENIGN_WRAPPERS,
+    EVERY_WRAPPER,
+    SHELLS,
+    runs_through_args,
+    strip_wrappers,
+)
 from tether.permissions.rules import Rule, tool_matches
-from tether.permissions.shell import Script, SimpleCommand, parse_command, parse_script
+from tether.permissions.shell import Script, SimpleCommand, Word, parse_command, parse_script
 from tether.permissions.shell.effects import SINKS
 
-BENIGN_WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "stdbuf", "ionice"})
-EVERY_WRAPPER = BENIGN_WRAPPERS | {
-    *("env", "command", "builtin", "exec", "sudo", "doas", "xargs", "coproc"),
-    *("setsid", "unbuffer", "chronic", "chroot", "flock", "nsenter", "unshare"),
-}
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"})
 _DYNAMIC = re.compile(r"[$`*?\[]")
-_FIND_RUNS = re.compile(r"^-(exec|execdir|ok|okdir|delete|fprint0?|fprintf|fls)$")
-_GIT_GLOBAL_RUNS = ("-c", "--config-env", "--exec-path", "-C", "--git-dir", "--work-tree")
-_GIT_ARG_RUNS = ("--upload-pack", "--receive-pack", "--exec", "--ext-diff", "--output", "-u")
-_ARG_RUNS: dict[str, tuple[str, ...]] = {
-    "rg": ("--pre",),
-    "sort": ("--compress-program", "-o", "--output"),
-    "tar": ("--to-command", "--use-compress-program", "-I", "--checkpoint-action", "-F"),
-    "less": ("--lesskey",),
-    "man": ("-P", "--pager", "-H"),
-}
 Unknown = Literal["unknown"]
 
 
@@ -115,46 +106,16 @@ def _index(rules: tuple[Rule, ...]) -> _Index:
     return index
 
 
-# Options that take a value, and leading positional arguments, of each wrapper.
-_WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], int]] = {
-    "nice": (frozenset({"-n", "--adjustment"}), 0),
-    "ionice": (frozenset({"-c", "-n", "-p", "-P", "-u"}), 0),
-    "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"}), 0),
-    "doas": (frozenset({"-u", "-C"}), 0),
-    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
-    "timeout": (frozenset({"-s", "-k", "--signal", "--kill-after"}), 1),
-    "xargs": (frozenset({"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "-i", "-l"}), 0),
-    "env": (frozenset({"-u", "-C", "--unset", "--chdir"}), 0),
-    "chroot": (frozenset({"--userspec", "--groups"}), 1),
-    "flock": (frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}), 1),
-}
+def peel(cmd: SimpleCommand) -> list[str] | None:
+    """The program and its arguments, every wrapper peeled off; None when a wrapper's
+    arguments cannot be read."""
+    words = strip_wrappers(cmd.words, EVERY_WRAPPER)
+    return None if words is None else [w.text for w in words]
 
 
-def _strip_wrappers(words: list[str], wrappers: frozenset[str]) -> list[str]:
-    """Peel wrapper programs, their options and their own arguments off the front."""
-    while words and os.path.basename(words[0]) in wrappers:
-        name = os.path.basename(words.pop(0))
-        takes_value, positionals = _WRAPPER_OPTIONS.get(name, (frozenset[str](), 0))
-        while words and (words[0].startswith("-") or (name == "env" and "=" in words[0])):
-            option = words.pop(0)
-            if option == "--":
-                break
-            if option in takes_value and words:
-                words.pop(0)
-        for _ in range(positionals):
-            if words and not (name == "timeout" and not re.fullmatch(r"[\d.]+[smhd]?", words[0])):
-                words.pop(0)
-    return words
-
-
-def peel(cmd: SimpleCommand) -> list[str]:
-    """The program and its arguments, every wrapper peeled off."""
-    return _strip_wrappers(list(cmd.argv), EVERY_WRAPPER)
-
-
-def allow_words(cmd: SimpleCommand) -> list[str]:
-    """A subcommand as allow rules see it: harmless wrappers peeled, VAR= prefix kept."""
-    return [*cmd.assignments, *_strip_wrappers(list(cmd.argv), BENIGN_WRAPPERS)]
+def allow_words(cmd: SimpleCommand) -> list[Word] | None:
+    """A subcommand as allow rules see it: harmless wrappers peeled."""
+    return strip_wrappers(cmd.words, BENIGN_WRAPPERS)
 
 
 Readings = tuple[tuple[str, ...], ...]
@@ -165,6 +126,8 @@ def deny_readings(cmd: SimpleCommand, depth: int = 0) -> Readings | Unknown:
     """Every way deny/ask rules must read one subcommand, nested shells included."""
     argv = list(cmd.argv)
     peeled = peel(cmd)
+    if peeled is None:
+        return "unknown"
     readings = [argv, peeled]
     for words in (argv, peeled):
         if words and "/" in words[0]:
@@ -173,7 +136,8 @@ def deny_readings(cmd: SimpleCommand, depth: int = 0) -> Readings | Unknown:
         return "unknown"
     if peeled:
         readings += _find_exec_commands(peeled)
-        if os.path.basename(peeled[0]) == "git" and runs_through_args(peeled):
+        peeled_words = strip_wrappers(cmd.words, EVERY_WRAPPER) or []
+        if os.path.basename(peeled[0]) == "git" and runs_through_args(peeled_words):
             return "unknown"  # -c core.pager=…, --exec-path…: what it runs is in a value
     nested = _nested_script(peeled) if peeled else None
     if nested is not None:
@@ -217,25 +181,6 @@ def _nested_script(words: list[str]) -> str | None:
             if word.startswith("-") and not word.startswith("--") and "c" in word:
                 return words[i + 1] if i + 1 < len(words) else ""
     return None
-
-
-def runs_through_args(words: Sequence[str]) -> bool:
-    """Does this command run a program, or write a file, named in its own arguments?"""
-    if not words:
-        return False
-    name = os.path.basename(words[0])
-    args = words[1:]
-    if name in EVERY_WRAPPER - BENIGN_WRAPPERS or name in SHELLS or name in ("eval", "trap"):
-        return True
-    if name == "find":
-        return any(_FIND_RUNS.match(a) for a in args)
-    if name == "git":
-        before_sub = next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))
-        if any(a.split("=", 1)[0] in _GIT_GLOBAL_RUNS for a in args[:before_sub]):
-            return True
-        return any(a.split("=", 1)[0] in _GIT_ARG_RUNS for a in args[before_sub:])
-    risky = _ARG_RUNS.get(name, ())
-    return any(a.split("=", 1)[0] in risky or (a in risky) for a in args)
 
 
 def writes_by_redirect(cmd: SimpleCommand) -> bool:
@@ -286,13 +231,12 @@ def covering_rule(rules: Sequence[Rule], cmd: SimpleCommand) -> Rule | None:
     index = _index(tuple(rules))
     if index.bare is not None:
         return index.bare
-    words = allow_words(cmd)
-    program = words[len(cmd.assignments) :]
-    if not program or _DYNAMIC.search(program[0]) or cmd.words[0].value is None:
+    program = allow_words(cmd)
+    if not program or _DYNAMIC.search(program[0].text) or program[0].value is None:
         return None
     if writes_by_redirect(cmd) or runs_through_args(program):
         return None
-    hit = index.first_match(words)
+    hit = index.first_match([*cmd.assignments, *(w.text for w in program)])
     return None if hit is None else hit.rule
 
 

@@ -29,7 +29,8 @@ import re
 from collections.abc import Sequence
 
 from tether.permissions.bash_destructive import is_destructive_git
-from tether.permissions.bash_rules import BENIGN_WRAPPERS, EVERY_WRAPPER, SHELLS, writes_by_redirect
+from tether.permissions.bash_programs import BENIGN_WRAPPERS, EVERY_WRAPPER, SHELLS
+from tether.permissions.bash_rules import writes_by_redirect
 from tether.permissions.shell import SimpleCommand, command_effects, parse_script
 
 _INTERPRETER = re.compile(
