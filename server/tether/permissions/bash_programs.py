@@ -156,8 +156,9 @@ _GIT_SUB_RUNS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 _GIT_ANY_RUNS = ("ext-diff", "output")
 _GIT_RUN_SUBCOMMANDS = frozenset({"filter-branch", "filter-repo", "submodule", "bisect"})
-_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0"})
-_FIND_RUNS |= {"-fprintf", "-fls"}
+_FIND_RUNS = frozenset(
+    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
 
 
 def _git_runs(args: Sequence[str]) -> bool:
