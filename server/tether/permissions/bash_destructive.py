@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import lru_cache
 
 from tether.permissions.bash_rules import deny_readings, peel
 from tether.permissions.shell import parse_command
@@ -55,6 +56,7 @@ def _destructive(sub: str, rest: list[str]) -> bool:
     return sub in ("filter-branch", "filter-repo")
 
 
+@lru_cache(maxsize=512)  # asked for every call of a line, which does not change
 def is_destructive_git(command: str) -> bool:
     """Does the line discard work git cannot give back (reset --hard, clean -f, push -f…)?"""
     for cmd in parse_command(command) or []:

@@ -26,11 +26,11 @@ from typing import Any
 
 from tether.permissions.bash_destructive import is_destructive_git
 from tether.permissions.bash_paths import CommandPaths, Seen, line_paths
-from tether.permissions.bash_rules import covering_rule, exact_line, match_any
+from tether.permissions.bash_rules import covering_rules, exact_line, match_any
 from tether.permissions.bash_suggest import suggest_bash_rule
 from tether.permissions.decision import Decision, RuleSet, effective_mode, refuse_or_ask
 from tether.permissions.display import visible
-from tether.permissions.rules import Rule, Subject, matches
+from tether.permissions.rules import Rule, Subject, matches, tool_matches
 from tether.permissions.shell import Script, parse_script
 from tether.protocol.content import TextToolContent, ToolContent
 from tether.tools.context import ToolContext
@@ -60,15 +60,18 @@ def sandbox_problem(ctx: ToolContext) -> str | None:
 
 def _path_rule(rules: list[Rule], views: list[CommandPaths], ctx: ToolContext) -> Rule | None:
     """The first Read rule matching a path the line reads, or Edit rule one it writes."""
-    spec_rules = [r for r in rules if r.spec is not None]
-    if not spec_rules:
+    readers = [r for r in rules if r.spec is not None and tool_matches(r, "Read")]
+    editors = [r for r in rules if r.spec is not None and tool_matches(r, "Edit")]
+    if not readers and not editors:
         return None
     for view in views:
-        for tool, seen in [("Read", s) for s in view.reads] + [("Edit", s) for s in view.writes]:
+        pairs = [(readers, "Read", s) for s in view.reads]
+        pairs += [(editors, "Edit", s) for s in view.writes]
+        for candidates, tool, seen in pairs:
             paths = {p for p in (seen.path, seen.written) if p is not None}
             # A directory is read (or removed) with what is in it: `grep -r x secrets`.
-            paths |= {p / "*" for p in paths if p.is_dir()}
-            for rule in spec_rules:
+            paths |= {p / "*" for p in paths if candidates and p.is_dir()}
+            for rule in candidates:
                 if any(matches(rule, Subject(tool, str(p), ctx.cwd)) for p in paths):
                     return rule
     return None
@@ -82,9 +85,10 @@ def _read_allowed(seen: Seen, rules: list[Rule], ctx: ToolContext) -> bool:
     return any(r.spec is not None and matches(r, subject) for r in rules)
 
 
-def _covered(view: CommandPaths, rules: list[Rule], ctx: ToolContext) -> Rule | bool:
+def _covered(
+    view: CommandPaths, rule: Rule | None, rules: list[Rule], ctx: ToolContext
+) -> Rule | bool:
     """The allow rule covering this subcommand, True when it is a confined reader."""
-    rule = covering_rule(rules, view.cmd)
     if rule is not None:
         return rule
     if view.effects.read_only:
@@ -146,7 +150,8 @@ async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet)
         return Decision("ask", note, content=_shown(command), forced=True)
     if exact is not None:
         return Decision("allow", f"allowed by the rule {exact}", str(exact))
-    covered = [_covered(v, rules.allow, ctx) for v in views] if understood else []
+    hits = covering_rules(rules.allow, [v.cmd for v in views]) if understood else []
+    covered = [_covered(v, hit, rules.allow, ctx) for v, hit in zip(views, hits, strict=True)]
     if understood and all(covered):
         rule = next((c for c in covered if isinstance(c, Rule)), None)
         if rule is not None:

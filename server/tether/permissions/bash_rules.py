@@ -226,9 +226,18 @@ def exact_line(rules: Sequence[Rule], command: str) -> Rule | None:
     return index.bare or index.exact_lines.get(command.strip())
 
 
+def covering_rules(rules: Sequence[Rule], commands: Sequence[SimpleCommand]) -> list[Rule | None]:
+    """The allow rule covering each subcommand (None where none does)."""
+    index = _index(tuple(rules))
+    return [_covering(index, cmd) for cmd in commands]
+
+
 def covering_rule(rules: Sequence[Rule], cmd: SimpleCommand) -> Rule | None:
     """The allow rule that covers one subcommand, if one does."""
-    index = _index(tuple(rules))
+    return _covering(_index(tuple(rules)), cmd)
+
+
+def _covering(index: _Index, cmd: SimpleCommand) -> Rule | None:
     if index.bare is not None:
         return index.bare
     program = allow_words(cmd)
@@ -248,10 +257,7 @@ def match_all(rules: Sequence[Rule], command: str, script: Script | None = None)
     script = script or parse_script(command)
     if script is None or script.hazard is not None or not script.commands:
         return None
-    first: Rule | None = None
-    for cmd in script.commands:
-        hit = covering_rule(rules, cmd)
-        if hit is None:
-            return None
-        first = first or hit
-    return first
+    hits = covering_rules(rules, script.commands)
+    if any(hit is None for hit in hits):
+        return None
+    return hits[0]
