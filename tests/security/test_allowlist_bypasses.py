@@ -137,6 +137,14 @@ async def test_exact_rule_is_not_matched_by_newline_variant(make_harness: MakeHa
         "git push origin +main",
         "git stash drop",
         "timeout 10 git -C . reset --hard HEAD~3",
+        "git reset --har HEAD~1",
+        "git clean --forc -d",
+        "git push --forc origin main",
+        "git push --force-w origin main",
+        "git checkout --for main",
+        "git restore --sour=HEAD~3 src",
+        "git branch --del --forc old",
+        "git switch --discard main",
     ],
 )
 async def test_destructive_git_asks_even_in_accept_edits_with_a_git_rule(

@@ -21,38 +21,49 @@ def _git_subcommand(words: Sequence[str]) -> tuple[str, list[str]] | None:
     return (words[i], list(words[i + 1 :])) if i < len(words) else None
 
 
-def _forced_push(rest: list[str]) -> bool:
-    forced = ("force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune")
+def _long(rest: Sequence[str], *names: str) -> bool:
+    """Is one of these long options given, under any prefix git accepts for it?"""
     for arg in rest:
-        if arg.startswith("--"):
-            name = arg[2:].split("=", 1)[0]
-            if name and any(f.startswith(name) for f in forced) and len(name) >= 2:
-                return True
-        elif arg.startswith("-") and any(c in arg[1:] for c in "fd"):
+        if arg == "--":
+            return False
+        name = arg[2:].split("=", 1)[0] if arg.startswith("--") else ""
+        if name and any(n.startswith(name) for n in names):
             return True
-        elif arg.startswith("+") or arg.startswith(":"):
-            return True  # +refspec forces, :ref deletes
+    return False
+
+
+def _short(rest: Sequence[str], letters: str) -> bool:
+    for arg in rest:
+        if arg == "--":
+            return False
+        if arg.startswith("-") and not arg.startswith("--") and any(c in arg[1:] for c in letters):
+            return True
     return False
 
 
 def _destructive(sub: str, rest: list[str]) -> bool:
-    opts = [a for a in rest if a.startswith("-")]
     if sub == "reset":
-        return any(a.split("=", 1)[0] in ("--hard", "--merge", "--keep") for a in rest)
+        return _long(rest, "hard", "merge", "keep")
     if sub == "checkout":
-        return "--" in rest or "." in rest or "-f" in opts or "--force" in opts
+        return "--" in rest or "." in rest or _short(rest, "f") or _long(rest, "force")
     if sub == "switch":
-        return any(o in ("-f", "--force", "--discard-changes", "-C") for o in opts)
+        return _short(rest, "fC") or _long(rest, "force", "discard-changes", "force-create")
     if sub == "restore":
-        return "--staged" not in rest or "--worktree" in rest
+        staged_only = (_long(rest, "staged") or _short(rest, "S")) and not (
+            _long(rest, "worktree") or _short(rest, "W")
+        )
+        return not staged_only
     if sub == "clean":
-        return any(o == "--force" or (not o.startswith("--") and "f" in o) for o in opts)
+        return _short(rest, "f") or _long(rest, "force")
     if sub == "push":
-        return _forced_push(rest)
+        forced = _long(rest, "force", "force-with-lease", "force-if-includes", "mirror", "delete")
+        refspecs = any(a.startswith(("+", ":")) for a in rest)
+        return forced or _long(rest, "prune") or _short(rest, "fd") or refspecs
     if sub == "stash":
         return bool(rest) and rest[0] in ("drop", "clear")
     if sub == "branch":
-        return "-D" in opts or ("--delete" in opts and "--force" in opts)
+        deleting = _long(rest, "delete") or _short(rest, "d")
+        return _short(rest, "D") or (deleting and (_long(rest, "force") or _short(rest, "f")))
     return sub in ("filter-branch", "filter-repo")
 
 
