@@ -178,3 +178,18 @@ async def test_a_workspace_inside_the_home_is_usable_and_its_neighbours_are_not(
     )
     assert "project readme" in text_of(out) and (project / "made.txt").read_text() == "new\n"
     assert SECRET not in text_of(out)
+
+
+@needs_bwrap
+async def test_additional_directories_of_the_file_tools_are_readable_by_commands(
+    make_harness: MakeHarness, workspace: Path, home: Path
+) -> None:
+    shared = home / "shared-lib"
+    shared.mkdir()
+    (shared / "lib.txt").write_text("shared code\n")
+    h = make_harness(mode="bypassPermissions")
+    h.ctx.config.additional_dirs = [shared]
+    h.ctx.config.shell_sandbox = BwrapSandbox(workspace, linger_s=0, also_readable=[shared])
+    out = await h.call("Bash", command=f"cat {shared}/lib.txt; cat ~/.ssh/id_rsa")
+    assert "shared code" in text_of(out) and SECRET not in text_of(out)
+    assert (await h.decide("Bash", command=f"cat {shared}/lib.txt")).reason == "read-only command"

@@ -36,6 +36,7 @@ class BwrapSandbox:
         linger_s: float = LINGER_S,
         discovery: Discovery | None = None,
         sockets: Callable[[], list[Path]] = listening_sockets,
+        also_readable: Sequence[Path] = (),
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self._probe = probe_result or probe()
@@ -45,6 +46,7 @@ class BwrapSandbox:
         self._sockets = sockets
         self._links: dict[Path, str] = {}
         self._links_lock = threading.Lock()
+        self._also_readable = tuple(also_readable)
         self.settings = settings or SandboxSettings()
         self.policy = self._policy(self.settings)
 
@@ -102,8 +104,11 @@ class BwrapSandbox:
 
     # -- configuration ----------------------------------------------------------------------
 
-    def configure(self, settings: SandboxSettings) -> None:
+    def configure(self, settings: SandboxSettings, also_readable: Sequence[Path] = ()) -> None:
+        """New settings; ``also_readable``: directories the file tools may use too
+        (``permissions.additionalDirectories``), which shell commands may then read."""
         self.settings = settings
+        self._also_readable = tuple(also_readable)
         self.policy = self._policy(settings)
 
     def _policy(self, settings: SandboxSettings) -> SandboxPolicy:
@@ -112,7 +117,10 @@ class BwrapSandbox:
             writable=tuple(expand(p, self.root) for p in settings.writable_paths),
             allow_network=settings.allow_network,
             hidden=(*self._private, *(expand(p, self.root) for p in settings.hidden_paths)),
-            readable=tuple(expand(p, self.root) for p in settings.readable_paths),
+            readable=(
+                *(expand(p, self.root) for p in settings.readable_paths),
+                *(Path(os.path.realpath(p)) for p in self._also_readable),
+            ),
             hide_home=settings.hide_home,
             git_writable=settings.git_writable,
         )

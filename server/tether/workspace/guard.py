@@ -98,6 +98,7 @@ class WorkspaceGuard:
             self.loaded.settings.sandbox,
             private=(config_dir, user_settings_path().parent, data_dir()),
             probe_result=sandbox_probe,
+            also_readable=self._extra_dirs(),
         )
         self._note_sandbox()
         self.watcher = SettingsWatcher([user_settings_path(), *project_settings_paths(root)])
@@ -118,7 +119,7 @@ class WorkspaceGuard:
         """Read the settings files again and apply them to every open session."""
         self.loaded = self._load()
         settings = self.loaded.settings
-        self.sandbox.configure(settings.sandbox)
+        self.sandbox.configure(settings.sandbox, self._extra_dirs())
         self._note_sandbox()
         for s in self._sessions.values():
             s.engine.rules.replace_with(build_rules(settings, s.extra_allow, s.extra_deny))
@@ -139,9 +140,12 @@ class WorkspaceGuard:
         config.sandbox = settings.sandbox.enabled
         config.shell_sandbox = self.sandbox
         config.shell_env = dict(settings.env)
-        config.additional_dirs = [self._dir(d) for d in settings.permissions.additional_directories]
+        config.additional_dirs = self._extra_dirs()
         config.bypass_disabled = settings.permissions.disable_bypass_permissions_mode == "disable"
         return config
+
+    def _extra_dirs(self) -> list[Path]:
+        return [self._dir(d) for d in self.loaded.settings.permissions.additional_directories]
 
     def _dir(self, raw: str) -> Path:
         path = Path(os.path.expanduser(raw))
