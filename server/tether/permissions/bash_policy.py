@@ -150,8 +150,10 @@ async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet)
         return Decision("ask", note, content=_shown(command), forced=True)
     if exact is not None:
         return Decision("allow", f"allowed by the rule {exact}", str(exact))
-    hits = covering_rules(rules.allow, [v.cmd for v in views]) if understood else []
-    covered = [_covered(v, hit, rules.allow, ctx) for v, hit in zip(views, hits, strict=True)]
+    covered: list[Rule | bool] = []
+    if understood:
+        hits = covering_rules(rules.allow, [v.cmd for v in views])
+        covered = [_covered(v, hit, rules.allow, ctx) for v, hit in zip(views, hits, strict=True)]
     if understood and all(covered):
         rule = next((c for c in covered if isinstance(c, Rule)), None)
         if rule is not None:

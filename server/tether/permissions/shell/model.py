@@ -83,3 +83,37 @@ class Script:
     variable by the same line can carry a ``$(…)``); None when it cannot."""
     functions: frozenset[str] = field(default_factory=lambda: frozenset[str]())
     """Names of functions the line defines (a call to one runs its body, listed above)."""
+
+
+@dataclass(frozen=True)
+class Effects:
+    read_only: bool
+    why: str | None = None
+    """What makes the command more than a reader, in words for the user."""
+    reads: tuple[Word, ...] = ()
+    writes: tuple[Word, ...] = ()
+    """Files created or changed (redirections, file commands)."""
+    removes: tuple[Word, ...] = ()
+    """Files deleted or moved away (never the workspace itself)."""
+    copies: tuple[tuple[Word, Word], ...] = ()
+    """``cp``/``mv`` source and destination (a directory receives ``source``'s name)."""
+    file_command: bool = False
+    """A file command whose every path is on the line (acceptEdits may allow it)."""
+    chdir: Word | None = None
+
+
+def refused(
+    why: str,
+    *,
+    reads: tuple[Word, ...] = (),
+    writes: tuple[Word, ...] = (),
+    removes: tuple[Word, ...] = (),
+    copies: tuple[tuple[Word, Word], ...] = (),
+    file_command: bool = False,
+) -> Effects:
+    return Effects(False, why, reads, writes, removes, copies, file_command)
+
+
+def named(word: Word) -> bool:
+    """A path fixed by the line itself (a literal, or a pattern over the workspace)."""
+    return word.value is not None and not word.pipe
