@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tether.permissions.controlplane import Protected, is_control_plane
 from tether.sandbox import BwrapSandbox, Probe
 from tether.sandbox.placeholders import Placeholders
@@ -136,3 +138,86 @@ def test_a_lingering_stand_in_is_not_swept_from_under_the_next_command(root: Pat
         assert (root / ".idea").is_dir()
     holder.sweep(0)
     assert not (root / ".idea").exists()
+
+
+def test_the_home_is_hidden_and_toolchains_come_back(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    for rel in (".cargo/bin", ".ssh", ".aws", ".config/gh"):
+        (home / rel).mkdir(parents=True)
+    (home / ".gitconfig").write_text("")
+    (home / ".netrc").write_text("")
+    (home / ".nix-profile-target").mkdir()
+    (home / ".nix-profile").symlink_to(home / ".nix-profile-target")
+    monkeypatch.setenv("HOME", str(home))
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    with sandbox.session(root) as wrap:
+        argv = wrap(["true"])
+    home = Path(os.path.realpath(home))
+    assert str(home) in pairs(argv, "--tmpfs")
+    revealed = pairs(argv, "--ro-bind-try")
+    assert str(home / ".cargo") in revealed and str(home / ".gitconfig") in revealed
+    assert str(home / ".ssh") not in revealed
+    links = [argv[i + 1 : i + 3] for i, a in enumerate(argv) if a == "--symlink"]
+    assert [str(home / ".nix-profile-target"), str(home / ".nix-profile")] in links
+    # the workspace comes back after the home is hidden, the control plane after that
+    assert argv.index(str(home)) < argv.index(str(root)) < argv.index(str(root / ".tether"))
+
+
+def test_sensitive_paths_inside_the_workspace_are_hidden_unless_allowed(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(root))  # the workspace is the home directory
+    (root / ".ssh").mkdir()
+    (root / ".netrc").write_text("")
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    with sandbox.session(root) as wrap:
+        argv = wrap(["true"])
+    assert str(root) not in pairs(argv, "--tmpfs")  # the home is the workspace: not hidden
+    assert str(root / ".ssh") in pairs(argv, "--tmpfs")
+    assert ["/dev/null", str(root / ".netrc")] in [
+        argv[i + 1 : i + 3] for i, a in enumerate(argv) if a == "--ro-bind"
+    ]
+    allowed = BwrapSandbox(
+        root, SandboxSettings(readable_paths=["~/.ssh"]), probe_result=WORKING, linger_s=0
+    )
+    with allowed.session(root) as wrap:
+        assert str(root / ".ssh") not in pairs(wrap(["true"]), "--tmpfs")
+
+
+def test_host_sockets_are_covered_except_the_workspaces_own(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    sockets = [
+        Path("/var/lib/daemon.sock"),
+        tmp_path / "home" / "agent.sock",  # gone with the home
+        Path("/run/user/0/bus"),  # /run is private
+        root / "dev.sock",  # the workspace's own
+    ]
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0, sockets=lambda: sockets)
+    with sandbox.session(root) as wrap:
+        argv = wrap(["true"])
+    covered = [
+        argv[i + 2] for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] == "/dev/null"
+    ]
+    assert "/var/lib/daemon.sock" in covered
+    assert not {str(s) for s in sockets[1:]} & set(covered)
+
+
+def test_the_sockets_the_kernel_lists_are_read(tmp_path: Path) -> None:
+    import socket
+
+    from tether.sandbox.exposure import listening_sockets
+
+    path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    try:
+        assert Path(os.path.realpath(path)) in listening_sockets()
+    finally:
+        server.close()
+    assert Path(os.path.realpath(path)) not in listening_sockets()  # unlisted once closed
