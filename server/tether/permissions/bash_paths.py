@@ -28,7 +28,7 @@ from tether.permissions.controlplane import PROTECTED_NAMES, is_control_plane
 from tether.permissions.shell import Effects, Script, SimpleCommand, Word, command_effects
 from tether.sandbox.protect import SKIPPED_DIRS, walk
 from tether.tools.context import ToolContext
-from tether.tools.paths import canonical, is_within
+from tether.tools.paths import canonical, hard_links, is_within
 
 DEVICES = frozenset(
     {"-", "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin"}
@@ -134,13 +134,8 @@ def _expand(pattern: str) -> list[str] | None:
 def _seen(text: str, raw: str) -> Seen:
     written = Path(os.path.normpath(raw))
     path = canonical(written)
-    why = None
-    try:
-        st = os.lstat(path)
-        if st.st_nlink > 1 and not os.path.isdir(path):
-            why = f"{text} has {st.st_nlink} hard links (another name may be outside)"
-    except OSError:
-        pass
+    count = hard_links(path)
+    why = f"{text} has {count} hard links (another name may be outside)" if count > 1 else None
     return Seen(text, path, written, why)
 
 
