@@ -4,6 +4,7 @@ Write there; anything else they name is a question. Checked on disk."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -84,3 +85,21 @@ async def test_default_mode_still_asks_for_file_commands(
     h = make_harness(answer="reject_once")
     await h.call("Bash", command="rm -rf build")
     assert len(h.answers.asked) == 1 and (tree / "build" / "out.o").exists()
+
+
+def git_init(root: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+async def test_globs_are_checked_against_what_they_could_match(
+    make_harness: MakeHarness, tree: Path, outside: Path
+) -> None:
+    git_init(tree)
+    h = make_harness(mode="acceptEdits", answer="reject_once")
+    out = await h.call("Bash", command="cd build && rm -f *.o")
+    assert h.answers.asked == [] and not out.failed, text_of(out)
+    assert list((tree / "build").iterdir()) == []
+    for command in ("rm -rf .*", "rm -rf ../outside/*", "cd src && rm -rf ../*"):
+        decision = await h.decide("Bash", command=command)
+        assert decision.behavior == "ask", command
+    assert (tree / ".git").is_dir() and (outside / "secret.txt").exists()

@@ -11,7 +11,7 @@ symlink resolved) and compared with the workspace and its extra directories.
   moves the shell elsewhere (``pushd``, ``source``, ``eval``…) does so unseen: after
   either, relative paths are unknown.
 - A pattern is checked against every entry it could match now (each wildcard component
-  read as ``*``, hidden files included): a superset of what bash will expand.
+  read as ``*``): a superset of what bash will expand.
 - A path decided at run time (``$f``, ``$(…)``) cannot be checked: it is unknown.
 - A file with several hard links is treated as outside (another name may be).
 """
@@ -120,11 +120,19 @@ class _Resolver:
 
 
 def _expand(pattern: str) -> list[str] | None:
-    """Every entry the pattern could match (wildcard components read as ``*``)."""
+    """Every entry the pattern could match: each wildcard component read as ``*`` (as
+    ``.*`` when it starts with a dot; bash matches hidden names only then, and older
+    versions match ``..`` too)."""
     parts = pattern.split("/")
-    broad = "/".join("*" if any(c in p for c in "*?[") else p for p in parts)
-    found: list[str] = []
-    for match in glob.iglob(broad, include_hidden=True):
+    broad: list[str] = []
+    dotted: list[str] = []
+    for part in parts:
+        wild = any(c in part for c in "*?[")
+        broad.append((".*" if part.startswith(".") else "*") if wild else part)
+        if wild and part.startswith("."):
+            dotted.append("/".join([*broad[:-1], ".."]))
+    found: list[str] = list(dotted)
+    for match in glob.iglob("/".join(broad)):
         found.append(match)
         if len(found) > MAX_GLOB_MATCHES:
             return None
