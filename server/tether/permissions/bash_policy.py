@@ -141,11 +141,13 @@ async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet)
     understood = script is not None and script.hazard is None and bool(views)
     read_only = understood and all(v.effects.read_only for v in views)
     if mode == "plan" and not read_only:
-        return Decision("deny", "plan mode is read-only: present the plan instead of acting")
+        return Decision(
+            "deny", "plan mode is read-only: present the plan instead of acting", by_mode=True
+        )
     problem = sandbox_problem(ctx)
     if problem is not None and not read_only and mode != "bypassPermissions":
         if mode == "dontAsk":
-            return Decision("deny", f"dontAsk mode and no sandbox ({problem})")
+            return Decision("deny", f"dontAsk mode and no sandbox ({problem})", by_mode=True)
         note = f"The shell sandbox is off ({problem}): this command would run unconfined."
         return Decision("ask", note, content=_shown(command), forced=True)
     if exact is not None:
@@ -165,7 +167,7 @@ async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet)
     if mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions mode")
     if mode == "dontAsk":
-        return Decision("deny", "dontAsk mode denies what is not allowed by a rule")
+        return Decision("deny", "dontAsk mode denies what is not allowed by a rule", by_mode=True)
     return Decision("ask", _outside_reason(views), content=_shown(command))
 
 
