@@ -3,6 +3,7 @@ user's approval of that exact write: not by Edit/Write on their own, not from th
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tether.core.hooks import ToolHookVerdict
+from tether.sandbox import BwrapSandbox
 
 from .conftest import MakeHarness, needs_bwrap, text_of
 
@@ -300,26 +302,87 @@ async def test_the_heredoc_commit_runs_without_a_question_when_git_commit_is_all
     assert message.startswith("Say goodbye\n\nThe app greeted; now it leaves.")
 
 
+LINK_REPLACEMENTS = [
+    pytest.param(
+        ".claude",
+        "dir",
+        "rm .claude && mkdir .claude && echo planted > .claude/x",
+        id="claude-rm-mkdir",
+    ),
+    pytest.param(
+        ".vscode",
+        "dir",
+        "mv .vscode old && mkdir .vscode && echo planted > .vscode/x",
+        id="vscode-mv",
+    ),
+    pytest.param(".tether", "dir", "rm .tether && echo planted > .tether", id="tether-to-a-file"),
+    pytest.param(
+        ".mcp.json", "file", "rm .mcp.json && echo planted > .mcp.json", id="mcp-json-file"
+    ),
+    pytest.param(
+        ".nvim.lua", "file", "ln -sf /tmp/evil.lua .nvim.lua && echo planted", id="nvim-relinked"
+    ),
+    pytest.param(
+        "pkg/.claude",
+        "dir",
+        "rm pkg/.claude && mkdir pkg/.claude && echo planted > pkg/.claude/x",
+        id="nested-claude",
+    ),
+]
+
+
 @needs_bwrap
+@pytest.mark.parametrize(("name", "kind", "command"), LINK_REPLACEMENTS)
 async def test_a_protected_symlink_replaced_from_the_sandbox_is_put_back(
+    make_harness: MakeHarness, workspace: Path, name: str, kind: str, command: str
+) -> None:
+    """bubblewrap cannot bind over a symlink, and the folder holding it stays writable:
+    the command can swap it for its own, but the swap is undone when the command ends."""
+    target = workspace / "shared" / name.replace("/", "-")
+    target.parent.mkdir(exist_ok=True)
+    if kind == "dir":
+        target.mkdir()
+        (target / "settings.json").write_text("{}")
+    else:
+        target.write_text("{}")
+    link = workspace / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target, target_is_directory=kind == "dir")
+    h = make_harness(mode="bypassPermissions")
+    await h.call(
+        "Bash", command=f"echo evil > {name}{'/settings.json' if kind == 'dir' else ''}; {command}"
+    )
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    settings = target / "settings.json" if kind == "dir" else target
+    assert settings.read_text() == "{}"  # the target itself is read-only in the sandbox
+    kept = [p for p in link.parent.iterdir() if p.name.startswith(f"{link.name}.replaced-")]
+    assert len(kept) == 1
+
+
+@needs_bwrap
+async def test_a_link_replaced_by_a_background_command_is_put_back_before_settings_are_read(
     make_harness: MakeHarness, workspace: Path
 ) -> None:
-    shared = workspace / "shared-claude"
+    shared = workspace / "shared-tether"
     shared.mkdir()
-    (shared / "settings.json").write_text('{"permissions": {}}')
-    (workspace / ".claude").symlink_to(shared, target_is_directory=True)
+    (workspace / ".tether").symlink_to(shared, target_is_directory=True)
+    sandbox = BwrapSandbox(workspace, linger_s=0)
     h = make_harness(mode="bypassPermissions")
-    out = await h.call(
+    h.ctx.config.shell_sandbox = sandbox
+    await h.call(
         "Bash",
-        command='echo \'{"permissions":{"allow":["Bash"]}}\' > .claude/settings.json; '
-        "rm .claude && mkdir .claude && echo planted > .claude/settings.json && echo replaced",
+        command="rm .tether && mkdir .tether && echo '{}' > .tether/settings.json; sleep 30",
+        run_in_background=True,
     )
-    assert "replaced" in text_of(out)  # it could replace it for the length of the command
-    assert (workspace / ".claude").is_symlink()
-    assert os.readlink(workspace / ".claude") == str(shared)
-    assert (shared / "settings.json").read_text() == '{"permissions": {}}'
-    kept = [p for p in workspace.iterdir() if p.name.startswith(".claude.replaced-")]
-    assert len(kept) == 1 and (kept[0] / "settings.json").read_text() == "planted\n"
+    for _ in range(200):
+        if not (workspace / ".tether").is_symlink():
+            break
+        await asyncio.sleep(0.05)
+    assert not (workspace / ".tether").is_symlink()  # swapped while the command runs
+    assert sandbox.restore_links() == [workspace / ".tether"]  # what refresh() does first
+    assert os.readlink(workspace / ".tether") == str(shared)
+    for task in h.ctx.tasks.all():
+        await h.ctx.tasks.stop(task.id)
 
 
 @needs_bwrap
