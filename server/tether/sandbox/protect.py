@@ -16,6 +16,11 @@ A protected entry that is a symlink cannot be bound (bubblewrap follows it), and
 directory holding it stays writable, so the link itself could be replaced. Its target is
 protected instead (when commands may write there), and the sandbox puts the link back
 after every command (``restore_links``); the replacement is kept beside it, renamed.
+
+Limits: mounts protect what exists when the command starts. A command may create a new
+protected entry below the top level (``git init sub`` makes ``sub/.git``); the next
+command finds and binds it read-only, and the permission pipeline asks before any write
+it can see into such a path (file tools, redirections, file commands).
 """
 
 from __future__ import annotations
