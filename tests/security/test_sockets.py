@@ -159,3 +159,18 @@ async def test_sockets_inside_the_workspace_still_work(
             break
         threading.Event().wait(0.02)
     assert daemon.got == [b"order"]
+
+
+async def test_the_warm_daemons_own_socket(
+    make_harness: MakeHarness, listen: list[Listener], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that reached Tether's daemon could answer its own permission questions."""
+    from tether.daemon.paths import ensure_private, socket_path
+
+    base = Path("/var/tmp") if os.access("/var/tmp", os.W_OK) else Path(tempfile.gettempdir())
+    with tempfile.TemporaryDirectory(dir=base) as runtime:
+        monkeypatch.setenv("TETHER_RUNTIME_DIR", runtime)
+        ensure_private(Path(runtime))
+        daemon = _start(listen, socket_path())
+        out = await _attack(make_harness, daemon.address)
+        assert "CONNECTED" not in out and daemon.got == []
