@@ -4,7 +4,9 @@ real tools behind the real permission pipeline, and (where bwrap works) the real
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,42 @@ def outside(tmp_path: Path) -> Path:
     (out / "secret.txt").write_text("TOP SECRET\n")
     (out / ".bashrc").write_text("# rc\n")
     return Path(os.path.realpath(out))
+
+
+SECRET = "TETHER-CANARY-SECRET-4f1c"
+"""Written into every secret file of the fake home: it must never come back."""
+HOME_SECRETS = (
+    ".ssh/id_rsa",
+    ".aws/credentials",
+    ".netrc",
+    ".bash_history",
+    ".config/gh/hosts.yml",
+    ".docker/config.json",
+    "notes.txt",
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The user's home directory (``$HOME``), holding secrets and a git identity. Outside
+    ``/tmp`` when possible: the sandbox has a private ``/tmp``, which would hide a home
+    there whatever the settings say."""
+    base = Path("/var/tmp")
+    made = (
+        Path(tempfile.mkdtemp(prefix="tether-home-", dir=base))
+        if os.access(base, os.W_OK)
+        else None
+    )
+    root = (made or tmp_path) / "home"
+    for rel in HOME_SECRETS:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{SECRET} in {rel}\n")
+    (root / ".gitconfig").write_text("[user]\n\tname = Tester\n\temail = tester@example.com\n")
+    monkeypatch.setenv("HOME", str(root))
+    yield Path(os.path.realpath(root))
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 @pytest.fixture

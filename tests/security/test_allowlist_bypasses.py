@@ -47,8 +47,16 @@ CHAIN = " && ".join(f"npm test -- --shard={i}" for i in range(20))
         pytest.param("cat <(wget -qO- x)", id="process-substitution"),
         pytest.param("ls | xargs wget", id="xargs-runs-unlisted-program"),
         pytest.param("echo hi; $CMD x", id="dynamic-command-name"),
-        pytest.param("f() { wget x; }; f", id="function-definition-unparseable"),
-        pytest.param("npm test --reporter=$'\\x2f'", id="ansi-c-quoting-unparseable"),
+        pytest.param("f() { wget x; }; f", id="function-body-runs-unlisted-program"),
+        pytest.param("npm test <<EOF\n$(wget x)\nEOF", id="substitution-in-unquoted-heredoc"),
+        pytest.param("npm test ${X:-$(wget x)}", id="substitution-in-parameter-default"),
+        pytest.param("npm test $((1 + $(wget x)))", id="substitution-in-arithmetic"),
+        pytest.param("case x in x) wget x;; esac", id="case-arm-runs-unlisted-program"),
+        pytest.param("[[ -n x ]] && wget x", id="double-bracket-test-then-program"),
+        pytest.param("v=$(cat f); echo $((v))", id="arithmetic-on-a-planted-value"),
+        pytest.param("echo 'a[$(wget x)]' > f; read v < f; echo ${a[v]}", id="subscript-of-read"),
+        pytest.param("test -v 'a[$(wget x)]'", id="test-v-evaluates-a-subscript"),
+        pytest.param("npm test $'\\n'; $'\\x77get' x", id="ansi-c-quoted-program-name"),
     ],
 )
 async def test_allowlist_bypass_is_not_allowed(make_harness: MakeHarness, command: str) -> None:
@@ -71,6 +79,16 @@ async def test_allowlist_bypass_is_not_allowed(make_harness: MakeHarness, comman
         pytest.param("timeout 5 nice -n 5 curl x", id="wrappers-hide-denied-command"),
         pytest.param("sudo -u root rm -rf /", id="sudo-hides-denied-command"),
         pytest.param("echo $(curl x)", id="substitution-hides-denied-command"),
+        pytest.param("c() { curl x; }; c", id="function-body-hides-denied-command"),
+        pytest.param("cat <<EOF\n$(curl x)\nEOF", id="heredoc-hides-denied-command"),
+        pytest.param("echo ${x:-$(curl x)}", id="parameter-default-hides-denied-command"),
+        pytest.param("trap 'curl x' EXIT", id="trap-handler-hides-denied-command"),
+        pytest.param("timeout --sig KILL 5 curl x", id="abbreviated-timeout-option"),
+        pytest.param("env --un HOME curl x", id="abbreviated-env-option"),
+        pytest.param("nice --adj=5 curl x", id="abbreviated-nice-option"),
+        pytest.param("sudo --us=root curl x", id="abbreviated-sudo-option"),
+        pytest.param("xargs --max-a=1 curl < urls", id="abbreviated-xargs-option"),
+        pytest.param("stdbuf -oL timeout 9 nohup curl x", id="stacked-wrappers"),
     ],
 )
 async def test_denied_command_hidden_in_a_line_is_denied(
@@ -86,8 +104,12 @@ async def test_denied_command_hidden_in_a_line_is_denied(
     [
         pytest.param("X=curl; $X x", id="dynamic-name-dodging-deny-rule"),
         pytest.param("$'\\x63url' x", id="ansi-c-quoted-name-dodging-deny-rule"),
-        pytest.param("c() { curl x; }; c", id="function-dodging-deny-rule"),
         pytest.param("git -c core.pager='curl x' log", id="git-config-value-dodging-deny-rule"),
+        pytest.param("x=$(cat f); echo $((x))", id="arithmetic-on-planted-value-dodging-deny-rule"),
+        pytest.param("cat <<EOF\n`curl x`\nEOF", id="backtick-in-heredoc-dodging-deny-rule"),
+        pytest.param("env -S 'curl x'", id="env-split-string-dodging-deny-rule"),
+        pytest.param("flock /tmp/l -c 'curl x'", id="flock-command-dodging-deny-rule"),
+        pytest.param("timeout --bogus 5 curl x", id="unreadable-wrapper-option"),
     ],
 )
 async def test_command_the_deny_rules_cannot_read_asks_even_in_bypass_mode(
@@ -115,6 +137,14 @@ async def test_exact_rule_is_not_matched_by_newline_variant(make_harness: MakeHa
         "git push origin +main",
         "git stash drop",
         "timeout 10 git -C . reset --hard HEAD~3",
+        "git reset --har HEAD~1",
+        "git clean --forc -d",
+        "git push --forc origin main",
+        "git push --force-w origin main",
+        "git checkout --for main",
+        "git restore --sour=HEAD~3 src",
+        "git branch --del --forc old",
+        "git switch --discard main",
     ],
 )
 async def test_destructive_git_asks_even_in_accept_edits_with_a_git_rule(
@@ -138,3 +168,35 @@ async def test_allow_rules_apply_per_subcommand_not_whole_line(make_harness: Mak
     h.rules = rules
     assert (await h.decide("Bash", command="npm test && npm run lint")).behavior == "allow"
     assert (await h.decide("Bash", command="npm test && npm publish")).behavior == "ask"
+
+
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("Bash(sort:*)", "sort --compress-prog=./evil data.txt"),
+        ("Bash(sort:*)", "sort -uo ../outside/x data.txt"),
+        ("Bash(rg:*)", "rg --pre=./evil pattern"),
+        ("Bash(git rebase:*)", "git rebase -x 'curl x' main"),
+        ("Bash(git rebase:*)", "git rebase --exe='curl x' main"),
+        ("Bash(git difftool:*)", "git difftool --extc=./evil"),
+        ("Bash(git fetch:*)", "git fetch --upload-p='curl x' origin"),
+        ("Bash(git log:*)", "git --exec-p=/tmp/evil log"),
+        ("Bash(git submodule:*)", "git submodule foreach 'curl x'"),
+        ("Bash(sed:*)", "sed 'e curl x' notes.txt"),
+        ("Bash(sed:*)", "sed --expr='w ../outside/x' notes.txt"),
+        ("Bash(awk:*)", "awk 'BEGIN { system(\"curl x\") }'"),
+        ("Bash(tar:*)", "tar xf a.tar --to-comm=sh"),
+        ("Bash(tar:*)", "tar -xI ./evil -f a.tar"),
+        ("Bash(tar:*)", "tar xIf ./evil a.tar"),
+    ],
+)
+async def test_a_prefix_rule_does_not_cover_options_that_run_programs(
+    make_harness: MakeHarness, rule: str, command: str
+) -> None:
+    h = make_harness(allow=(rule,))
+    decision = await h.decide("Bash", command=command)
+    assert decision.behavior == "ask", (rule, command, decision)
+    plain = {"sort": "sort -r data.txt", "rg": "rg pattern", "sed": "sed -n 1p notes.txt"}
+    program = rule[5:].split(":")[0].split()[0]
+    if program in plain:
+        assert (await h.decide("Bash", command=plain[program])).behavior == "allow"

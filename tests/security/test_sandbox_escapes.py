@@ -142,7 +142,7 @@ async def test_user_settings_stay_read_only_under_an_extra_writable_path(
     (config / "settings.json").write_text("{}")
     settings = SandboxSettings(writable_paths=[str(tmp_path / "home")])
     h = make_harness(mode="bypassPermissions")
-    h.ctx.config.shell_sandbox = BwrapSandbox(workspace, settings, read_only=(config,))
+    h.ctx.config.shell_sandbox = BwrapSandbox(workspace, settings, private=(config,))
     out = await h.call(
         "Bash",
         command=f"touch {tmp_path}/home/ok && echo '{{\"permissions\":1}}' > {config}/settings.json",

@@ -1,97 +1,47 @@
 """The permission decision for a Bash call, in this order::
 
-deny rules (any reading of any subcommand)       -> deny
-dangerouslyDisableSandbox                        -> the user decides, every time
-a redirection into the control plane             -> the user decides, every time
-ask rules                                        -> ask
-a command the deny rules cannot be checked on    -> the user decides
-destructive git (unless an exact allow rule)     -> the user decides, even in acceptEdits
-plan mode and not read-only                      -> deny
-no sandbox and not read-only                     -> the user decides (allow rules too)
-allow rules (every subcommand covered)           -> allow
-the mode's default (read-only commands allowed)
+deny rules (any reading of any subcommand)        -> deny
+dangerouslyDisableSandbox                         -> the user decides, every time
+a write into the control plane                    -> the user decides, every time
+Read/Edit deny rules on the line's paths          -> deny
+ask rules (Bash, then Read/Edit on paths)         -> ask
+a command the deny rules cannot be checked on     -> the user decides
+destructive git (unless an exact allow rule)      -> the user decides, even in acceptEdits
+plan mode and not read-only                       -> deny
+no sandbox and not read-only                      -> the user decides (allow rules too)
+every subcommand covered                          -> allow
+acceptEdits: the rest are file commands inside    -> allow
+the mode's default
+
+A subcommand is covered by an allow rule, or by being read-only with every path it reads
+inside the workspace (``bash_paths``) or allowed by a ``Read(…)`` rule — so ``cat`` of a
+file outside asks, as the Read tool would refuse it. In acceptEdits, ``mkdir``, ``touch``,
+``mv``, ``cp``, ``rm``, ``rmdir`` and ``sed -i`` whose every path is inside the workspace
+and outside the control plane are allowed too.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from tether.permissions.bash_rules import (
-    deny_readings,
-    match_all,
-    match_any,
-    peel,
-    redirect_targets,
-    runs_through_args,
-    writes_by_redirect,
-)
-from tether.permissions.controlplane import is_control_plane
+from tether.permissions.bash_destructive import is_destructive_git
+from tether.permissions.bash_paths import CommandPaths, Seen, line_paths
+from tether.permissions.bash_rules import covering_rules, exact_line, match_any
+from tether.permissions.bash_suggest import suggest_bash_rule
 from tether.permissions.decision import Decision, RuleSet, effective_mode, refuse_or_ask
 from tether.permissions.display import visible
-from tether.permissions.shell import is_read_only_command, parse_command
+from tether.permissions.rules import Rule, Subject, matches, tool_matches
+from tether.permissions.shell import Script, parse_script
 from tether.protocol.content import TextToolContent, ToolContent
 from tether.tools.context import ToolContext
-from tether.tools.paths import canonical
 
-_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})
-
-
-def _git_subcommand(words: Sequence[str]) -> tuple[str, list[str]] | None:
-    if not words or os.path.basename(words[0]) != "git":
-        return None
-    i = 1
-    while i < len(words) and words[i].startswith("-"):
-        i += 2 if words[i] in _GIT_VALUE_OPTIONS else 1
-    return (words[i], list(words[i + 1 :])) if i < len(words) else None
-
-
-def _destructive(sub: str, rest: list[str]) -> bool:
-    opts = [a for a in rest if a.startswith("-")]
-    if sub == "reset":
-        return "--hard" in rest or "--merge" in rest
-    if sub == "checkout":
-        return "--" in rest or "." in rest or "-f" in opts or "--force" in opts
-    if sub == "restore":
-        return "--staged" not in rest or "--worktree" in rest
-    if sub == "clean":
-        return any(o == "--force" or (not o.startswith("--") and "f" in o) for o in opts)
-    if sub == "push":
-        forced = {"-f", "--force", "--force-with-lease", "--mirror", "--delete", "-d"}
-        return any(o.split("=", 1)[0] in forced for o in opts) or any(
-            a.startswith("+") for a in rest
-        )
-    if sub == "stash":
-        return bool(rest) and rest[0] in ("drop", "clear")
-    if sub == "branch":
-        return "-D" in opts or ("--delete" in opts and "--force" in opts)
-    return False
-
-
-def is_destructive_git(command: str) -> bool:
-    """Does the line discard work git cannot give back (reset --hard, clean -f, push -f…)?"""
-    for cmd in parse_command(command) or []:
-        readings = deny_readings(cmd)
-        candidates: list[Sequence[str]] = [peel(cmd)]
-        candidates += readings if readings != "unknown" else []
-        for words in candidates:
-            found = _git_subcommand(words)
-            if found is not None and _destructive(*found):
-                return True
-    return False
-
-
-def _control_plane_target(command: str, ctx: ToolContext) -> str | None:
-    roots = [canonical(ctx.cwd), *(canonical(d) for d in ctx.allowed_dirs)]
-    for target in redirect_targets(command):
-        path = Path(os.path.expanduser(target))
-        if not path.is_absolute():
-            path = ctx.cwd / path
-        if is_control_plane(canonical(path), roots):
-            return target
-    return None
+__all__ = [
+    "decide_bash",
+    "is_destructive_git",
+    "sandbox_problem",
+    "suggest_bash_rule",
+    "suggest_for_bash",
+]
 
 
 def _shown(command: str) -> list[ToolContent]:
@@ -108,6 +58,56 @@ def sandbox_problem(ctx: ToolContext) -> str | None:
     return None if sandbox.active else sandbox.problem or "the shell sandbox is unavailable"
 
 
+def _path_rule(rules: list[Rule], views: list[CommandPaths], ctx: ToolContext) -> Rule | None:
+    """The first Read rule matching a path the line reads, or Edit rule one it writes."""
+    readers = [r for r in rules if r.spec is not None and tool_matches(r, "Read")]
+    editors = [r for r in rules if r.spec is not None and tool_matches(r, "Edit")]
+    if not readers and not editors:
+        return None
+    for view in views:
+        pairs = [(readers, "Read", s) for s in view.reads]
+        pairs += [(editors, "Edit", s) for s in view.writes]
+        for candidates, tool, seen in pairs:
+            paths = {p for p in (seen.path, seen.written) if p is not None}
+            # A directory is read (or removed) with what is in it: `grep -r x secrets`.
+            paths |= {p / "*" for p in paths if candidates and p.is_dir()}
+            for rule in candidates:
+                if any(matches(rule, Subject(tool, str(p), ctx.cwd)) for p in paths):
+                    return rule
+    return None
+
+
+def _read_allowed(seen: Seen, rules: list[Rule], ctx: ToolContext) -> bool:
+    """Is an outside read allowed by a ``Read(path)`` allow rule?"""
+    if seen.path is None or seen.why is not None:
+        return False
+    subject = Subject("Read", str(seen.path), ctx.cwd)
+    return any(r.spec is not None and matches(r, subject) for r in rules)
+
+
+def _covered(
+    view: CommandPaths, rule: Rule | None, rules: list[Rule], ctx: ToolContext
+) -> Rule | bool:
+    """The allow rule covering this subcommand, True when it is a confined reader."""
+    if rule is not None:
+        return rule
+    if view.effects.read_only:
+        return all(_read_allowed(s, rules, ctx) for s in view.outside)
+    return False
+
+
+def _outside_reason(views: list[CommandPaths]) -> str:
+    for view in views:
+        for seen in view.outside:
+            name = view.cmd.argv[0] if view.cmd.argv else "the command"
+            if seen.path is None:
+                return f"{name} uses a path decided at run time ({seen.text})"
+            if seen.why is not None:
+                return seen.why
+            return f"{name} reads {seen.path}, outside the workspace"
+    return ""
+
+
 async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet) -> Decision:
     mode = effective_mode(ctx)
     deny = match_any(rules.deny, command)
@@ -116,23 +116,30 @@ async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet)
     if getattr(data, "dangerously_disable_sandbox", False):
         reason = "this command asks to run outside the shell sandbox"
         return refuse_or_ask(mode, reason, _shown(command))
-    target = _control_plane_target(command, ctx)
-    if target is not None:
-        reason = f"the command writes {target}, a protected configuration file"
+    script: Script | None = parse_script(command)
+    views = line_paths(script, ctx) if script is not None else []
+    control = next((c for v in views for c in v.control), None)
+    if control is not None:
+        reason = f"the command writes {control}, a protected configuration file"
         return refuse_or_ask(mode, reason, _shown(command))
+    denied = _path_rule(rules.deny, views, ctx)
+    if denied is not None:
+        return Decision("deny", f"denied by the rule {denied}", str(denied))
     ask = match_any(rules.ask, command)
     if ask == "unknown":
         reason = "the command cannot be checked against the ask rules"
         return Decision("ask", reason, content=_shown(command), forced=True)
+    ask = ask or _path_rule(rules.ask, views, ctx)
     if ask is not None:
         return Decision("ask", f"the rule {ask} asks", str(ask), _shown(command))
     if deny == "unknown":
         reason = "the command cannot be checked against the deny rules (dynamic or unparseable)"
         return refuse_or_ask(mode, reason, _shown(command))
-    exact = match_all([r for r in rules.allow if r.spec and "*" not in r.spec], command)
-    if is_destructive_git(command) and exact is None:
+    exact = exact_line(rules.allow, command)
+    if is_destructive_git(command) and (exact is None or exact.spec is None):
         return refuse_or_ask(mode, "destructive git commands always ask", _shown(command))
-    read_only = is_read_only_command(command)
+    understood = script is not None and script.hazard is None and bool(views)
+    read_only = understood and all(v.effects.read_only for v in views)
     if mode == "plan" and not read_only:
         return Decision(
             "deny", "plan mode is read-only: present the plan instead of acting", by_mode=True
@@ -143,28 +150,37 @@ async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet)
             return Decision("deny", f"dontAsk mode and no sandbox ({problem})", by_mode=True)
         note = f"The shell sandbox is off ({problem}): this command would run unconfined."
         return Decision("ask", note, content=_shown(command), forced=True)
-    allow = match_all(rules.allow, command)
-    if allow is not None:
-        return Decision("allow", f"allowed by the rule {allow}", str(allow))
-    if read_only:
+    if exact is not None:
+        return Decision("allow", f"allowed by the rule {exact}", str(exact))
+    covered: list[Rule | bool] = []
+    if understood:
+        hits = covering_rules(rules.allow, [v.cmd for v in views])
+        covered = [_covered(v, hit, rules.allow, ctx) for v, hit in zip(views, hits, strict=True)]
+    if understood and all(covered):
+        rule = next((c for c in covered if isinstance(c, Rule)), None)
+        if rule is not None:
+            return Decision("allow", f"allowed by the rule {rule}", str(rule))
         return Decision("allow", "read-only command")
+    edits = understood and all(c or v.edit_inside for c, v in zip(covered, views, strict=True))
+    if mode == "acceptEdits" and edits:
+        return Decision("allow", "acceptEdits mode: file commands inside the workspace")
     if mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions mode")
     if mode == "dontAsk":
         return Decision("deny", "dontAsk mode denies what is not allowed by a rule", by_mode=True)
-    return Decision("ask", "", content=_shown(command))
+    return Decision("ask", _outside_reason(views), content=_shown(command))
 
 
-def suggest_bash_rule(command: str) -> str:
-    """A prefix rule for one plain command; the exact line for anything else."""
-    parsed = parse_command(command)
-    if not parsed or len(parsed) != 1:
-        return f"Bash({command})"
-    cmd = parsed[0]
-    words = list(cmd.argv)
-    if cmd.assignments or writes_by_redirect(cmd) or runs_through_args(words) or not words:
-        return f"Bash({command})"
-    prefix = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
-    if any(c in w for w in prefix for c in "$`*?[()"):
-        return f"Bash({command})"
-    return f"Bash({' '.join(prefix)}:*)"
+def suggest_for_bash(command: str, ctx: ToolContext) -> str | None:
+    """The rule an "always" answer saves: ``Read(//path)`` when a reader asked only because
+    of the one file it reads outside the workspace, else ``suggest_bash_rule``."""
+    script = parse_script(command)
+    if script is not None and script.hazard is None:
+        views = line_paths(script, ctx)
+        if views and all(v.effects.read_only for v in views):
+            outside = {s.path for v in views for s in v.outside if s.why is None}
+            if len(outside) == 1 and all(len(v.outside) <= 1 for v in views):
+                (path,) = outside
+                if path is not None and " " not in str(path):
+                    return f"Read(//{str(path).lstrip('/')})"
+    return suggest_bash_rule(command)

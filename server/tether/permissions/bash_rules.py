@@ -29,26 +29,18 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
+from tether.permissions.bash_programs import (
+    BENIGN_WRAPPERS,
+    EVERY_WRAPPER,
+    SHELLS,
+    runs_through_args,
+    strip_wrappers,
+)
 from tether.permissions.rules import Rule, tool_matches
-from tether.permissions.shell import SimpleCommand, parse_command
+from tether.permissions.shell import Script, SimpleCommand, Word, parse_command, parse_script
+from tether.permissions.shell.effects import SINKS
 
-BENIGN_WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "stdbuf", "ionice"})
-EVERY_WRAPPER = BENIGN_WRAPPERS | {
-    *("env", "command", "builtin", "exec", "sudo", "doas", "xargs"),
-    *("setsid", "unbuffer", "chronic", "chroot", "flock"),
-}
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"})
 _DYNAMIC = re.compile(r"[$`*?\[]")
-_FIND_RUNS = re.compile(r"^-(exec|execdir|ok|okdir|delete|fprint0?|fprintf|fls)$")
-_GIT_GLOBAL_RUNS = ("-c", "--config-env", "--exec-path", "-C", "--git-dir", "--work-tree")
-_GIT_ARG_RUNS = ("--upload-pack", "--receive-pack", "--exec", "--ext-diff", "--output", "-u")
-_ARG_RUNS: dict[str, tuple[str, ...]] = {
-    "rg": ("--pre",),
-    "sort": ("--compress-program", "-o", "--output"),
-    "tar": ("--to-command", "--use-compress-program", "-I", "--checkpoint-action", "-F"),
-    "less": ("--lesskey",),
-    "man": ("-P", "--pager", "-H"),
-}
 Unknown = Literal["unknown"]
 
 
@@ -114,46 +106,16 @@ def _index(rules: tuple[Rule, ...]) -> _Index:
     return index
 
 
-# Options that take a value, and leading positional arguments, of each wrapper.
-_WRAPPER_OPTIONS: dict[str, tuple[frozenset[str], int]] = {
-    "nice": (frozenset({"-n", "--adjustment"}), 0),
-    "ionice": (frozenset({"-c", "-n", "-p", "-P", "-u"}), 0),
-    "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"}), 0),
-    "doas": (frozenset({"-u", "-C"}), 0),
-    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
-    "timeout": (frozenset({"-s", "-k", "--signal", "--kill-after"}), 1),
-    "xargs": (frozenset({"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "-i", "-l"}), 0),
-    "env": (frozenset({"-u", "-C", "--unset", "--chdir"}), 0),
-    "chroot": (frozenset({"--userspec", "--groups"}), 1),
-    "flock": (frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}), 1),
-}
+def peel(cmd: SimpleCommand) -> list[str] | None:
+    """The program and its arguments, every wrapper peeled off; None when a wrapper's
+    arguments cannot be read."""
+    words = strip_wrappers(cmd.words, EVERY_WRAPPER)
+    return None if words is None else [w.text for w in words]
 
 
-def _strip_wrappers(words: list[str], wrappers: frozenset[str]) -> list[str]:
-    """Peel wrapper programs, their options and their own arguments off the front."""
-    while words and os.path.basename(words[0]) in wrappers:
-        name = os.path.basename(words.pop(0))
-        takes_value, positionals = _WRAPPER_OPTIONS.get(name, (frozenset[str](), 0))
-        while words and (words[0].startswith("-") or (name == "env" and "=" in words[0])):
-            option = words.pop(0)
-            if option == "--":
-                break
-            if option in takes_value and words:
-                words.pop(0)
-        for _ in range(positionals):
-            if words and not (name == "timeout" and not re.fullmatch(r"[\d.]+[smhd]?", words[0])):
-                words.pop(0)
-    return words
-
-
-def peel(cmd: SimpleCommand) -> list[str]:
-    """The program and its arguments, every wrapper peeled off."""
-    return _strip_wrappers(list(cmd.argv), EVERY_WRAPPER)
-
-
-def allow_words(cmd: SimpleCommand) -> list[str]:
-    """A subcommand as allow rules see it: harmless wrappers peeled, VAR= prefix kept."""
-    return [*cmd.assignments, *_strip_wrappers(list(cmd.argv), BENIGN_WRAPPERS)]
+def allow_words(cmd: SimpleCommand) -> list[Word] | None:
+    """A subcommand as allow rules see it: harmless wrappers peeled."""
+    return strip_wrappers(cmd.words, BENIGN_WRAPPERS)
 
 
 Readings = tuple[tuple[str, ...], ...]
@@ -164,6 +126,8 @@ def deny_readings(cmd: SimpleCommand, depth: int = 0) -> Readings | Unknown:
     """Every way deny/ask rules must read one subcommand, nested shells included."""
     argv = list(cmd.argv)
     peeled = peel(cmd)
+    if peeled is None:
+        return "unknown"
     readings = [argv, peeled]
     for words in (argv, peeled):
         if words and "/" in words[0]:
@@ -172,7 +136,8 @@ def deny_readings(cmd: SimpleCommand, depth: int = 0) -> Readings | Unknown:
         return "unknown"
     if peeled:
         readings += _find_exec_commands(peeled)
-        if os.path.basename(peeled[0]) == "git" and runs_through_args(peeled):
+        peeled_words = strip_wrappers(cmd.words, EVERY_WRAPPER) or []
+        if os.path.basename(peeled[0]) == "git" and runs_through_args(peeled_words):
             return "unknown"  # -c core.pager=…, --exec-path…: what it runs is in a value
     nested = _nested_script(peeled) if peeled else None
     if nested is not None:
@@ -208,6 +173,9 @@ def _nested_script(words: list[str]) -> str | None:
     name = os.path.basename(words[0])
     if name == "eval":
         return " ".join(words[1:])
+    if name == "trap":  # the handler runs later, as shell code
+        operands = [w for w in words[1:] if not w.startswith("-")]
+        return operands[0] if operands else None
     if name in SHELLS:
         for i, word in enumerate(words[1:], start=1):
             if word.startswith("-") and not word.startswith("--") and "c" in word:
@@ -215,50 +183,18 @@ def _nested_script(words: list[str]) -> str | None:
     return None
 
 
-def runs_through_args(words: Sequence[str]) -> bool:
-    """Does this command run a program, or write a file, named in its own arguments?"""
-    if not words:
-        return False
-    name = os.path.basename(words[0])
-    args = words[1:]
-    if name in EVERY_WRAPPER - BENIGN_WRAPPERS or name in SHELLS or name == "eval":
-        return True
-    if name == "find":
-        return any(_FIND_RUNS.match(a) for a in args)
-    if name == "git":
-        before_sub = next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))
-        if any(a.split("=", 1)[0] in _GIT_GLOBAL_RUNS for a in args[:before_sub]):
-            return True
-        return any(a.split("=", 1)[0] in _GIT_ARG_RUNS for a in args[before_sub:])
-    risky = _ARG_RUNS.get(name, ())
-    return any(a.split("=", 1)[0] in risky or (a in risky) for a in args)
-
-
 def writes_by_redirect(cmd: SimpleCommand) -> bool:
-    for r in cmd.redirects:
-        if ">" not in r.op:
-            continue
-        if r.op.endswith(">&") and r.target.isdigit():
-            continue  # 2>&1 and friends duplicate a descriptor
-        if r.target != "/dev/null":
-            return True
-    return False
-
-
-def redirect_targets(command: str) -> list[str]:
-    """Files the command line writes through redirections (as written)."""
-    parsed = parse_command(command) or []
-    return [
-        r.target
-        for cmd in parsed
-        for r in cmd.redirects
-        if ">" in r.op and not (r.op.endswith(">&") and r.target.isdigit())
-    ]
+    """Does the command write a file through a redirection (``2>&1`` and ``>/dev/null``
+    do not)?"""
+    return any(
+        r.writes and r.target is not None and r.target.value not in SINKS for r in cmd.redirects
+    )
 
 
 def match_any(rules: Sequence[Rule], command: str) -> Rule | Unknown | None:
     """For deny and ask: a rule matching the whole line or any reading of any subcommand;
-    "unknown" when some subcommand cannot be read and a Bash rule with a spec exists."""
+    "unknown" when some subcommand cannot be read, or the line can run code no subcommand
+    shows, and a Bash rule with a spec exists."""
     index = _index(tuple(rules))
     if index.bare is not None:
         return index.bare
@@ -268,11 +204,11 @@ def match_any(rules: Sequence[Rule], command: str) -> Rule | Unknown | None:
     hit = index.first_match(whole)
     if hit is not None:
         return hit.rule
-    parsed = parse_command(command)
-    if parsed is None:
+    script = parse_script(command)
+    if script is None or script.hazard is not None:
         return "unknown"
     unknown = False
-    for cmd in parsed:
+    for cmd in script.commands:
         readings = deny_readings(cmd)
         if readings == "unknown":
             unknown = True
@@ -284,27 +220,44 @@ def match_any(rules: Sequence[Rule], command: str) -> Rule | Unknown | None:
     return "unknown" if unknown else None
 
 
-def match_all(rules: Sequence[Rule], command: str) -> Rule | None:
-    """For allow: the rule that covers the command line, if every subcommand is covered."""
+def exact_line(rules: Sequence[Rule], command: str) -> Rule | None:
+    """A bare ``Bash`` rule, or an exact rule approving this command line as written."""
     index = _index(tuple(rules))
+    return index.bare or index.exact_lines.get(command.strip())
+
+
+def covering_rules(rules: Sequence[Rule], commands: Sequence[SimpleCommand]) -> list[Rule | None]:
+    """The allow rule covering each subcommand (None where none does)."""
+    index = _index(tuple(rules))
+    return [_covering(index, cmd) for cmd in commands]
+
+
+def covering_rule(rules: Sequence[Rule], cmd: SimpleCommand) -> Rule | None:
+    """The allow rule that covers one subcommand, if one does."""
+    return _covering(_index(tuple(rules)), cmd)
+
+
+def _covering(index: _Index, cmd: SimpleCommand) -> Rule | None:
     if index.bare is not None:
         return index.bare
-    exact = index.exact_lines.get(command.strip())
+    program = allow_words(cmd)
+    if not program or _DYNAMIC.search(program[0].text) or program[0].value is None:
+        return None
+    if writes_by_redirect(cmd) or runs_through_args(program):
+        return None
+    hit = index.first_match([*cmd.assignments, *(w.text for w in program)])
+    return None if hit is None else hit.rule
+
+
+def match_all(rules: Sequence[Rule], command: str, script: Script | None = None) -> Rule | None:
+    """For allow: the rule that covers the command line, if every subcommand is covered."""
+    exact = exact_line(rules, command)
     if exact is not None:
         return exact
-    parsed = parse_command(command)
-    if not parsed:
+    script = script or parse_script(command)
+    if script is None or script.hazard is not None or not script.commands:
         return None
-    first: Rule | None = None
-    for cmd in parsed:
-        words = allow_words(cmd)
-        program = words[len(cmd.assignments) :]
-        if not program or _DYNAMIC.search(program[0]):
-            return None
-        if writes_by_redirect(cmd) or runs_through_args(program):
-            return None
-        hit = index.first_match(words)
-        if hit is None:
-            return None
-        first = first or hit.rule
-    return first
+    hits = covering_rules(rules, script.commands)
+    if any(hit is None for hit in hits):
+        return None
+    return hits[0]

@@ -1,28 +1,43 @@
 """The protected control plane: files that decide what the agent (or the user's tools) may
 run. Writing them is how a compromised command would widen its own permissions — add an
-allow rule, a hook, a git hook, an editor task or an MCP server — so neither the file tools
-nor the shell sandbox may write them unless the user approves that exact write.
+allow rule, a hook, a git hook or ``core.fsmonitor``, an editor task, an MCP server, a
+direnv script — so neither the file tools nor the shell may write them unless the user
+approves that exact write.
 
-One list serves both: ``is_control_plane`` for Edit/Write and shell redirections, and
-``protected_paths`` for the paths the sandbox re-binds read-only inside the workspace.
+Protection is by meaning, not by path string. A path is in the control plane when, after
+every symlink is resolved (the caller passes canonical paths, and the path as written):
+
+- one of its components, at any depth below a workspace root, is a protected name
+  (``.git``, ``.tether``, ``.claude``, ``.vscode``, ``.idea``, ``.mcp.json``, ``.nvim.lua``,
+  ``.envrc``…) — nested repositories and nested agent settings included; or
+- it lies in a directory that *is* a git directory (``HEAD``, ``objects/`` and ``refs/``):
+  the one a ``.git`` file names (``gitdir: …``, as submodules, worktrees and
+  ``--separate-git-dir`` repositories have), or a bare repository.
+
 Matching ignores case: on a case-insensitive filesystem ``.TETHER`` is ``.tether``, and on
-a case-sensitive one protecting a look-alike costs nothing.
+a case-sensitive one protecting a look-alike costs nothing. The shell sandbox binds the
+same entries read-only (``tether.sandbox.protect``).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 PROTECTED_DIRS = (".tether", ".claude", ".vscode", ".idea", ".git")
-"""Directories the agent never writes into (relative to a workspace root). All of ``.git``:
-besides hooks and config, git also follows ``.git/commondir`` and submodule configs, and a
-planted one runs programs the next time the user's editor runs git."""
-PROTECTED_FILES = (".mcp.json", ".nvim.lua", ".nvimrc", ".exrc")
-"""Single files the agent never writes."""
-GIT_EXECUTABLE = (".git/hooks", ".git/config")
-"""What stays read-only when the user lets sandboxed commands write ``.git`` (commits)."""
+"""Directories the agent never writes into, at any depth."""
+PROTECTED_FILES = (".mcp.json", ".nvim.lua", ".nvimrc", ".exrc", ".envrc", ".git")
+"""Single files the agent never writes, at any depth (``.git`` as a ``gitdir:`` file too)."""
+PROTECTED_NAMES = frozenset(n.casefold() for n in (*PROTECTED_DIRS, *PROTECTED_FILES))
+NO_STAND_IN = frozenset({".envrc"})
+"""Protected when present, but not created while a command runs: direnv already refuses
+an ``.envrc`` nobody allowed, and an empty one would make it complain at every prompt."""
+GIT_LOCKED = ("config", "config.worktree", "hooks", "info", "commondir", "modules", "worktrees")
+"""What stays read-only in a git directory whose objects, refs, index and logs commands may
+write: everything git reads as configuration or runs (``info/attributes``, ``commondir``
+pointing elsewhere, submodule and worktree configs)."""
 
 
 def _relative_parts(path: Path, root: Path) -> tuple[str, ...] | None:
@@ -34,15 +49,30 @@ def _relative_parts(path: Path, root: Path) -> tuple[str, ...] | None:
     return tuple(part for part in p[len(r) + 1 :].split("/") if part)
 
 
-def control_plane_entry(path: Path, root: Path) -> str | None:
-    """The protected entry ``path`` falls under (e.g. ``.git``), or None.
+def looks_like_git_dir(directory: Path) -> bool:
+    """A git directory by its contents (what git itself checks), whatever its name."""
+    return (
+        os.path.isfile(directory / "HEAD")
+        and os.path.isdir(directory / "objects")
+        and os.path.isdir(directory / "refs")
+    )
 
-    ``path`` must be canonical; a path outside ``root`` is never this root's control plane.
-    """
+
+def control_plane_entry(path: Path, root: Path) -> str | None:
+    """The protected entry of ``root`` that ``path`` falls under (e.g. ``.git`` or
+    ``src/.claude``), or None. A path outside ``root`` is never this root's control plane."""
     parts = _relative_parts(path, root)
     if not parts:
         return None
-    return next((e for e in (*PROTECTED_DIRS, *PROTECTED_FILES) if parts[0] == e), None)
+    for i, part in enumerate(parts):
+        if part in PROTECTED_NAMES:
+            return "/".join(parts[: i + 1])
+    ancestor = path
+    for depth in range(len(parts), 0, -1):
+        if looks_like_git_dir(ancestor):
+            return "/".join(parts[:depth])
+        ancestor = ancestor.parent
+    return None
 
 
 def is_control_plane(path: Path, roots: list[Path]) -> bool:
@@ -59,29 +89,5 @@ class Protected:
     writable_mount: bool = False
     """Bound read-write onto itself first: a mount point cannot be renamed away, which
     keeps the read-only entries inside it where they are."""
-
-
-def _entry(path: Path, kind: Literal["dir", "file"]) -> Protected:
-    exists = path.exists() or path.is_symlink()
-    if exists:
-        kind = "dir" if path.is_dir() else "file"
-    return Protected(path, kind, exists)
-
-
-def protected_paths(root: Path, *, git_writable: bool = False) -> list[Protected]:
-    """What the shell sandbox re-binds read-only inside ``root``.
-
-    With ``git_writable`` (commits from the sandbox), a ``.git`` directory is bound
-    read-write onto itself (so it cannot be swapped for a planted one) and only its hooks
-    and config are locked; that leaves ``.git/commondir`` and submodule configs writable,
-    which is why it is not the default.
-    """
-    out = [_entry(root / e, "dir") for e in PROTECTED_DIRS if e != ".git"]
-    out += [_entry(root / e, "file") for e in PROTECTED_FILES]
-    git = root / ".git"
-    if git_writable and git.is_dir() and not git.is_symlink():
-        out.append(Protected(git, "dir", True, writable_mount=True))
-        out += [_entry(root / e, "dir" if e.endswith("hooks") else "file") for e in GIT_EXECUTABLE]
-    else:
-        out.append(_entry(git, "dir"))
-    return out
+    stand_in: bytes = b""
+    """What a missing file's stand-in holds (``commondir`` must name a directory)."""

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tether.permissions.bash_policy import decide_bash, suggest_bash_rule
+from tether.permissions.bash_policy import decide_bash, suggest_for_bash
 from tether.permissions.controlplane import is_control_plane
 from tether.permissions.decision import Decision, RuleSet, effective_mode, refuse_or_ask
 from tether.permissions.rules import (
@@ -80,7 +80,7 @@ async def decide(tool: Tool[Any], data: Any, ctx: ToolContext, rules: RuleSet) -
             return Decision("deny", check.message or f"{tool.name} refused this call")
         return Decision("ask", check.message, content=check.content, forced=True, plan=check.plan)
     paths = _paths(tool, content, ctx)
-    if paths is not None and tool.name in EDIT_FAMILY and _protected(paths[1], ctx):
+    if paths is not None and tool.name in EDIT_FAMILY and any(_protected(p, ctx) for p in paths):
         check = await tool.check_permissions(data, ctx)
         reason = f"{content} is a protected configuration file; only you can approve this write"
         return refuse_or_ask(mode, reason, check.content)
@@ -134,13 +134,14 @@ def _inside_workspace(tool: Tool[Any], data: Any, ctx: ToolContext) -> bool:
     return is_within(paths[1], roots)
 
 
-def suggest_rule(tool: Tool[Any], data: Any, ctx: ToolContext) -> str:
-    """The rule an "always" answer saves: a command prefix for Bash, the file for edits."""
+def suggest_rule(tool: Tool[Any], data: Any, ctx: ToolContext) -> str | None:
+    """The rule an "always" answer saves: a command prefix for Bash (None when no rule is
+    narrow enough), the file for edits."""
     content = tool.rule_content(data)
     if content is None:
         return tool.name
     if tool.name == "Bash":
-        return suggest_bash_rule(content)
+        return suggest_for_bash(content, ctx)
     if tool.name in NAMED_SPECS:
         return f"{tool.name}({content})"
     path = Path(content)

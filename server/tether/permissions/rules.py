@@ -16,8 +16,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_*-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 EDIT_FAMILY = frozenset({"Edit", "Write", "NotebookEdit", "MultiEdit"})
@@ -114,4 +116,6 @@ def path_matches(spec: str, path: Path, cwd: Path) -> bool:
 
 @lru_cache(maxsize=1024)
 def _gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
+    import pathspec  # about 8 ms: only when a path rule is first matched
+
     return pathspec.GitIgnoreSpec.from_lines([pattern])

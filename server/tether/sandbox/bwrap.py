@@ -1,14 +1,20 @@
 """The bubblewrap command line for one sandboxed shell command, and whether bwrap works.
 
-Inside: the whole filesystem read-only; the workspace (and paths the user made writable)
-read-write, with the control plane bound read-only again on top; a private ``/tmp`` and
-``/run`` (no host sockets such as docker.sock, which a read-only mount does not stop);
-fresh ``/dev`` and ``/proc``. Every namespace is unshared — network too unless settings
-allow it — so the command sees only loopback and its own processes. All capabilities are
-dropped, which matters when the daemon runs as root: without CAP_SYS_ADMIN, ``mount -o
-remount,rw`` fails, and bwrap's read-only mounts are locked besides. ``--die-with-parent``
-ends the sandbox with the daemon; ``--new-session`` detaches it from any terminal
-(no TIOCSTI keystroke injection).
+Inside, in the order the mounts are stacked:
+
+1. the whole filesystem read-only; fresh ``/dev`` and ``/proc``; a private ``/tmp`` and
+   ``/run`` (the host's sockets live there);
+2. the home directory replaced by an empty one, toolchains and ``readablePaths`` bound
+   back read-only (``exposure.py``);
+3. the workspace and ``writablePaths`` read-write;
+4. sensitive locations hidden again wherever they are, host sockets covered;
+5. the control plane read-only on top of the writable paths (``protect.py``).
+
+Every namespace is unshared — network too unless settings allow it — so the command sees
+only loopback and its own processes. All capabilities are dropped, which matters when the
+daemon runs as root: without CAP_SYS_ADMIN, ``mount -o remount,rw`` fails, and bwrap's
+read-only mounts are locked besides. ``--die-with-parent`` ends the sandbox with the
+daemon; ``--new-session`` detaches it from any terminal (no TIOCSTI keystroke injection).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tether.permissions.controlplane import Protected
+from tether.sandbox.exposure import Exposure
 
 PROBE_TIMEOUT_S = 5.0
 
@@ -34,8 +41,13 @@ class SandboxPolicy:
     writable: tuple[Path, ...] = ()
     """Extra read-write paths (settings ``sandbox.writablePaths``), canonical."""
     allow_network: bool = False
-    read_only: tuple[Path, ...] = field(default_factory=tuple)
-    """Paths kept read-only even under a writable path (the user's Tether settings)."""
+    hidden: tuple[Path, ...] = field(default_factory=tuple)
+    """Paths hidden besides the built-in sensitive list (settings ``hiddenPaths`` and
+    Tether's own configuration and data), canonical."""
+    readable: tuple[Path, ...] = ()
+    """Paths readable although hidden (settings ``readablePaths``), canonical."""
+    hide_home: bool = True
+    git_writable: bool = True
 
 
 @dataclass(frozen=True)
@@ -70,8 +82,10 @@ def probe(executable: str = "bwrap") -> Probe:
     return Probe(True, executable=found)
 
 
-def _under(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == r or path.is_relative_to(r) for r in roots)
+def _hide(path: Path) -> list[str]:
+    if path.is_dir() and not path.is_symlink():
+        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return ["--ro-bind", "/dev/null", str(path)]
 
 
 def bwrap_argv(
@@ -80,8 +94,10 @@ def bwrap_argv(
     protected: Sequence[Protected],
     argv: Sequence[str],
     cwd: Path,
+    exposure: Exposure | None = None,
 ) -> list[str]:
     """The full command line: bwrap, its options, then ``argv``."""
+    seen = exposure or Exposure()
     out = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     out += ["--tmpfs", "/tmp"]
     if Path("/run").is_dir() and not Path("/run").is_symlink():
@@ -89,19 +105,23 @@ def bwrap_argv(
         resolver = Path("/run/systemd/resolve")
         if policy.allow_network and resolver.is_dir():
             out += ["--ro-bind", str(resolver), str(resolver)]  # /etc/resolv.conf points here
-    writable = [*policy.writable, policy.root]
-    for path in writable:
+    for path in seen.hide:
+        out += ["--tmpfs", str(path)]
+    for path in seen.reveal:
+        out += ["--ro-bind-try", str(path), str(path)]
+    for link, target in seen.links:
+        out += ["--symlink", str(target), str(link)]
+    for path in (*policy.writable, policy.root):
         out += ["--bind-try", str(path), str(path)]
+    for path in seen.secret:
+        out += _hide(path)
+    for path in seen.sockets:
+        out += ["--ro-bind", "/dev/null", str(path)]
     for item in protected:
         if not item.exists or item.path.is_symlink():
-            # A symlink cannot be bound without following it; its target is outside the
-            # writable paths (then already read-only) or is protected by its own entry.
-            continue
+            continue  # a symlink cannot be bound without following it (protect.py)
         option = "--bind" if item.writable_mount else "--ro-bind"
         out += [option, str(item.path), str(item.path)]
-    for path in policy.read_only:
-        if path.exists() and _under(path, writable):
-            out += ["--ro-bind", str(path), str(path)]
     out += ["--unshare-all"]
     if policy.allow_network:
         out += ["--share-net"]

@@ -3,10 +3,11 @@
 bubblewrap can only bind something read-only where something already exists. A missing
 ``.tether`` or ``.mcp.json`` would otherwise be free for a sandboxed command to create
 (and a planted ``.tether/settings.local.json`` could allow everything). So for the length
-of a command, each missing protected path gets an empty directory or an empty file that is
-then bound read-only; afterwards it is removed again if it is still ours and still empty.
-Empty stand-ins are inert for the tools that read these paths (git skips an empty ``.git``
-directory, editors find no settings in an empty folder).
+of a command, each missing protected path gets an empty directory or a file that is then
+bound read-only; afterwards it is removed again if it is still ours and unchanged.
+Stand-ins are inert for the tools that read these paths (git skips an empty ``.git``
+directory and reads a ``commondir`` of ``.`` as "here", editors find no settings in an
+empty folder).
 
 Background commands overlap, so stand-ins are reference-counted. An unused stand-in
 lingers for a moment before it is removed (off the command's path, by a timer): an agent
@@ -35,6 +36,7 @@ LINGER_S = 2.0
 class _Held:
     kind: str
     inode: int
+    size: int = 0
     users: int = 1
     idle_since: float = 0.0
 
@@ -75,7 +77,11 @@ class Placeholders:
                 if item.kind == "dir":
                     item.path.mkdir(mode=0o755)
                 else:
-                    os.close(os.open(item.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                    fd = os.open(item.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                    try:
+                        os.write(fd, item.stand_in)
+                    finally:
+                        os.close(fd)
                 inode = os.lstat(item.path).st_ino
             except FileExistsError:
                 return False  # appeared meanwhile: it is real, bind it as it is
@@ -84,7 +90,7 @@ class Placeholders:
                 # since the parent is created only by what we protect) or no permission.
                 log.debug("no stand-in for %s: %s", item.path, e)
                 return False
-            self._held[item.path] = _Held(item.kind, inode)
+            self._held[item.path] = _Held(item.kind, inode, len(item.stand_in))
             return True
 
     def _release(self, path: Path) -> None:
@@ -125,7 +131,7 @@ def _remove_if_ours(path: Path, held: _Held) -> None:
             return  # replaced by someone else: not ours any more
         if held.kind == "dir":
             path.rmdir()  # fails (and stays) if the user put something in it
-        elif st.st_size == 0:
+        elif st.st_size == held.size:
             path.unlink()
     except OSError:
         pass

@@ -3,18 +3,22 @@
 Permission rules answer "may this command run"; the sandbox limits what an allowed command
 can do (seed 003: the two are complementary, and the sandbox is the hard boundary). Its
 configuration is replaced in place when settings change, so the next command uses it.
+Each command gets a fresh layout: the control plane as it is on disk now (``protect.py``),
+the sensitive paths that exist and the host's sockets (``exposure.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Generator
+import threading
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 
-from tether.permissions.controlplane import protected_paths
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
+from tether.sandbox.exposure import expand, exposure, listening_sockets
 from tether.sandbox.placeholders import LINGER_S, Placeholders
+from tether.sandbox.protect import Discovery, plan, restore_links
 from tether.settings.model import SandboxSettings
 from tether.tools.context import Wrap
 
@@ -27,14 +31,22 @@ class BwrapSandbox:
         root: Path,
         settings: SandboxSettings | None = None,
         *,
-        read_only: tuple[Path, ...] = (),
+        private: Sequence[Path] = (),
         probe_result: Probe | None = None,
         linger_s: float = LINGER_S,
+        discovery: Discovery | None = None,
+        sockets: Callable[[], list[Path]] = listening_sockets,
+        also_readable: Sequence[Path] = (),
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self._probe = probe_result or probe()
         self._placeholders = Placeholders(linger_s)
-        self._read_only = read_only
+        self._private = tuple(Path(os.path.realpath(p)) for p in private)
+        self._discovery = discovery or Discovery()
+        self._sockets = sockets
+        self._links: dict[Path, str] = {}
+        self._links_lock = threading.Lock()
+        self._also_readable = tuple(also_readable)
         self.settings = settings or SandboxSettings()
         self.policy = self._policy(self.settings)
 
@@ -52,21 +64,39 @@ class BwrapSandbox:
 
     @contextlib.contextmanager
     def session(self, cwd: Path) -> Generator[Wrap]:
-        """Stand-ins for missing protected paths live exactly as long as the command."""
+        """Stand-ins for missing protected paths live exactly as long as the command;
+        protected links it replaced are put back when it ends."""
         policy = self.policy
-        git_writable = self.settings.git_writable
-        items = [
-            item
-            for root in (policy.root, *policy.writable)
-            for item in protected_paths(root, git_writable=git_writable)
-        ]
+        roots = [policy.root, *policy.writable]
+        found = [self._discovery.found(root) for root in roots]
+        protected = plan(roots, found, git_writable=policy.git_writable)
+        seen = exposure(
+            policy.root,
+            policy.writable,
+            hide_home=policy.hide_home,
+            readable=policy.readable,
+            hidden=policy.hidden,
+            sockets=self._sockets(),
+        )
         executable = self._probe.executable or "bwrap"
-        with self._placeholders.hold(items) as now:
+        self.restore_links()
+        with self._links_lock:
+            self._links.update(protected.links)
+        with self._placeholders.hold(protected.items) as now:
 
             def wrap(argv: list[str]) -> list[str]:
-                return bwrap_argv(executable, policy, now, argv, cwd)
+                return bwrap_argv(executable, policy, now, argv, cwd, seen)
 
-            yield wrap
+            try:
+                yield wrap
+            finally:
+                restore_links(protected.links)
+
+    def restore_links(self) -> list[Path]:
+        """Put back protected symlinks a (background) command replaced."""
+        with self._links_lock:
+            links = list(self._links.items())
+        return restore_links(links)
 
     def close(self) -> None:
         """Remove every stand-in now (the workspace is closing)."""
@@ -74,21 +104,25 @@ class BwrapSandbox:
 
     # -- configuration ----------------------------------------------------------------------
 
-    def configure(self, settings: SandboxSettings) -> None:
+    def configure(self, settings: SandboxSettings, also_readable: Sequence[Path] = ()) -> None:
+        """New settings; ``also_readable``: directories the file tools may use too
+        (``permissions.additionalDirectories``), which shell commands may then read."""
         self.settings = settings
+        self._also_readable = tuple(also_readable)
         self.policy = self._policy(settings)
 
     def _policy(self, settings: SandboxSettings) -> SandboxPolicy:
-        writable: list[Path] = []
-        for raw in settings.writable_paths:
-            path = Path(os.path.expanduser(raw))
-            path = path if path.is_absolute() else self.root / path
-            writable.append(Path(os.path.realpath(path)))
         return SandboxPolicy(
             root=self.root,
-            writable=tuple(writable),
+            writable=tuple(expand(p, self.root) for p in settings.writable_paths),
             allow_network=settings.allow_network,
-            read_only=tuple(Path(os.path.realpath(p)) for p in self._read_only),
+            hidden=(*self._private, *(expand(p, self.root) for p in settings.hidden_paths)),
+            readable=(
+                *(expand(p, self.root) for p in settings.readable_paths),
+                *(Path(os.path.realpath(p)) for p in self._also_readable),
+            ),
+            hide_home=settings.hide_home,
+            git_writable=settings.git_writable,
         )
 
     def describe(self) -> str:
@@ -101,4 +135,7 @@ class BwrapSandbox:
         network = "network allowed" if self.policy.allow_network else "no network"
         count = len(self.policy.writable)
         extra = f" and {count} extra writable path(s)" if count else ""
-        return f"Shell sandbox (bubblewrap): writes only inside the workspace{extra}; {network}."
+        home = "; home directory hidden" if self.policy.hide_home else ""
+        return (
+            f"Shell sandbox (bubblewrap): writes only inside the workspace{extra}; {network}{home}."
+        )

@@ -49,8 +49,19 @@ class SandboxSettings(_Section):
     enabled: bool = True
     allow_network: bool = False
     writable_paths: list[str] = Field(default_factory=lambda: list[str]())
-    git_writable: bool = False
-    """Let sandboxed commands write ``.git`` (commits) — hooks and config stay read-only."""
+    git_writable: bool = True
+    """Let sandboxed commands write git objects, refs, the index and logs (``git add``,
+    ``commit``, ``branch``); config, hooks and the rest git runs stay read-only. False
+    keeps every git directory read-only."""
+    hide_home: bool = True
+    """The home directory is unreadable in the sandbox, except the workspace, toolchains
+    (``~/.cargo``, ``~/.nvm``, ``~/.gitconfig``…) and ``readablePaths``."""
+    readable_paths: list[str] = Field(default_factory=lambda: list[str]())
+    """Paths shell commands may read although hidden (in the home directory, or on the
+    sensitive list: naming a sensitive path here exposes it)."""
+    hidden_paths: list[str] = Field(default_factory=lambda: list[str]())
+    """More sensitive paths to hide, besides the built-in list (``~/.ssh``, ``~/.aws``,
+    cloud and registry credentials, shell histories, browser profiles…)."""
 
 
 class HookCommand(_Section):
@@ -96,6 +107,8 @@ LIST_KEYS = {
     ("permissions", "deny"),
     ("permissions", "additionalDirectories"),
     ("sandbox", "writablePaths"),
+    ("sandbox", "readablePaths"),
+    ("sandbox", "hiddenPaths"),
     *(("hooks", event) for event in HOOK_EVENTS),
 }
 

@@ -101,12 +101,16 @@ def withhold_untrusted(layer: dict[str, Any], source: str) -> tuple[dict[str, An
         for key, loosening, label in (
             ("enabled", False, "turning the shell sandbox off"),
             ("allowNetwork", True, "network access for shell commands"),
-            ("gitWritable", True, "writable .git for shell commands"),
+            ("hideHome", False, "your home directory readable by shell commands"),
         ):
             if sandbox.get(key) == loosening:
                 drop(sandbox, key, label)
-        if sandbox.get("writablePaths"):
-            drop(sandbox, "writablePaths", "extra writable paths for shell commands")
+        for key, label in (
+            ("writablePaths", "extra writable paths for shell commands"),
+            ("readablePaths", "extra readable paths for shell commands"),
+        ):
+            if sandbox.get(key):
+                drop(sandbox, key, label)
     return out, withheld
 
 

@@ -93,15 +93,21 @@ def is_within(path: Path, roots: list[Path], *, casefold: bool | None = None) ->
     return False
 
 
-def check_hard_links(path: Path) -> None:
-    """Refuse a regular file that has other names: one may be outside the workspace."""
+def hard_links(path: Path) -> int:
+    """How many names a regular file has (1 for anything else, or a missing path)."""
     try:
         st = os.lstat(path)
     except OSError:
-        return  # missing (about to be created) or unreadable: the caller reports that
-    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        return 1  # missing (about to be created) or unreadable: the caller reports that
+    return st.st_nlink if stat.S_ISREG(st.st_mode) else 1
+
+
+def check_hard_links(path: Path) -> None:
+    """Refuse a regular file that has other names: one may be outside the workspace."""
+    count = hard_links(path)
+    if count > 1:
         raise ToolError(
-            f"{path} has {st.st_nlink} hard links. Another name of this file may be outside "
+            f"{path} has {count} hard links. Another name of this file may be outside "
             "the workspace, so file tools do not read or change it."
         )
 

@@ -36,6 +36,7 @@ from tether.settings.model import Settings
 from tether.settings.trust import TrustStore
 from tether.settings.watch import SettingsWatcher
 from tether.tools.context import SessionRunState, ToolConfig
+from tether.transcript.store import data_dir
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +96,9 @@ class WorkspaceGuard:
         self.sandbox = BwrapSandbox(
             root,
             self.loaded.settings.sandbox,
-            read_only=(config_dir, user_settings_path().parent),
+            private=(config_dir, user_settings_path().parent, data_dir()),
             probe_result=sandbox_probe,
+            also_readable=self._extra_dirs(),
         )
         self._note_sandbox()
         self.watcher = SettingsWatcher([user_settings_path(), *project_settings_paths(root)])
@@ -117,7 +119,7 @@ class WorkspaceGuard:
         """Read the settings files again and apply them to every open session."""
         self.loaded = self._load()
         settings = self.loaded.settings
-        self.sandbox.configure(settings.sandbox)
+        self.sandbox.configure(settings.sandbox, self._extra_dirs())
         self._note_sandbox()
         for s in self._sessions.values():
             s.engine.rules.replace_with(build_rules(settings, s.extra_allow, s.extra_deny))
@@ -127,7 +129,9 @@ class WorkspaceGuard:
 
     def refresh(self) -> None:
         """Apply changed settings files; cheap when nothing changed (the pipeline calls it
-        before every tool call)."""
+        before every tool call). A protected link a background command replaced is put
+        back first, so a settings file planted through it is never read."""
+        self.sandbox.restore_links()
         if self.watcher.take():
             self.reload()
 
@@ -136,9 +140,12 @@ class WorkspaceGuard:
         config.sandbox = settings.sandbox.enabled
         config.shell_sandbox = self.sandbox
         config.shell_env = dict(settings.env)
-        config.additional_dirs = [self._dir(d) for d in settings.permissions.additional_directories]
+        config.additional_dirs = self._extra_dirs()
         config.bypass_disabled = settings.permissions.disable_bypass_permissions_mode == "disable"
         return config
+
+    def _extra_dirs(self) -> list[Path]:
+        return [self._dir(d) for d in self.loaded.settings.permissions.additional_directories]
 
     def _dir(self, raw: str) -> Path:
         path = Path(os.path.expanduser(raw))
