@@ -21,11 +21,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tether import prompts
+from tether.context.summary_request import SummaryPart, plan_summary
 from tether.context.tokens import TokenCounter, estimate_text
-from tether.core.messages import Block, Message, TextBlock, ToolResultBlock, user_text
-from tether.errors import ModelError
-from tether.protocol.updates import Compaction, SessionUpdate
-from tether.providers.base import Completed
+from tether.core.messages import (
+    Block,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    user_text,
+)
+from tether.errors import ModelError, PromptTooLongError
+from tether.protocol.updates import Compaction, Notice, SessionUpdate
+from tether.providers.base import Completed, ModelRequest, SystemBlock
 from tether.transcript.records import AttachmentRecord, SystemRecord
 
 if TYPE_CHECKING:
@@ -90,7 +99,7 @@ class Compactor:
 
     def limits(self, engine: QueryEngine) -> Thresholds:
         return thresholds(
-            engine.provider.context_window, engine.assembler.max_tokens, self.settings
+            engine.provider.context_window, engine.provider.limits.default_output, self.settings
         )
 
     async def before_request(self, engine: QueryEngine, turn_id: str, emit: Emit) -> None:
@@ -189,7 +198,15 @@ class Compactor:
         instructions: str = "",
     ) -> Compaction:
         before = self.context_tokens(engine)
-        summary = await self._summarize(engine, instructions)
+        blocked = await engine.hooks.pre_compact(
+            "manual" if trigger == "manual" else "auto", instructions
+        )
+        if blocked:
+            raise CompactionBlockedError(f"a PreCompact hook blocked the compaction: {blocked}")
+        history, tail = split_tail(engine.messages)
+        if self.counter.messages(tail) > engine.provider.context_window // 8:
+            history, tail = engine.messages, []
+        summary = await self._summarize(engine, history, instructions, emit)
         kept = [
             user_text(prompts.render("compaction/continuation.md", summary=summary)),
             *await self._essentials(engine),
@@ -197,48 +214,85 @@ class Compactor:
         context = await engine.hooks.session_start("compact")
         if context:
             kept.append(user_text(f"<system-reminder>\n{context}\n</system-reminder>"))
-        engine.messages[:] = kept
+        engine.messages[:] = [*kept, *tail]
         after = self.context_tokens(engine)
-        engine.record_compaction(turn_id, trigger, before, after, kept)
+        engine.record_compaction(turn_id, trigger, before, after, [*kept, *tail])
         update = Compaction(trigger=trigger, tokens_before=before, tokens_after=after)
         emit(update)
         return update
 
-    async def _summarize(self, engine: QueryEngine, instructions: str) -> str:
+    def summary_max_tokens(self, window: int) -> int:
+        return max(min(self.settings.summary_max_tokens, window // 8), 256)
+
+    async def _summarize(
+        self, engine: QueryEngine, history: list[Message], instructions: str, emit: Emit
+    ) -> str:
+        """Summarise ``history`` in requests that fit the window; if the API still says a
+        request is too long, plan again once with half the room."""
         extra = (
             f"\nAlso follow these instructions for the summary: {instructions}"
             if instructions
             else ""
         )
-        ask = user_text(prompts.render("compaction/instructions.md", instructions=extra))
-        request = engine.assembler.request([*engine.messages, ask], engine.tool_specs())
-        request = type(request)(
-            model=request.model,
-            system=request.system,
-            messages=request.messages,
-            tools=request.tools,
-            max_tokens=self.settings.summary_max_tokens,
-        )
-        completed: Completed | None = None
-        async for event in engine.provider.stream(request):
-            if isinstance(event, Completed):
-                completed = event
-        if completed is None or not completed.message.text.strip():
-            raise ModelError("the summary request returned no text")
-        engine.meter.add(completed.usage)
-        text = completed.message.text
-        match = _SUMMARY.search(text)
-        return (match.group(1) if match else text).strip()
+        window = engine.provider.context_window
+        out_tokens = self.summary_max_tokens(window)
+        system = [SystemBlock(prompts.load("compaction/system.md").strip())]
+        budget = window - out_tokens - self.counter.prefix(system, [])
+        try:
+            return await self._summarize_parts(
+                engine, plan_summary(history, budget, extra), system, out_tokens, extra
+            )
+        except PromptTooLongError:
+            emit(Notice(level="info", message="The summary request was too long; trying in parts"))
+            return await self._summarize_parts(
+                engine, plan_summary(history, budget // 2, extra), system, out_tokens, extra
+            )
+
+    async def _summarize_parts(
+        self,
+        engine: QueryEngine,
+        parts: list[SummaryPart],
+        system: list[SystemBlock],
+        max_tokens: int,
+        extra: str,
+    ) -> str:
+        summary = ""
+        for part in parts:
+            part = SummaryPart(part.transcript, summary, part.part, part.parts)
+            request = ModelRequest(
+                model=engine.provider.model,
+                system=system,
+                messages=[user_text(part.prompt(extra))],
+                tools=[],
+                max_tokens=max_tokens,
+                cache_history=False,
+                thinking=False,
+            )
+            completed: Completed | None = None
+            async for event in engine.provider.stream(request):
+                if isinstance(event, Completed):
+                    completed = event
+            if completed is None or not completed.message.text.strip():
+                raise ModelError("the summary request returned no text")
+            engine.meter.add(completed.usage)
+            text = completed.message.text
+            match = _SUMMARY.search(text)
+            summary = (match.group(1) if match else text).strip()
+        return summary
 
     async def _essentials(self, engine: QueryEngine) -> list[Message]:
         parts: list[str] = []
-        budget = self.settings.reattach_total_tokens
+        window = engine.provider.context_window
+        # Re-read files take a share of the window, not a fixed amount: on a small local
+        # model 30k tokens of files would not fit at all.
+        budget = min(self.settings.reattach_total_tokens, window // 20)
+        per_file = min(self.settings.reattach_file_tokens, window // 40)
         for path in list(reversed(engine.state.files.paths()))[: self.settings.reattach_files]:
             try:
                 doc = await engine.editor.read(path)
             except (OSError, UnicodeDecodeError):
                 continue
-            limit = min(self.settings.reattach_file_tokens, budget) * 3
+            limit = min(per_file, budget) * 3
             if limit <= 0:
                 break
             text = doc.text[:limit]
@@ -289,6 +343,21 @@ class Compactor:
         emit(Compaction(trigger="auto", tokens_before=before, tokens_after=after, strategy=kind))
 
 
+def split_tail(messages: list[Message]) -> tuple[list[Message], list[Message]]:
+    """Mid tool loop with thinking, the last assistant message and its results stay verbatim
+    after the summary, its thinking blocks and signatures too: the loop goes on from there
+    with the model's reasoning intact (the caller drops a tail too big to keep)."""
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    if last <= 0 or not messages[last].tool_uses or last + 1 >= len(messages):
+        return messages, []
+    if not isinstance(messages[last].content[0], ThinkingBlock | RedactedThinkingBlock):
+        return messages, []
+    answered = {r.tool_use_id for m in messages[last + 1 :] for r in m.tool_results}
+    if all(u.id in answered for u in messages[last].tool_uses):
+        return messages[:last], messages[last:]
+    return messages, []
+
+
 def boundary_records(
     engine: QueryEngine,
     turn_id: str | None,
@@ -311,7 +380,10 @@ def boundary_records(
             },
         )
     ]
-    kinds = ["compact_summary"] + ["compact_reattach"] * (len(kept) - 1)
+    kinds = ["compact_summary"] + [
+        "compact_tail" if m.role == "assistant" or m.tool_results else "compact_reattach"
+        for m in kept[1:]
+    ]
     records += [
         AttachmentRecord(session_id=engine.session_id, turn_id=turn_id, message=m, attachment=k)
         for m, k in zip(kept, kinds, strict=True)

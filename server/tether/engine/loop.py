@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tether.core.messages import (
@@ -25,6 +26,7 @@ from tether.engine.transitions import (
     CompactRetry,
     InputInjected,
     MaxTokensContinue,
+    MaxTokensEscalate,
     NextTurn,
     Step,
     StopHookContinue,
@@ -47,6 +49,7 @@ from tether.providers.base import (
     StreamReset,
     TextDelta,
     ThinkingDelta,
+    ThinkingReady,
     ToolUseReady,
 )
 from tether.transcript.records import ProgressRecord
@@ -78,6 +81,8 @@ class TurnLoop:
         self._partial_text = ""
         self._announced: set[str] = set()
         self.reactive_done = False
+        self.escalated = False
+        """The output limit was raised to the model's maximum after a cut-off reply."""
 
     async def run(self) -> Terminal:
         while True:
@@ -102,6 +107,9 @@ class TurnLoop:
                 )
         await engine.compactor.before_request(engine, self.turn_id, self.emit)
         request = engine.assembler.request(engine.messages, engine.tool_specs())
+        limits = engine.provider.limits
+        max_tokens = limits.max_output if self.escalated else limits.default_output
+        request = replace(request, max_tokens=max_tokens)
         self.model_calls += 1
         executor = self._new_executor()
         try:
@@ -114,6 +122,12 @@ class TurnLoop:
             return Terminal("model_error", str(e))
 
         assistant = completed.message
+        if (
+            completed.stop_reason == "max_tokens"
+            and not self.escalated
+            and limits.max_output > max_tokens
+        ):
+            return await self._escalate(executor, completed, limits.max_output)
         engine.append_assistant(self.turn_id, assistant, completed)
         self._partial, self._partial_text = [], ""
         self.emit(engine.meter.add(completed.usage))
@@ -152,6 +166,29 @@ class TurnLoop:
             return StopHookContinue(verdict.block_reason)
         return Terminal("completed")
 
+    async def _escalate(
+        self, executor: StreamingToolExecutor, completed: Completed, max_tokens: int
+    ) -> Step:
+        """Retry the request once with the model's full output limit; the cut reply (and any
+        tool it started) is dropped, its usage still counted."""
+        await executor.discard()
+        self._executor = None
+        for use in completed.message.tool_uses:
+            self._announced.discard(use.id)
+            self.emit(ToolCallUpdate(tool_call_id=use.id, status="failed"))
+        self._partial, self._partial_text = [], ""
+        self.emit(self.engine.meter.add(completed.usage))
+        self.escalated = True
+        self.model_calls -= 1  # the same model turn, asked again with more room
+        self.emit(
+            Notice(
+                level="info",
+                message=f"The reply reached the output limit; asking again with up to "
+                f"{max_tokens} output tokens",
+            )
+        )
+        return MaxTokensEscalate(max_tokens)
+
     async def _reactive_compaction(self, error: PromptTooLongError) -> Step:
         """The API said the prompt is too long: compact once and retry, else stop."""
         if self.reactive_done:
@@ -174,6 +211,10 @@ class TurnLoop:
                 self.emit(AgentMessageChunk(text=event.text))
             elif isinstance(event, ThinkingDelta):
                 self.emit(AgentThoughtChunk(text=event.text))
+            elif isinstance(event, ThinkingReady):
+                # Kept (signature and all) so a cancelled tool call still goes back with it.
+                self._flush_partial_text()
+                self._partial.append(event.block)
             elif isinstance(event, ToolUseReady):
                 self._flush_partial_text()
                 self._partial.append(event.block)

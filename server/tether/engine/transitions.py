@@ -69,6 +69,15 @@ class MaxTokensContinue:
 
 
 @dataclass(frozen=True)
+class MaxTokensEscalate:
+    """The reply stopped at the default output limit: the same request again, once, with
+    the model's full output limit (the cut reply is dropped)."""
+
+    max_tokens: int
+    kind: Literal["max_tokens_escalate"] = "max_tokens_escalate"
+
+
+@dataclass(frozen=True)
 class StopHookContinue:
     """A Stop hook refused to let the turn end; its reason goes to the model."""
 
@@ -91,5 +100,12 @@ class CompactRetry:
     kind: Literal["compact_retry"] = "compact_retry"
 
 
-Transition = NextTurn | MaxTokensContinue | StopHookContinue | InputInjected | CompactRetry
+Transition = (
+    NextTurn
+    | MaxTokensContinue
+    | MaxTokensEscalate
+    | StopHookContinue
+    | InputInjected
+    | CompactRetry
+)
 Step = Transition | Terminal

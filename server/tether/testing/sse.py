@@ -136,6 +136,24 @@ class FakeModelServer:
         """The text of the request's newest user input, searched by ``expect.contains``."""
         raise NotImplementedError
 
+    def reject(self, body: dict[str, Any]) -> tuple[int, Any] | None:
+        """(status, error body) when the real API would refuse this request: no turn is
+        consumed. The default accepts everything."""
+        return None
+
+    def serve_other(
+        self, method: str, path: str, body: dict[str, Any] | None, reply: Reply
+    ) -> bool:
+        """Answer a request for another route (e.g. model discovery); False: unknown."""
+        return False
+
+    def fail(self, reply: Reply, status: int, message: str) -> None:
+        """A script failure: recorded, answered with an error that must not be retried."""
+        self.errors.append(message)
+        reply.json(
+            status, self.error_body(status, f"{self.label}: {message}"), SCRIPT_ERROR_HEADERS
+        )
+
     # -- lifecycle -----------------------------------------------------------------------
 
     def start(self) -> str:
@@ -201,13 +219,22 @@ class FakeModelServer:
 
     def handle_request(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
         body = _json_object(raw)
+        path = handler.path.split("?")[0]
+        if path != self.route and self.serve_other(handler.command, path, body, Reply(handler)):
+            return
+        refusal = self.reject(body) if body is not None and path == self.route else None
+        if refusal is not None:
+            with self._lock:
+                self.requests.append(body or {})
+                self.request_times.append(time.monotonic())
+            return Reply(handler).json(*refusal)
         turn: ScriptTurn | None = None
         with self._lock:
             self.requests.append(body if body is not None else {"_raw": raw.decode()})
             self.request_times.append(time.monotonic())
             number, index, total = len(self.requests), self._next, len(self.script.turns)
             problem = None
-            if handler.path.split("?")[0] != self.route:
+            if path != self.route:
                 problem = 404, f"request #{number}: unknown path {handler.path}"
             elif body is None:
                 problem = 400, f"request #{number}: the body is not a JSON object"
