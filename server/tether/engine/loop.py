@@ -127,7 +127,7 @@ class TurnLoop:
             and not self.escalated
             and limits.max_output > max_tokens
         ):
-            return await self._escalate(executor, completed, limits.max_output)
+            self._escalate(limits.max_output)
         engine.append_assistant(self.turn_id, assistant, completed)
         self._partial, self._partial_text = [], ""
         self.emit(engine.meter.add(completed.usage))
@@ -166,28 +166,19 @@ class TurnLoop:
             return StopHookContinue(verdict.block_reason)
         return Terminal("completed")
 
-    async def _escalate(
-        self, executor: StreamingToolExecutor, completed: Completed, max_tokens: int
-    ) -> Step:
-        """Retry the request once with the model's full output limit; the cut reply (and any
-        tool it started) is dropped, its usage still counted."""
-        await executor.discard()
-        self._executor = None
-        for use in completed.message.tool_uses:
-            self._announced.discard(use.id)
-            self.emit(ToolCallUpdate(tool_call_id=use.id, status="failed"))
-        self._partial, self._partial_text = [], ""
-        self.emit(self.engine.meter.add(completed.usage))
+    def _escalate(self, max_tokens: int) -> None:
+        """The reply hit the default output limit: from the next request on, this turn asks
+        for the model's full limit (once; then the continuation prompts take over). What
+        was streamed stays: editors cannot take text back, so the model continues it."""
         self.escalated = True
-        self.model_calls -= 1  # the same model turn, asked again with more room
+        self.engine.record_transition(self.turn_id, MaxTokensEscalate(max_tokens))
         self.emit(
             Notice(
                 level="info",
-                message=f"The reply reached the output limit; asking again with up to "
+                message=f"The reply reached the output limit; continuing with up to "
                 f"{max_tokens} output tokens",
             )
         )
-        return MaxTokensEscalate(max_tokens)
 
     async def _reactive_compaction(self, error: PromptTooLongError) -> Step:
         """The API said the prompt is too long: compact once and retry, else stop."""

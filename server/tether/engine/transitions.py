@@ -70,8 +70,8 @@ class MaxTokensContinue:
 
 @dataclass(frozen=True)
 class MaxTokensEscalate:
-    """The reply stopped at the default output limit: the same request again, once, with
-    the model's full output limit (the cut reply is dropped)."""
+    """The reply stopped at the default output limit: the turn's next requests ask for the
+    model's full output limit (once per turn)."""
 
     max_tokens: int
     kind: Literal["max_tokens_escalate"] = "max_tokens_escalate"

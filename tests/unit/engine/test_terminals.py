@@ -153,21 +153,19 @@ async def test_budget_exhausted(tmp_path: Path) -> None:
 
 async def test_max_tokens_escalates_once_then_continues_then_stops(tmp_path: Path) -> None:
     cut = {"blocks": [text("part")], "stop_reason": "max_tokens"}
-    engine = make_engine(tmp_path, [cut] * 5, [])
+    engine = make_engine(tmp_path, [cut] * 4, [])
     result = await engine.run("go")
     assert result.terminal.reason == "max_tokens"
     assert result.terminal.stop_reason == "max_tokens"
     provider = engine.provider
     assert isinstance(provider, ScriptedProvider)
     limits = provider.limits
-    # First the default output limit; the cut reply is asked again once with the model's
-    # maximum (and dropped), then continuation prompts at that limit.
+    # First the default output limit; after the first cut, the model's maximum, with
+    # continuation prompts (three at most).
     sent = [r.max_tokens for r in provider.requests]
-    assert sent == [limits.default_output] + [limits.max_output] * 4
+    assert sent == [limits.default_output] + [limits.max_output] * 3
     assert limits.max_output > limits.default_output
     assert result.model_calls == 4
-    replies = [m for m in engine.messages if m.role == "assistant"]
-    assert len(replies) == 4  # the first cut reply was replaced by the escalated one
     continuations = [m for m in engine.messages if "cut off at the output limit" in m.text]
     assert len(continuations) == 3
 
