@@ -27,6 +27,8 @@ from typing import Any, ClassVar, Self, cast
 
 from tether.providers.script import Script, ScriptTurn, load_script, parse_script
 
+SUMMARY_MARKER = "is about to be replaced by a summary"
+"""A phrase of Tether's compaction instructions (prompts/compaction/instructions.md)."""
 SCRIPT_ERROR_HEADERS = {"x-should-retry": "false"}
 """Script failures must not be retried: each retry would consume (and fail) another turn."""
 
@@ -118,6 +120,12 @@ class FakeModelServer:
         self.event_log: list[tuple[float, str]] = []
         """(monotonic time, data) of every SSE event, when it was flushed to the client."""
         self.errors: list[str] = []
+        self.summary_reply: str | None = None
+        """Set: answer every summary request (one whose newest user input contains
+        ``SUMMARY_MARKER``) with ``<summary>`` + this text, without consuming a turn; the
+        request is still checked like any other. For long sessions whose compactions a
+        fixed script cannot foresee."""
+        self.summaries = 0
         self._address = (host, port)
         self._next = 0
         self._lock = threading.Lock()
@@ -228,6 +236,17 @@ class FakeModelServer:
                 self.requests.append(body or {})
                 self.request_times.append(time.monotonic())
             return Reply(handler).json(*refusal)
+        if self.summary_reply is not None and SUMMARY_MARKER in self.expectation_haystack(
+            body or {}
+        ):
+            with self._lock:
+                self.requests.append(body or {})
+                self.request_times.append(time.monotonic())
+                self.summaries += 1
+                number = self.summaries
+            text = f"<summary>{self.summary_reply} (#{number})</summary>"
+            turn = ScriptTurn.model_validate([{"type": "text", "text": text}])
+            return self.respond(10_000 + number, turn, body or {}, Reply(handler))
         turn: ScriptTurn | None = None
         with self._lock:
             self.requests.append(body if body is not None else {"_raw": raw.decode()})
