@@ -20,6 +20,7 @@ TerminalReason = Literal[
     "budget_exhausted",
     "max_tokens",
     "refusal",
+    "transcript_error",
 ]
 
 _STOP_REASONS: dict[TerminalReason, StopReason] = {
@@ -32,6 +33,7 @@ _STOP_REASONS: dict[TerminalReason, StopReason] = {
     "model_error": "error",
     "hook_stopped": "error",
     "budget_exhausted": "error",
+    "transcript_error": "error",
 }
 
 
