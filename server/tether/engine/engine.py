@@ -312,6 +312,8 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
                 terminal = Terminal("transcript_error", str(e))
         result = TurnResult(turn.turn_id, terminal, self.meter.turn, calls)
         self.last_result = result
+        for notice in self.hooks.drain_notices():  # the Stop hook's, and any left
+            self._emit(Notice(level=notice.level, message=notice.message))
         turn.queue.put_nowait(TurnEnd(stop_reason=terminal.stop_reason, error=terminal.error))
         turn.queue.put_nowait(None)
         for fut in turn.waiters:

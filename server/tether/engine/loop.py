@@ -106,6 +106,7 @@ class TurnLoop:
                     f"(${engine.meter.session.cost_usd or 0:.4f} spent)",
                 )
         await engine.compactor.before_request(engine, self.turn_id, self.emit)
+        self.hook_notices()
         request = engine.assembler.request(engine.messages, engine.tool_specs())
         limits = engine.provider.limits
         max_tokens = limits.max_output if self.escalated else limits.default_output
@@ -136,6 +137,7 @@ class TurnLoop:
             outcomes = await executor.results()
             self._executor = None
             engine.append_tool_results(self.turn_id, assistant, outcomes)
+            self.hook_notices()
             await engine.drain_inbox(self.turn_id)
             stopped = next((o.stop_turn for o in outcomes if o.stop_turn), None)
             if stopped is not None:
@@ -179,6 +181,11 @@ class TurnLoop:
                 f"{max_tokens} output tokens",
             )
         )
+
+    def hook_notices(self) -> None:
+        """Hook ``systemMessage``s and hook failures reach the user as notices."""
+        for notice in self.engine.hooks.drain_notices():
+            self.emit(Notice(level=notice.level, message=notice.message))
 
     async def _reactive_compaction(self, error: PromptTooLongError) -> Step:
         """The API said the prompt is too long: compact once and retry, else stop."""
