@@ -290,6 +290,19 @@ class TurnLoop:
         return await run_tool_use(use, engine.tool_runtime)
 
     def _finished(self, use: ToolUseBlock, outcome: ToolOutcome) -> None:
+        transcript = self.engine.transcript
+        if transcript is not None:
+            # Each result reaches the file as its tool finishes (the message with all of a
+            # batch's results is written when the last one ends): after a crash mid-batch,
+            # resume keeps the finished ones instead of calling them interrupted.
+            transcript.append(
+                ProgressRecord(
+                    session_id=self.engine.session_id,
+                    turn_id=self.turn_id,
+                    event="tool_finished",
+                    data={"toolUseId": use.id, "result": outcome.block.model_dump(mode="json")},
+                )
+            )
         self.emit(
             ToolCallUpdate(
                 tool_call_id=use.id,
