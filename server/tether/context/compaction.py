@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tether import prompts
 from tether.context.summary_request import SummaryPart, plan_summary
-from tether.context.tokens import TokenCounter, estimate_text
+from tether.context.tokens import ContextGauge, TokenCounter, estimate_text
 from tether.core.messages import (
     Block,
     Message,
@@ -34,7 +34,7 @@ from tether.core.messages import (
 )
 from tether.errors import ModelError, PromptTooLongError
 from tether.protocol.updates import Compaction, Notice, SessionUpdate
-from tether.providers.base import Completed, ModelRequest, SystemBlock
+from tether.providers.base import Completed, ModelRequest, SystemBlock, TokenUsage
 from tether.transcript.records import AttachmentRecord, SystemRecord
 
 if TYPE_CHECKING:
@@ -90,8 +90,24 @@ class Compactor:
         default_factory=lambda: list[Callable[[], str]]()
     )
     """Extra essentials to keep after a summary (e.g. invoked skills)."""
+    gauge: ContextGauge | None = None
+
+    def __post_init__(self) -> None:
+        self.gauge = self.gauge or ContextGauge(self.counter)
+
+    def observe(self, engine: QueryEngine, usage: TokenUsage) -> None:
+        """A response's usage anchors the context size (see ``ContextGauge``)."""
+        assert self.gauge is not None
+        self.gauge.observe(engine.messages, usage, self._estimate(engine))
 
     def context_tokens(self, engine: QueryEngine) -> int:
+        assert self.gauge is not None
+        measured = self.gauge.measure(engine.messages)
+        if measured is not None:
+            return measured
+        return round(self._estimate(engine) * self.gauge.ratio)
+
+    def _estimate(self, engine: QueryEngine) -> int:
         system = engine.assembler.system()
         return self.counter.prefix(system, engine.tool_specs()) + self.counter.messages(
             engine.messages
@@ -106,6 +122,9 @@ class Compactor:
         limits = self.limits(engine)
         before = self.context_tokens(engine)
         stored = await self._budget_results(engine)
+        if stored:
+            assert self.gauge is not None
+            self.gauge.invalidate()
         after = self.context_tokens(engine) if stored else before
         if stored:
             self._announce(engine, turn_id, emit, "tool_result_budget", before, after, stored)
@@ -113,6 +132,8 @@ class Compactor:
             return
         cleared = self._microcompact(engine)
         if cleared:
+            assert self.gauge is not None
+            self.gauge.invalidate()
             cleared_to = self.context_tokens(engine)
             self._announce(engine, turn_id, emit, "microcompact", after, cleared_to, cleared)
             after = cleared_to

@@ -130,6 +130,7 @@ class TurnLoop:
         ):
             self._escalate(limits.max_output)
         engine.append_assistant(self.turn_id, assistant, completed)
+        engine.compactor.observe(engine, completed.usage)
         self._partial, self._partial_text = [], ""
         self.emit(engine.meter.add(completed.usage))
 
