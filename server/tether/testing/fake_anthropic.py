@@ -72,8 +72,12 @@ class FakeAnthropicServer(FakeModelServer):
         port: int = 0,
         context_window: int | None = None,
         max_output_tokens: int | None = None,
+        api_keys: set[str] | None = None,
     ):
         super().__init__(script, host=host, port=port)
+        self.api_keys = api_keys
+        """Set: only these keys (``x-api-key`` or ``Authorization: Bearer``) are accepted;
+        others get the API's 401 ``authentication_error``."""
         self.context_window = context_window or self.script.context_window
         """None: each model's own window."""
         self.max_output_tokens = max_output_tokens
@@ -95,9 +99,12 @@ class FakeAnthropicServer(FakeModelServer):
     def window_for(self, model: str) -> int:
         return self.context_window or anthropic_limits(model).window
 
-    def reject(self, body: dict[str, Any]) -> tuple[int, Any] | None:
+    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
         model = body.get("model")
-        if not isinstance(model, str) or not model.startswith("claude-"):
+        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if self.api_keys is not None and key not in self.api_keys:
+            error = ApiError(401, "authentication_error", "invalid x-api-key")
+        elif not isinstance(model, str) or not model.startswith("claude-"):
             error = ApiError(404, "not_found_error", f"model: {model}")
         else:
             limits = anthropic_limits(model)

@@ -87,7 +87,7 @@ class FakeOpenAIServer(FakeModelServer):
     def base_url(self) -> str:
         return f"{self.url}/v1"
 
-    def reject(self, body: dict[str, Any]) -> tuple[int, Any] | None:
+    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
         error = check_chat_request(
             body, window=self.context_window, flavor=self.flavor, served_model=self.served_model
         )

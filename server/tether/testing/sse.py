@@ -126,6 +126,8 @@ class FakeModelServer:
         request is still checked like any other. For long sessions whose compactions a
         fixed script cannot foresee."""
         self.summaries = 0
+        self.request_headers: list[dict[str, str]] = []
+        """Headers of every request (names lower-cased), discovery requests included."""
         self._address = (host, port)
         self._next = 0
         self._lock = threading.Lock()
@@ -144,9 +146,9 @@ class FakeModelServer:
         """The text of the request's newest user input, searched by ``expect.contains``."""
         raise NotImplementedError
 
-    def reject(self, body: dict[str, Any]) -> tuple[int, Any] | None:
-        """(status, error body) when the real API would refuse this request: no turn is
-        consumed. The default accepts everything."""
+    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
+        """(status, error body) when the real API would refuse this request (``headers``
+        lower-cased): no turn is consumed. The default accepts everything."""
         return None
 
     def serve_other(
@@ -230,7 +232,9 @@ class FakeModelServer:
         path = handler.path.split("?")[0]
         if path != self.route and self.serve_other(handler.command, path, body, Reply(handler)):
             return
-        refusal = self.reject(body) if body is not None and path == self.route else None
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        self.request_headers.append(headers)
+        refusal = self.reject(body, headers) if body is not None and path == self.route else None
         if refusal is not None:
             with self._lock:
                 self.requests.append(body or {})
