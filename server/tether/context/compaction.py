@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tether import prompts
-from tether.context.summary_request import SummaryPart, plan_summary
+from tether.context.summarize import summarize
 from tether.context.tokens import ContextGauge, TokenCounter, estimate_text
 from tether.core.messages import (
     Block,
@@ -32,9 +32,9 @@ from tether.core.messages import (
     ToolResultBlock,
     user_text,
 )
-from tether.errors import ModelError, PromptTooLongError
-from tether.protocol.updates import Compaction, Notice, SessionUpdate
-from tether.providers.base import Completed, ModelRequest, SystemBlock, TokenUsage
+from tether.errors import ModelError
+from tether.protocol.updates import Compaction, SessionUpdate
+from tether.providers.base import TokenUsage
 from tether.transcript.records import AttachmentRecord, SystemRecord
 
 if TYPE_CHECKING:
@@ -227,7 +227,8 @@ class Compactor:
         history, tail = split_tail(engine.messages)
         if self.counter.messages(tail) > engine.provider.context_window // 8:
             history, tail = engine.messages, []
-        summary = await self._summarize(engine, history, instructions, emit)
+        out_tokens = self.summary_max_tokens(engine.provider.context_window)
+        summary = await summarize(engine, history, instructions, emit, out_tokens, self.counter)
         kept = [
             user_text(prompts.render("compaction/continuation.md", summary=summary)),
             *await self._essentials(engine),
@@ -244,62 +245,6 @@ class Compactor:
 
     def summary_max_tokens(self, window: int) -> int:
         return max(min(self.settings.summary_max_tokens, window // 8), 256)
-
-    async def _summarize(
-        self, engine: QueryEngine, history: list[Message], instructions: str, emit: Emit
-    ) -> str:
-        """Summarise ``history`` in requests that fit the window; if the API still says a
-        request is too long, plan again once with half the room."""
-        extra = (
-            f"\nAlso follow these instructions for the summary: {instructions}"
-            if instructions
-            else ""
-        )
-        window = engine.provider.context_window
-        out_tokens = self.summary_max_tokens(window)
-        system = [SystemBlock(prompts.load("compaction/system.md").strip())]
-        budget = window - out_tokens - self.counter.prefix(system, [])
-        try:
-            return await self._summarize_parts(
-                engine, plan_summary(history, budget, extra), system, out_tokens, extra
-            )
-        except PromptTooLongError:
-            emit(Notice(level="info", message="The summary request was too long; trying in parts"))
-            return await self._summarize_parts(
-                engine, plan_summary(history, budget // 2, extra), system, out_tokens, extra
-            )
-
-    async def _summarize_parts(
-        self,
-        engine: QueryEngine,
-        parts: list[SummaryPart],
-        system: list[SystemBlock],
-        max_tokens: int,
-        extra: str,
-    ) -> str:
-        summary = ""
-        for part in parts:
-            part = SummaryPart(part.transcript, summary, part.part, part.parts)
-            request = ModelRequest(
-                model=engine.provider.model,
-                system=system,
-                messages=[user_text(part.prompt(extra))],
-                tools=[],
-                max_tokens=max_tokens,
-                cache_history=False,
-                thinking=False,
-            )
-            completed: Completed | None = None
-            async for event in engine.provider.stream(request):
-                if isinstance(event, Completed):
-                    completed = event
-            if completed is None or not completed.message.text.strip():
-                raise ModelError("the summary request returned no text")
-            engine.meter.add(completed.usage)
-            text = completed.message.text
-            match = _SUMMARY.search(text)
-            summary = (match.group(1) if match else text).strip()
-        return summary
 
     async def _essentials(self, engine: QueryEngine) -> list[Message]:
         parts: list[str] = []

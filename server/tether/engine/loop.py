@@ -132,6 +132,8 @@ class TurnLoop:
         engine.append_assistant(self.turn_id, assistant, completed)
         engine.compactor.observe(engine, completed.usage)
         self._partial, self._partial_text = [], ""
+        # A server may have reported its window with this first response (discovery).
+        engine.meter.context_window = engine.provider.context_window
         self.emit(engine.meter.add(completed.usage))
 
         if assistant.tool_uses:

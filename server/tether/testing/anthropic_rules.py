@@ -31,23 +31,41 @@ sent. The fake reports ``usage.input_tokens`` by the same rule (less scripted ca
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
-import math
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any, cast
 
-from tether.providers.models import MIN_THINKING_BUDGET, ModelLimits
+from tether.testing.anthropic_thinking import (
+    check_thinking_blocks,
+    check_thinking_config,
+    redacted_data,
+    sign,
+)
+from tether.testing.anthropic_wire import (
+    ApiError,
+    Reject,
+    RequestContext,
+    as_dict,
+    as_list,
+    count_input_tokens,
+    extra,
+    fail,
+    invalid,
+    uses,
+)
 
-_KEY = b"tether-fake-anthropic-signing-key"
+__all__ = [
+    "ApiError",
+    "RequestContext",
+    "check_request",
+    "count_input_tokens",
+    "invalid",
+    "redacted_data",
+    "sign",
+]
+
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 MAX_CACHE_MARKS = 4
-THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
 TOP_LEVEL = {
     "model", "max_tokens", "messages", "system", "tools", "tool_choice", "stream", "thinking",
@@ -72,76 +90,6 @@ CUSTOM_TOOL = {"name", "description", "input_schema", "cache_control", "type", "
                "defer_loading", "input_examples"}  # fmt: skip
 
 
-@dataclass(frozen=True)
-class ApiError:
-    status: int
-    type: str
-    message: str
-
-    def body(self) -> dict[str, Any]:
-        return {"type": "error", "error": {"type": self.type, "message": self.message}}
-
-
-def invalid(message: str) -> ApiError:
-    return ApiError(400, "invalid_request_error", message)
-
-
-class Reject(Exception):
-    def __init__(self, error: ApiError):
-        super().__init__(error.message)
-        self.error = error
-
-
-def _fail(message: str) -> Reject:
-    return Reject(invalid(message))
-
-
-# -- signatures -----------------------------------------------------------------------
-
-
-def sign(text: str) -> str:
-    digest = hmac.new(_KEY, text.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
-    return base64.b64encode(digest).decode()
-
-
-def redacted_data(seed: str) -> str:
-    """Opaque ``redacted_thinking`` data: a nonce and its signature."""
-    nonce = base64.b64encode(hashlib.sha256(seed.encode()).digest()[:12]).decode()
-    return f"{nonce}.{sign(nonce)}"
-
-
-def _redacted_ok(data: str) -> bool:
-    nonce, _, signature = data.partition(".")
-    return bool(nonce) and hmac.compare_digest(sign(nonce), signature)
-
-
-# -- tokens ---------------------------------------------------------------------------
-
-
-def count_input_tokens(body: dict[str, Any]) -> int:
-    """The fake's token rule: a quarter of the UTF-8 bytes of system+tools+messages."""
-    payload = {
-        "system": body.get("system"),
-        "tools": body.get("tools"),
-        "messages": body.get("messages"),
-    }
-    raw = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return math.ceil(len(raw.encode("utf-8", "surrogatepass")) / 4)
-
-
-# -- the check ------------------------------------------------------------------------
-
-
-@dataclass
-class RequestContext:
-    """What the fake knows beyond the body: the model's limits and the responses it gave."""
-
-    limits: ModelLimits
-    window: int
-    thought_before_tools: set[str] = field(default_factory=lambda: set[str]())
-    """tool_use ids of responses that began with a thinking block."""
-
-
 def check_request(body: dict[str, Any], ctx: RequestContext) -> ApiError | None:
     try:
         _check(body, ctx)
@@ -151,15 +99,15 @@ def check_request(body: dict[str, Any], ctx: RequestContext) -> ApiError | None:
 
 
 def _check(body: dict[str, Any], ctx: RequestContext) -> None:
-    _extra(body, TOP_LEVEL, "")
+    extra(body, TOP_LEVEL, "")
     for key in ("model", "max_tokens", "messages"):
         if key not in body:
-            raise _fail(f"{key}: Field required")
+            raise fail(f"{key}: Field required")
     max_tokens = body["max_tokens"]
     if not isinstance(max_tokens, int) or max_tokens < 1:
-        raise _fail("max_tokens: Input should be greater than or equal to 1")
+        raise fail("max_tokens: Input should be greater than or equal to 1")
     if max_tokens > ctx.limits.max_output:
-        raise _fail(
+        raise fail(
             f"max_tokens: {max_tokens} > {ctx.limits.max_output}, which is the maximum "
             f"allowed number of output tokens for {body['model']}"
         )
@@ -168,58 +116,39 @@ def _check(body: dict[str, Any], ctx: RequestContext) -> None:
     _check_system(body.get("system"), marks)
     messages = _check_messages(body["messages"], marks)
     _check_cache_marks(marks)
-    thinking = _check_thinking_config(body.get("thinking"), max_tokens, ctx)
+    thinking = check_thinking_config(body.get("thinking"), max_tokens, ctx)
     merged = _merge(messages)
     _check_pairing(merged)
-    _check_thinking_blocks(merged, thinking, ctx)
+    check_thinking_blocks(merged, thinking, ctx)
     tokens = count_input_tokens(body)
     if tokens > ctx.window:
-        raise _fail(f"prompt is too long: {tokens} tokens > {ctx.window} maximum")
-
-
-def _extra(obj: dict[str, Any], allowed: set[str], path: str) -> None:
-    for key in obj:
-        if key not in allowed:
-            where = f"{path}.{key}" if path else key
-            raise _fail(f"{where}: Extra inputs are not permitted")
-
-
-def _as_dict(value: Any, path: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _fail(f"{path}: Input should be a valid dictionary or object")
-    return cast("dict[str, Any]", value)
-
-
-def _as_list(value: Any, path: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise _fail(f"{path}: Input should be a valid list")
-    return cast("list[Any]", value)
+        raise fail(f"prompt is too long: {tokens} tokens > {ctx.window} maximum")
 
 
 def _cache_mark(block: dict[str, Any], path: str, marks: list[tuple[str, str]]) -> None:
     mark = block.get("cache_control")
     if mark is None:
         return
-    mark = _as_dict(mark, f"{path}.cache_control")
-    _extra(mark, {"type", "ttl"}, f"{path}.cache_control")
+    mark = as_dict(mark, f"{path}.cache_control")
+    extra(mark, {"type", "ttl"}, f"{path}.cache_control")
     if mark.get("type") != "ephemeral":
-        raise _fail(f"{path}.cache_control.type: Input should be 'ephemeral'")
+        raise fail(f"{path}.cache_control.type: Input should be 'ephemeral'")
     ttl = mark.get("ttl", "5m")
     if ttl not in ("5m", "1h"):
-        raise _fail(f"{path}.cache_control.ttl: Input should be '5m' or '1h'")
+        raise fail(f"{path}.cache_control.ttl: Input should be '5m' or '1h'")
     marks.append((path, ttl))
 
 
 def _check_cache_marks(marks: list[tuple[str, str]]) -> None:
     if len(marks) > MAX_CACHE_MARKS:
-        raise _fail(
+        raise fail(
             f"A maximum of {MAX_CACHE_MARKS} blocks with cache_control may be provided. "
             f"Found {len(marks)}."
         )
     seen_5m = False
     for _, ttl in marks:
         if ttl == "1h" and seen_5m:
-            raise _fail(
+            raise fail(
                 "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control "
                 "block. Note that blocks are processed in the following order: `tools`, "
                 "`system`, `messages`."
@@ -231,61 +160,61 @@ def _check_tools(tools: Any, marks: list[tuple[str, str]]) -> None:
     if tools is None:
         return
     names: set[str] = set()
-    for i, raw in enumerate(_as_list(tools, "tools")):
-        tool = _as_dict(raw, f"tools.{i}")
+    for i, raw in enumerate(as_list(tools, "tools")):
+        tool = as_dict(raw, f"tools.{i}")
         path = f"tools.{i}.custom"
         kind = tool.get("type")
         if kind in (None, "custom"):
-            _extra(tool, CUSTOM_TOOL, path)
+            extra(tool, CUSTOM_TOOL, path)
             if "input_schema" not in tool:
-                raise _fail(f"{path}.input_schema: Field required")
+                raise fail(f"{path}.input_schema: Field required")
         name = tool.get("name")
         if not isinstance(name, str) or not TOOL_NAME.match(name):
-            raise _fail(f"{path}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
+            raise fail(f"{path}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
         if name in names:
-            raise _fail("tools: Tool names must be unique.")
+            raise fail("tools: Tool names must be unique.")
         names.add(name)
         _cache_mark(tool, f"tools.{i}", marks)
 
 
 def _check_text(text: Any, path: str) -> None:
     if not isinstance(text, str):
-        raise _fail(f"{path}.text: Input should be a valid string")
+        raise fail(f"{path}.text: Input should be a valid string")
     if not text:
-        raise _fail(f"{path}.text: text content blocks must be non-empty")
+        raise fail(f"{path}.text: text content blocks must be non-empty")
     if not text.strip():
-        raise _fail("messages: text content blocks must contain non-whitespace text")
+        raise fail("messages: text content blocks must contain non-whitespace text")
 
 
 def _check_system(system: Any, marks: list[tuple[str, str]]) -> None:
     if system is None or isinstance(system, str):
         return
-    for i, raw in enumerate(_as_list(system, "system")):
-        block = _as_dict(raw, f"system.{i}")
+    for i, raw in enumerate(as_list(system, "system")):
+        block = as_dict(raw, f"system.{i}")
         if block.get("type") != "text":
-            raise _fail(f"system.{i}.type: Input should be 'text'")
-        _extra(block, BLOCK_FIELDS["text"], f"system.{i}")
+            raise fail(f"system.{i}.type: Input should be 'text'")
+        extra(block, BLOCK_FIELDS["text"], f"system.{i}")
         text = block.get("text")
         if not isinstance(text, str) or not text:
-            raise _fail(f"system.{i}.text: text content blocks must be non-empty")
+            raise fail(f"system.{i}.text: text content blocks must be non-empty")
         _cache_mark(block, f"system.{i}", marks)
 
 
 def _check_messages(raw_messages: Any, marks: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    messages = _as_list(raw_messages, "messages")
+    messages = as_list(raw_messages, "messages")
     if not messages:
-        raise _fail("messages: at least one message is required")
+        raise fail("messages: at least one message is required")
     out: list[dict[str, Any]] = []
     for i, raw in enumerate(messages):
-        message = _as_dict(raw, f"messages.{i}")
-        _extra(message, {"role", "content"}, f"messages.{i}")
+        message = as_dict(raw, f"messages.{i}")
+        extra(message, {"role", "content"}, f"messages.{i}")
         role = message.get("role")
         if role not in ("user", "assistant"):
-            raise _fail(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+            raise fail(f"messages.{i}.role: Input should be 'user' or 'assistant'")
         content = message.get("content")
         if isinstance(content, str):
             if not content and i != len(messages) - 1:
-                raise _fail(
+                raise fail(
                     f"messages.{i}: all messages must have non-empty content except for the "
                     "optional final assistant message"
                 )
@@ -293,10 +222,10 @@ def _check_messages(raw_messages: Any, marks: list[tuple[str, str]]) -> list[dic
         else:
             blocks = [
                 _check_block(b, f"messages.{i}.content.{k}", role, marks)
-                for k, b in enumerate(_as_list(content, f"messages.{i}.content"))
+                for k, b in enumerate(as_list(content, f"messages.{i}.content"))
             ]
             if not blocks and not (role == "assistant" and i == len(messages) - 1):
-                raise _fail(
+                raise fail(
                     f"messages.{i}: all messages must have non-empty content except for the "
                     "optional final assistant message"
                 )
@@ -307,34 +236,34 @@ def _check_messages(raw_messages: Any, marks: list[tuple[str, str]]) -> list[dic
 def _check_block(
     raw: Any, path: str, role: str, marks: list[tuple[str, str]], *, in_result: bool = False
 ) -> dict[str, Any]:
-    block = _as_dict(raw, path)
+    block = as_dict(raw, path)
     kind = block.get("type")
     allowed = RESULT_PARTS if in_result else set(BLOCK_FIELDS)
     if kind not in allowed:
         tags = ", ".join(f"'{t}'" for t in sorted(allowed))
-        raise _fail(
+        raise fail(
             f"{path}: Input tag '{kind}' found using 'type' does not match any of the "
             f"expected tags: {tags}"
         )
-    _extra(block, BLOCK_FIELDS[str(kind)], path)
+    extra(block, BLOCK_FIELDS[str(kind)], path)
     if kind == "text":
         _check_text(block.get("text"), path)
     elif kind in ("tool_use", "server_tool_use"):
         use_id = block.get("id")
         if not isinstance(use_id, str) or not TOOL_ID.match(use_id):
-            raise _fail(f"{path}.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
-        _as_dict(block.get("input"), f"{path}.input")
+            raise fail(f"{path}.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
+        as_dict(block.get("input"), f"{path}.input")
         if role != "assistant":
-            raise _fail(f"{path}: `tool_use` blocks may only appear in assistant messages")
+            raise fail(f"{path}: `tool_use` blocks may only appear in assistant messages")
     elif kind == "tool_result":
         if role != "user":
-            raise _fail(f"{path}: `tool_result` blocks may only appear in user messages")
+            raise fail(f"{path}: `tool_result` blocks may only appear in user messages")
         content = block.get("content")
         if isinstance(content, list):
             for k, part in enumerate(cast("list[Any]", content)):
                 _check_block(part, f"{path}.content.{k}", role, marks, in_result=True)
     elif kind == "thinking" and not isinstance(block.get("signature"), str):
-        raise _fail(f"{path}.signature: Field required")
+        raise fail(f"{path}.signature: Field required")
     _cache_mark(block, path, marks)
     return block
 
@@ -349,21 +278,15 @@ def _merge(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def _uses(message: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
-    for k, block in enumerate(message["content"]):
-        if block.get("type") == "tool_use":
-            yield k, block
-
-
 def _check_pairing(merged: list[dict[str, Any]]) -> None:
     seen_ids: set[str] = set()
     for i, message in enumerate(merged):
         where = f"messages.{message['index']}"
         if message["role"] == "assistant":
             ids: list[str] = []
-            for k, use in _uses(message):
+            for k, use in uses(message):
                 if use["id"] in seen_ids:
-                    raise _fail(f"{where}.content.{k}: `tool_use` ids must be unique")
+                    raise fail(f"{where}.content.{k}: `tool_use` ids must be unique")
                 seen_ids.add(use["id"])
                 ids.append(use["id"])
             if not ids or i == len(merged) - 1:
@@ -378,143 +301,34 @@ def _check_pairing(merged: list[dict[str, Any]]) -> None:
                 missing = ids
             if missing:
                 if leading < len(ids):
-                    raise _fail(
+                    raise fail(
                         f"messages.{merged[i + 1]['index']}: Did not find {len(ids)} "
                         "`tool_result` block(s) at the beginning of this message. Messages "
                         "following `tool_use` blocks must begin with a matching number of "
                         "`tool_result` blocks."
                     )
-                raise _fail(
+                raise fail(
                     f"{where}: `tool_use` ids were found without `tool_result` blocks "
                     f"immediately after: {', '.join(missing)}. Each `tool_use` block must "
                     "have a corresponding `tool_result` block in the next message."
                 )
         else:
             previous = merged[i - 1] if i > 0 else None
-            offered = {u["id"] for _, u in _uses(previous)} if previous else set[str]()
+            offered = {u["id"] for _, u in uses(previous)} if previous else set[str]()
             results: set[str] = set()
             for k, block in enumerate(message["content"]):
                 if block.get("type") != "tool_result":
                     continue
                 use_id = block.get("tool_use_id")
                 if use_id not in offered:
-                    raise _fail(
+                    raise fail(
                         f"{where}.content.{k}: unexpected `tool_use_id` found in `tool_result` "
                         f"blocks: {use_id}. Each `tool_result` block must have a corresponding "
                         "`tool_use` block in the previous message."
                     )
                 if use_id in results:
-                    raise _fail(
+                    raise fail(
                         f"{where}: each tool_use must have a single result. Found multiple "
                         f"`tool_result` blocks with id: {use_id}"
                     )
                 results.add(str(use_id))
-
-
-def _check_thinking_config(raw: Any, max_tokens: int, ctx: RequestContext) -> str:
-    """The thinking type in force: ``enabled``, ``adaptive`` or ``disabled``."""
-    if raw is None:
-        return "disabled"
-    config = _as_dict(raw, "thinking")
-    kind = config.get("type")
-    if kind == "disabled":
-        _extra(config, {"type"}, "thinking.disabled")
-        return "disabled"
-    if kind == "adaptive":
-        _extra(config, {"type", "display"}, "thinking.adaptive")
-        if ctx.limits.thinking != "adaptive":
-            raise _fail("thinking.type: 'adaptive' is not supported on this model")
-        return "adaptive"
-    if kind != "enabled":
-        raise _fail(
-            f"thinking: Input tag '{kind}' found using 'type' does not match any of the "
-            "expected tags: 'adaptive', 'disabled', 'enabled'"
-        )
-    _extra(config, {"type", "budget_tokens", "display"}, "thinking.enabled")
-    if ctx.limits.thinking == "none":
-        raise _fail("thinking: this model does not support extended thinking")
-    budget = config.get("budget_tokens")
-    if not isinstance(budget, int):
-        raise _fail("thinking.enabled.budget_tokens: Field required")
-    if budget < MIN_THINKING_BUDGET:
-        raise _fail(
-            "thinking.enabled.budget_tokens: Input should be greater than or equal to "
-            f"{MIN_THINKING_BUDGET}"
-        )
-    if budget >= max_tokens:
-        raise _fail(
-            "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
-            f"documentation at {THINKING_DOCS}#max-tokens-and-context-window-size"
-        )
-    return "enabled"
-
-
-def _is_thinking(block: dict[str, Any]) -> bool:
-    return block.get("type") in ("thinking", "redacted_thinking")
-
-
-def _check_thinking_blocks(
-    merged: list[dict[str, Any]], thinking: str, ctx: RequestContext
-) -> None:
-    assistants = [i for i, m in enumerate(merged) if m["role"] == "assistant"]
-    latest = assistants[-1] if assistants else None
-    for i in assistants:
-        message = merged[i]
-        where = f"messages.{message['index']}"
-        content: list[dict[str, Any]] = message["content"]
-        if any(_is_thinking(b) for b in content) and not _is_thinking(content[0]):
-            raise _fail(
-                f"{where}.content.0: If an assistant message contains any thinking blocks, the "
-                f"first block must be `thinking` or `redacted_thinking`. Found "
-                f"`{content[0].get('type')}`."
-            )
-        for k, block in enumerate(content):
-            if block.get("type") == "thinking":
-                ok = hmac.compare_digest(sign(str(block.get("thinking"))), str(block["signature"]))
-            elif block.get("type") == "redacted_thinking":
-                ok = _redacted_ok(str(block.get("data", "")))
-            else:
-                continue
-            if ok:
-                continue
-            if i == latest:
-                raise _fail(
-                    f"{where}.content.{k}: `thinking` or `redacted_thinking` blocks in the "
-                    "latest assistant message cannot be modified. These blocks must remain as "
-                    "they were in the original response."
-                )
-            raise _fail(f"{where}.content.{k}: Invalid `signature` in `thinking` block")
-    if not merged:
-        return
-    last = merged[-1]
-    if last["role"] == "assistant":
-        content = last["content"]
-        where = f"messages.{last['index']}"
-        if thinking == "disabled" and any(_is_thinking(b) for b in content):
-            k = next(k for k, b in enumerate(content) if _is_thinking(b))
-            raise _fail(
-                f"{where}.content.{k}: When thinking is disabled, an `assistant` message in the "
-                "final position cannot contain `thinking`. To use thinking blocks, enable "
-                "`thinking` in your request."
-            )
-        if content and _is_thinking(content[-1]):
-            raise _fail(f"{where}: The final block in an assistant message cannot be `thinking`.")
-        return
-    if thinking == "disabled" or len(merged) < 2:
-        return
-    in_loop = bool(last["content"]) and last["content"][0].get("type") == "tool_result"
-    assistant = merged[-2]
-    if not in_loop or assistant["role"] != "assistant":
-        return
-    content = assistant["content"]
-    ids = {u["id"] for _, u in _uses(assistant)}
-    must = thinking == "enabled" or bool(ids & ctx.thought_before_tools)
-    if must and not _is_thinking(content[0]):
-        raise _fail(
-            f"messages.{assistant['index']}.content.0.type: Expected `thinking` or "
-            f"`redacted_thinking`, but found `{content[0].get('type')}`. When `thinking` is "
-            "enabled, a final `assistant` message must start with a thinking block "
-            "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We "
-            "recommend you include thinking blocks from previous turns. To avoid this "
-            f"requirement, disable `thinking`. Please consult our documentation at {THINKING_DOCS}"
-        )
