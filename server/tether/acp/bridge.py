@@ -22,26 +22,18 @@ import acp.schema as wire
 from acp import Client, RequestError
 
 from tether.acp.mapping import View, permission_tool_call
-from tether.editor.disk import read_text_file, write_text_atomically
+from tether.editor.disk import read_text_file, write_on_disk, write_text_atomically
 from tether.editor.port import (
     Document,
-    PermissionAnswer,
+    PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
-    conflict,
+    check_base,
 )
 from tether.errors import ToolError
 
 log = logging.getLogger(__name__)
-
-# The option ids are the kinds: one option of each, so the answer maps back directly.
-ANSWERS: list[tuple[wire.PermissionOptionKind, str]] = [
-    ("allow_once", "Allow once"),
-    ("allow_always", "Allow always"),
-    ("reject_once", "Reject"),
-    ("reject_always", "Reject always"),
-]
 
 
 class AcpEditor:
@@ -67,24 +59,16 @@ class AcpEditor:
             return Document(path=path, text=await asyncio.to_thread(read_text_file, path))
         return Document(path=path, text=response.content, in_editor=True)
 
-    async def _current(self, path: Path) -> Document | None:
-        try:
-            return await self.read(path)
-        except FileNotFoundError:
-            return None
-
     # -- writing ----------------------------------------------------------------------
 
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
-        current = await self._current(path)
-        stale = conflict(base, current)
+        _current, stale = await check_base(self, path, base)
         if stale is not None:
             return stale
         if not self.can_write:
-            await asyncio.to_thread(write_text_atomically, path, new_text)
-            return Written(Document(path=path, text=new_text))
+            return await write_on_disk(path, new_text)
         try:
             await self.client.write_text_file(
                 session_id=self.session_id, path=str(path), content=new_text
@@ -98,10 +82,10 @@ class AcpEditor:
 
     # -- permission questions -----------------------------------------------------------
 
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         options = [
-            wire.PermissionOption(option_id=kind, name=_label(kind, name, request), kind=kind)
-            for kind, name in ANSWERS
+            wire.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind)
+            for o in request.options()
         ]
         response = await self.client.request_permission(
             session_id=self.session_id,
@@ -110,18 +94,8 @@ class AcpEditor:
         )
         outcome = response.outcome
         if isinstance(outcome, wire.DeniedOutcome):
-            return "cancelled"
-        # An option we did not offer is not consent.
-        return _BY_ID.get(outcome.option_id, "reject_once")
-
-
-_BY_ID: dict[str, PermissionAnswer] = {kind: kind for kind, _ in ANSWERS}
-
-
-def _label(answer: wire.PermissionOptionKind, name: str, request: PermissionRequest) -> str:
-    if answer.endswith("always") and request.always_rule:
-        return f"{name} ({request.always_rule})"
-    return name
+            return request.reply(None)
+        return request.reply(outcome.option_id)
 
 
 def _check_readable(path: Path) -> None:

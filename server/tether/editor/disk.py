@@ -9,14 +9,17 @@ from pathlib import Path
 from tether.editor.port import (
     Document,
     PermissionAnswer,
+    PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
     conflict,
+    reply_of,
 )
 from tether.tools.paths import read_bytes_no_symlinks, write_text_no_symlinks
 
-Asker = Callable[[PermissionRequest], Awaitable[PermissionAnswer]]
+Asker = Callable[[PermissionRequest], Awaitable[PermissionAnswer | PermissionReply]]
+"""Answers a question: a full reply, or a bare answer kind (``reply_of`` maps it)."""
 TrustAsker = Callable[[Path, list[str]], Awaitable[bool]]
 
 
@@ -40,6 +43,12 @@ def write_text_atomically(path: Path, text: str) -> None:
     following no symlink on the way."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_no_symlinks(path, text)
+
+
+async def write_on_disk(path: Path, text: str) -> Written:
+    """For front doors with no buffer to hold the text: the file itself."""
+    await asyncio.to_thread(write_text_atomically, path, text)
+    return Written(Document(path=path, text=text))
 
 
 class DiskEditor:
@@ -70,8 +79,9 @@ class DiskEditor:
 
         return await asyncio.to_thread(_write)
 
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
-        return await self._asker(request)
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
+        answer = await self._asker(request)
+        return answer if isinstance(answer, PermissionReply) else reply_of(request, answer)
 
     async def trust_workspace(self, root: Path, withheld: list[str]) -> bool:
         return await self._trust_asker(root, withheld)

@@ -12,20 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from tether.editor.disk import read_text_file, write_text_atomically
+from tether.editor.disk import read_text_file, write_on_disk, write_text_atomically
 from tether.editor.port import (
     Conflict,
     Document,
-    PermissionAnswer,
+    PermissionOption,
+    PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
-    conflict,
+    check_base,
+    current_document,
 )
 from tether.lsp.textedits import minimal_edits
 from tether.permissions.display import visible
@@ -37,18 +40,14 @@ log = logging.getLogger(__name__)
 
 VERIFY_TIMEOUT_S = 2.0
 TRUST, DISTRUST = "Trust workspace", "Don't trust"
-ANSWERS: list[tuple[PermissionAnswer, str, str]] = [
-    ("allow_once", "Allow once", "allow_once"),
-    ("allow_always", "Allow always", "allow_always"),
-    ("reject_once", "Reject", "reject_once"),
-    ("reject_always", "Reject always", "reject_always"),
-]
 
 
 class LspEditor:
     def __init__(self, server: TetherServer, session_id: str) -> None:
         self.server = server
         self.session_id = session_id
+        self.edited: dict[Path, float] = {}
+        """Files written since the last diagnostics check, with the time of the write."""
 
     # -- reading --------------------------------------------------------------------------
 
@@ -65,34 +64,24 @@ class LspEditor:
         text = await asyncio.to_thread(read_text_file, path)
         return Document(path=path, text=text)
 
-    async def _current(self, path: Path) -> Document | None:
-        try:
-            return await self.read(path)
-        except FileNotFoundError:
-            return None
-
     # -- writing --------------------------------------------------------------------------
 
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
-        current = await self._current(path)
-        stale = conflict(base, current)
+        current, stale = await check_base(self, path, base)
         if stale is not None:
             return stale
         features = self.server.features
-        if not features.apply_edit:
-            await asyncio.to_thread(write_text_atomically, path, new_text)
-            return Written(Document(path=path, text=new_text))
-        if current is None and not features.create_files:
-            # No buffer can hold a file that does not exist yet: create it on disk.
-            await asyncio.to_thread(write_text_atomically, path, new_text)
-            return Written(Document(path=path, text=new_text))
+        if not features.apply_edit or (current is None and not features.create_files):
+            # No buffer can take the edit (or hold a file that does not exist yet).
+            return await write_on_disk(path, new_text)
 
         outcome = await self._apply(path, current, new_text, label)
         if isinstance(outcome, Conflict):
             return outcome
         await self._sync_disk(path, new_text, outcome.document)
+        self.edited[path] = time.monotonic()
         return outcome
 
     async def _apply(
@@ -140,10 +129,12 @@ class LspEditor:
             raise
         except Exception as e:
             log.warning("applyEdit failed: %s", e)
-            return Conflict(await self._current(path), f"the editor could not apply the edit: {e}")
+            return Conflict(
+                await current_document(self, path), f"the editor could not apply the edit: {e}"
+            )
         if not result.applied:
             reason = result.failure_reason or "the editor did not apply the edit"
-            return Conflict(await self._current(path), reason)
+            return Conflict(await current_document(self, path), reason)
         return await self._verify(path, current, new_text)
 
     async def _verify(self, path: Path, before: Document | None, new_text: str) -> WriteOutcome:
@@ -187,14 +178,15 @@ class LspEditor:
 
     # -- permission questions -------------------------------------------------------------
 
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         if self.server.features.permission_request:
             return await self._ask_rich(request)
         return await self._ask_fallback(request)
 
-    async def _ask_rich(self, request: PermissionRequest) -> PermissionAnswer:
-        params = {
+    async def _ask_rich(self, request: PermissionRequest) -> PermissionReply:
+        params: dict[str, Any] = {
             "sessionId": self.session_id,
+            "kind": request.kind,
             "toolCall": {
                 "toolCallId": request.tool_call_id,
                 "title": request.title,
@@ -202,26 +194,18 @@ class LspEditor:
                 "rawInput": request.raw_input,
                 "content": [c.to_wire() for c in request.content],
             },
-            "options": [
-                {
-                    "optionId": option_id,
-                    "name": f"{name} ({request.always_rule})"
-                    if answer.endswith("always") and request.always_rule
-                    else name,
-                    "kind": answer,
-                }
-                for answer, name, option_id in ANSWERS
-            ],
+            "options": [option_to_wire(o) for o in request.options()],
         }
+        if request.plan is not None:
+            params["plan"] = request.plan
         result = await self.server.ask_client("tether/requestPermission", params)
         outcome = _get(result, "outcome")
         if _get(outcome, "outcome") != "selected":
-            return "cancelled"
-        chosen = _get(outcome, "optionId")
-        for answer, _name, option_id in ANSWERS:
-            if chosen == option_id:
-                return answer
-        return "reject_once"
+            return request.reply(None)
+        feedback = _get(outcome, "feedback")
+        return request.reply(
+            str(_get(outcome, "optionId")), feedback if isinstance(feedback, str) else None
+        )
 
     async def trust_workspace(self, root: Path, withheld: list[str]) -> bool:
         """A plain showMessageRequest, which every LSP client can answer."""
@@ -235,21 +219,30 @@ class LspEditor:
         choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
         return getattr(choice, "title", None) == TRUST
 
-    async def _ask_fallback(self, request: PermissionRequest) -> PermissionAnswer:
-        command = request.raw_input.get("command")
-        detail = f"\n\n$ {visible(command)}" if isinstance(command, str) else ""
-        message = f"Tether wants to {visible(request.title)}.{detail}"
+    async def _ask_fallback(self, request: PermissionRequest) -> PermissionReply:
+        """``window/showMessageRequest``: the options' names are the actions; no answer
+        (``null``) is a rejection, as every client can send it."""
+        if request.kind == "plan":
+            message = f"Tether has a plan and asks to start on it:\n\n{visible(request.plan or '')}"
+        else:
+            command = request.raw_input.get("command")
+            detail = f"\n\n$ {visible(command)}" if isinstance(command, str) else ""
+            message = f"Tether wants to {visible(request.title)}.{detail}"
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message,
-            actions=[types.MessageActionItem(title=name) for _a, name, _o in ANSWERS],
+            actions=[types.MessageActionItem(title=o.name) for o in request.options()],
         )
         choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
         title = getattr(choice, "title", None)
-        for answer, name, _option_id in ANSWERS:
-            if title == name:
-                return answer
-        return "reject_once"
+        return request.reply(title if isinstance(title, str) else "reject_once")
+
+
+def option_to_wire(option: PermissionOption) -> dict[str, str]:
+    wire = {"optionId": option.option_id, "name": option.name, "kind": option.kind}
+    if option.rule is not None:
+        wire["rule"] = option.rule
+    return wire
 
 
 def _get(obj: Any, key: str) -> Any:

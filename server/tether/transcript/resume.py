@@ -22,7 +22,7 @@ from tether.core.messages import (
     tool_result,
     unanswered_tool_uses,
 )
-from tether.protocol.updates import Mode, PlanEntry
+from tether.protocol.updates import Mode, PlanEntry, Usage
 from tether.transcript.chain import build_chain
 from tether.transcript.load import (
     LoadedTranscript,
@@ -74,6 +74,8 @@ class ResumedSession:
     """The turn each of ``messages`` belongs to (None for repairs)."""
     discovered_tools: list[str] = field(default_factory=lambda: list[str]())
     """Deferred tools found with ToolSearch before the last compaction (kept by it)."""
+    usage: Usage = field(default_factory=Usage)
+    """Token and cost totals of the session before this resume."""
 
 
 def resume(
@@ -90,13 +92,7 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
     chain, notes = build_chain(loaded.records, leaf)
     if loaded.torn_tail is not None:
         notes.append("a torn last line (a write cut short by a crash) was set aside")
-    start = 0
-    discovered: list[str] = []
-    for i, record in enumerate(chain):
-        if isinstance(record, SystemRecord) and record.subtype == "compact_boundary":
-            start = i + 1
-            discovered = [str(n) for n in record.data.get("discoveredTools", [])]
-    kept = [r for r in chain[start:] if isinstance(r, CONVERSATION)]
+    kept, discovered = live_conversation(chain)
     messages = [r.message for r in kept]
     message_turns: list[str | None] = [r.turn_id for r in kept]
     state = _run_state(chain)
@@ -120,7 +116,31 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
         loaded=loaded,
         message_turns=message_turns,
         discovered_tools=discovered,
+        usage=meta.usage if meta and meta.usage else Usage(),
     )
+
+
+def live_conversation(
+    chain: list[ChainRecord],
+) -> tuple[list[UserRecord | AssistantRecord | ToolResultRecord | AttachmentRecord], list[str]]:
+    """The records the model still sees (after the last compaction boundary) and the
+    deferred tools discovered before that boundary."""
+    start = 0
+    discovered: list[str] = []
+    for i, record in enumerate(chain):
+        if isinstance(record, SystemRecord) and record.subtype == "compact_boundary":
+            start = i + 1
+            discovered = [str(n) for n in record.data.get("discoveredTools", [])]
+    return [r for r in chain[start:] if isinstance(r, CONVERSATION)], discovered
+
+
+def conversation_at(path: Path, leaf: str | None) -> list[Message]:
+    """The messages the model saw when the chain ended at ``leaf`` (None: nothing yet)."""
+    if leaf is None:
+        return []
+    with paused_gc():
+        chain, _notes = build_chain(read_transcript(path).records, leaf)
+        return [r.message for r in live_conversation(chain)[0]]
 
 
 def _run_state(chain: list[ChainRecord]) -> dict[str, Any]:
