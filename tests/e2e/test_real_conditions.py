@@ -22,8 +22,10 @@ from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_openai import FakeOpenAIServer
 from tether.transcript.store import TranscriptStore
 from tether.workspace import Workspace
+from tether.workspace.workspace import SessionOptions
 
 TURNS = 60
+BYPASS = SessionOptions(mode="bypassPermissions")
 NOTES = "".join(f"Note {i}: the parser keeps line endings as they are.\n" for i in range(40))
 
 
@@ -58,7 +60,7 @@ def make_workspace(tmp_path: Path, model: str, options: dict[str, Any]) -> Works
 
 
 async def run_session(workspace: Workspace, turns: int) -> tuple[QueryEngine, list[Compaction]]:
-    engine = workspace.new_session(DiskEditor(), mode="bypassPermissions")
+    engine = workspace.new_session(DiskEditor(), BYPASS).engine
     compactions: list[Compaction] = []
     for i in range(turns):
         async for update in engine.submit(f"Question {i}: what do the notes say?"):
@@ -141,7 +143,7 @@ async def test_prompt_too_long_mid_session_recovers_in_one_retry(
         (root / "big3.txt").write_text(big_file(3))
         workspace.guard.reload()
         try:
-            engine = workspace.new_session(DiskEditor(), mode="bypassPermissions")
+            engine = workspace.new_session(DiskEditor(), BYPASS).engine
             engine.compactor.settings.auto = False
             updates = [u async for u in engine.submit("Read the three big files")]
         finally:
@@ -176,7 +178,7 @@ async def test_thinking_tool_loop_survives_resume_and_compaction(
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         workspace = make_workspace(tmp_path, "anthropic:claude-sonnet-4-6", {})
         try:
-            engine = workspace.new_session(DiskEditor(), mode="bypassPermissions")
+            engine = workspace.new_session(DiskEditor(), BYPASS).engine
             first = [u async for u in engine.submit("What do the notes say?")]
             session_id = engine.session_id
         finally:
@@ -192,8 +194,8 @@ async def test_thinking_tool_loop_survives_resume_and_compaction(
 
         workspace = make_workspace_again(tmp_path, "anthropic:claude-sonnet-4-6")
         try:
-            engine, resumed = await workspace.load_session(session_id, DiskEditor())
-            blocks = [b for m in resumed.messages for b in m.content]
+            engine = (await workspace.load_session(session_id, DiskEditor())).engine
+            blocks = [b for m in engine.messages for b in m.content]
             assert (
                 ThinkingBlock(
                     thinking="The notes file will answer this.",
