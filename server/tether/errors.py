@@ -19,6 +19,7 @@ stays usable.
     │   ├── PromptTooLongError    the request exceeds the model's context window
     │   └── ScriptError           the scripted provider was called unexpectedly
     ├── SessionError              unknown or unusable session (wire: -32602)
+    │   └── TranscriptWriteError  the session file cannot be written (the turn stops)
     └── ConfigError               bad configuration the user must fix
 """
 
@@ -52,6 +53,11 @@ class ScriptError(ModelError):
 
 class SessionError(TetherError):
     """A session id is unknown or the session cannot be used."""
+
+
+class TranscriptWriteError(SessionError):
+    """The session file could not be written (after retries); what was not written is kept
+    in memory and written by the next flush that succeeds."""
 
 
 class ConfigError(TetherError):

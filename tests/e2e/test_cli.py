@@ -155,3 +155,20 @@ def test_demo_runs_offline(tmp_path: Path, daemon_env: dict[str, str]) -> None:
     assert "turn ended: end_turn" in done.stdout
     transcripts = list((tmp_path / "data").rglob("*.jsonl"))
     assert len(transcripts) == 1
+
+
+def test_thinking_flag(workspace: Path, daemon_env: dict[str, str]) -> None:
+    """Thinking is on by default (adaptive on this model); ``--thinking off`` turns it off,
+    ``--thinking enabled`` asks for a budget with the interleaved-thinking beta."""
+    answer = [{"type": "text", "text": "ok"}]
+    with FakeAnthropicServer([answer, answer, answer]) as api:
+        env = {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}
+        for flags in ([], ["--thinking", "off"], ["--thinking", "enabled"]):
+            done = run_cli(workspace, env, "--model", "claude-sonnet-4-6", *flags, "hello")
+            assert done.returncode == 0, done.stderr
+        api.assert_complete()
+    default, off, enabled = api.requests
+    assert default["thinking"] == {"type": "adaptive"}
+    assert "thinking" not in off
+    assert enabled["thinking"] == {"type": "enabled", "budget_tokens": 10_000}
+    assert "interleaved-thinking-2025-05-14" in api.request_headers[2]["anthropic-beta"]

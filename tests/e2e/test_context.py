@@ -194,6 +194,8 @@ async def test_max_tokens_mid_text_continues(
         text = "".join(u["text"] for u in editor.updates_of(session, "agent_message_chunk"))
         assert text == "The first half of the answer and the rest."
     api.assert_complete()
+    # claude-sonnet-4-6: the default 32k output limit, then its own 128k after the cut.
+    assert [r["max_tokens"] for r in api.requests] == [32_000, 128_000]
 
 
 async def test_truncated_tool_input_is_never_run(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +214,28 @@ async def test_position_encodings_with_emoji_and_cjk(
         (edit2,) = second.edits
         # "note: naïve café " — ï and é are 2 bytes in utf-8, 1 unit in utf-16.
         assert edit2.range.start.character == (19 if encoding == "utf-8" else 17)
+
+
+async def test_buffer_with_a_form_feed_keeps_its_lines(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    """LSP line ends only: a typed change after a form feed lands on the client's line, and
+    the agent reads the buffer exactly as the user sees it."""
+    notes = workspace / "notes.py"
+    notes.write_text("x = 1\x0c\ny = 2\n")
+    api = fake_api(
+        [
+            [tool("Read", file_path="notes.py")],
+            {"expect": {"contains": "Z = 2"}, "blocks": [say("ok")]},
+        ]
+    )
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        editor.open(notes)
+        editor.replace(notes, (1, 0), (1, 1), "Z")
+        assert editor.text(notes) == "x = 1\x0c\nZ = 2\n"
+        session = await editor.new_session()
+        result = await editor.prompt(session, "Read notes.py")
+        assert result["stopReason"] == "end_turn"
+    api.assert_complete()
+    sent = json.dumps(api.requests[1]["messages"][-1])
+    assert "Z = 2" in sent and "Zy = 2" not in sent

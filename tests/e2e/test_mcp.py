@@ -21,6 +21,7 @@ from tether.engine.engine import QueryEngine
 from tether.mcp import Backoff, McpManager, McpOptions, parse_server
 from tether.mcp.attach import attach
 from tether.providers.anthropic import AnthropicProvider
+from tether.providers.models import ModelOptions
 from tether.tasks.registry import TaskRegistry
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.tools.registry import core_tools
@@ -60,7 +61,13 @@ async def manager(tmp_path: Path) -> AsyncIterator[McpManager]:
 
 
 def make_engine(root: Path, api: FakeAnthropicServer, answers: Answers) -> QueryEngine:
-    provider = AnthropicProvider("claude-sonnet-4-6", api_key="k", base_url=api.base_url)
+    # A 200k window: 157 MCP schemas then pass the 5% deferral share (not under 1M).
+    provider = AnthropicProvider(
+        "claude-sonnet-4-6",
+        api_key="k",
+        base_url=api.base_url,
+        options=ModelOptions(context_window=200_000),
+    )
     return QueryEngine(
         session_id="mcp",
         cwd=root,

@@ -31,6 +31,9 @@ class AllowEverything:
     async def stop(self, **kw: object):  # pragma: no cover - not used here
         raise AssertionError
 
+    def drain_notices(self) -> list[object]:
+        return []
+
 
 @pytest.mark.parametrize(
     "path",

@@ -22,6 +22,7 @@ from pathlib import Path
 import platformdirs
 
 from tether import prompts
+from tether.skills.frontmatter import as_list, as_text, split
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -55,23 +56,18 @@ BUILTINS = (
 )
 
 
-def parse_frontmatter(text: str) -> tuple[dict[str, str], str]:
-    if not text.startswith("---"):
-        return {}, text
-    end = text.find("\n---", 3)
-    if end < 0:
-        return {}, text
-    fields: dict[str, str] = {}
-    for line in text[3:end].splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip():
-            fields[key.strip()] = value.strip().strip("\"'")
-    return fields, text[end + 4 :].lstrip("\n")
+def parse_frontmatter(text: str, source: str = "") -> tuple[dict[str, str], str]:
+    """Fields as text (a YAML list of tools becomes ``a, b``) and the body."""
+    raw, body = split(text, source)
+    fields = {
+        k: ", ".join(as_list(v)) if isinstance(v, list) else as_text(v) for k, v in raw.items()
+    }
+    return fields, body.lstrip("\n")
 
 
 def parse_definition(path: Path) -> AgentDefinition | None:
     try:
-        fields, body = parse_frontmatter(path.read_text(encoding="utf-8"))
+        fields, body = parse_frontmatter(path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError) as e:
         log.warning("agent definition %s unreadable: %s", path, e)
         return None

@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --resume: continue a damaged transcript from its last good point",
     )
     run.add_argument("--verbose", action="store_true", help="show tool calls and results")
+    run.add_argument(
+        "--thinking",
+        choices=["auto", "adaptive", "enabled", "off"],
+        help="extended thinking (default: the modelOptions.thinking setting, else auto: "
+        "on for models that support it)",
+    )
 
     demo = sub.add_parser("demo", help="an offline demo session (no key, no network)")
     demo.add_argument("--dir", help="where to copy the example workspace (default: a temp dir)")

@@ -78,7 +78,9 @@ async def _main(args: argparse.Namespace) -> int:
     root = Path(args.cwd or os.getcwd()).resolve()
     if not root.is_dir():
         raise ConfigError(f"--cwd {root} is not a directory")
-    workspace = Workspace(root)
+    thinking = getattr(args, "thinking", None)
+    overrides = {"modelOptions": {"thinking": thinking}} if thinking else None
+    workspace = Workspace(root, overrides=overrides)
     for warning in workspace.loaded.warnings:
         print(f"[tether] settings: {warning}", file=sys.stderr)
     editor = terminal_editor()

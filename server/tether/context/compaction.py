@@ -21,11 +21,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from tether import prompts
-from tether.context.tokens import TokenCounter, estimate_text
-from tether.core.messages import Block, Message, TextBlock, ToolResultBlock, user_text
+from tether.context.summarize import summarize
+from tether.context.tokens import ContextGauge, TokenCounter, estimate_text
+from tether.core.messages import (
+    Block,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    user_text,
+)
 from tether.errors import ModelError
 from tether.protocol.updates import Compaction, SessionUpdate
-from tether.providers.base import Completed
+from tether.providers.base import TokenUsage
 from tether.transcript.records import AttachmentRecord, SystemRecord
 
 if TYPE_CHECKING:
@@ -81,8 +90,24 @@ class Compactor:
         default_factory=lambda: list[Callable[[], str]]()
     )
     """Extra essentials to keep after a summary (e.g. invoked skills)."""
+    gauge: ContextGauge | None = None
+
+    def __post_init__(self) -> None:
+        self.gauge = self.gauge or ContextGauge(self.counter)
+
+    def observe(self, engine: QueryEngine, usage: TokenUsage) -> None:
+        """A response's usage anchors the context size (see ``ContextGauge``)."""
+        assert self.gauge is not None
+        self.gauge.observe(engine.messages, usage, self._estimate(engine))
 
     def context_tokens(self, engine: QueryEngine) -> int:
+        assert self.gauge is not None
+        measured = self.gauge.measure(engine.messages)
+        if measured is not None:
+            return measured
+        return round(self._estimate(engine) * self.gauge.ratio)
+
+    def _estimate(self, engine: QueryEngine) -> int:
         system = engine.assembler.system()
         return self.counter.prefix(system, engine.tool_specs()) + self.counter.messages(
             engine.messages
@@ -90,13 +115,16 @@ class Compactor:
 
     def limits(self, engine: QueryEngine) -> Thresholds:
         return thresholds(
-            engine.provider.context_window, engine.assembler.max_tokens, self.settings
+            engine.provider.context_window, engine.provider.limits.default_output, self.settings
         )
 
     async def before_request(self, engine: QueryEngine, turn_id: str, emit: Emit) -> None:
         limits = self.limits(engine)
         before = self.context_tokens(engine)
         stored = await self._budget_results(engine)
+        if stored:
+            assert self.gauge is not None
+            self.gauge.invalidate()
         after = self.context_tokens(engine) if stored else before
         if stored:
             self._announce(engine, turn_id, emit, "tool_result_budget", before, after, stored)
@@ -104,6 +132,8 @@ class Compactor:
             return
         cleared = self._microcompact(engine)
         if cleared:
+            assert self.gauge is not None
+            self.gauge.invalidate()
             cleared_to = self.context_tokens(engine)
             self._announce(engine, turn_id, emit, "microcompact", after, cleared_to, cleared)
             after = cleared_to
@@ -189,7 +219,16 @@ class Compactor:
         instructions: str = "",
     ) -> Compaction:
         before = self.context_tokens(engine)
-        summary = await self._summarize(engine, instructions)
+        blocked = await engine.hooks.pre_compact(
+            "manual" if trigger == "manual" else "auto", instructions
+        )
+        if blocked:
+            raise CompactionBlockedError(f"a PreCompact hook blocked the compaction: {blocked}")
+        history, tail = split_tail(engine.messages)
+        if self.counter.messages(tail) > engine.provider.context_window // 8:
+            history, tail = engine.messages, []
+        out_tokens = self.summary_max_tokens(engine.provider.context_window)
+        summary = await summarize(engine, history, instructions, emit, out_tokens, self.counter)
         kept = [
             user_text(prompts.render("compaction/continuation.md", summary=summary)),
             *await self._essentials(engine),
@@ -197,48 +236,29 @@ class Compactor:
         context = await engine.hooks.session_start("compact")
         if context:
             kept.append(user_text(f"<system-reminder>\n{context}\n</system-reminder>"))
-        engine.messages[:] = kept
+        engine.messages[:] = [*kept, *tail]
         after = self.context_tokens(engine)
-        engine.record_compaction(turn_id, trigger, before, after, kept)
+        engine.record_compaction(turn_id, trigger, before, after, [*kept, *tail])
         update = Compaction(trigger=trigger, tokens_before=before, tokens_after=after)
         emit(update)
         return update
 
-    async def _summarize(self, engine: QueryEngine, instructions: str) -> str:
-        extra = (
-            f"\nAlso follow these instructions for the summary: {instructions}"
-            if instructions
-            else ""
-        )
-        ask = user_text(prompts.render("compaction/instructions.md", instructions=extra))
-        request = engine.assembler.request([*engine.messages, ask], engine.tool_specs())
-        request = type(request)(
-            model=request.model,
-            system=request.system,
-            messages=request.messages,
-            tools=request.tools,
-            max_tokens=self.settings.summary_max_tokens,
-        )
-        completed: Completed | None = None
-        async for event in engine.provider.stream(request):
-            if isinstance(event, Completed):
-                completed = event
-        if completed is None or not completed.message.text.strip():
-            raise ModelError("the summary request returned no text")
-        engine.meter.add(completed.usage)
-        text = completed.message.text
-        match = _SUMMARY.search(text)
-        return (match.group(1) if match else text).strip()
+    def summary_max_tokens(self, window: int) -> int:
+        return max(min(self.settings.summary_max_tokens, window // 8), 256)
 
     async def _essentials(self, engine: QueryEngine) -> list[Message]:
         parts: list[str] = []
-        budget = self.settings.reattach_total_tokens
+        window = engine.provider.context_window
+        # Re-read files take a share of the window, not a fixed amount: on a small local
+        # model 30k tokens of files would not fit at all.
+        budget = min(self.settings.reattach_total_tokens, window // 20)
+        per_file = min(self.settings.reattach_file_tokens, window // 40)
         for path in list(reversed(engine.state.files.paths()))[: self.settings.reattach_files]:
             try:
                 doc = await engine.editor.read(path)
             except (OSError, UnicodeDecodeError):
                 continue
-            limit = min(self.settings.reattach_file_tokens, budget) * 3
+            limit = min(per_file, budget) * 3
             if limit <= 0:
                 break
             text = doc.text[:limit]
@@ -289,6 +309,21 @@ class Compactor:
         emit(Compaction(trigger="auto", tokens_before=before, tokens_after=after, strategy=kind))
 
 
+def split_tail(messages: list[Message]) -> tuple[list[Message], list[Message]]:
+    """Mid tool loop with thinking, the last assistant message and its results stay verbatim
+    after the summary, its thinking blocks and signatures too: the loop goes on from there
+    with the model's reasoning intact (the caller drops a tail too big to keep)."""
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    if last <= 0 or not messages[last].tool_uses or last + 1 >= len(messages):
+        return messages, []
+    if not isinstance(messages[last].content[0], ThinkingBlock | RedactedThinkingBlock):
+        return messages, []
+    answered = {r.tool_use_id for m in messages[last + 1 :] for r in m.tool_results}
+    if all(u.id in answered for u in messages[last].tool_uses):
+        return messages[:last], messages[last:]
+    return messages, []
+
+
 def boundary_records(
     engine: QueryEngine,
     turn_id: str | None,
@@ -311,7 +346,10 @@ def boundary_records(
             },
         )
     ]
-    kinds = ["compact_summary"] + ["compact_reattach"] * (len(kept) - 1)
+    kinds = ["compact_summary"] + [
+        "compact_tail" if m.role == "assistant" or m.tool_results else "compact_reattach"
+        for m in kept[1:]
+    ]
     records += [
         AttachmentRecord(session_id=engine.session_id, turn_id=turn_id, message=m, attachment=k)
         for m, k in zip(kept, kinds, strict=True)

@@ -1,10 +1,21 @@
-"""Token estimates for what is about to be sent. The API's usage numbers are exact but only
-arrive after a request; before one, this estimator decides whether to compact."""
+"""Token estimates for what is about to be sent.
+
+The API's usage numbers are exact but only arrive after a request. ``ContextGauge`` anchors
+on the last response's usage (input + cache + output: the whole history up to that reply)
+and adds an estimate of only what came after it; the estimate alone is used until a first
+response, and again after the history was rewritten (compaction, cleared results).
+
+``estimate_text`` counts by script: ASCII text at about 3.5 characters a token, other
+alphabetic scripts (Cyrillic, Greek, accented Latin...) at about 2, and CJK, kana, Hangul
+and other wide characters at about one token each (a 3.5-chars rule undercounts Chinese
+text three- to fourfold).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 
 from tether.core.messages import (
@@ -15,15 +26,25 @@ from tether.core.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from tether.providers.base import SystemBlock, ToolSpec
+from tether.providers.base import SystemBlock, TokenUsage, ToolSpec
 
 CHARS_PER_TOKEN = 3.5
+OTHER_CHARS_PER_TOKEN = 2.0
 IMAGE_TOKENS = 1_600
 MESSAGE_OVERHEAD = 4
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_WIDE = re.compile(
+    r"[\u1100-\u11ff\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]"
+)
 
 
 def estimate_text(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+    if text.isascii():
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
+    other = len(_NON_ASCII.findall(text))
+    wide = len(_WIDE.findall(text))
+    ascii_chars = len(text) - other
+    return math.ceil(ascii_chars / CHARS_PER_TOKEN + (other - wide) / OTHER_CHARS_PER_TOKEN + wide)
 
 
 def estimate_message(message: Message) -> int:
@@ -72,3 +93,39 @@ class TokenCounter:
             estimate_text(t.description) + estimate_text(json.dumps(t.input_schema)) for t in tools
         )
         return text + schemas
+
+
+class ContextGauge:
+    """The context size: the last response's usage plus an estimate of what was added since."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._tokens: int | None = None
+        self._count = 0
+        self._last: Message | None = None
+        self.ratio = 1.0
+        """The API's count over our estimate at the last anchor: scales later estimates
+        (kept within 0.5-2), so sizes before and after a compaction compare."""
+
+    def observe(self, messages: Sequence[Message], usage: TokenUsage, estimate: int) -> None:
+        """A response arrived and was appended: ``usage`` covers ``messages`` whole;
+        ``estimate`` is our estimate of the same."""
+        if not messages or usage.context_tokens <= 0:
+            return
+        self._tokens = usage.context_tokens + usage.output_tokens
+        self._count = len(messages)
+        self._last = messages[-1]
+        if estimate > 0:
+            self.ratio = min(max(self._tokens / estimate, 0.5), 2.0)
+
+    def invalidate(self) -> None:
+        """The history before the anchor changed (results cleared or stored, a summary)."""
+        self._tokens = None
+
+    def measure(self, messages: Sequence[Message]) -> int | None:
+        """Tokens of ``messages`` from the anchor, or None when there is no valid anchor."""
+        if self._tokens is None or len(messages) < self._count:
+            return None
+        if messages[self._count - 1] is not self._last:
+            return None  # the history was replaced since
+        return self._tokens + self.counter.messages(messages[self._count :])

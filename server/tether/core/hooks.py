@@ -27,6 +27,14 @@ class StopHookVerdict:
 
 
 @dataclass(frozen=True)
+class HookNotice:
+    """Something a hook run says to the user: its ``systemMessage``, or its failure."""
+
+    level: Literal["info", "warning", "error"]
+    message: str
+
+
+@dataclass(frozen=True)
 class PromptHookVerdict:
     block_reason: str | None = None
     additional_context: str | None = None
@@ -57,6 +65,10 @@ class Hooks(Protocol):
         """Context for the model when a session starts, resumes or was compacted."""
         ...
 
+    def drain_notices(self) -> list[HookNotice]:
+        """What hook runs since the last call have to tell the user (shown as notices)."""
+        ...
+
 
 class NoHooks:
     async def pre_tool_use(
@@ -85,6 +97,9 @@ class NoHooks:
 
     async def session_start(self, source: str) -> str | None:
         return None
+
+    def drain_notices(self) -> list[HookNotice]:
+        return []
 
 
 class SubagentHooks:
@@ -128,3 +143,6 @@ class SubagentHooks:
 
     async def session_start(self, source: str) -> str | None:
         return None
+
+    def drain_notices(self) -> list[HookNotice]:
+        return []  # the runs are the parent's: its turn shows them

@@ -32,6 +32,13 @@ class ThinkingBlock(_Block):
     signature: str = ""
 
 
+class RedactedThinkingBlock(_Block):
+    """Thinking the API returned encrypted: sent back verbatim, never shown."""
+
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
 class ToolUseBlock(_Block):
     type: Literal["tool_use"] = "tool_use"
     id: str
@@ -54,7 +61,7 @@ class ToolResultBlock(_Block):
 
 ResultPart = TextBlock | ImageBlock
 Block = Annotated[
-    TextBlock | ImageBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock,
+    TextBlock | ImageBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock,
     Field(discriminator="type"),
 ]
 

@@ -45,7 +45,7 @@ from tether.engine.turns import (
     TurnStream,
 )
 from tether.engine.usage import UsageMeter
-from tether.errors import SessionError
+from tether.errors import SessionError, TranscriptWriteError
 from tether.orchestration.pipeline import ToolRuntime
 from tether.permissions.policy import RuleSet
 from tether.protocol.content import ContentBlock, TextContent
@@ -269,6 +269,8 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         except asyncio.CancelledError:
             await loop.abort()
             terminal = Terminal("aborted", "cancelled by the user")
+        except TranscriptWriteError as e:
+            terminal = Terminal("transcript_error", str(e))
         except Exception as e:  # a bug must end the turn visibly, not hang the editor
             log.exception("turn %s crashed", turn.turn_id)
             terminal = Terminal("model_error", f"internal error: {type(e).__name__}: {e}")
@@ -304,12 +306,16 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
     async def _finish(self, turn: Turn, terminal: Terminal) -> None:
         self.turns += 1
         calls = self._loop.model_calls if self._loop is not None else 0
-        result = TurnResult(turn.turn_id, terminal, self.meter.turn, calls)
-        self.last_result = result
         self.record_turn_end(turn.turn_id, terminal.reason, terminal.message)
         if self.transcript is not None:
-            with contextlib.suppress(Exception):
+            try:
                 await self.transcript.flush()
+            except TranscriptWriteError as e:  # the turn is not saved: say so, never "done"
+                terminal = Terminal("transcript_error", str(e))
+        result = TurnResult(turn.turn_id, terminal, self.meter.turn, calls)
+        self.last_result = result
+        for notice in self.hooks.drain_notices():  # the Stop hook's, and any left
+            self._emit(Notice(level=notice.level, message=notice.message))
         turn.queue.put_nowait(TurnEnd(stop_reason=terminal.stop_reason, error=terminal.error))
         turn.queue.put_nowait(None)
         for fut in turn.waiters:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tether.core.messages import (
@@ -25,6 +26,7 @@ from tether.engine.transitions import (
     CompactRetry,
     InputInjected,
     MaxTokensContinue,
+    MaxTokensEscalate,
     NextTurn,
     Step,
     StopHookContinue,
@@ -47,6 +49,7 @@ from tether.providers.base import (
     StreamReset,
     TextDelta,
     ThinkingDelta,
+    ThinkingReady,
     ToolUseReady,
 )
 from tether.transcript.records import ProgressRecord
@@ -78,6 +81,8 @@ class TurnLoop:
         self._partial_text = ""
         self._announced: set[str] = set()
         self.reactive_done = False
+        self.escalated = False
+        """The output limit was raised to the model's maximum after a cut-off reply."""
 
     async def run(self) -> Terminal:
         while True:
@@ -101,7 +106,11 @@ class TurnLoop:
                     f"(${engine.meter.session.cost_usd or 0:.4f} spent)",
                 )
         await engine.compactor.before_request(engine, self.turn_id, self.emit)
+        self.hook_notices()
         request = engine.assembler.request(engine.messages, engine.tool_specs())
+        limits = engine.provider.limits
+        max_tokens = limits.max_output if self.escalated else limits.default_output
+        request = replace(request, max_tokens=max_tokens)
         self.model_calls += 1
         executor = self._new_executor()
         try:
@@ -114,14 +123,24 @@ class TurnLoop:
             return Terminal("model_error", str(e))
 
         assistant = completed.message
+        if (
+            completed.stop_reason == "max_tokens"
+            and not self.escalated
+            and limits.max_output > max_tokens
+        ):
+            self._escalate(limits.max_output)
         engine.append_assistant(self.turn_id, assistant, completed)
+        engine.compactor.observe(engine, completed.usage)
         self._partial, self._partial_text = [], ""
+        # A server may have reported its window with this first response (discovery).
+        engine.meter.context_window = engine.provider.context_window
         self.emit(engine.meter.add(completed.usage))
 
         if assistant.tool_uses:
             outcomes = await executor.results()
             self._executor = None
             engine.append_tool_results(self.turn_id, assistant, outcomes)
+            self.hook_notices()
             await engine.drain_inbox(self.turn_id)
             stopped = next((o.stop_turn for o in outcomes if o.stop_turn), None)
             if stopped is not None:
@@ -152,6 +171,25 @@ class TurnLoop:
             return StopHookContinue(verdict.block_reason)
         return Terminal("completed")
 
+    def _escalate(self, max_tokens: int) -> None:
+        """The reply hit the default output limit: from the next request on, this turn asks
+        for the model's full limit (once; then the continuation prompts take over). What
+        was streamed stays: editors cannot take text back, so the model continues it."""
+        self.escalated = True
+        self.engine.record_transition(self.turn_id, MaxTokensEscalate(max_tokens))
+        self.emit(
+            Notice(
+                level="info",
+                message=f"The reply reached the output limit; continuing with up to "
+                f"{max_tokens} output tokens",
+            )
+        )
+
+    def hook_notices(self) -> None:
+        """Hook ``systemMessage``s and hook failures reach the user as notices."""
+        for notice in self.engine.hooks.drain_notices():
+            self.emit(Notice(level=notice.level, message=notice.message))
+
     async def _reactive_compaction(self, error: PromptTooLongError) -> Step:
         """The API said the prompt is too long: compact once and retry, else stop."""
         if self.reactive_done:
@@ -174,6 +212,10 @@ class TurnLoop:
                 self.emit(AgentMessageChunk(text=event.text))
             elif isinstance(event, ThinkingDelta):
                 self.emit(AgentThoughtChunk(text=event.text))
+            elif isinstance(event, ThinkingReady):
+                # Kept (signature and all) so a cancelled tool call still goes back with it.
+                self._flush_partial_text()
+                self._partial.append(event.block)
             elif isinstance(event, ToolUseReady):
                 self._flush_partial_text()
                 self._partial.append(event.block)
@@ -251,6 +293,19 @@ class TurnLoop:
         return await run_tool_use(use, engine.tool_runtime)
 
     def _finished(self, use: ToolUseBlock, outcome: ToolOutcome) -> None:
+        transcript = self.engine.transcript
+        if transcript is not None:
+            # Each result reaches the file as its tool finishes (the message with all of a
+            # batch's results is written when the last one ends): after a crash mid-batch,
+            # resume keeps the finished ones instead of calling them interrupted.
+            transcript.append(
+                ProgressRecord(
+                    session_id=self.engine.session_id,
+                    turn_id=self.turn_id,
+                    event="tool_finished",
+                    data={"toolUseId": use.id, "result": outcome.block.model_dump(mode="json")},
+                )
+            )
         self.emit(
             ToolCallUpdate(
                 tool_call_id=use.id,

@@ -20,6 +20,7 @@ TerminalReason = Literal[
     "budget_exhausted",
     "max_tokens",
     "refusal",
+    "transcript_error",
 ]
 
 _STOP_REASONS: dict[TerminalReason, StopReason] = {
@@ -32,6 +33,7 @@ _STOP_REASONS: dict[TerminalReason, StopReason] = {
     "model_error": "error",
     "hook_stopped": "error",
     "budget_exhausted": "error",
+    "transcript_error": "error",
 }
 
 
@@ -69,6 +71,15 @@ class MaxTokensContinue:
 
 
 @dataclass(frozen=True)
+class MaxTokensEscalate:
+    """The reply stopped at the default output limit: the turn's next requests ask for the
+    model's full output limit (once per turn)."""
+
+    max_tokens: int
+    kind: Literal["max_tokens_escalate"] = "max_tokens_escalate"
+
+
+@dataclass(frozen=True)
 class StopHookContinue:
     """A Stop hook refused to let the turn end; its reason goes to the model."""
 
@@ -91,5 +102,12 @@ class CompactRetry:
     kind: Literal["compact_retry"] = "compact_retry"
 
 
-Transition = NextTurn | MaxTokensContinue | StopHookContinue | InputInjected | CompactRetry
+Transition = (
+    NextTurn
+    | MaxTokensContinue
+    | MaxTokensEscalate
+    | StopHookContinue
+    | InputInjected
+    | CompactRetry
+)
 Step = Transition | Terminal

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tether.core.hooks import PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.hooks.matchers import select
 from tether.hooks.outcome import HookOutcome, joined, read_outcome, strongest
 from tether.hooks.runner import hook_env, run_hook
@@ -55,6 +55,7 @@ class CommandHooks:
         self._started = False
         self._refresh = refresh
         """Applies changed settings files first, so an edited hook runs at its next event."""
+        self._notices: list[HookNotice] = []
 
     def configure(self, config: HooksConfig, env: Mapping[str, str]) -> None:
         """New settings: the next event uses them."""
@@ -99,7 +100,17 @@ class CommandHooks:
                 for h in hooks
             )
         )
-        return [read_outcome(r, plain_stdout_is_context=plain_stdout_is_context) for r in runs]
+        outcomes = [read_outcome(r, plain_stdout_is_context=plain_stdout_is_context) for r in runs]
+        for o in outcomes:
+            if o.failed:
+                self._notices.append(HookNotice("warning", f"{event} {o.failed}"))
+            if o.system_message:
+                self._notices.append(HookNotice("info", o.system_message))
+        return outcomes
+
+    def drain_notices(self) -> list[HookNotice]:
+        notices, self._notices = self._notices, []
+        return notices
 
     # -- the engine's port --------------------------------------------------------------------
 

@@ -39,6 +39,8 @@ class HookOutcome:
     """Text for the model (additionalContext, or plain stdout where that counts)."""
     failed: str | None = None
     """A non-blocking error worth telling the user about."""
+    system_message: str | None = None
+    """``systemMessage``: shown to the user."""
 
 
 _PERMISSIONS: dict[str, Permission] = {
@@ -68,7 +70,8 @@ def read_outcome(run: HookRun, *, plain_stdout_is_context: bool = False) -> Hook
         why = run.error or f"exit code {run.exit_code}"
         detail = run.stderr.strip()
         log.warning("hook `%s` failed (%s) %s", run.command, why, detail)
-        return HookOutcome(failed=f"hook `{run.command}` failed ({why})")
+        detail = f": {detail[:500]}" if detail else ""
+        return HookOutcome(failed=f"hook `{run.command}` failed ({why}){detail}")
     data = _json(run.stdout)
     if data is None:
         text = run.stdout.strip()
@@ -93,6 +96,7 @@ def read_outcome(run: HookRun, *, plain_stdout_is_context: bool = False) -> Hook
         permission_reason=str(spec.get("permissionDecisionReason") or data.get("reason") or ""),
         updated_input=updated if isinstance(updated, dict) else None,  # pyright: ignore[reportUnknownArgumentType]
         context=context if isinstance(context, str) and context else None,
+        system_message=str(data["systemMessage"]) if data.get("systemMessage") else None,
     )
 
 

@@ -17,6 +17,7 @@ from pygls.protocol.json_rpc import (
 )
 
 from tether import PROTOCOL_VERSION
+from tether.lsp.documents import LspWorkspace
 
 
 def tether_converter() -> Any:
@@ -44,6 +45,10 @@ class TetherProtocol(LanguageServerProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
         result = yield from super().lsp_initialize(params)  # type: ignore[misc]
+        # Documents split lines the LSP way (pygls splits at form feeds and U+2028 too).
+        if self._workspace is not None:  # TetherServer syncs incrementally
+            incremental = types.TextDocumentSyncKind.Incremental
+            self._workspace = LspWorkspace.like(self._workspace, incremental)
         result.capabilities.experimental = {
             "tether": {
                 "protocolVersion": PROTOCOL_VERSION,

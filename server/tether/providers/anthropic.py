@@ -14,19 +14,28 @@ under the same retry policy.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from tether.core.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import (
+    Block,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+)
 from tether.errors import ModelError, PromptTooLongError
+from tether.providers.auth import ApiKeyHelper
 from tether.providers.base import (
     Completed,
     ModelRequest,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
+    ThinkingReady,
     TokenUsage,
     ToolUseReady,
     ToolUseStarted,
@@ -37,6 +46,14 @@ from tether.providers.convert_anthropic import (
     request_params,
     stop_reason,
     usage,
+)
+from tether.providers.models import (
+    MIN_THINKING_BUDGET,
+    ModelLimits,
+    ModelOptions,
+    anthropic_limits,
+    effective_limits,
+    thinking_kind,
 )
 from tether.providers.retry import (
     EmptyStreamError,
@@ -50,11 +67,18 @@ from tether.providers.retry import (
 if TYPE_CHECKING:
     from anthropic import APIStatusError, AsyncAnthropic, AsyncStream
     from anthropic.types import Message as WireMessage
-    from anthropic.types import RawContentBlockDeltaEvent, RawContentBlockStartEvent
+    from anthropic.types import (
+        RawContentBlockDeltaEvent,
+        RawContentBlockStartEvent,
+        ThinkingConfigParam,
+    )
     from anthropic.types import RawMessageStreamEvent as WireEvent
 
     OpenStream = tuple[AsyncStream[WireEvent], WireEvent]
 
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+"""Lets ``type: enabled`` models think between tool calls (adaptive thinking does anyway)."""
+CONTEXT_1M_BETA = "context-1m-2025-08-07"
 _STATUS_REASONS = {408: "request timeout", 429: "rate limited", 500: "API error", 529: "overloaded"}
 # An SSE ``error`` event arrives on a 200 response; its type tells what it would have been.
 _ERROR_TYPE_STATUS = {
@@ -78,16 +102,18 @@ class AnthropicProvider:
         base_delay_s: float = 0.5,
         max_delay_s: float = 30.0,
         timeout_s: float = 600.0,
-        context_window: int = 200_000,
-        max_output_tokens: int = 32_000,
+        options: ModelOptions | None = None,
     ):
         self._model = model
         self._api_key = api_key
         self._base_url = base_url
         self._policy = RetryPolicy(max_retries, base_delay_s, max_delay_s)
         self._timeout_s = timeout_s
-        self._context_window = context_window
-        self._max_output_tokens = max_output_tokens
+        self._options = options or ModelOptions()
+        self._limits = effective_limits(anthropic_limits(model), self._options)
+        self._key_helper = (
+            ApiKeyHelper(self._options.api_key_helper) if self._options.api_key_helper else None
+        )
         self._client: AsyncAnthropic | None = None
 
     @property
@@ -100,35 +126,84 @@ class AnthropicProvider:
 
     @property
     def context_window(self) -> int:
-        return self._context_window
+        return self._limits.window
+
+    @property
+    def limits(self) -> ModelLimits:
+        return self._limits
 
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
             self._client = None
 
-    def _get_client(self) -> AsyncAnthropic:
+    async def _get_client(self) -> AsyncAnthropic:
+        if self._key_helper is not None and self._key_helper.stale():
+            # apiKeyHelper: a fresh key means a new client (the SDK fixes its headers).
+            key = await self._key_helper.key()
+            if self._client is not None:
+                await self._client.close()
+            self._client = self._make_client(key, {"X-Api-Key": key})
         if self._client is None:
-            import anthropic
-
-            # api_key/base_url None: the SDK reads ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN /
-            # ANTHROPIC_BASE_URL (and its profiles) itself. Its own retries are off: see retry.py.
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self._base_url,
-                max_retries=0,
-                timeout=self._timeout_s,
-            )
+            self._client = self._make_client(self._api_key, None)
         return self._client
 
+    def _make_client(self, api_key: str | None, headers: dict[str, str] | None) -> AsyncAnthropic:
+        import anthropic
+
+        # api_key/base_url None: the SDK reads ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN /
+        # ANTHROPIC_BASE_URL (and its profiles) itself. Its own retries are off: see retry.py.
+        return anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=self._base_url,
+            default_headers=headers,
+            max_retries=0,
+            timeout=self._timeout_s,
+        )
+
+    def _thinking(self, request: ModelRequest, max_tokens: int) -> ThinkingConfigParam | None:
+        kind = thinking_kind(self._limits, self._options.thinking) if request.thinking else "none"
+        if kind == "adaptive":
+            return {"type": "adaptive"}
+        if kind == "enabled":
+            budget = min(self._options.thinking_budget, max_tokens - 1)
+            if budget >= MIN_THINKING_BUDGET:
+                return {"type": "enabled", "budget_tokens": budget}
+        return None
+
+    def _betas(self, thinking: ThinkingConfigParam | None) -> tuple[str, ...]:
+        betas: list[str] = []
+        if thinking is not None and thinking["type"] == "enabled":
+            betas.append(INTERLEAVED_THINKING_BETA)
+        if self._options.context_1m and self._limits.window_1m:
+            betas.append(CONTEXT_1M_BETA)
+        return tuple(betas)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        try:
+            async with aclosing(self._stream(request)) as events:
+                async for event in events:
+                    yield event
+        except ModelError as e:
+            if e.status != 401 or self._key_helper is None:
+                raise
+            # The helper's key was refused: fetch a fresh one and try once more.
+            self._key_helper.invalidate()
+            async with aclosing(self._stream(request)) as events:
+                async for event in events:
+                    yield event
+
+    async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent]:
         import anthropic
         import httpx2
 
-        client = self._get_client()
+        client = await self._get_client()
         request = request if request.model else replace(request, model=self._model)
-        max_tokens = min(request.max_tokens, self._max_output_tokens)
-        params = request_params(request, max_tokens=max_tokens)
+        max_tokens = min(request.max_tokens, self._limits.max_output)
+        thinking = self._thinking(request, max_tokens)
+        params = request_params(
+            request, max_tokens=max_tokens, thinking=thinking, betas=self._betas(thinking)
+        )
 
         async def fallback() -> Completed:
             return completed_from_response(await _create(client, params, self._timeout_s))
@@ -159,6 +234,8 @@ async def _open(client: AsyncAnthropic, params: AnthropicParams) -> OpenStream:
         system=params.system or omit,
         messages=params.messages,
         tools=params.tools or omit,
+        thinking=params.thinking or omit,
+        extra_headers=_beta_headers(params),
         stream=True,
     )
     try:
@@ -183,9 +260,15 @@ async def _create(client: AsyncAnthropic, params: AnthropicParams, timeout_s: fl
         system=params.system or omit,
         messages=params.messages,
         tools=params.tools or omit,
+        thinking=params.thinking or omit,
+        extra_headers=_beta_headers(params),
         stream=False,
         timeout=timeout_s,
     )
+
+
+def _beta_headers(params: AnthropicParams) -> dict[str, str] | None:
+    return {"anthropic-beta": ",".join(params.betas)} if params.betas else None
 
 
 def _classify(exc: Exception) -> Failure | None:
@@ -266,6 +349,8 @@ class _StreamState:
             partial = self._blocks.get(event.index)
             if partial is not None and partial.type == "tool_use":
                 return [ToolUseReady(_finish_tool_use(partial))]
+            if partial is not None and partial.type in ("thinking", "redacted_thinking"):
+                return [ThinkingReady(_thinking_block(partial))]
         elif event.type == "message_delta":
             self._usage = usage(event.usage, self._usage)
             self._stop_reason = event.delta.stop_reason
@@ -291,6 +376,8 @@ class _StreamState:
             if block.thinking:
                 partial.parts.append(block.thinking)
                 return [ThinkingDelta(block.thinking)]
+        if block.type == "redacted_thinking":
+            partial.parts.append(block.data)
         return []
 
     def _delta(self, event: RawContentBlockDeltaEvent) -> list[StreamEvent]:
@@ -315,12 +402,19 @@ class _StreamState:
             text = "".join(partial.parts)
             if partial.type == "text":
                 blocks.append(TextBlock(text=text))
-            elif partial.type == "thinking":
-                blocks.append(ThinkingBlock(thinking=text, signature=partial.signature))
+            elif partial.type in ("thinking", "redacted_thinking"):
+                blocks.append(_thinking_block(partial))
             elif partial.type == "tool_use":
                 blocks.append(partial.tool_use or _finish_tool_use(partial))
         message = Message(role="assistant", content=blocks)
         return [Completed(message, stop_reason(self._stop_reason), self._usage)]
+
+
+def _thinking_block(partial: _Partial) -> ThinkingBlock | RedactedThinkingBlock:
+    text = "".join(partial.parts)
+    if partial.type == "redacted_thinking":
+        return RedactedThinkingBlock(data=text)
+    return ThinkingBlock(thinking=text, signature=partial.signature)
 
 
 def _finish_tool_use(partial: _Partial) -> ToolUseBlock:

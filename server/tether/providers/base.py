@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from tether.core.messages import Message, ToolUseBlock
+from tether.core.messages import Message, RedactedThinkingBlock, ThinkingBlock, ToolUseBlock
+from tether.providers.models import ModelLimits
 
 ModelStopReason = Literal[
     "end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"
@@ -42,6 +43,8 @@ class ModelRequest:
     max_tokens: int = 16000
     cache_history: bool = True
     """Put a caching breakpoint on the newest message so the next request reads it."""
+    thinking: bool = True
+    """Let the model think, where it can and the settings allow (off for summaries)."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,13 @@ class TextDelta:
 @dataclass(frozen=True)
 class ThinkingDelta:
     text: str
+
+
+@dataclass(frozen=True)
+class ThinkingReady:
+    """A thinking block is complete with its signature (kept verbatim for the history)."""
+
+    block: ThinkingBlock | RedactedThinkingBlock
 
 
 @dataclass(frozen=True)
@@ -103,7 +113,14 @@ class Completed:
 
 
 StreamEvent = (
-    TextDelta | ThinkingDelta | ToolUseStarted | ToolUseReady | Retrying | StreamReset | Completed
+    TextDelta
+    | ThinkingDelta
+    | ThinkingReady
+    | ToolUseStarted
+    | ToolUseReady
+    | Retrying
+    | StreamReset
+    | Completed
 )
 
 
@@ -118,6 +135,11 @@ class Provider(Protocol):
 
     @property
     def context_window(self) -> int: ...
+
+    @property
+    def limits(self) -> ModelLimits:
+        """Window and output limits in force (the model's, with the user's overrides)."""
+        ...
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
 

@@ -18,6 +18,7 @@ from tether.core.messages import (
     Block,
     ImageBlock,
     Message,
+    RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         MessageDeltaUsage,
         MessageParam,
         TextBlockParam,
+        ThinkingConfigParam,
         ToolParam,
         ToolResultBlockParam,
         Usage,
@@ -58,9 +60,18 @@ class AnthropicParams:
     system: list[TextBlockParam]
     messages: list[MessageParam]
     tools: list[ToolParam]
+    thinking: ThinkingConfigParam | None = None
+    betas: tuple[str, ...] = ()
+    """``anthropic-beta`` header values."""
 
 
-def request_params(request: ModelRequest, *, max_tokens: int) -> AnthropicParams:
+def request_params(
+    request: ModelRequest,
+    *,
+    max_tokens: int,
+    thinking: ThinkingConfigParam | None = None,
+    betas: tuple[str, ...] = (),
+) -> AnthropicParams:
     """Convert a request and place its caching breakpoints (at most four, asserted).
 
     Breakpoints go on the last tool (tools render first, so this caches all of them), on each
@@ -84,7 +95,7 @@ def request_params(request: ModelRequest, *, max_tokens: int) -> AnthropicParams
         _mark_last_block(messages[-1])
     used = sum(1 for _ in _breakpoints(system, messages, tools))
     assert used <= MAX_CACHE_BREAKPOINTS, f"{used} cache breakpoints; the API allows 4"
-    return AnthropicParams(request.model, max_tokens, system, messages, tools)
+    return AnthropicParams(request.model, max_tokens, system, messages, tools, thinking, betas)
 
 
 def message_param(message: Message) -> MessageParam | None:
@@ -103,7 +114,9 @@ def message_param(message: Message) -> MessageParam | None:
 
 def _block_param(block: Block) -> ContentBlockParam | None:
     if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
+        # The API refuses empty and whitespace-only text blocks (e.g. a reply cut off
+        # before its first word); they carry nothing, so they are left out.
+        return {"type": "text", "text": block.text} if block.text.strip() else None
     if isinstance(block, ImageBlock):
         return _image_param(block)
     if isinstance(block, ThinkingBlock):
@@ -112,6 +125,8 @@ def _block_param(block: Block) -> ContentBlockParam | None:
         if not block.signature:
             return None
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     return _tool_result_param(block)
@@ -127,12 +142,13 @@ def _image_param(block: ImageBlock) -> ImageBlockParam:
 
 def _tool_result_param(block: ToolResultBlock) -> ToolResultBlockParam:
     param: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": block.tool_use_id}
-    if block.content:
+    parts = [p for p in block.content if not isinstance(p, TextBlock) or p.text.strip()]
+    if parts:
         param["content"] = [
             {"type": "text", "text": part.text}
             if isinstance(part, TextBlock)
             else _image_param(part)
-            for part in block.content
+            for part in parts
         ]
     if block.is_error:
         param["is_error"] = True
@@ -143,7 +159,7 @@ def _mark_last_block(message: MessageParam) -> None:
     content = cast("list[dict[str, object]]", message["content"])
     # Thinking blocks cannot carry cache_control; the breakpoint goes on the block before.
     for block in reversed(content):
-        if block.get("type") != "thinking":
+        if block.get("type") not in ("thinking", "redacted_thinking"):
             block["cache_control"] = _ephemeral()
             return
 
@@ -191,6 +207,8 @@ def completed_from_response(response: WireMessage) -> Completed:
             blocks.append(TextBlock(text=block.text))
         elif block.type == "thinking":
             blocks.append(ThinkingBlock(thinking=block.thinking, signature=block.signature))
+        elif block.type == "redacted_thinking":
+            blocks.append(RedactedThinkingBlock(data=block.data))
         elif block.type == "tool_use":
             blocks.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input)))
     if reason == "max_tokens" and blocks and isinstance(blocks[-1], ToolUseBlock):

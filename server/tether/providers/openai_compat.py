@@ -36,6 +36,8 @@ from tether.providers.convert_openai import (
     tool_use,
     usage,
 )
+from tether.providers.discovery import discover_window
+from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOptions
 from tether.providers.retry import (
     EmptyStreamError,
     Failure,
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
 
     OpenStream = tuple[AsyncStream[ChatCompletionChunk], ChatCompletionChunk]
 
+FALLBACK_WINDOW = 32_768
+"""When the server does not say and no setting does: a common local-model length."""
 _CONTEXT_MARKERS = ("context length", "maximum context", "context size", "context_length_exceeded")
 """How vLLM, OpenAI, llama.cpp and Ollama word "the prompt does not fit"."""
 
@@ -69,8 +73,7 @@ class OpenAICompatProvider:
         base_delay_s: float = 0.5,
         max_delay_s: float = 30.0,
         timeout_s: float = 600.0,
-        context_window: int = 128_000,
-        max_output_tokens: int | None = None,
+        options: ModelOptions | None = None,
     ):
         self._model = model
         self._base_url = base_url
@@ -78,8 +81,10 @@ class OpenAICompatProvider:
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self._policy = RetryPolicy(max_retries, base_delay_s, max_delay_s)
         self._timeout_s = timeout_s
-        self._context_window = context_window
-        self._max_output_tokens = max_output_tokens
+        self._options = options or ModelOptions()
+        self._max_output_tokens = self._options.max_output_tokens
+        self._discovered: int | None = None
+        self._asked = False
         self._client: AsyncOpenAI | None = None
 
     @property
@@ -92,7 +97,22 @@ class OpenAICompatProvider:
 
     @property
     def context_window(self) -> int:
-        return self._context_window
+        """The setting, else what the server reported, else ``FALLBACK_WINDOW``."""
+        return self._options.context_window or self._discovered or FALLBACK_WINDOW
+
+    @property
+    def limits(self) -> ModelLimits:
+        window = self.context_window
+        # Output shares the window on these servers: at most a quarter of it by default.
+        cap = self._max_output_tokens or min(DEFAULT_OUTPUT_CAP, max(window // 4, 256))
+        return ModelLimits(window, cap, cap, "none")
+
+    async def discover(self) -> None:
+        """Ask the server for the model's window once (no-op when a setting fixes it)."""
+        if self._asked or self._options.context_window:
+            return
+        self._asked = True
+        self._discovered = await discover_window(self._base_url, self._model, self._api_key)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -115,6 +135,7 @@ class OpenAICompatProvider:
         import httpx2
         import openai
 
+        await self.discover()
         request = request if request.model else replace(request, model=self._model)
         call = _Call(self._get_client(), request, self._max_output_tokens)
 

@@ -10,6 +10,7 @@ from typing import Literal
 
 from tether.errors import ConfigError
 from tether.providers.base import Provider
+from tether.providers.models import ModelOptions
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 ProviderName = Literal["anthropic", "openai", "scripted"]
@@ -73,20 +74,22 @@ def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
     return ModelSpec("anthropic", rest)
 
 
-def create_provider(spec: ModelSpec) -> Provider:
-    """Instantiate the provider (SDK imports happen lazily inside the provider)."""
+def create_provider(spec: ModelSpec, options: ModelOptions | None = None) -> Provider:
+    """Instantiate the provider (SDK imports happen lazily inside the provider); ``options``
+    are the user's window, output and thinking choices."""
+    options = options or ModelOptions()
     if spec.provider == "scripted":
         from tether.providers.scripted import ScriptedProvider
 
         assert spec.path is not None
         if not spec.path.is_file():
             raise ConfigError(f"script not found: {spec.path}")
-        return ScriptedProvider.from_file(spec.path)
+        return ScriptedProvider.from_file(spec.path, context_window=options.context_window)
     if spec.provider == "openai":
         from tether.providers.openai_compat import OpenAICompatProvider
 
         assert spec.base_url is not None
-        return OpenAICompatProvider(spec.model, base_url=spec.base_url)
+        return OpenAICompatProvider(spec.model, base_url=spec.base_url, options=options)
     from tether.providers.anthropic import AnthropicProvider
 
-    return AnthropicProvider(spec.model)
+    return AnthropicProvider(spec.model, options=options)

@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from tether.core.messages import TextBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolUseBlock
 from tether.errors import ModelError
 from tether.providers.base import (
     Completed,
@@ -33,6 +33,7 @@ from tether.providers.base import (
     StreamReset,
     TextDelta,
     ThinkingDelta,
+    ThinkingReady,
     ToolUseReady,
     ToolUseStarted,
 )
@@ -154,6 +155,9 @@ def replay(completed: Completed) -> Iterator[StreamEvent]:
             yield TextDelta(block.text)
         elif isinstance(block, ThinkingBlock):
             yield ThinkingDelta(block.thinking)
+            yield ThinkingReady(block)
+        elif isinstance(block, RedactedThinkingBlock):
+            yield ThinkingReady(block)
         elif isinstance(block, ToolUseBlock):
             yield ToolUseStarted(block.id, block.name)
             yield ToolUseReady(block)

@@ -15,8 +15,10 @@ plain list of blocks or an object::
      "chunk_delay_ms": 50,            # pause between streamed events (to test cancel mid-stream)
      "expect": {"contains": "text"}}  # the request's last user message must contain this text
 
-The object form ``{"turns": [...], "context_window": 200000}`` also sets the window the
-scripted model claims.
+The object form ``{"turns": [...], "context_window": 200000}`` also sets the window of the
+scripted model: requests longer than that are refused as ``prompt is too long``.
+``{"type": "redacted_thinking"}`` plays encrypted thinking. Usage ``input_tokens`` left out
+is counted from the request by the fakes' token rule.
 
 Every request consumes exactly one turn (a fault turn included). A request after the last
 turn, or a turn left over at the end, is an error: scripts fail loudly.
@@ -53,6 +55,13 @@ class ScriptThinking(BaseModel):
     thinking: str
 
 
+class ScriptRedactedThinking(BaseModel):
+    """Thinking the API returns encrypted (``redacted_thinking``); the server fills ``data``."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+
+
 class ScriptToolUse(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["tool_use"] = "tool_use"
@@ -61,12 +70,16 @@ class ScriptToolUse(BaseModel):
     id: str | None = None
 
 
-ScriptBlock = Annotated[ScriptText | ScriptThinking | ScriptToolUse, Field(discriminator="type")]
+ScriptBlock = Annotated[
+    ScriptText | ScriptThinking | ScriptRedactedThinking | ScriptToolUse,
+    Field(discriminator="type"),
+]
 
 
 class ScriptUsage(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    input_tokens: int = 100
+    input_tokens: int | None = None
+    """None: counted from the request (the fake servers' documented rule)."""
     output_tokens: int = 20
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
@@ -110,8 +123,9 @@ class ScriptTurn(BaseModel):
 class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
     turns: list[ScriptTurn]
-    context_window: int = 200_000
-    """The window the scripted model claims (it decides when the context is compacted)."""
+    context_window: int | None = None
+    """The window the scripted model has (the fake servers refuse longer prompts); None:
+    the model's own (200k for the in-process scripted provider)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -3,6 +3,11 @@
 It streams each scripted turn as real events (text in small chunks, tool uses one by one),
 so the engine's streaming paths run exactly as with a live model. It fails loudly: a call
 after the last turn raises ``ScriptError``, and ``assert_complete`` raises if turns remain.
+
+It is as strict as the fake Messages API: each request is converted to the Messages wire
+form and checked by ``tether.testing.anthropic_rules`` (a refusal raises ``ModelError``,
+an over-long prompt ``PromptTooLongError``, and consumes no turn); thinking blocks carry
+signatures the rules verify; usage counts input tokens by the same documented rule.
 """
 
 from __future__ import annotations
@@ -10,17 +15,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from tether.context.tokens import TokenCounter
 from tether.core.messages import (
     Block,
     Message,
+    RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
-from tether.errors import ScriptError
+from tether.errors import ModelError, PromptTooLongError, ScriptError
 from tether.providers.base import (
     Completed,
     ModelRequest,
@@ -28,20 +35,34 @@ from tether.providers.base import (
     StreamEvent,
     TextDelta,
     ThinkingDelta,
+    ThinkingReady,
     TokenUsage,
     ToolUseReady,
     ToolUseStarted,
 )
+from tether.providers.convert_anthropic import request_params
+from tether.providers.models import ModelLimits
 from tether.providers.script import (
     Script,
+    ScriptRedactedThinking,
     ScriptText,
     ScriptThinking,
     ScriptTurn,
     load_script,
     tool_use_id,
 )
+from tether.testing.anthropic_rules import (
+    RequestContext,
+    check_request,
+    count_input_tokens,
+    redacted_data,
+    sign,
+)
 
 CHUNK_CHARS = 24
+DEFAULT_WINDOW = 200_000
+WIRE_MODEL = "claude-scripted"
+"""The model name the rules see (a scripted model thinks adaptively, like current ones)."""
 
 
 class ScriptedProvider:
@@ -50,13 +71,17 @@ class ScriptedProvider:
     ):
         self._script = script
         self._model = model
-        self._context_window = context_window or script.context_window
+        window = context_window or script.context_window or DEFAULT_WINDOW
+        self._limits = ModelLimits(window, 64_000, 32_000, "adaptive")
         self._next = 0
+        self._thought_before_tools: set[str] = set()
         self.requests: list[ModelRequest] = []
+        self.refused: list[str] = []
+        """Messages of the requests the rules refused."""
 
     @classmethod
-    def from_file(cls, path: Path) -> ScriptedProvider:
-        return cls(load_script(path), model=f"scripted:{path.name}")
+    def from_file(cls, path: Path, *, context_window: int | None = None) -> ScriptedProvider:
+        return cls(load_script(path), model=f"scripted:{path.name}", context_window=context_window)
 
     @property
     def name(self) -> str:
@@ -68,7 +93,11 @@ class ScriptedProvider:
 
     @property
     def context_window(self) -> int:
-        return self._context_window
+        return self._limits.window
+
+    @property
+    def limits(self) -> ModelLimits:
+        return self._limits
 
     @property
     def remaining(self) -> int:
@@ -88,17 +117,45 @@ class ScriptedProvider:
                 f"unexpected model call #{index + 1}: the script has only "
                 f"{len(self._script.turns)} turn(s)"
             )
+        counted = self._check(request)
         turn = self._script.turns[index]
         self._next += 1
         self.requests.append(request)
         if turn.fault is not None:
             raise ScriptError(f"turn {index + 1}: faults need a fake API server, not 'scripted'")
         _check_expectation(index, turn, request)
-        async for event in _play(index, turn, request):
+        thinks = [b for b in turn.blocks if isinstance(b, ScriptThinking | ScriptRedactedThinking)]
+        if thinks and not request.thinking:
+            raise ScriptError(f"turn {index + 1} scripts thinking, but the request has it off")
+        async for event in _play(index, turn, request, counted, self._thought_before_tools):
             yield event
 
+    def _check(self, request: ModelRequest) -> int:
+        """Refuse what the Messages API refuses; the request's input tokens otherwise."""
+        max_tokens = min(request.max_tokens, self._limits.max_output)
+        params = request_params(request, max_tokens=max_tokens)
+        body: dict[str, Any] = {
+            "model": WIRE_MODEL,
+            "max_tokens": max_tokens,
+            "messages": params.messages,
+            "system": params.system,
+            "tools": params.tools,
+        }
+        if request.thinking:
+            body["thinking"] = {"type": "adaptive"}
+        ctx = RequestContext(self._limits, self._limits.window, self._thought_before_tools)
+        error = check_request(body, ctx)
+        if error is None:
+            return count_input_tokens(body)
+        self.refused.append(error.message)
+        if error.message.startswith("prompt is too long"):
+            raise PromptTooLongError(error.message, status=400)
+        raise ModelError(f"the request was refused: {error.message}", status=error.status)
 
-async def _play(index: int, turn: ScriptTurn, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+
+async def _play(
+    index: int, turn: ScriptTurn, request: ModelRequest, counted: int, thought: set[str]
+) -> AsyncIterator[StreamEvent]:
     delay = turn.chunk_delay_ms / 1000
     blocks: list[Block] = []
     for b_index, block in enumerate(turn.blocks):
@@ -110,7 +167,13 @@ async def _play(index: int, turn: ScriptTurn, request: ModelRequest) -> AsyncIte
             blocks.append(TextBlock(text=block.text))
         elif isinstance(block, ScriptThinking):
             yield ThinkingDelta(block.thinking)
-            blocks.append(ThinkingBlock(thinking=block.thinking, signature="scripted"))
+            thinking = ThinkingBlock(thinking=block.thinking, signature=sign(block.thinking))
+            yield ThinkingReady(thinking)
+            blocks.append(thinking)
+        elif isinstance(block, ScriptRedactedThinking):
+            redacted = RedactedThinkingBlock(data=redacted_data(f"{index}:{b_index}"))
+            yield ThinkingReady(redacted)
+            blocks.append(redacted)
         else:
             use = ToolUseBlock(
                 id=block.id or tool_use_id(index, b_index), name=block.name, input=block.input
@@ -122,20 +185,17 @@ async def _play(index: int, turn: ScriptTurn, request: ModelRequest) -> AsyncIte
             blocks.append(use)
     stop: ModelStopReason = turn.effective_stop_reason  # type: ignore[assignment]
     message = Message(role="assistant", content=blocks)
-    if "usage" in turn.model_fields_set:
-        usage = TokenUsage(
-            input_tokens=turn.usage.input_tokens,
-            output_tokens=turn.usage.output_tokens,
-            cache_read_tokens=turn.usage.cache_read_input_tokens,
-            cache_creation_tokens=turn.usage.cache_creation_input_tokens,
-        )
-    else:  # plausible numbers, so context accounting behaves as with a real model
-        counter = TokenCounter()
-        usage = TokenUsage(
-            input_tokens=counter.prefix(request.system, request.tools)
-            + counter.messages(request.messages),
-            output_tokens=counter.message(message),
-        )
+    if blocks and isinstance(blocks[0], ThinkingBlock | RedactedThinkingBlock):
+        thought.update(u.id for u in message.tool_uses)
+    u = turn.usage
+    cached = u.cache_read_input_tokens + u.cache_creation_input_tokens
+    output = u.output_tokens if "usage" in turn.model_fields_set else None
+    usage = TokenUsage(
+        input_tokens=u.input_tokens if u.input_tokens is not None else max(counted - cached, 0),
+        output_tokens=output if output is not None else TokenCounter().message(message),
+        cache_read_tokens=u.cache_read_input_tokens,
+        cache_creation_tokens=u.cache_creation_input_tokens,
+    )
     yield Completed(message, stop, usage)
 
 

@@ -86,8 +86,22 @@ class ContextSettings(_Section):
     microcompact_keep: int = 3
 
 
+class ModelLimitSettings(_Section):
+    """``modelOptions``: override what Tether knows or discovers about the model."""
+
+    context_window: int | None = Field(default=None, gt=0)
+    """Tokens; overrides the model table and what an OpenAI-compatible server reports."""
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    thinking: Literal["auto", "adaptive", "enabled", "off"] = "auto"
+    """auto: on where the model supports it (adaptive, or a budget on older models)."""
+    thinking_budget: int = Field(default=10_000, ge=1024)
+    context1m: bool = False
+    """Ask for the 1M-token window on models that offer it through the context-1m beta."""
+
+
 class Settings(_Section):
     model: str | None = None
+    model_options: ModelLimitSettings = Field(default_factory=lambda: ModelLimitSettings())
     context: ContextSettings = Field(default_factory=lambda: ContextSettings())
     permissions: PermissionSettings = Field(default_factory=lambda: PermissionSettings())
     sandbox: SandboxSettings = Field(default_factory=lambda: SandboxSettings())

@@ -56,7 +56,7 @@ def command_dirs(root: Path) -> list[Path]:
 
 
 def parse_command(name: str, text: str, path: Path | None = None) -> Command:
-    fields, body = split(text)
+    fields, body = split(text, str(path or name))
     first = next((ln.strip() for ln in body.splitlines() if ln.strip()), "")
     description = as_text(fields.get("description")) or first[:80] or f"Run /{name}"
     return Command(

@@ -1,4 +1,4 @@
-"""The YAML frontmatter of skills and commands, for the subset these files use.
+"""The YAML frontmatter of skills, commands and agent definitions, read by PyYAML.
 
     ---
     name: pdf-tools
@@ -10,78 +10,60 @@
     disable-model-invocation: false
     ---
 
-Scalars (quoted or not, ``true``/``false``), inline lists ``[a, b]``, block lists of
-``- item`` and block scalars (``|``, ``>``, with ``-``/``+``). Nested maps (e.g.
-``hooks``) are skipped: nothing here reads them. A full YAML parser would be a dependency
-for a dozen keys; anything this subset cannot read is simply absent.
+Front matter that is not valid YAML (a common slip: an unquoted ``: `` inside a
+description) is read line by line as ``key: value`` strings instead, with a warning naming
+the file and YAML's complaint, so a sloppy file still loads the way Claude Code's do.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from typing import Any
+from typing import Any, cast
 
-_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+import yaml
+
+log = logging.getLogger(__name__)
+_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?:\s+(.*))?$")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Fields = dict[str, Any]
 
 
-def split(text: str) -> tuple[Fields, str]:
+def split(text: str, source: str = "") -> tuple[Fields, str]:
     """(fields, body). A file without frontmatter is all body."""
     match = _FRONT.match(text)
     if match is None:
         return {}, text
-    return parse(match.group(1)), text[match.end() :]
+    return parse(match.group(1), source), text[match.end() :]
 
 
-def parse(block: str) -> Fields:
+def parse(block: str, source: str = "") -> Fields:
+    try:
+        data: Any = yaml.load(block, Loader=_Loader)
+    except yaml.YAMLError as e:
+        where = f" in {source}" if source else ""
+        log.warning(
+            "front matter%s is not valid YAML (%s); read as plain key: value lines",
+            where,
+            str(e).replace("\n", " "),
+        )
+        return _lines(block)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in cast("dict[Any, Any]", data).items()}
+
+
+def _lines(block: str) -> Fields:
     fields: Fields = {}
-    lines = block.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line.strip() or line.lstrip().startswith("#") or line[:1].isspace():
-            continue
+    for line in block.splitlines():
         match = _KEY.match(line.rstrip())
-        if match is None:
-            continue
-        key, raw = match.group(1), (match.group(2) or "").strip()
-        nested: list[str] = []
-        while i < len(lines) and (
-            not lines[i].strip() or lines[i][:1].isspace() or _item(lines[i])
-        ):
-            nested.append(lines[i])
-            i += 1
-        if raw[:1] in ("|", ">"):
-            fields[key] = _block_scalar(raw, nested)
-        elif raw:
-            fields[key] = _scalar(raw)
-        else:
-            lines_in = [ln.strip() for ln in nested if ln.strip()]
-            # A block list; anything else under the key is a nested map, which is skipped.
-            if lines_in and all(_item(ln) for ln in lines_in):
-                fields[key] = [_scalar(ln[1:].strip()) for ln in lines_in]
+        if match is not None and match.group(2):
+            fields[match.group(1)] = match.group(2).strip().strip("\"'")
     return fields
-
-
-def _item(line: str) -> bool:
-    return line == "-" or line.startswith("- ")
-
-
-def _scalar(raw: str) -> Any:
-    if raw.startswith("[") and raw.endswith("]"):
-        return [_scalar(p.strip()) for p in _split_commas(raw[1:-1]) if p.strip()]
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
-        return raw[1:-1]
-    raw = re.sub(r"\s+#.*$", "", raw)
-    lowered = raw.lower()
-    if lowered in ("true", "yes"):
-        return True
-    if lowered in ("false", "no"):
-        return False
-    return raw
 
 
 def _split_commas(text: str) -> list[str]:
@@ -102,19 +84,6 @@ def _split_commas(text: str) -> list[str]:
             start = index + 1
     parts.append(text[start:])
     return parts
-
-
-def _block_scalar(indicator: str, lines: list[str]) -> str:
-    indents = [len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()]
-    cut = min(indents, default=0)
-    body = [ln[cut:] if ln.strip() else "" for ln in lines]
-    while body and not body[-1]:
-        body.pop()
-    if indicator.startswith("|"):
-        text = "\n".join(body)
-    else:
-        text = re.sub(r"(?<!\n)\n(?!\n)", " ", "\n".join(body))
-    return text if indicator.endswith("-") else text + "\n"
 
 
 def as_list(value: Any) -> list[str]:

@@ -98,7 +98,7 @@ def skill_dirs(root: Path) -> list[Path]:
 
 def parse_skill(path: Path) -> Skill:
     """Raises ValueError (or OSError) for a file that is not a usable skill."""
-    fields, body = split(path.read_text(encoding="utf-8"))
+    fields, body = split(path.read_text(encoding="utf-8"), str(path))
     name = as_text(fields.get("name")) or path.parent.name
     if not _NAME.fullmatch(name):
         raise ValueError(f"the name {name!r} is not a valid skill name")

@@ -182,6 +182,43 @@ class FakeEditor:
         buffer.dirty = True
         self._did_change(uri, buffer)
 
+    def replace(
+        self, path: Path, start: tuple[int, int], end: tuple[int, int], new_text: str
+    ) -> None:
+        """The user replaces a range (LSP lines and UTF-16 columns), sent as an incremental
+        change the way editors send typing."""
+        from tether.lsp.documents import lsp_lines
+
+        uri = path.as_uri()
+        buffer = self.buffers[uri]
+        lines = lsp_lines(buffer.text)
+
+        def offset(line: int, character: int) -> int:
+            before = sum(len(x) for x in lines[:line])
+            text = lines[line] if line < len(lines) else ""
+            units = text.encode("utf-16-le")[: 2 * character].decode("utf-16-le")
+            return before + len(units)
+
+        a, b = offset(*start), offset(*end)
+        buffer.text = buffer.text[:a] + new_text + buffer.text[b:]
+        buffer.version += 1
+        buffer.dirty = True
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(
+                start=types.Position(line=start[0], character=start[1]),
+                end=types.Position(line=end[0], character=end[1]),
+            ),
+            text=new_text,
+        )
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=buffer.version
+                ),
+                content_changes=[change],
+            )
+        )
+
     def text(self, path: Path) -> str:
         return self.buffers[path.as_uri()].text
 

@@ -1,11 +1,20 @@
-"""A fake Anthropic Messages API that plays a script in the real wire format.
+"""A fake Anthropic Messages API that plays a script in the real wire format, and refuses
+what the real API refuses.
 
 ``POST /v1/messages`` with ``"stream": true`` answers with the real SSE sequence
 (``message_start``, ``ping``, ``content_block_start``/``_delta``/``_stop`` with text split in
 several ``text_delta``s, ``thinking_delta`` + ``signature_delta``, tool input in several
 partial-JSON ``input_json_delta``s, ``message_delta``, ``message_stop``); without it, the
 full message JSON. Script faults become the API's real failure modes (see ``FAULT_STATUS``
-and ``_stream``). Use it from tests::
+and ``_stream``).
+
+Every request is first checked like the real API checks it (``anthropic_rules``: unknown
+fields, empty text, tool_use/tool_result pairing, cache marks, tool names, thinking rules and
+signatures, the model's output limit and context window). A refused request gets the real
+400 error JSON, consumes no scripted turn and is kept in ``rejected``; ``assert_complete``
+fails on any refusal but ``prompt is too long`` (a window the client is expected to meet
+and recover from). The window is the model's (``providers/models.json``) unless the
+server or the script sets ``context_window``. Use it from tests::
 
     with FakeAnthropicServer([[{"type": "text", "text": "hi"}]]) as server:
         provider = AnthropicProvider("claude-sonnet-4-6", base_url=server.base_url, api_key="k")
@@ -17,17 +26,26 @@ or as a process: ``python -m tether.testing.fake_anthropic --script FILE [--port
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-from typing import Any
+from typing import Any, cast
 
+from tether.providers.models import anthropic_limits
 from tether.providers.script import (
+    Script,
+    ScriptRedactedThinking,
     ScriptText,
     ScriptThinking,
     ScriptTurn,
     ScriptUsage,
     tool_use_id,
+)
+from tether.testing.anthropic_rules import (
+    ApiError,
+    RequestContext,
+    check_request,
+    count_input_tokens,
+    redacted_data,
+    sign,
 )
 from tether.testing.sse import FakeModelServer, Reply, serve_main
 
@@ -36,12 +54,6 @@ FAULT_STATUS: dict[str, tuple[int, str, str, dict[str, str]]] = {
     "429": (429, "rate_limit_error", "Number of requests has exceeded your rate limit", RETRY_FAST),
     "529": (529, "overloaded_error", "Overloaded", RETRY_FAST),
     "500": (500, "api_error", "Internal server error", {}),
-    "prompt_too_long": (
-        400,
-        "invalid_request_error",
-        "prompt is too long: 210000 tokens > 200000 maximum",
-        {},
-    ),
 }
 _CUT_BLOCK_TYPE = {"cut_mid_tool_input": "tool_use", "cut_mid_text": "text"}
 _PIECES = 3
@@ -52,6 +64,29 @@ class FakeAnthropicServer(FakeModelServer):
     route = "/v1/messages"
     label = "fake Anthropic API"
 
+    def __init__(
+        self,
+        script: Script | list[Any] | dict[str, Any],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
+        api_keys: set[str] | None = None,
+    ):
+        super().__init__(script, host=host, port=port)
+        self.api_keys = api_keys
+        """Set: only these keys (``x-api-key`` or ``Authorization: Bearer``) are accepted;
+        others get the API's 401 ``authentication_error``."""
+        self.context_window = context_window or self.script.context_window
+        """None: each model's own window."""
+        self.max_output_tokens = max_output_tokens
+        self.rejected: list[ApiError] = []
+        """Every request refused by the API's rules, in order."""
+        self.input_tokens: list[int] = []
+        """Input tokens (by the documented rule) of every accepted request."""
+        self._thought_before_tools: set[str] = set()
+
     def error_body(self, status: int, message: str) -> Any:
         kind = "invalid_request_error" if status < 500 else "api_error"
         return _error(kind, message)
@@ -61,30 +96,102 @@ class FakeAnthropicServer(FakeModelServer):
         users = [m for m in messages if m.get("role") == "user"]
         return json.dumps(users[-1], ensure_ascii=False) if users else ""
 
+    def window_for(self, model: str) -> int:
+        return self.context_window or anthropic_limits(model).window
+
+    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
+        model = body.get("model")
+        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if self.api_keys is not None and key not in self.api_keys:
+            error = ApiError(401, "authentication_error", "invalid x-api-key")
+        elif not isinstance(model, str) or not model.startswith("claude-"):
+            error = ApiError(404, "not_found_error", f"model: {model}")
+        else:
+            limits = anthropic_limits(model)
+            if self.max_output_tokens:
+                limits = type(limits)(
+                    limits.window, self.max_output_tokens, limits.default_output, limits.thinking
+                )
+            ctx = RequestContext(limits, self.window_for(model), self._thought_before_tools)
+            error = check_request(body, ctx)
+        if error is None:
+            self.input_tokens.append(count_input_tokens(body))
+            return None
+        self.rejected.append(error)
+        return error.status, error.body()
+
+    def problems(self) -> list[str]:
+        refused = [
+            f"refused a request: {e.message}"
+            for e in self.rejected
+            if not e.message.startswith("prompt is too long")
+        ]
+        return [*super().problems(), *refused]
+
     def respond(self, index: int, turn: ScriptTurn, body: dict[str, Any], reply: Reply) -> None:
         fault = turn.fault
+        model = str(body.get("model", "claude-fake"))
+        if fault == "prompt_too_long":
+            window = self.window_for(model)
+            tokens = max(count_input_tokens(body), window + 1)
+            error = _error(
+                "invalid_request_error", f"prompt is too long: {tokens} tokens > {window} maximum"
+            )
+            return reply.json(400, error)
         if fault in FAULT_STATUS:
             status, kind, message, headers = FAULT_STATUS[fault]
             return reply.json(status, _error(kind, message), headers)
+        config = body.get("thinking")
+        thinking_on = isinstance(config, dict) and cast("dict[str, Any]", config).get("type") in (
+            "enabled",
+            "adaptive",
+        )
+        if not thinking_on and any(
+            isinstance(b, ScriptThinking | ScriptRedactedThinking) for b in turn.blocks
+        ):
+            message = f"turn {index + 1} scripts thinking, but the request has thinking off"
+            return self.fail(reply, 500, message)
         blocks = _blocks(index, turn)
-        model = str(body.get("model", "claude-fake"))
+        if blocks and blocks[0]["type"] in ("thinking", "redacted_thinking"):
+            self._thought_before_tools.update(b["id"] for b in blocks if b["type"] == "tool_use")
+        usage = _usage_for(turn.usage, count_input_tokens(body))
         if body.get("stream"):
-            return _stream(index, turn, blocks, model, reply)
+            return _stream(index, turn, blocks, model, usage, reply)
         if fault == "overloaded_mid_stream":
             return reply.json(529, _error("overloaded_error", "Overloaded"), RETRY_FAST)
         if fault is not None:  # a cut: the connection drops before any response
             return reply.cut()
         if _truncates_tool(turn, blocks):
             blocks[-1] = {**blocks[-1], "input": {}}
-        message = _message(index, model, blocks, turn.effective_stop_reason, turn.usage)
+        message = _message(index, model, blocks, turn.effective_stop_reason, usage)
         reply.json(200, message)
 
 
+def _usage_for(usage: ScriptUsage, counted: int) -> dict[str, int]:
+    """The response's usage: input by the token rule (less scripted cache hits) unless the
+    script fixes it."""
+    cached = usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    input_tokens = usage.input_tokens
+    if input_tokens is None:
+        input_tokens = max(counted - cached, 0)
+    return {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+
+
 def _stream(
-    index: int, turn: ScriptTurn, blocks: list[dict[str, Any]], model: str, reply: Reply
+    index: int,
+    turn: ScriptTurn,
+    blocks: list[dict[str, Any]],
+    model: str,
+    usage: dict[str, int],
+    reply: Reply,
 ) -> None:
     reply.start_events()
-    start = _message(index, model, [], None, turn.usage, output_tokens=1)
+    start = _message(index, model, [], None, {**usage, "output_tokens": 1})
     reply.sse({"type": "message_start", "message": start}, event="message_start")
     reply.sse({"type": "ping"}, event="ping")
     cut_type = _CUT_BLOCK_TYPE.get(turn.fault or "")
@@ -103,7 +210,8 @@ def _stream(
                 _send_delta(reply, i, delta)
             return reply.cut()
         if turn.fault == "overloaded_mid_stream":
-            _send_delta(reply, i, deltas[0])
+            if deltas:
+                _send_delta(reply, i, deltas[0])
             return _overloaded(reply)
         if i == len(blocks) - 1 and _truncates_tool(turn, blocks):
             partial = json.dumps(block["input"])
@@ -112,7 +220,6 @@ def _stream(
             _send_delta(reply, i, delta)
         reply.sse({"type": "content_block_stop", "index": i}, event="content_block_stop")
     delta = {"stop_reason": turn.effective_stop_reason, "stop_sequence": None}
-    usage = _usage(turn.usage)
     reply.sse({"type": "message_delta", "delta": delta, "usage": usage}, event="message_delta")
     reply.sse({"type": "message_stop"}, event="message_stop")
     reply.end()
@@ -136,8 +243,10 @@ def _blocks(index: int, turn: ScriptTurn) -> list[dict[str, Any]]:
         if isinstance(block, ScriptText):
             out.append({"type": "text", "text": block.text})
         elif isinstance(block, ScriptThinking):
-            signature = _signature(block.thinking)
+            signature = sign(block.thinking)
             out.append({"type": "thinking", "thinking": block.thinking, "signature": signature})
+        elif isinstance(block, ScriptRedactedThinking):
+            out.append({"type": "redacted_thinking", "data": redacted_data(f"{index}:{b_index}")})
         else:
             use_id = block.id or tool_use_id(index, b_index)
             out.append({"type": "tool_use", "id": use_id, "name": block.name, "input": block.input})
@@ -150,6 +259,8 @@ def _opening(block: dict[str, Any]) -> dict[str, Any]:
         return {"type": "text", "text": ""}
     if block["type"] == "thinking":
         return {"type": "thinking", "thinking": "", "signature": ""}
+    if block["type"] == "redacted_thinking":
+        return block  # sent whole: it has no deltas
     return {**block, "input": {}}
 
 
@@ -159,6 +270,8 @@ def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
     if block["type"] == "thinking":
         thinking = [{"type": "thinking_delta", "thinking": t} for t in _split(block["thinking"])]
         return [*thinking, {"type": "signature_delta", "signature": block["signature"]}]
+    if block["type"] == "redacted_thinking":
+        return []
     # Like the API, open with an empty fragment, then the JSON in pieces.
     return [_json_delta(""), *(_json_delta(p) for p in _split(json.dumps(block["input"])))]
 
@@ -172,10 +285,6 @@ def _split(text: str) -> list[str]:
         return [""]
     size = max(-(-len(text) // _PIECES), 1)
     return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def _signature(thinking: str) -> str:
-    return base64.b64encode(hashlib.sha256(thinking.encode()).digest()).decode()
 
 
 def _truncates_tool(turn: ScriptTurn, blocks: list[dict[str, Any]]) -> bool:
@@ -192,9 +301,7 @@ def _message(
     model: str,
     content: list[dict[str, Any]],
     stop_reason: str | None,
-    usage: ScriptUsage,
-    *,
-    output_tokens: int | None = None,
+    usage: dict[str, int],
 ) -> dict[str, Any]:
     return {
         "id": f"msg_fake_{index + 1:04d}",
@@ -204,16 +311,7 @@ def _message(
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": _usage(usage, output_tokens),
-    }
-
-
-def _usage(usage: ScriptUsage, output_tokens: int | None = None) -> dict[str, int]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "output_tokens": usage.output_tokens if output_tokens is None else output_tokens,
+        "usage": usage,
     }
 
 

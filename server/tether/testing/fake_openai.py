@@ -8,6 +8,11 @@ one ``chat.completion``. ``start()`` returns the base URL *with* ``/v1``, as the
 expects it. Faults: 429, 529 (as 503), 500, prompt_too_long (400 context length exceeded),
 overloaded_mid_stream (an error chunk), cut_mid_text, cut_mid_tool_input.
 
+Requests are checked as vLLM or Ollama check them (``openai_rules``: context length, tool
+call pairing, the served model) and refused with their error JSON; a refusal consumes no
+turn and is kept in ``rejected``. Model discovery: ``GET /v1/models`` (vLLM reports
+``max_model_len``) and, for the Ollama flavour, ``POST /api/show``.
+
 Process mode: ``python -m tether.testing.fake_openai --script FILE [--port N]``.
 """
 
@@ -19,26 +24,29 @@ from typing import Any
 
 from tether.providers.script import (
     Script,
+    ScriptRedactedThinking,
     ScriptText,
     ScriptThinking,
+    ScriptToolUse,
     ScriptTurn,
     ScriptUsage,
     tool_use_id,
 )
+from tether.testing.openai_rules import (
+    Flavor,
+    ServerError,
+    check_chat_request,
+    count_prompt_tokens,
+)
 from tether.testing.sse import FakeModelServer, Reply, serve_main
+
+DEFAULT_CONTEXT = 32_768
 
 RETRY_FAST = {"retry-after-ms": "10"}
 FAULT_STATUS: dict[str, tuple[int, str, str, dict[str, str]]] = {
     "429": (429, "rate_limit_exceeded", "Rate limit reached, please retry", RETRY_FAST),
     "529": (503, "server_overloaded", "The server is overloaded", RETRY_FAST),
     "500": (500, "server_error", "Internal server error", {}),
-    "prompt_too_long": (
-        400,
-        "context_length_exceeded",
-        "This model's maximum context length is 128000 tokens. However, your messages "
-        "resulted in 210000 tokens. (context length exceeded)",
-        {},
-    ),
 }
 _FINISH = {
     "end_turn": "stop",
@@ -61,14 +69,78 @@ class FakeOpenAIServer(FakeModelServer):
         host: str = "127.0.0.1",
         port: int = 0,
         send_usage: bool = True,
+        flavor: Flavor = "vllm",
+        context_window: int | None = None,
+        served_model: str | None = None,
     ):
         super().__init__(script, host=host, port=port)
         self.send_usage = send_usage
         """False plays a server that ignores ``stream_options.include_usage``."""
+        self.flavor: Flavor = flavor
+        self.context_window = context_window or self.script.context_window or DEFAULT_CONTEXT
+        self.served_model = served_model
+        """None: any model name is served."""
+        self.rejected: list[ServerError] = []
+        self.prompt_tokens: list[int] = []
 
     @property
     def base_url(self) -> str:
         return f"{self.url}/v1"
+
+    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
+        error = check_chat_request(
+            body, window=self.context_window, flavor=self.flavor, served_model=self.served_model
+        )
+        if error is None:
+            self.prompt_tokens.append(count_prompt_tokens(body))
+            return None
+        self.rejected.append(error)
+        return error.status, error.body()
+
+    def problems(self) -> list[str]:
+        refused = [
+            f"refused a request: {e.message}"
+            for e in self.rejected
+            if "context length" not in e.message
+        ]
+        return [*super().problems(), *refused]
+
+    def serve_other(
+        self, method: str, path: str, body: dict[str, Any] | None, reply: Reply
+    ) -> bool:
+        name = self.served_model or "fake-model"
+        if self.flavor == "vllm" and path.startswith("/api/"):
+            reply.json(404, {"detail": "Not Found"})  # FastAPI's answer to an unknown route
+            return True
+        if method == "GET" and path == "/v1/models":
+            card: dict[str, Any] = {
+                "id": name,
+                "object": "model",
+                "created": int(time.time()),
+                "owned_by": "vllm" if self.flavor == "vllm" else "library",
+            }
+            if self.flavor == "vllm":
+                card.update(root=name, parent=None, max_model_len=self.context_window)
+            reply.json(200, {"object": "list", "data": [card]})
+            return True
+        if method == "POST" and path == "/api/show" and self.flavor == "ollama":
+            wanted = (body or {}).get("model") or (body or {}).get("name")
+            if self.served_model is not None and wanted != self.served_model:
+                reply.json(404, {"error": f"model '{wanted}' not found"})
+                return True
+            reply.json(
+                200,
+                {
+                    "parameters": f"num_ctx                        {self.context_window}",
+                    "model_info": {
+                        "general.architecture": "qwen2",
+                        "qwen2.context_length": 131072,
+                    },
+                    "capabilities": ["completion", "tools"],
+                },
+            )
+            return True
+        return False
 
     def error_body(self, status: int, message: str) -> Any:
         return _error("invalid_request_error" if status < 500 else "server_error", message)
@@ -86,19 +158,36 @@ class FakeOpenAIServer(FakeModelServer):
 
     def respond(self, index: int, turn: ScriptTurn, body: dict[str, Any], reply: Reply) -> None:
         fault = turn.fault
+        prompt = count_prompt_tokens(body)
+        if fault == "prompt_too_long":
+            tokens = max(prompt, self.context_window + 1)
+            message = (
+                f"This model's maximum context length is {self.context_window} tokens. "
+                f"However, your request has {tokens} input tokens. Please reduce the length "
+                "of the input messages."
+                if self.flavor == "vllm"
+                else "the input length exceeds the context length"
+            )
+            error = ServerError(400, message, self.flavor)
+            return reply.json(400, error.body())
         if fault in FAULT_STATUS:
             status, code, message, headers = FAULT_STATUS[fault]
             return reply.json(status, _error("invalid_request_error", message, code), headers)
+        if any(isinstance(b, ScriptRedactedThinking) for b in turn.blocks):
+            return self.fail(
+                reply, 500, f"turn {index + 1}: chat completions has no redacted thinking"
+            )
         model = str(body.get("model", "fake-model"))
+        usage = _usage(turn.usage, prompt)
         if body.get("stream"):
             options: dict[str, Any] = body.get("stream_options") or {}
-            usage = self.send_usage and bool(options.get("include_usage"))
-            return _stream(_Chunks(index, model), turn, reply, usage)
+            include = self.send_usage and bool(options.get("include_usage"))
+            return _stream(_Chunks(index, model), turn, reply, usage if include else None)
         if fault == "overloaded_mid_stream":
             return reply.json(503, _error("server_error", "The server is overloaded"), RETRY_FAST)
         if fault is not None:
             return reply.cut()
-        reply.json(200, _completion(index, model, turn))
+        reply.json(200, _completion(index, model, turn, usage))
 
 
 class _Chunks:
@@ -114,8 +203,8 @@ class _Chunks:
         choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
         return {**self._head(), "choices": [choice]}
 
-    def usage(self, usage: ScriptUsage) -> dict[str, Any]:
-        return {**self._head(), "choices": [], "usage": _usage(usage)}
+    def usage(self, usage: dict[str, Any]) -> dict[str, Any]:
+        return {**self._head(), "choices": [], "usage": usage}
 
     def _head(self) -> dict[str, Any]:
         return {
@@ -126,7 +215,7 @@ class _Chunks:
         }
 
 
-def _stream(chunks: _Chunks, turn: ScriptTurn, reply: Reply, include_usage: bool) -> None:
+def _stream(chunks: _Chunks, turn: ScriptTurn, reply: Reply, usage: dict[str, Any] | None) -> None:
     reply.start_events()
     reply.sse(chunks.chunk({"role": "assistant", "content": ""}))
     fault = turn.fault
@@ -142,7 +231,7 @@ def _stream(chunks: _Chunks, turn: ScriptTurn, reply: Reply, include_usage: bool
                 return reply.cut()
             for piece in pieces:
                 reply.sse(chunks.chunk({field: piece}))
-        else:
+        elif isinstance(block, ScriptToolUse):
             opening = {
                 "index": calls,
                 "id": block.id or tool_use_id(chunks.index, b_index),
@@ -170,13 +259,13 @@ def _stream(chunks: _Chunks, turn: ScriptTurn, reply: Reply, include_usage: bool
     if fault is not None:  # a cut with no block of its kind: cut before finishing
         return reply.cut()
     reply.sse(chunks.chunk({}, _FINISH[turn.effective_stop_reason]))
-    if include_usage:
-        reply.sse(chunks.usage(turn.usage))
+    if usage is not None:
+        reply.sse(chunks.usage(usage))
     reply.sse("[DONE]")
     reply.end()
 
 
-def _completion(index: int, model: str, turn: ScriptTurn) -> dict[str, Any]:
+def _completion(index: int, model: str, turn: ScriptTurn, usage: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": None}
     text = "".join(b.text for b in turn.blocks if isinstance(b, ScriptText))
     thinking = "".join(b.thinking for b in turn.blocks if isinstance(b, ScriptThinking))
@@ -186,7 +275,7 @@ def _completion(index: int, model: str, turn: ScriptTurn) -> dict[str, Any]:
         message["reasoning_content"] = thinking
     calls: list[dict[str, Any]] = []
     for b_index, block in enumerate(turn.blocks):
-        if isinstance(block, ScriptText | ScriptThinking):
+        if not isinstance(block, ScriptToolUse):
             continue
         arguments = json.dumps(block.input)
         if _truncates_tool(turn) and b_index == len(turn.blocks) - 1:
@@ -208,13 +297,13 @@ def _completion(index: int, model: str, turn: ScriptTurn) -> dict[str, Any]:
         "created": int(time.time()),
         "model": model,
         "choices": [choice],
-        "usage": _usage(turn.usage),
+        "usage": usage,
     }
 
 
 def _truncates_tool(turn: ScriptTurn) -> bool:
     last = turn.blocks[-1] if turn.blocks else None
-    is_tool = last is not None and not isinstance(last, ScriptText | ScriptThinking)
+    is_tool = isinstance(last, ScriptToolUse)
     return turn.effective_stop_reason == "max_tokens" and is_tool
 
 
@@ -225,8 +314,13 @@ def _split(text: str) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def _usage(usage: ScriptUsage) -> dict[str, Any]:
-    prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+def _usage(usage: ScriptUsage, counted: int) -> dict[str, Any]:
+    """Prompt tokens by the token rule unless the script fixes them."""
+    prompt = counted
+    if usage.input_tokens is not None:
+        prompt = (
+            usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+        )
     return {
         "prompt_tokens": prompt,
         "completion_tokens": usage.output_tokens,

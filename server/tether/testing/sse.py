@@ -27,6 +27,8 @@ from typing import Any, ClassVar, Self, cast
 
 from tether.providers.script import Script, ScriptTurn, load_script, parse_script
 
+SUMMARY_MARKER = "is about to be replaced by a summary"
+"""A phrase of Tether's compaction instructions (prompts/compaction/instructions.md)."""
 SCRIPT_ERROR_HEADERS = {"x-should-retry": "false"}
 """Script failures must not be retried: each retry would consume (and fail) another turn."""
 
@@ -118,6 +120,14 @@ class FakeModelServer:
         self.event_log: list[tuple[float, str]] = []
         """(monotonic time, data) of every SSE event, when it was flushed to the client."""
         self.errors: list[str] = []
+        self.summary_reply: str | None = None
+        """Set: answer every summary request (one whose newest user input contains
+        ``SUMMARY_MARKER``) with ``<summary>`` + this text, without consuming a turn; the
+        request is still checked like any other. For long sessions whose compactions a
+        fixed script cannot foresee."""
+        self.summaries = 0
+        self.request_headers: list[dict[str, str]] = []
+        """Headers of every request (names lower-cased), discovery requests included."""
         self._address = (host, port)
         self._next = 0
         self._lock = threading.Lock()
@@ -135,6 +145,24 @@ class FakeModelServer:
     def expectation_haystack(self, body: dict[str, Any]) -> str:
         """The text of the request's newest user input, searched by ``expect.contains``."""
         raise NotImplementedError
+
+    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
+        """(status, error body) when the real API would refuse this request (``headers``
+        lower-cased): no turn is consumed. The default accepts everything."""
+        return None
+
+    def serve_other(
+        self, method: str, path: str, body: dict[str, Any] | None, reply: Reply
+    ) -> bool:
+        """Answer a request for another route (e.g. model discovery); False: unknown."""
+        return False
+
+    def fail(self, reply: Reply, status: int, message: str) -> None:
+        """A script failure: recorded, answered with an error that must not be retried."""
+        self.errors.append(message)
+        reply.json(
+            status, self.error_body(status, f"{self.label}: {message}"), SCRIPT_ERROR_HEADERS
+        )
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -201,13 +229,35 @@ class FakeModelServer:
 
     def handle_request(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
         body = _json_object(raw)
+        path = handler.path.split("?")[0]
+        if path != self.route and self.serve_other(handler.command, path, body, Reply(handler)):
+            return
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        self.request_headers.append(headers)
+        refusal = self.reject(body, headers) if body is not None and path == self.route else None
+        if refusal is not None:
+            with self._lock:
+                self.requests.append(body or {})
+                self.request_times.append(time.monotonic())
+            return Reply(handler).json(*refusal)
+        if self.summary_reply is not None and SUMMARY_MARKER in self.expectation_haystack(
+            body or {}
+        ):
+            with self._lock:
+                self.requests.append(body or {})
+                self.request_times.append(time.monotonic())
+                self.summaries += 1
+                number = self.summaries
+            text = f"<summary>{self.summary_reply} (#{number})</summary>"
+            turn = ScriptTurn.model_validate([{"type": "text", "text": text}])
+            return self.respond(10_000 + number, turn, body or {}, Reply(handler))
         turn: ScriptTurn | None = None
         with self._lock:
             self.requests.append(body if body is not None else {"_raw": raw.decode()})
             self.request_times.append(time.monotonic())
             number, index, total = len(self.requests), self._next, len(self.script.turns)
             problem = None
-            if handler.path.split("?")[0] != self.route:
+            if path != self.route:
                 problem = 404, f"request #{number}: unknown path {handler.path}"
             elif body is None:
                 problem = 400, f"request #{number}: the body is not a JSON object"

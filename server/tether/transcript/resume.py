@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from tether.core.messages import (
-    INTERRUPTED_TOOL_RESULT,
     Message,
     TextBlock,
+    ToolResultBlock,
     tool_result,
     unanswered_tool_uses,
 )
@@ -43,6 +43,10 @@ from tether.transcript.records import (
 PARTLY_RAN = (
     "[The session was interrupted while this tool was running. It may have partly run: "
     "check its effects before running it again.]"
+)
+NOT_RUN = (
+    "[The session ended unexpectedly (not by the user) before this tool call finished; it "
+    "has no result. Run it again if you still need it.]"
 )
 
 CONVERSATION = (UserRecord, AssistantRecord, ToolResultRecord, AttachmentRecord)
@@ -162,18 +166,38 @@ def _answer_dangling(
     if not dangling:
         return []
     started = {str(p.data.get("toolUseId")) for p in progress if p.event == "tool_started"}
-    results = [
-        tool_result(u.id, PARTLY_RAN if u.id in started else INTERRUPTED_TOOL_RESULT, is_error=True)
-        for u in dangling
-    ]
-    partly = sum(1 for u in dangling if u.id in started)
+    finished = _finished_results(progress)
+    results: list[ToolResultBlock] = []
+    for use in dangling:
+        if use.id in finished:
+            results.append(finished[use.id])
+        else:
+            text = PARTLY_RAN if use.id in started else NOT_RUN
+            results.append(tool_result(use.id, text, is_error=True))
+    kept = sum(1 for u in dangling if u.id in finished)
+    partly = sum(1 for u in dangling if u.id in started and u.id not in finished)
+    lost = len(dangling) - kept
     notes.append(
-        f"{len(dangling)} tool call(s) without a result marked as interrupted"
+        f"{len(dangling)} tool call(s) had no result in the conversation: {kept} finished "
+        f"result(s) kept, {lost} marked as cut off by the crash"
         + (f" ({partly} may have partly run)" if partly else "")
     )
     message = Message(role="user", content=list(results))
     messages.append(message)
     return [ToolResultRecord(session_id=session_id, message=message)]
+
+
+def _finished_results(progress: list[ProgressRecord]) -> dict[str, ToolResultBlock]:
+    out: dict[str, ToolResultBlock] = {}
+    for record in progress:
+        if record.event != "tool_finished":
+            continue
+        try:
+            block = ToolResultBlock.model_validate(record.data.get("result"))
+        except ValueError:
+            continue  # a damaged record: that call counts as cut off
+        out[block.tool_use_id] = block
+    return out
 
 
 def _interrupted_tasks(

@@ -5,6 +5,11 @@ The user's message and "tool started" records reach the file before the call ret
 cannot lose them; the fsync for power loss follows in the background, off the prompt's
 path). Everything else is queued and flushed by a background task within
 ``FLUSH_DELAY_S``. An exclusive lock on the file keeps a second daemon out.
+
+Writes never fail silently: a failed write is retried (``WRITE_ATTEMPTS``), and what could
+not be written stays queued (a partial write keeps exactly the unwritten bytes). The error
+(``TranscriptWriteError``, naming the file and the cause) is raised by the flush, and a
+background flush that failed makes the next ``flush``/``append_durable`` raise it.
 """
 
 from __future__ import annotations
@@ -12,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import logging
 import os
 from pathlib import Path
 from typing import IO
 
-from tether.errors import SessionError
+from tether.errors import SessionError, TranscriptWriteError
 from tether.transcript.records import (
     ChainRecord,
     MetaRecord,
@@ -26,6 +32,9 @@ from tether.transcript.records import (
 )
 
 FLUSH_DELAY_S = 0.05
+WRITE_ATTEMPTS = 3
+RETRY_DELAY_S = 0.05
+log = logging.getLogger(__name__)
 
 
 class TranscriptWriter:
@@ -35,6 +44,10 @@ class TranscriptWriter:
         self.last_uuid = last_uuid
         self._file: IO[bytes] | None = None
         self._pending: list[str] = []
+        self._unwritten = b""
+        """The tail of a write that failed part-way: written first next time."""
+        self.failure: TranscriptWriteError | None = None
+        """The last write failure not yet reported by a flush."""
         self._flusher: asyncio.Task[None] | None = None
         self._syncer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -86,27 +99,71 @@ class TranscriptWriter:
             if self._file is not None:
                 await asyncio.to_thread(os.fsync, self._file.fileno())
 
+    @property
+    def pending(self) -> bool:
+        """Records are waiting to be written (queued, or kept after a failed write)."""
+        return bool(self._pending or self._unwritten)
+
     async def _flush_later(self) -> None:
         await asyncio.sleep(FLUSH_DELAY_S)
-        await self.flush()
+        try:
+            await self.flush()
+        except TranscriptWriteError as e:
+            # Kept for the next flush to raise: the turn's own flush reports it.
+            log.error("%s", e)
 
     async def flush(self, *, sync: bool = False) -> None:
+        """Write everything queued; raises ``TranscriptWriteError`` if that fails, keeping
+        what was not written."""
         async with self._lock:
-            if not self._pending and not sync:
+            if not self._pending and not self._unwritten and not sync:
+                if self.failure is not None:
+                    failure, self.failure = self.failure, None
+                    raise failure
                 return
             lines, self._pending = self._pending, []
-            data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
-            await asyncio.to_thread(self._write, data, sync)
+            data = self._unwritten + "".join(line + "\n" for line in lines).encode(
+                "utf-8", "surrogateescape"
+            )
+            self._unwritten = b""
+            error: OSError | None = None
+            for attempt in range(WRITE_ATTEMPTS):
+                data, error = await asyncio.to_thread(self._write, data, sync)
+                if error is None:
+                    break
+                if attempt + 1 < WRITE_ATTEMPTS:
+                    await asyncio.sleep(RETRY_DELAY_S * (attempt + 1))
+            if error is None:
+                self.failure = None
+                return
+            self._unwritten = data
+            cause = error.strerror or str(error)
+            self.failure = TranscriptWriteError(
+                f"could not write the session file {self.path}: {cause} "
+                f"({WRITE_ATTEMPTS} attempts; {len(data)} bytes not saved yet)"
+            )
+            raise self.failure
 
-    def _write(self, data: bytes, sync: bool) -> None:
-        if self._file is None:
-            self.open()
-        assert self._file is not None
-        if data:
-            self._file.write(data)
-            self._file.flush()
-        if sync:
-            os.fsync(self._file.fileno())
+    def _write(self, data: bytes, sync: bool) -> tuple[bytes, OSError | None]:
+        """Write ``data``: (b"", None) when done, else (the unwritten rest, the error), so
+        a retry writes no byte twice."""
+        try:
+            if self._file is None:
+                self.open()
+            assert self._file is not None
+            fd = self._file.fileno()
+            view = memoryview(data)
+            while view:
+                try:
+                    written = os.write(fd, view)
+                except OSError as e:
+                    return bytes(view), e
+                view = view[written:]
+            if sync:
+                os.fsync(fd)
+        except OSError as e:
+            return data, e
+        return b"", None
 
     async def close(self) -> None:
         if self._flusher is not None and not self._flusher.done():
@@ -116,7 +173,10 @@ class TranscriptWriter:
         if self._syncer is not None:
             with contextlib.suppress(asyncio.CancelledError, OSError):
                 await self._syncer
-        await self.flush(sync=True)
+        try:
+            await self.flush(sync=True)
+        except TranscriptWriteError as e:
+            log.error("session closed with records not saved: %s", e)
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -29,6 +29,7 @@ from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
 from tether.permissions.policy import RuleSet
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
+from tether.providers.models import ModelOptions
 from tether.providers.registry import create_provider, parse_model_spec
 from tether.sandbox.bwrap import Probe
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
@@ -36,7 +37,7 @@ from tether.session.events import SessionEvents
 from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
 from tether.settings.load import LoadedSettings, add_local_rule
-from tether.settings.model import ContextSettings
+from tether.settings.model import ContextSettings, Settings
 from tether.settings.trust import TrustStore
 from tether.skills.attach import attach as attach_skills
 from tether.skills.registry import SkillRegistry
@@ -81,8 +82,23 @@ class SessionOptions:
     """Sources of urgent context at turn boundaries (the LSP door's new diagnostics)."""
 
 
-def default_provider_factory(model: str | None, root: Path) -> Provider:
-    return create_provider(parse_model_spec(model, cwd=root))
+def default_provider_factory(
+    model: str | None, root: Path, options: ModelOptions | None = None
+) -> Provider:
+    return create_provider(parse_model_spec(model, cwd=root), options)
+
+
+def model_options(settings: Settings) -> ModelOptions:
+    """The settings' model overrides (``--thinking`` arrives as a settings override)."""
+    o = settings.model_options
+    return ModelOptions(
+        context_window=o.context_window,
+        max_output_tokens=o.max_output_tokens,
+        thinking=o.thinking,
+        thinking_budget=o.thinking_budget,
+        context_1m=o.context1m,
+        api_key_helper=settings.api_key_helper,
+    )
 
 
 class Workspace:
@@ -92,7 +108,7 @@ class Workspace:
         *,
         store: TranscriptStore | None = None,
         overrides: dict[str, Any] | None = None,
-        provider_factory: ProviderFactory = default_provider_factory,
+        provider_factory: ProviderFactory | None = None,
         hooks: Hooks | None = None,
         user_settings: bool = True,
         trust: TrustStore | None = None,
@@ -109,7 +125,7 @@ class Workspace:
             sandbox_probe=sandbox_probe,
             watch=watch_settings,
         )
-        self.provider_factory = provider_factory
+        self.provider_factory: ProviderFactory = provider_factory or self._provider
         self.hooks = hooks
         """Injected hooks replace the settings' command hooks (tests)."""
         self.sessions: dict[str, Session] = {}
@@ -117,6 +133,9 @@ class Workspace:
         self._mcp: McpManager | None = None
         self._mcp_config: McpConfig | None = None
         self._mcp_detach: dict[str, Callable[[], None]] = {}
+
+    def _provider(self, model: str | None, root: Path) -> Provider:
+        return default_provider_factory(model, root, model_options(self.loaded.settings))
 
     @property
     def loaded(self) -> LoadedSettings:

@@ -16,6 +16,7 @@ from tether.editor.port import PermissionAnswer, PermissionRequest
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.permissions.policy import PermissionCheck, RuleSet
 from tether.providers.base import ModelRequest, StreamEvent
+from tether.providers.models import ModelLimits
 from tether.providers.script import parse_script
 from tether.providers.scripted import ScriptedProvider
 from tether.tasks.registry import TaskRegistry
@@ -122,6 +123,7 @@ class RaisingProvider:
     name = "raising"
     model = "raising"
     context_window = 1000
+    limits = ModelLimits(1000, 250, 250, "none")
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         raise self.error

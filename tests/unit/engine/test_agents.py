@@ -13,6 +13,7 @@ from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
 from tether.protocol.content import TextContent
 from tether.providers.base import Completed, ModelRequest, StreamEvent
+from tether.providers.models import ModelLimits
 from tether.providers.script import parse_script
 from tether.providers.scripted import ScriptedProvider
 from tether.session.events import SessionEvents
@@ -37,6 +38,7 @@ class Routing:
     name = "routing"
     model = "routing"
     context_window = 200_000
+    limits = ModelLimits(200_000, 64_000, 32_000, "adaptive")
 
     def __init__(self, scripts: dict[str, list[Any]]) -> None:
         self.providers = {k: ScriptedProvider(parse_script(v)) for k, v in scripts.items()}

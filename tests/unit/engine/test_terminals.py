@@ -12,6 +12,7 @@ from tether.core.messages import Message
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.errors import ModelError, PromptTooLongError
 from tether.protocol.updates import TurnEnd
+from tether.providers.scripted import ScriptedProvider
 
 from .support import RaisingProvider, Timeline, make_engine, text, timed_tool, use
 
@@ -150,12 +151,20 @@ async def test_budget_exhausted(tmp_path: Path) -> None:
     assert_well_formed(engine.messages)
 
 
-async def test_max_tokens_continues_then_stops(tmp_path: Path) -> None:
+async def test_max_tokens_escalates_once_then_continues_then_stops(tmp_path: Path) -> None:
     cut = {"blocks": [text("part")], "stop_reason": "max_tokens"}
-    engine = make_engine(tmp_path, [cut, cut, cut, cut], [])
+    engine = make_engine(tmp_path, [cut] * 4, [])
     result = await engine.run("go")
     assert result.terminal.reason == "max_tokens"
     assert result.terminal.stop_reason == "max_tokens"
+    provider = engine.provider
+    assert isinstance(provider, ScriptedProvider)
+    limits = provider.limits
+    # First the default output limit; after the first cut, the model's maximum, with
+    # continuation prompts (three at most).
+    sent = [r.max_tokens for r in provider.requests]
+    assert sent == [limits.default_output] + [limits.max_output] * 3
+    assert limits.max_output > limits.default_output
     assert result.model_calls == 4
     continuations = [m for m in engine.messages if "cut off at the output limit" in m.text]
     assert len(continuations) == 3

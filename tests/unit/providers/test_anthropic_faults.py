@@ -25,9 +25,12 @@ OK = [{"type": "text", "text": "ok"}]
 READ = {"type": "tool_use", "name": "Read", "input": {"file_path": "src/long/path/module.py"}}
 
 
-def _ok_completed() -> Completed:
+def _ok_completed(input_tokens: int) -> Completed:
+    """The fake counts input tokens by its documented rule (fake_anthropic's docstring)."""
     return Completed(
-        Message(role="assistant", content=[TextBlock(text="ok")]), "end_turn", TokenUsage(100, 20)
+        Message(role="assistant", content=[TextBlock(text="ok")]),
+        "end_turn",
+        TokenUsage(input_tokens, 20),
     )
 
 
@@ -48,7 +51,7 @@ async def test_status_faults_are_retried_visibly(
         assert retrying.delay_s == pytest.approx(0.010)  # from retry-after-ms
     else:
         assert 0.0075 <= retrying.delay_s <= 0.01  # base delay with downward jitter
-    assert events[1:] == [TextDelta("o"), TextDelta("k"), _ok_completed()]
+    assert events[1:] == [TextDelta("o"), TextDelta("k"), _ok_completed(server.input_tokens[-1])]
     assert len(server.requests) == 2
     server.assert_complete()
 
@@ -74,7 +77,7 @@ async def test_overloaded_mid_stream_falls_back_to_one_plain_request(
         Completed(
             Message(role="assistant", content=[TextBlock(text="Full answer")]),
             "end_turn",
-            TokenUsage(100, 20),
+            TokenUsage(server.input_tokens[-1], 20),
         ),
     ]
     assert server.requests[0]["stream"] is True
@@ -105,7 +108,7 @@ async def test_cut_mid_tool_input_falls_back_with_the_input_intact(
         Completed(
             Message(role="assistant", content=[TextBlock(text="Reading."), use]),
             "tool_use",
-            TokenUsage(100, 20),
+            TokenUsage(server.input_tokens[-1], 20),
         ),
     ]
     server.assert_complete()
@@ -124,13 +127,13 @@ async def test_cut_mid_text_then_a_retried_fallback(anthropic_server, anthropic_
     kinds = [type(e).__name__ for e in events]
     assert kinds == ["TextDelta", "StreamReset", "Retrying", "TextDelta", "Completed"]
     assert events[0] == TextDelta("Some ")
-    assert events[3:] == [TextDelta("ok"), _ok_completed()]  # replayed whole
+    assert events[3:] == [TextDelta("ok"), _ok_completed(server.input_tokens[-1])]  # replayed whole
     server.assert_complete()
 
 
 async def test_prompt_too_long_is_not_retried(anthropic_server, anthropic_provider):
     server = anthropic_server([{"fault": "prompt_too_long"}])
-    with pytest.raises(PromptTooLongError, match="prompt is too long: 210000 tokens"):
+    with pytest.raises(PromptTooLongError, match=r"prompt is too long: 1000001 tokens > 1000000"):
         await collect(anthropic_provider(server).stream(make_request()))
     assert len(server.requests) == 1
     server.assert_complete()

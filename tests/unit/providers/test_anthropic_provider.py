@@ -30,6 +30,7 @@ from tether.providers.base import (
     ToolUseStarted,
 )
 from tether.providers.convert_anthropic import request_params
+from tether.providers.models import ModelOptions
 
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -263,7 +264,8 @@ async def test_max_tokens_cuts_a_tool_input(anthropic_server, anthropic_provider
 
 async def test_request_max_tokens_is_capped(anthropic_server, anthropic_provider):
     server = anthropic_server([[{"type": "text", "text": "ok"}]])
-    await collect(anthropic_provider(server, max_output_tokens=1000).stream(make_request()))
+    options = ModelOptions(max_output_tokens=1000)
+    await collect(anthropic_provider(server, options=options).stream(make_request()))
     assert server.requests[0]["max_tokens"] == 1000
 
 

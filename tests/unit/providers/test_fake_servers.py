@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import selectors
 import signal
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from providers_support import collect, env_with_tether, make_request
 
-from tether.core.messages import Message, tool_result, user_text
+from tether.core.messages import Message, ToolUseBlock, tool_result, user_text
 from tether.errors import ModelError
 from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import Completed
@@ -25,7 +26,10 @@ async def test_expect_matches_the_last_user_message(anthropic_server, anthropic_
     server = anthropic_server([{"blocks": OK, "expect": {"contains": "exit code 0"}}])
     history = [
         user_text("run the tests"),
-        Message(role="assistant", content=[]),
+        Message(
+            role="assistant",
+            content=[ToolUseBlock(id="toolu_1", name="Bash", input={"command": "pytest"})],
+        ),
         Message(role="user", content=[tool_result("toolu_1", "exit code 0")]),
     ]
     await collect(anthropic_provider(server).stream(make_request(history)))
@@ -63,6 +67,10 @@ def test_assert_complete_reports_unconsumed_turns():
 async def test_records_requests_and_timing(anthropic_server, anthropic_provider):
     server = anthropic_server([{"blocks": OK, "chunk_delay_ms": 5}])
     await collect(anthropic_provider(server).stream(make_request()))
+    for _ in range(100):  # the server thread notes the end just after the last byte
+        if server.response_end_times:
+            break
+        await asyncio.sleep(0.01)
     assert len(server.requests) == len(server.request_times) == len(server.response_end_times) == 1
     # message_start, ping, block start, 2 deltas, block stop, message_delta, message_stop
     assert server.response_end_times[0] - server.request_times[0] >= 8 * 0.005
@@ -84,12 +92,14 @@ async def test_non_streaming_requests_get_the_full_message(anthropic_server):
             model="claude-sonnet-4-6",
             max_tokens=100,
             messages=[{"role": "user", "content": "hi"}],
+            thinking={"type": "adaptive"},
         )
     finally:
         await client.close()
     assert [b.type for b in message.content] == ["thinking", "text"]
     assert message.stop_reason == "end_turn"
-    assert message.usage.input_tokens == 100
+    # The documented rule: ceil(utf8 bytes of {"messages","system","tools"} JSON / 4).
+    assert message.usage.input_tokens == server.input_tokens[-1] == 18
 
 
 def _spawn(module: str, script: list[object], tmp_path: Path) -> tuple[subprocess.Popen[str], str]:

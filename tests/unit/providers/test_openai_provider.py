@@ -28,6 +28,7 @@ from tether.providers.base import (
     ToolUseStarted,
 )
 from tether.providers.convert_openai import stop_reason
+from tether.providers.models import ModelOptions
 
 READ = {"type": "tool_use", "name": "Read", "input": {"file_path": "src/long/path/module.py"}}
 GLOB = {"type": "tool_use", "name": "Glob", "input": {"pattern": "**/*.py"}}
@@ -162,7 +163,8 @@ async def test_converts_the_conversation(openai_server, openai_provider):
 
 async def test_max_output_tokens_caps_the_request(openai_server, openai_provider):
     server = openai_server([[{"type": "text", "text": "ok"}]])
-    await collect(openai_provider(server, max_output_tokens=500).stream(make_request()))
+    options = ModelOptions(max_output_tokens=500)
+    await collect(openai_provider(server, options=options).stream(make_request()))
     assert server.requests[0]["max_tokens"] == 500
 
 
@@ -188,7 +190,11 @@ async def test_cut_mid_tool_input_falls_back_with_the_input_intact(openai_server
         events[1],
         ToolUseStarted(use.id, "Read"),
         ToolUseReady(use),
-        Completed(Message(role="assistant", content=[use]), "tool_use", TokenUsage(100, 20)),
+        Completed(
+            Message(role="assistant", content=[use]),
+            "tool_use",
+            TokenUsage(server.prompt_tokens[-1], 20),
+        ),
     ]
     assert "stream" not in server.requests[1] or server.requests[1]["stream"] is False
     server.assert_complete()

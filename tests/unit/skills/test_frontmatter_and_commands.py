@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tether.acp import commands as acp_commands
 from tether.protocol.content import TextContent
@@ -40,11 +41,37 @@ def test_frontmatter_subset() -> None:
     assert fields["description"] == "Fill and merge PDF forms.\n"
     assert as_list(fields["allowed-tools"]) == ["Read", "Bash(git diff:*)", "Grep"]
     assert fields["paths"] == ["**/*.pdf", "docs/*.md"]
-    assert "hooks" not in fields  # nested maps are skipped
+    assert fields["hooks"] == {"PreToolUse": [{"matcher": "Bash"}]}
     assert fields["disable-model-invocation"] is True
     assert fields["literal"] == "line one\n  indented\n"
     assert fields["tags"] == ["a", "b, c", "d"]
     assert split("no frontmatter") == ({}, "no frontmatter")
+
+
+def test_yaml_the_subset_parser_got_wrong() -> None:
+    """Multi-line plain scalars, escapes in double quotes, doubled quotes in single ones."""
+    text = (
+        "---\n"
+        "name: t\n"
+        "description: Fill and merge\n"
+        "  PDF forms, then\n"
+        "  check them.\n"
+        'argument-hint: "a \\"quoted\\" hint\\twith a tab"\n'
+        "when: 'it''s late'\n"
+        "---\nBody\n"
+    )
+    fields, body = split(text)
+    assert fields["description"] == "Fill and merge PDF forms, then check them."
+    assert fields["argument-hint"] == 'a "quoted" hint\twith a tab'
+    assert fields["when"] == "it's late"
+    assert body == "Body\n"
+
+
+def test_invalid_yaml_falls_back_to_lines_with_a_warning(caplog: Any) -> None:
+    text = "---\nname: t\ndescription: Use when: the user asks\n---\nBody\n"
+    fields, _ = split(text, "skills/t/SKILL.md")
+    assert fields == {"name": "t", "description": "Use when: the user asks"}
+    assert "skills/t/SKILL.md is not valid YAML" in caplog.text
 
 
 def test_substitution_rules() -> None:

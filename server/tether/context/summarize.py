@@ -1,0 +1,75 @@
+"""Running the summary requests ``summary_request`` plans, for the compaction ladder."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tether import prompts
+from tether.context.summary_request import SummaryPart, plan_summary
+from tether.context.tokens import TokenCounter
+from tether.core.messages import Message, user_text
+from tether.errors import ModelError, PromptTooLongError
+from tether.protocol.updates import Notice, SessionUpdate
+from tether.providers.base import Completed, ModelRequest, SystemBlock
+
+if TYPE_CHECKING:
+    from tether.engine.engine import QueryEngine
+
+_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+
+
+async def summarize(
+    engine: QueryEngine,
+    history: list[Message],
+    instructions: str,
+    emit: Callable[[SessionUpdate], None],
+    max_tokens: int,
+    counter: TokenCounter,
+) -> str:
+    """Summarise ``history`` in requests that fit the window; if the API still says a
+    request is too long, plan again once with half the room."""
+    extra = (
+        f"\nAlso follow these instructions for the summary: {instructions}" if instructions else ""
+    )
+    system = [SystemBlock(prompts.load("compaction/system.md").strip())]
+    budget = engine.provider.context_window - max_tokens - counter.prefix(system, [])
+    try:
+        return await _run(engine, plan_summary(history, budget, extra), system, max_tokens, extra)
+    except PromptTooLongError:
+        emit(Notice(level="info", message="The summary request was too long; trying in parts"))
+        parts = plan_summary(history, budget // 2, extra)
+        return await _run(engine, parts, system, max_tokens, extra)
+
+
+async def _run(
+    engine: QueryEngine,
+    parts: list[SummaryPart],
+    system: list[SystemBlock],
+    max_tokens: int,
+    extra: str,
+) -> str:
+    summary = ""
+    for part in parts:
+        part = SummaryPart(part.transcript, summary, part.part, part.parts)
+        request = ModelRequest(
+            model=engine.provider.model,
+            system=system,
+            messages=[user_text(part.prompt(extra))],
+            tools=[],
+            max_tokens=max_tokens,
+            cache_history=False,
+            thinking=False,
+        )
+        completed: Completed | None = None
+        async for event in engine.provider.stream(request):
+            if isinstance(event, Completed):
+                completed = event
+        if completed is None or not completed.message.text.strip():
+            raise ModelError("the summary request returned no text")
+        engine.meter.add(completed.usage)
+        text = completed.message.text
+        match = _SUMMARY.search(text)
+        summary = (match.group(1) if match else text).strip()
+    return summary

@@ -1,0 +1,334 @@
+"""What the real Messages API refuses, checked on every request the fake API receives.
+
+``check_request`` returns the first violation as an ``ApiError`` carrying the real status,
+error type and message wording (``{"type": "error", "error": {"type":
+"invalid_request_error", "message": ...}}``, HTTP 400), or None. The rules:
+
+* unknown fields anywhere (top level, messages, blocks, tools, ``cache_control``,
+  ``thinking``): ``<path>: Extra inputs are not permitted``; unknown block types;
+* empty or whitespace-only text blocks (also inside tool results and the system prompt);
+* after merging consecutive same-role messages (the API does that first): every
+  ``tool_use`` answered by a ``tool_result`` at the start of the next message, no
+  ``tool_result`` without its ``tool_use`` in the previous message, unique ``tool_use`` ids;
+* at most 4 ``cache_control`` marks; no ``ttl: 1h`` mark after a 5-minute one (in the
+  order tools, system, messages);
+* tool names ``^[a-zA-Z0-9_-]{1,64}$`` and unique;
+* ``max_tokens`` within the model's output limit;
+* thinking: ``budget_tokens`` >= 1024 and < ``max_tokens``; an assistant message with
+  thinking starts with it; in a tool loop the final assistant message starts with its
+  thinking block when the original response had one (always, with ``type: enabled``);
+  every thinking block's signature is one this fake issued for exactly that text (the
+  fake signs with HMAC-SHA256 under a fixed key, so signatures stay valid across fake
+  instances, like the real ones across requests);
+* the context window: the request's input tokens, counted by ``count_input_tokens``,
+  must not exceed the window: ``prompt is too long: N tokens > M maximum``.
+
+**Token rule** (documented in docs/testing.md too): input tokens =
+``ceil(len(utf8(json.dumps({"system", "tools", "messages"}, ensure_ascii=False,
+separators=(",", ":"), sort_keys=True))) / 4)`` — the JSON of the three request fields as
+sent. The fake reports ``usage.input_tokens`` by the same rule (less scripted cache reads).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, cast
+
+from tether.testing.anthropic_thinking import (
+    check_thinking_blocks,
+    check_thinking_config,
+    redacted_data,
+    sign,
+)
+from tether.testing.anthropic_wire import (
+    ApiError,
+    Reject,
+    RequestContext,
+    as_dict,
+    as_list,
+    count_input_tokens,
+    extra,
+    fail,
+    invalid,
+    uses,
+)
+
+__all__ = [
+    "ApiError",
+    "RequestContext",
+    "check_request",
+    "count_input_tokens",
+    "invalid",
+    "redacted_data",
+    "sign",
+]
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+MAX_CACHE_MARKS = 4
+
+TOP_LEVEL = {
+    "model", "max_tokens", "messages", "system", "tools", "tool_choice", "stream", "thinking",
+    "metadata", "stop_sequences", "temperature", "top_p", "top_k", "service_tier",
+    "output_config", "context_management", "container", "mcp_servers",
+}  # fmt: skip
+BLOCK_FIELDS: dict[str, set[str]] = {
+    "text": {"type", "text", "cache_control", "citations"},
+    "image": {"type", "source", "cache_control"},
+    "document": {"type", "source", "title", "context", "citations", "cache_control"},
+    "search_result": {"type", "source", "title", "content", "citations", "cache_control"},
+    "tool_use": {"type", "id", "name", "input", "cache_control"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
+    "server_tool_use": {"type", "id", "name", "input", "cache_control"},
+    "web_search_tool_result": {"type", "tool_use_id", "content", "cache_control"},
+    "web_fetch_tool_result": {"type", "tool_use_id", "content", "cache_control"},
+    "thinking": {"type", "thinking", "signature"},
+    "redacted_thinking": {"type", "data"},
+}
+RESULT_PARTS = {"text", "image", "document", "search_result"}
+CUSTOM_TOOL = {"name", "description", "input_schema", "cache_control", "type", "strict",
+               "defer_loading", "input_examples"}  # fmt: skip
+
+
+def check_request(body: dict[str, Any], ctx: RequestContext) -> ApiError | None:
+    try:
+        _check(body, ctx)
+    except Reject as r:
+        return r.error
+    return None
+
+
+def _check(body: dict[str, Any], ctx: RequestContext) -> None:
+    extra(body, TOP_LEVEL, "")
+    for key in ("model", "max_tokens", "messages"):
+        if key not in body:
+            raise fail(f"{key}: Field required")
+    max_tokens = body["max_tokens"]
+    if not isinstance(max_tokens, int) or max_tokens < 1:
+        raise fail("max_tokens: Input should be greater than or equal to 1")
+    if max_tokens > ctx.limits.max_output:
+        raise fail(
+            f"max_tokens: {max_tokens} > {ctx.limits.max_output}, which is the maximum "
+            f"allowed number of output tokens for {body['model']}"
+        )
+    marks: list[tuple[str, str]] = []
+    _check_tools(body.get("tools"), marks)
+    _check_system(body.get("system"), marks)
+    messages = _check_messages(body["messages"], marks)
+    _check_cache_marks(marks)
+    thinking = check_thinking_config(body.get("thinking"), max_tokens, ctx)
+    merged = _merge(messages)
+    _check_pairing(merged)
+    check_thinking_blocks(merged, thinking, ctx)
+    tokens = count_input_tokens(body)
+    if tokens > ctx.window:
+        raise fail(f"prompt is too long: {tokens} tokens > {ctx.window} maximum")
+
+
+def _cache_mark(block: dict[str, Any], path: str, marks: list[tuple[str, str]]) -> None:
+    mark = block.get("cache_control")
+    if mark is None:
+        return
+    mark = as_dict(mark, f"{path}.cache_control")
+    extra(mark, {"type", "ttl"}, f"{path}.cache_control")
+    if mark.get("type") != "ephemeral":
+        raise fail(f"{path}.cache_control.type: Input should be 'ephemeral'")
+    ttl = mark.get("ttl", "5m")
+    if ttl not in ("5m", "1h"):
+        raise fail(f"{path}.cache_control.ttl: Input should be '5m' or '1h'")
+    marks.append((path, ttl))
+
+
+def _check_cache_marks(marks: list[tuple[str, str]]) -> None:
+    if len(marks) > MAX_CACHE_MARKS:
+        raise fail(
+            f"A maximum of {MAX_CACHE_MARKS} blocks with cache_control may be provided. "
+            f"Found {len(marks)}."
+        )
+    seen_5m = False
+    for _, ttl in marks:
+        if ttl == "1h" and seen_5m:
+            raise fail(
+                "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control "
+                "block. Note that blocks are processed in the following order: `tools`, "
+                "`system`, `messages`."
+            )
+        seen_5m = seen_5m or ttl == "5m"
+
+
+def _check_tools(tools: Any, marks: list[tuple[str, str]]) -> None:
+    if tools is None:
+        return
+    names: set[str] = set()
+    for i, raw in enumerate(as_list(tools, "tools")):
+        tool = as_dict(raw, f"tools.{i}")
+        path = f"tools.{i}.custom"
+        kind = tool.get("type")
+        if kind in (None, "custom"):
+            extra(tool, CUSTOM_TOOL, path)
+            if "input_schema" not in tool:
+                raise fail(f"{path}.input_schema: Field required")
+        name = tool.get("name")
+        if not isinstance(name, str) or not TOOL_NAME.match(name):
+            raise fail(f"{path}.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
+        if name in names:
+            raise fail("tools: Tool names must be unique.")
+        names.add(name)
+        _cache_mark(tool, f"tools.{i}", marks)
+
+
+def _check_text(text: Any, path: str) -> None:
+    if not isinstance(text, str):
+        raise fail(f"{path}.text: Input should be a valid string")
+    if not text:
+        raise fail(f"{path}.text: text content blocks must be non-empty")
+    if not text.strip():
+        raise fail("messages: text content blocks must contain non-whitespace text")
+
+
+def _check_system(system: Any, marks: list[tuple[str, str]]) -> None:
+    if system is None or isinstance(system, str):
+        return
+    for i, raw in enumerate(as_list(system, "system")):
+        block = as_dict(raw, f"system.{i}")
+        if block.get("type") != "text":
+            raise fail(f"system.{i}.type: Input should be 'text'")
+        extra(block, BLOCK_FIELDS["text"], f"system.{i}")
+        text = block.get("text")
+        if not isinstance(text, str) or not text:
+            raise fail(f"system.{i}.text: text content blocks must be non-empty")
+        _cache_mark(block, f"system.{i}", marks)
+
+
+def _check_messages(raw_messages: Any, marks: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    messages = as_list(raw_messages, "messages")
+    if not messages:
+        raise fail("messages: at least one message is required")
+    out: list[dict[str, Any]] = []
+    for i, raw in enumerate(messages):
+        message = as_dict(raw, f"messages.{i}")
+        extra(message, {"role", "content"}, f"messages.{i}")
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            raise fail(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        content = message.get("content")
+        if isinstance(content, str):
+            if not content and i != len(messages) - 1:
+                raise fail(
+                    f"messages.{i}: all messages must have non-empty content except for the "
+                    "optional final assistant message"
+                )
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+        else:
+            blocks = [
+                _check_block(b, f"messages.{i}.content.{k}", role, marks)
+                for k, b in enumerate(as_list(content, f"messages.{i}.content"))
+            ]
+            if not blocks and not (role == "assistant" and i == len(messages) - 1):
+                raise fail(
+                    f"messages.{i}: all messages must have non-empty content except for the "
+                    "optional final assistant message"
+                )
+        out.append({"role": role, "content": blocks, "index": i})
+    return out
+
+
+def _check_block(
+    raw: Any, path: str, role: str, marks: list[tuple[str, str]], *, in_result: bool = False
+) -> dict[str, Any]:
+    block = as_dict(raw, path)
+    kind = block.get("type")
+    allowed = RESULT_PARTS if in_result else set(BLOCK_FIELDS)
+    if kind not in allowed:
+        tags = ", ".join(f"'{t}'" for t in sorted(allowed))
+        raise fail(
+            f"{path}: Input tag '{kind}' found using 'type' does not match any of the "
+            f"expected tags: {tags}"
+        )
+    extra(block, BLOCK_FIELDS[str(kind)], path)
+    if kind == "text":
+        _check_text(block.get("text"), path)
+    elif kind in ("tool_use", "server_tool_use"):
+        use_id = block.get("id")
+        if not isinstance(use_id, str) or not TOOL_ID.match(use_id):
+            raise fail(f"{path}.id: String should match pattern '^[a-zA-Z0-9_-]+$'")
+        as_dict(block.get("input"), f"{path}.input")
+        if role != "assistant":
+            raise fail(f"{path}: `tool_use` blocks may only appear in assistant messages")
+    elif kind == "tool_result":
+        if role != "user":
+            raise fail(f"{path}: `tool_result` blocks may only appear in user messages")
+        content = block.get("content")
+        if isinstance(content, list):
+            for k, part in enumerate(cast("list[Any]", content)):
+                _check_block(part, f"{path}.content.{k}", role, marks, in_result=True)
+    elif kind == "thinking" and not isinstance(block.get("signature"), str):
+        raise fail(f"{path}.signature: Field required")
+    _cache_mark(block, path, marks)
+    return block
+
+
+def _merge(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message["role"]:
+            merged[-1] = {**merged[-1], "content": [*merged[-1]["content"], *message["content"]]}
+        else:
+            merged.append(dict(message))
+    return merged
+
+
+def _check_pairing(merged: list[dict[str, Any]]) -> None:
+    seen_ids: set[str] = set()
+    for i, message in enumerate(merged):
+        where = f"messages.{message['index']}"
+        if message["role"] == "assistant":
+            ids: list[str] = []
+            for k, use in uses(message):
+                if use["id"] in seen_ids:
+                    raise fail(f"{where}.content.{k}: `tool_use` ids must be unique")
+                seen_ids.add(use["id"])
+                ids.append(use["id"])
+            if not ids or i == len(merged) - 1:
+                continue
+            following = merged[i + 1]["content"]
+            leading = 0
+            while leading < len(following) and following[leading].get("type") == "tool_result":
+                leading += 1
+            answered = {b.get("tool_use_id") for b in following[:leading]}
+            missing = [u for u in ids if u not in answered]
+            if leading < len(ids) and not missing:
+                missing = ids
+            if missing:
+                if leading < len(ids):
+                    raise fail(
+                        f"messages.{merged[i + 1]['index']}: Did not find {len(ids)} "
+                        "`tool_result` block(s) at the beginning of this message. Messages "
+                        "following `tool_use` blocks must begin with a matching number of "
+                        "`tool_result` blocks."
+                    )
+                raise fail(
+                    f"{where}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(missing)}. Each `tool_use` block must "
+                    "have a corresponding `tool_result` block in the next message."
+                )
+        else:
+            previous = merged[i - 1] if i > 0 else None
+            offered = {u["id"] for _, u in uses(previous)} if previous else set[str]()
+            results: set[str] = set()
+            for k, block in enumerate(message["content"]):
+                if block.get("type") != "tool_result":
+                    continue
+                use_id = block.get("tool_use_id")
+                if use_id not in offered:
+                    raise fail(
+                        f"{where}.content.{k}: unexpected `tool_use_id` found in `tool_result` "
+                        f"blocks: {use_id}. Each `tool_result` block must have a corresponding "
+                        "`tool_use` block in the previous message."
+                    )
+                if use_id in results:
+                    raise fail(
+                        f"{where}: each tool_use must have a single result. Found multiple "
+                        f"`tool_result` blocks with id: {use_id}"
+                    )
+                results.add(str(use_id))

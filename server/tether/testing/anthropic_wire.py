@@ -1,0 +1,87 @@
+"""The Messages API's error shape and the helpers the fake's rules share."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from tether.providers.models import ModelLimits
+
+
+@dataclass(frozen=True)
+class ApiError:
+    status: int
+    type: str
+    message: str
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": self.type, "message": self.message}}
+
+
+def invalid(message: str) -> ApiError:
+    return ApiError(400, "invalid_request_error", message)
+
+
+class Reject(Exception):
+    def __init__(self, error: ApiError):
+        super().__init__(error.message)
+        self.error = error
+
+
+def fail(message: str) -> Reject:
+    return Reject(invalid(message))
+
+
+# -- signatures -----------------------------------------------------------------------
+
+
+def extra(obj: dict[str, Any], allowed: set[str], path: str) -> None:
+    for key in obj:
+        if key not in allowed:
+            where = f"{path}.{key}" if path else key
+            raise fail(f"{where}: Extra inputs are not permitted")
+
+
+def as_dict(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise fail(f"{path}: Input should be a valid dictionary or object")
+    return cast("dict[str, Any]", value)
+
+
+def as_list(value: Any, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise fail(f"{path}: Input should be a valid list")
+    return cast("list[Any]", value)
+
+
+def uses(message: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+    for k, block in enumerate(message["content"]):
+        if block.get("type") == "tool_use":
+            yield k, block
+
+
+@dataclass
+class RequestContext:
+    """What the fake knows beyond the body: the model's limits and the responses it gave."""
+
+    limits: ModelLimits
+    window: int
+    thought_before_tools: set[str] = field(default_factory=lambda: set[str]())
+    """tool_use ids of responses that began with a thinking block."""
+
+
+def count_input_tokens(body: dict[str, Any]) -> int:
+    """The fake's token rule: a quarter of the UTF-8 bytes of system+tools+messages."""
+    payload = {
+        "system": body.get("system"),
+        "tools": body.get("tools"),
+        "messages": body.get("messages"),
+    }
+    raw = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return math.ceil(len(raw.encode("utf-8", "surrogatepass")) / 4)
+
+
+# -- the check ------------------------------------------------------------------------

@@ -1,0 +1,497 @@
+"""The fake APIs refuse what the real ones refuse, with the real status and error JSON.
+
+One test per rule: a bad body goes in over real HTTP, and the exact answer is checked (the
+message wording is the real API's, see ``tether.testing.anthropic_rules``). A refused
+request consumes no scripted turn.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tether.testing.anthropic_rules import count_input_tokens, sign
+from tether.testing.fake_anthropic import FakeAnthropicServer
+from tether.testing.fake_openai import FakeOpenAIServer
+
+OK = [{"type": "text", "text": "ok"}]
+TOOL = {"name": "Read", "description": "Read a file.", "input_schema": {"type": "object"}}
+
+
+def post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def get(url: str) -> tuple[int, dict[str, Any]]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.status, json.loads(response.read())
+
+
+@pytest.fixture
+def api() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer([OK]) as server:
+        yield server
+
+
+def body(messages: list[Any], **extra: Any) -> dict[str, Any]:
+    return {"model": "claude-sonnet-4-6", "max_tokens": 1000, "messages": messages, **extra}
+
+
+def user(*content: Any) -> dict[str, Any]:
+    return {"role": "user", "content": list(content)}
+
+
+def assistant(*content: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(content)}
+
+
+def text(value: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "text", "text": value, **extra}
+
+
+def use(use_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": use_id, "name": "Read", "input": {"file_path": "a"}}
+
+
+def result(use_id: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": use_id, "content": "x"}
+
+
+def refused(api: FakeAnthropicServer, payload: dict[str, Any], message: str) -> None:
+    status, answer = post(f"{api.url}/v1/messages", payload)
+    assert status == 400
+    assert answer == {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": message},
+    }
+    assert api.remaining == 1  # no scripted turn was consumed
+    assert api.rejected[-1].message == message
+
+
+def test_a_valid_request_is_answered(api: FakeAnthropicServer) -> None:
+    status, answer = post(f"{api.url}/v1/messages", body([user(text("hi"))]))
+    assert status == 200 and answer["content"] == OK
+    assert api.rejected == []
+
+
+def test_unknown_fields(api: FakeAnthropicServer) -> None:
+    refused(
+        api, body([user(text("hi"))], temperatur=1), "temperatur: Extra inputs are not permitted"
+    )
+    refused(
+        api,
+        body([user(text("hi", citation=[]))]),
+        "messages.0.content.0.citation: Extra inputs are not permitted",
+    )
+    refused(
+        api,
+        body([user(text("hi", cache_control={"type": "ephemeral", "tll": "1h"}))]),
+        "messages.0.content.0.cache_control.tll: Extra inputs are not permitted",
+    )
+
+
+def test_empty_and_whitespace_text(api: FakeAnthropicServer) -> None:
+    refused(
+        api,
+        body([user(text(""))]),
+        "messages.0.content.0.text: text content blocks must be non-empty",
+    )
+    refused(
+        api,
+        body([user(text(" \n"))]),
+        "messages: text content blocks must contain non-whitespace text",
+    )
+    inner = {"type": "tool_result", "tool_use_id": "t1", "content": [text("")]}
+    refused(
+        api,
+        body([user(text("go")), assistant(use("t1")), user(inner)]),
+        "messages.2.content.0.content.0.text: text content blocks must be non-empty",
+    )
+
+
+def test_tool_use_without_result(api: FakeAnthropicServer) -> None:
+    refused(
+        api,
+        body([user(text("go")), assistant(use("t1"), use("t2")), user(result("t1"), text("more"))]),
+        "messages.2: Did not find 2 `tool_result` block(s) at the beginning of this message. "
+        "Messages following `tool_use` blocks must begin with a matching number of "
+        "`tool_result` blocks.",
+    )
+
+
+def test_pairing_is_checked_after_merging_same_role_messages(api: FakeAnthropicServer) -> None:
+    # Two user messages in a row merge; the result then is not first in the merged message.
+    refused(
+        api,
+        body([user(text("go")), assistant(use("t1")), user(text("note")), user(result("t1"))]),
+        "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. "
+        "Messages following `tool_use` blocks must begin with a matching number of "
+        "`tool_result` blocks.",
+    )
+    # The other way round the merged message is valid.
+    status, _ = post(
+        f"{api.url}/v1/messages",
+        body([user(text("go")), assistant(use("t1")), user(result("t1")), user(text("note"))]),
+    )
+    assert status == 200
+
+
+def test_result_without_its_tool_use(api: FakeAnthropicServer) -> None:
+    refused(
+        api,
+        body([user(text("go")), assistant(text("hm")), user(result("t9"))]),
+        "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: t9. "
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
+        "message.",
+    )
+
+
+def test_missing_result_for_one_of_the_ids(api: FakeAnthropicServer) -> None:
+    refused(
+        api,
+        body([user(text("go")), assistant(use("t1"), use("t2")), user(result("t1"), result("t3"))]),
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: "
+        "t2. Each `tool_use` block must have a corresponding `tool_result` block in the next "
+        "message.",
+    )
+
+
+def test_duplicate_ids(api: FakeAnthropicServer) -> None:
+    refused(
+        api,
+        body(
+            [
+                user(text("go")),
+                assistant(use("t1")),
+                user(result("t1")),
+                assistant(use("t1")),
+                user(result("t1")),
+            ]
+        ),
+        "messages.3.content.0: `tool_use` ids must be unique",
+    )
+    refused(
+        api,
+        body([user(text("go")), assistant(use("t1")), user(result("t1"), result("t1"))]),
+        "messages.2: each tool_use must have a single result. Found multiple `tool_result` "
+        "blocks with id: t1",
+    )
+
+
+def test_more_than_four_cache_marks(api: FakeAnthropicServer) -> None:
+    mark = {"type": "ephemeral"}
+    blocks = [text(f"part {i}", cache_control=mark) for i in range(5)]
+    refused(
+        api,
+        body([user(*blocks)]),
+        "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+    )
+
+
+def test_one_hour_mark_after_a_five_minute_one(api: FakeAnthropicServer) -> None:
+    system = [text("system", cache_control={"type": "ephemeral"})]
+    refused(
+        api,
+        body([user(text("hi", cache_control={"type": "ephemeral", "ttl": "1h"}))], system=system),
+        "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. "
+        "Note that blocks are processed in the following order: `tools`, `system`, `messages`.",
+    )
+
+
+def test_bad_and_duplicate_tool_names(api: FakeAnthropicServer) -> None:
+    refused(
+        api,
+        body([user(text("hi"))], tools=[{**TOOL, "name": "read file"}]),
+        "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'",
+    )
+    refused(
+        api,
+        body([user(text("hi"))], tools=[{**TOOL, "name": "x" * 65}]),
+        "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'",
+    )
+    refused(api, body([user(text("hi"))], tools=[TOOL, TOOL]), "tools: Tool names must be unique.")
+
+
+def test_max_tokens_over_the_models_limit(api: FakeAnthropicServer) -> None:
+    refused(
+        api,
+        {**body([user(text("hi"))]), "max_tokens": 128_001},
+        "max_tokens: 128001 > 128000, which is the maximum allowed number of output tokens "
+        "for claude-sonnet-4-6",
+    )
+
+
+def test_thinking_budget_rules() -> None:
+    with FakeAnthropicServer([OK]) as api:
+        model = {"model": "claude-sonnet-4-5"}
+        refused(
+            api,
+            {
+                **body([user(text("hi"))]),
+                **model,
+                "thinking": {"type": "enabled", "budget_tokens": 1023},
+            },
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+        )
+        refused(
+            api,
+            {
+                **body([user(text("hi"))]),
+                **model,
+                "thinking": {"type": "enabled", "budget_tokens": 1000},
+            },
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+        )
+        refused(
+            api,
+            {
+                **body([user(text("hi"))]),
+                **model,
+                "max_tokens": 2000,
+                "thinking": {"type": "enabled", "budget_tokens": 2000},
+            },
+            "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+            "documentation at https://docs.claude.com/en/docs/build-with-claude/"
+            "extended-thinking#max-tokens-and-context-window-size",
+        )
+        refused(
+            api,
+            {**body([user(text("hi"))]), **model, "thinking": {"type": "adaptive"}},
+            "thinking.type: 'adaptive' is not supported on this model",
+        )
+
+
+def _loop(first_block: dict[str, Any]) -> list[Any]:
+    return [user(text("go")), assistant(first_block, use("t1")), user(result("t1"))]
+
+
+def test_tool_loop_must_start_with_its_thinking_block_when_enabled() -> None:
+    with FakeAnthropicServer([OK]) as api:
+        payload = {
+            **body(_loop(text("Reading."))),
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 4000,
+            "thinking": {"type": "enabled", "budget_tokens": 1024},
+        }
+        refused(
+            api,
+            payload,
+            "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            "`text`. When `thinking` is enabled, a final `assistant` message must start with a "
+            "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` "
+            "blocks). We recommend you include thinking blocks from previous turns. To avoid "
+            "this requirement, disable `thinking`. Please consult our documentation at "
+            "https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+        )
+
+
+def test_adaptive_loop_must_keep_the_thinking_the_model_gave() -> None:
+    """The fake remembers which tool_use came after thinking and refuses the loop without it."""
+    script = [
+        [
+            {"type": "thinking", "thinking": "Look first."},
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}},
+        ],
+        OK,
+        OK,
+    ]
+    with FakeAnthropicServer(script) as api:
+        adaptive = {"thinking": {"type": "adaptive"}}
+        status, first = post(f"{api.url}/v1/messages", {**body([user(text("go"))]), **adaptive})
+        assert status == 200
+        thinking, tool_use = first["content"]
+        assert thinking["signature"] == sign("Look first.")
+        dropped = [user(text("go")), assistant(tool_use), user(result("t1"))]
+        status, answer = post(f"{api.url}/v1/messages", {**body(dropped), **adaptive})
+        assert status == 400 and "must start with a thinking block" in answer["error"]["message"]
+        kept = [user(text("go")), assistant(thinking, tool_use), user(result("t1"))]
+        status, _ = post(f"{api.url}/v1/messages", {**body(kept), **adaptive})
+        assert status == 200
+
+
+def test_thinking_blocks_come_first_and_are_not_last() -> None:
+    signed = {"type": "thinking", "thinking": "hm", "signature": sign("hm")}
+    with FakeAnthropicServer([OK]) as api:
+        refused(
+            api,
+            {
+                **body([user(text("go")), assistant(text("a"), signed), user(text("b"))]),
+                "thinking": {"type": "adaptive"},
+            },
+            "messages.1.content.0: If an assistant message contains any thinking blocks, the "
+            "first block must be `thinking` or `redacted_thinking`. Found `text`.",
+        )
+        refused(
+            api,
+            {**body([user(text("go")), assistant(signed)])},
+            "messages.1.content.0: When thinking is disabled, an `assistant` message in the "
+            "final position cannot contain `thinking`. To use thinking blocks, enable "
+            "`thinking` in your request.",
+        )
+
+
+def test_signatures_are_verified() -> None:
+    forged = {"type": "thinking", "thinking": "edited", "signature": sign("original")}
+    with FakeAnthropicServer([OK]) as api:
+        adaptive = {"thinking": {"type": "adaptive"}}
+        refused(
+            api,
+            {**body(_loop(forged)), **adaptive},
+            "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest "
+            "assistant message cannot be modified. These blocks must remain as they were in the "
+            "original response.",
+        )
+        older = [*_loop(forged), assistant(text("done")), user(text("next"))]
+        refused(
+            api,
+            {**body(older), **adaptive},
+            "messages.1.content.0: Invalid `signature` in `thinking` block",
+        )
+        redacted = {"type": "redacted_thinking", "data": "bm9uY2U=.forged"}
+        refused(
+            api,
+            {**body(_loop(redacted)), **adaptive},
+            "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest "
+            "assistant message cannot be modified. These blocks must remain as they were in the "
+            "original response.",
+        )
+
+
+def test_prompt_too_long_by_the_documented_token_rule() -> None:
+    with FakeAnthropicServer([OK], context_window=1_000) as api:
+        payload = body([user(text("x" * 4_000))])
+        tokens = math.ceil(
+            len(
+                json.dumps(
+                    {"messages": payload["messages"], "system": None, "tools": None},
+                    separators=(",", ":"),
+                    sort_keys=True,
+                ).encode()
+            )
+            / 4
+        )
+        assert tokens == count_input_tokens(payload) > 1_000
+        refused(api, payload, f"prompt is too long: {tokens} tokens > 1000 maximum")
+        assert api.problems() == ["1 scripted turn(s) were never requested"]  # not a defect
+        status, answer = post(f"{api.url}/v1/messages", body([user(text("x" * 100))]))
+        assert status == 200 and answer["usage"]["input_tokens"] == count_input_tokens(
+            body([user(text("x" * 100))])
+        )
+
+
+def test_unknown_model_is_not_found(api: FakeAnthropicServer) -> None:
+    status, answer = post(f"{api.url}/v1/messages", {**body([user(text("hi"))]), "model": "gpt-4"})
+    assert status == 404
+    assert answer == {
+        "type": "error",
+        "error": {"type": "not_found_error", "message": "model: gpt-4"},
+    }
+
+
+# -- the OpenAI-compatible fake ---------------------------------------------------------
+
+
+def chat(messages: list[Any], **extra: Any) -> dict[str, Any]:
+    return {"model": "qwen", "messages": messages, **extra}
+
+
+def test_vllm_context_length_error_and_models_card() -> None:
+    with FakeOpenAIServer([OK], context_window=100, served_model="qwen") as server:
+        status, models = get(f"{server.base_url}/models")
+        assert status == 200 and models["data"][0]["max_model_len"] == 100
+        payload = chat([{"role": "user", "content": "x" * 300}], max_tokens=50)
+        status, answer = post(f"{server.base_url}/chat/completions", payload)
+        prompt = math.ceil(
+            len(
+                json.dumps(
+                    {"messages": payload["messages"], "tools": None},
+                    separators=(",", ":"),
+                    sort_keys=True,
+                ).encode()
+            )
+            / 4
+        )
+        assert status == 400
+        assert answer == {
+            "error": {
+                "message": f"This model's maximum context length is 100 tokens. However, you "
+                f"requested {prompt + 50} tokens ({prompt} in the messages, 50 in the "
+                "completion). Please reduce the length of the messages or completion.",
+                "type": "BadRequestError",
+                "param": None,
+                "code": 400,
+            }
+        }
+        status, answer = post(
+            f"{server.base_url}/chat/completions", chat([{"role": "user", "content": "x" * 400}])
+        )
+        assert status == 400 and "However, your request has" in answer["error"]["message"]
+        status, answer = post(
+            f"{server.base_url}/chat/completions",
+            {**chat([{"role": "user", "content": "hi"}]), "model": "other"},
+        )
+        assert status == 404 and answer["error"]["message"] == "The model `other` does not exist."
+        assert server.remaining == 1
+
+
+def test_ollama_context_error_and_show() -> None:
+    with FakeOpenAIServer([OK], context_window=50, flavor="ollama", served_model="qwen") as server:
+        status, models = get(f"{server.base_url}/models")
+        assert "max_model_len" not in models["data"][0]
+        status, show = post(f"{server.url}/api/show", {"model": "qwen"})
+        assert status == 200 and "num_ctx" in show["parameters"] and "50" in show["parameters"]
+        status, answer = post(
+            f"{server.base_url}/chat/completions", chat([{"role": "user", "content": "x" * 400}])
+        )
+        assert status == 400
+        assert answer == {
+            "error": {
+                "message": "the input length exceeds the context length",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        }
+
+
+def test_openai_tool_call_pairing() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}
+    with FakeOpenAIServer([OK]) as server:
+        missing = chat(
+            [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "user", "content": "?"},
+            ]
+        )
+        status, answer = post(f"{server.base_url}/chat/completions", missing)
+        assert status == 400 and answer["error"]["message"] == (
+            "An assistant message with 'tool_calls' must be followed by tool messages responding "
+            "to each 'tool_call_id'. The following tool_call_ids did not have response "
+            "messages: c1"
+        )
+        stray = chat(
+            [
+                {"role": "user", "content": "go"},
+                {"role": "tool", "tool_call_id": "c9", "content": "x"},
+            ]
+        )
+        status, answer = post(f"{server.base_url}/chat/completions", stray)
+        assert status == 400 and answer["error"]["message"] == (
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+            "message with 'tool_calls'."
+        )
+        assert server.remaining == 1
