@@ -26,6 +26,7 @@ from tether.engine.transitions import (
     InputInjected,
     MaxTokensContinue,
     NextTurn,
+    PauseTurnContinue,
     Step,
     StopHookContinue,
     Terminal,
@@ -44,11 +45,14 @@ from tether.protocol.updates import (
 from tether.providers.base import (
     Completed,
     Retrying,
+    ServerToolFinished,
+    ServerToolStarted,
     StreamReset,
     TextDelta,
     ThinkingDelta,
     ToolUseReady,
 )
+from tether.tools.web_search import server_tool_update
 from tether.transcript.records import ProgressRecord
 
 if TYPE_CHECKING:
@@ -59,6 +63,8 @@ CONTINUE_PROMPT = (
     "stopped, without repeating anything."
 )
 INTERRUPTED_BY_USER = "[Request interrupted by user]"
+MAX_PAUSES = 10
+"""Paused server-side tool loops resumed in one turn before giving up."""
 
 
 class TurnLoop:
@@ -73,6 +79,7 @@ class TurnLoop:
         self.model_calls = 0
         self.continuations = 0
         self.stop_blocks = 0
+        self.pauses = 0
         self._executor: StreamingToolExecutor | None = None
         self._partial: list[Block] = []
         self._partial_text = ""
@@ -137,6 +144,11 @@ class TurnLoop:
             return MaxTokensContinue(self.continuations)
         if completed.stop_reason == "refusal":
             return Terminal("refusal", "the model declined to continue")
+        if completed.stop_reason == "pause_turn":
+            if self.pauses >= MAX_PAUSES:
+                return Terminal("model_error", "the provider kept pausing its server-side tools")
+            self.pauses += 1
+            return PauseTurnContinue(self.pauses)
         injected = await engine.drain_inbox(self.turn_id)
         if injected:
             return InputInjected(injected)
@@ -174,6 +186,9 @@ class TurnLoop:
                 self.emit(AgentMessageChunk(text=event.text))
             elif isinstance(event, ThinkingDelta):
                 self.emit(AgentThoughtChunk(text=event.text))
+            elif isinstance(event, ServerToolStarted | ServerToolFinished):
+                self._flush_partial_text()
+                self.emit(server_tool_update(event))
             elif isinstance(event, ToolUseReady):
                 self._flush_partial_text()
                 self._partial.append(event.block)

@@ -19,11 +19,22 @@ from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from tether.core.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import (
+    Block,
+    Citation,
+    Message,
+    ServerToolUseBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    WebSearchToolResultBlock,
+)
 from tether.errors import ModelError, PromptTooLongError
 from tether.providers.base import (
     Completed,
     ModelRequest,
+    ServerToolFinished,
+    ServerToolStarted,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -37,6 +48,7 @@ from tether.providers.convert_anthropic import (
     request_params,
     stop_reason,
     usage,
+    wire_dict,
 )
 from tether.providers.retry import (
     EmptyStreamError,
@@ -244,6 +256,9 @@ class _Partial:
     name: str = ""
     tool_use: ToolUseBlock | None = None
     """Set once a tool_use block is complete."""
+    citations: list[Citation] = field(default_factory=list[Citation])
+    server: ServerToolUseBlock | WebSearchToolResultBlock | None = None
+    """A provider-side tool's block (its input filled in once complete)."""
 
 
 class _StreamState:
@@ -266,6 +281,9 @@ class _StreamState:
             partial = self._blocks.get(event.index)
             if partial is not None and partial.type == "tool_use":
                 return [ToolUseReady(_finish_tool_use(partial))]
+            if partial is not None and isinstance(partial.server, ServerToolUseBlock):
+                partial.server = _finish_server_use(partial.server, partial.parts)
+                return [ServerToolStarted(partial.server)]
         elif event.type == "message_delta":
             self._usage = usage(event.usage, self._usage)
             self._stop_reason = event.delta.stop_reason
@@ -283,6 +301,15 @@ class _StreamState:
         if block.type == "tool_use":
             partial.id, partial.name = block.id, block.name
             return [ToolUseStarted(block.id, block.name)]
+        if block.type == "server_tool_use":
+            # The input streams as JSON fragments, like a tool_use's.
+            partial.server = ServerToolUseBlock.model_validate({**wire_dict(block), "input": {}})
+            return []
+        if block.type == "web_search_tool_result":
+            # Arrives whole in its start event; kept verbatim.
+            result = WebSearchToolResultBlock.model_validate(wire_dict(block))
+            partial.server = result
+            return [ServerToolFinished(result)]
         if block.type == "text" and block.text:
             partial.parts.append(block.text)
             return [TextDelta(block.text)]
@@ -306,6 +333,8 @@ class _StreamState:
             partial.signature = delta.signature
         elif delta.type == "input_json_delta":
             partial.parts.append(delta.partial_json)
+        elif delta.type == "citations_delta":
+            partial.citations.append(Citation.model_validate(wire_dict(delta.citation)))
         return []
 
     def finish(self) -> list[StreamEvent]:
@@ -313,8 +342,13 @@ class _StreamState:
         for index in sorted(self._blocks):
             partial = self._blocks[index]
             text = "".join(partial.parts)
-            if partial.type == "text":
-                blocks.append(TextBlock(text=text))
+            if partial.server is not None:
+                server = partial.server
+                if isinstance(server, ServerToolUseBlock) and server.input == {} and text:
+                    server = _finish_server_use(server, partial.parts)
+                blocks.append(server)
+            elif partial.type == "text":
+                blocks.append(TextBlock(text=text, citations=tuple(partial.citations) or None))
             elif partial.type == "thinking":
                 blocks.append(ThinkingBlock(thinking=text, signature=partial.signature))
             elif partial.type == "tool_use":
@@ -331,6 +365,12 @@ def _finish_tool_use(partial: _Partial) -> ToolUseBlock:
         id=partial.id, name=partial.name, input=parsed or {}, truncated=parsed is None
     )
     return partial.tool_use
+
+
+def _finish_server_use(block: ServerToolUseBlock, parts: list[str]) -> ServerToolUseBlock:
+    raw = "".join(parts)
+    parsed = _parse_object(raw) if raw.strip() else {}
+    return block.model_copy(update={"input": parsed or {}})
 
 
 def _parse_object(raw: str) -> dict[str, Any] | None:

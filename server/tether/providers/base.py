@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from tether.core.messages import Message, ToolUseBlock
+from tether.core.messages import Message, ServerToolUseBlock, ToolUseBlock, WebSearchToolResultBlock
 
 ModelStopReason = Literal[
     "end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"
@@ -27,10 +27,23 @@ class SystemBlock:
 
 
 @dataclass(frozen=True)
+class WebSearchOptions:
+    """The provider's own web search, offered to the model for one request."""
+
+    max_uses: int = 8
+    allowed_domains: tuple[str, ...] = ()
+    blocked_domains: tuple[str, ...] = ()
+    """Only one of the two lists may be set (the API refuses both)."""
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
+    server: WebSearchOptions | None = None
+    """Set for a tool the provider runs on its side: sent in the provider's own shape, and
+    left out by providers that have no such tool."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,20 @@ class ToolUseReady:
 
 
 @dataclass(frozen=True)
+class ServerToolStarted:
+    """The provider began running one of its own tools (a web search)."""
+
+    block: ServerToolUseBlock
+
+
+@dataclass(frozen=True)
+class ServerToolFinished:
+    """The result of a provider-side tool arrived."""
+
+    block: WebSearchToolResultBlock
+
+
+@dataclass(frozen=True)
 class Retrying:
     attempt: int
     delay_s: float
@@ -103,7 +130,15 @@ class Completed:
 
 
 StreamEvent = (
-    TextDelta | ThinkingDelta | ToolUseStarted | ToolUseReady | Retrying | StreamReset | Completed
+    TextDelta
+    | ThinkingDelta
+    | ToolUseStarted
+    | ToolUseReady
+    | ServerToolStarted
+    | ServerToolFinished
+    | Retrying
+    | StreamReset
+    | Completed
 )
 
 

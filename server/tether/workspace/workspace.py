@@ -28,6 +28,7 @@ from tether.permissions.policy import RuleSet
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
 from tether.providers.registry import create_provider, parse_model_spec
+from tether.providers.side import small_model_for
 from tether.sandbox.bwrap import Probe
 from tether.settings.load import LoadedSettings, add_local_rule
 from tether.settings.model import ContextSettings
@@ -37,6 +38,7 @@ from tether.skills.registry import SkillRegistry
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
+from tether.tools.web_search import search_options, web_search_tool
 from tether.transcript.resume import ResumedSession
 from tether.transcript.session import open_for_resume
 from tether.transcript.store import SessionInfo, TranscriptStore
@@ -127,6 +129,7 @@ class Workspace:
             state.todos = resumed.todos
             state.files.restore(resumed.files)
         tool_config = self.guard.configure_tools(ToolConfig())
+        tool_config.small_model = small_model_for(provider)
         command_hooks: CommandHooks | None = None
         if self.hooks is None:
             command_hooks = self.guard.session_hooks(
@@ -160,6 +163,8 @@ class Workspace:
             engine.tools.discovered.update(resumed.discovered_tools)
         engine.compactor.settings = compaction_settings(settings.context)
         self.guard.attach(engine, tool_config, command_hooks, extra_allow, extra_deny)
+        rules = engine.rules
+        engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
         attach_skills(engine, self.skills)
         self._attach_mcp(engine)
         self.sessions[session_id] = engine
