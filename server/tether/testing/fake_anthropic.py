@@ -27,8 +27,10 @@ from tether.providers.script import (
     ScriptThinking,
     ScriptTurn,
     ScriptUsage,
+    ScriptWebSearch,
     tool_use_id,
 )
+from tether.testing import fake_web_search
 from tether.testing.sse import FakeModelServer, Reply, serve_main
 
 RETRY_FAST = {"retry-after-ms": "10"}
@@ -62,6 +64,9 @@ class FakeAnthropicServer(FakeModelServer):
         return json.dumps(users[-1], ensure_ascii=False) if users else ""
 
     def respond(self, index: int, turn: ScriptTurn, body: dict[str, Any], reply: Reply) -> None:
+        problem = fake_web_search.check_request(body)
+        if problem is not None:
+            return reply.json(400, _error("invalid_request_error", problem))
         fault = turn.fault
         if fault in FAULT_STATUS:
             status, kind, message, headers = FAULT_STATUS[fault]
@@ -134,7 +139,9 @@ def _blocks(index: int, turn: ScriptTurn) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for b_index, block in enumerate(turn.blocks):
         if isinstance(block, ScriptText):
-            out.append({"type": "text", "text": block.text})
+            out.append(fake_web_search.text_block(block))
+        elif isinstance(block, ScriptWebSearch):
+            out += fake_web_search.search_blocks(index, b_index, block)
         elif isinstance(block, ScriptThinking):
             signature = _signature(block.thinking)
             out.append({"type": "thinking", "thinking": block.thinking, "signature": signature})
@@ -150,12 +157,17 @@ def _opening(block: dict[str, Any]) -> dict[str, Any]:
         return {"type": "text", "text": ""}
     if block["type"] == "thinking":
         return {"type": "thinking", "thinking": "", "signature": ""}
+    if block["type"] == "web_search_tool_result":
+        return block  # arrives whole, with no deltas
     return {**block, "input": {}}
 
 
 def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
     if block["type"] == "text":
-        return [{"type": "text_delta", "text": t} for t in _split(block["text"])]
+        cites = [{"type": "citations_delta", "citation": c} for c in block.get("citations", [])]
+        return [*cites, *({"type": "text_delta", "text": t} for t in _split(block["text"]))]
+    if block["type"] == "web_search_tool_result":
+        return []
     if block["type"] == "thinking":
         thinking = [{"type": "thinking_delta", "thinking": t} for t in _split(block["thinking"])]
         return [*thinking, {"type": "signature_delta", "signature": block["signature"]}]

@@ -23,6 +23,7 @@ from tether.providers.script import (
     ScriptThinking,
     ScriptTurn,
     ScriptUsage,
+    ScriptWebSearch,
     tool_use_id,
 )
 from tether.testing.sse import FakeModelServer, Reply, serve_main
@@ -142,6 +143,8 @@ def _stream(chunks: _Chunks, turn: ScriptTurn, reply: Reply, include_usage: bool
                 return reply.cut()
             for piece in pieces:
                 reply.sse(chunks.chunk({field: piece}))
+        elif isinstance(block, ScriptWebSearch):
+            continue  # chat completions has no server-side tools: nothing to stream
         else:
             opening = {
                 "index": calls,
@@ -186,7 +189,7 @@ def _completion(index: int, model: str, turn: ScriptTurn) -> dict[str, Any]:
         message["reasoning_content"] = thinking
     calls: list[dict[str, Any]] = []
     for b_index, block in enumerate(turn.blocks):
-        if isinstance(block, ScriptText | ScriptThinking):
+        if isinstance(block, ScriptText | ScriptThinking | ScriptWebSearch):
             continue
         arguments = json.dumps(block.input)
         if _truncates_tool(turn) and b_index == len(turn.blocks) - 1:
