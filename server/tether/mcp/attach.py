@@ -107,12 +107,17 @@ def attach(
         engine.tools, manager, policy or DeferralPolicy(), lambda: engine.provider.context_window
     )
     instructions = InstructionsSync(engine, manager)
-    for tool in resource_tools(manager):
-        engine.tools.add(tool)
+    readers = resource_tools(manager)
 
     def changed() -> None:
         sync()
         instructions()
+        # The resource tools cost tokens on every request: offered only when there are any.
+        for tool in readers:
+            if manager.resources():
+                engine.tools.add(tool)
+            else:
+                engine.tools.remove(tool.name)
 
     changed()
     return manager.subscribe(changed)
