@@ -29,6 +29,8 @@ from tether.engine.transitions import Terminal
 from tether.errors import ConfigError, SessionError
 from tether.protocol.updates import AgentMessageChunk, Mode, SessionUpdate
 from tether.providers.base import Provider
+from tether.skills.expand import CommandError
+from tether.skills.session_prompt import command_turn, expand_for_session
 from tether.transcript.chain import build_chain
 from tether.transcript.load import TranscriptDamagedError, read_transcript
 from tether.transcript.replay import history_updates
@@ -239,18 +241,28 @@ class AcpSessions:
     async def prompt(self, session_id: str, prompt: Sequence[AcpPromptBlock]) -> wire.StopReason:
         session = self.get(session_id)
         engine = session.engine
-        blocks = commands.expand(prompt_blocks(prompt), session.commands)
-        if engine.busy:
-            # Never interleaved with the running turn: injected at its next boundary, and
-            # answered when the turn that took it ends.
-            future = await engine.enqueue(blocks)
-            return stop_reason((await asyncio.shield(future)).terminal)
-        stream = engine.start(blocks)
         try:
-            async for update in stream:
-                await self.outbox.send(session_id, session.updates(update))
-        finally:
-            await stream.aclose()
+            expanded = await expand_for_session(
+                engine,
+                prompt_blocks(prompt),
+                commands=session.commands,
+                mcp=session.workspace.mcp_prompts(),
+            )
+        except CommandError as e:
+            raise RequestError.invalid_params({"message": str(e)}) from e
+        blocks = expanded.blocks
+        async with command_turn(engine, expanded, session.workspace.model_provider):
+            if engine.busy:
+                # Never interleaved with the running turn: injected at its next boundary,
+                # and answered when the turn that took it ends.
+                future = await engine.enqueue(blocks)
+                return stop_reason((await asyncio.shield(future)).terminal)
+            stream = engine.start(blocks)
+            try:
+                async for update in stream:
+                    await self.outbox.send(session_id, session.updates(update))
+            finally:
+                await stream.aclose()
         assert engine.last_result is not None
         return await self._finish(session, engine.last_result.terminal)
 

@@ -7,6 +7,7 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from tether.cli.render import JsonRenderer, Renderer, TextRenderer
 from tether.cli.terminal import terminal_editor
 from tether.engine.engine import QueryEngine
 from tether.errors import ConfigError, SessionError
+from tether.protocol.content import ContentBlock, TextContent
 from tether.protocol.updates import AgentMessageChunk
 from tether.providers.scripted import ScriptedProvider
 from tether.workspace import Workspace
@@ -33,7 +35,9 @@ def _renderer(args: argparse.Namespace) -> Renderer:
     return JsonRenderer(stream=args.output_format == "stream-json")
 
 
-async def run_turn(engine: QueryEngine, prompt: str | None, renderer: Renderer) -> int:
+async def run_turn(
+    engine: QueryEngine, prompt: str | Sequence[ContentBlock] | None, renderer: Renderer
+) -> int:
     info: dict[str, Any] = {
         "session_id": engine.session_id,
         "cwd": str(engine.cwd),
@@ -89,13 +93,18 @@ async def _main(args: argparse.Namespace) -> int:
             editor, model=args.model, mode=args.permission_mode, **limits
         )
     from tether.skills import commands
+    from tether.skills.session_prompt import command_turn, expand_for_session
 
-    prompt = commands.expand(prompt, root) or prompt
     renderer = _renderer(args)
     for problem in await workspace.ready():
         print(f"[tether] {problem}", file=sys.stderr)
     try:
-        code = await run_turn(engine, prompt, renderer)
+        found = commands.discover(root, skills=workspace.skills)
+        expanded = await expand_for_session(
+            engine, [TextContent(text=prompt)], commands=found, mcp=workspace.mcp_prompts()
+        )
+        async with command_turn(engine, expanded, workspace.model_provider):
+            code = await run_turn(engine, expanded.blocks, renderer)
         code = await follow_background(engine, renderer, code)
     finally:
         await workspace.close()

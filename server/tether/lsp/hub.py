@@ -236,15 +236,20 @@ class SessionHub:
         entry = self.entry(params.session_id)
         engine = entry.engine
         from tether.skills import commands
+        from tether.skills.session_prompt import command_turn, expand_for_session
 
-        params.prompt = commands.expand_blocks(params.prompt, commands.discover(engine.cwd))
+        found = commands.discover(engine.cwd, skills=entry.workspace.skills)
+        mcp = entry.workspace.mcp_prompts()
+        expanded = await expand_for_session(engine, params.prompt, commands=found, mcp=mcp)
+        params.prompt = expanded.blocks
         first = params.prompt[0]
         text = getattr(first, "text", "")
         if isinstance(text, str) and (text == "/compact" or text.startswith("/compact ")):
             if engine.busy:
                 raise SessionError("cannot compact while a turn is running")
             return await self._compact_as_turn(engine, text.removeprefix("/compact").strip())
-        return await self.turns.prompt(entry, params.prompt, params.work_done_token)
+        async with command_turn(engine, expanded, entry.workspace.model_provider):
+            return await self.turns.prompt(entry, params.prompt, params.work_done_token)
 
     def list_tasks(self, session_id: str) -> list[dict[str, Any]]:
         return [

@@ -47,6 +47,7 @@ from tether.workspace.guard import WorkspaceGuard, build_rules
 
 if TYPE_CHECKING:
     from tether.mcp.manager import McpManager
+    from tether.skills.expand import McpPrompts
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +189,18 @@ class Workspace:
             self._mcp = McpManager(self.root, self._mcp_config)
             self._mcp.start()
         self._mcp_detach[engine.session_id] = attach(engine, self._mcp)
+
+    def mcp_prompts(self) -> McpPrompts | None:
+        """The MCP servers' prompts and resources, for prompt expansion (None without MCP)."""
+        if self._mcp is None:
+            return None
+        from tether.mcp.commands import McpPromptSource
+
+        return McpPromptSource(self._mcp)
+
+    def model_provider(self, model: str) -> Provider:
+        """A provider for ``model`` (a command's ``model`` front matter)."""
+        return self.provider_factory(model, self.root)
 
     async def ready(self, timeout: float = 10.0) -> list[str]:
         """Wait (bounded) for MCP servers to settle before a session's first request, so
