@@ -99,6 +99,9 @@ class McpConnection:
         self._lost = asyncio.Event()
         self._relist = asyncio.Event()
         self._stale: set[Kind] = set()
+        self._fresh = asyncio.Event()
+        """Clear while a change notice waits for its relisting."""
+        self._fresh.set()
         self._stop = asyncio.Event()
         self._settled = asyncio.Event()
         """Set once the first attempt connected or failed."""
@@ -161,6 +164,8 @@ class McpConnection:
         self._client = None
         self._up.clear()
         self._lost.set()
+        self._stale.clear()
+        self._fresh.set()
 
     async def _run(self) -> None:
         ever_connected = False
@@ -247,6 +252,7 @@ class McpConnection:
 
     def _mark_stale(self, kind: Kind) -> None:
         self._stale.add(kind)
+        self._fresh.clear()
         self._relist.set()
 
     async def _refresh(self, client: Client) -> None:
@@ -260,6 +266,8 @@ class McpConnection:
                 self.prompts = items
             else:
                 self.resources = items
+        if not self._stale:
+            self._fresh.set()
         self._on_change(self)
 
     def _describe(self, error: BaseException) -> str:
@@ -288,9 +296,40 @@ class McpConnection:
         """Call ``tool``; raises McpUnavailable when the server cannot answer, MCPError for a
         protocol error the server sent (bad arguments, unknown tool...)."""
         client = await self._ready_client()
-        return await self._guard(
+        result = await self._guard(
             client.call_tool(tool, arguments, read_timeout_seconds=self.call_timeout)
         )
+        # A call may change the server's tools. The change notice can reach us after the
+        # answer (over HTTP it comes on another stream), so after a call that may write, a
+        # server that announces tool changes is asked again now: the model's next request
+        # then offers what the call made available.
+        if self._may_change_tools(tool):
+            await self._relist_tools(client)
+        elif not self._fresh.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._fresh.wait(), self.connect_timeout)
+        return result
+
+    def _may_change_tools(self, tool: str) -> bool:
+        client = self._client
+        if client is None:
+            return False
+        caps = client.server_capabilities.tools
+        if caps is None or not caps.list_changed:
+            return False
+        found = next((t for t in self.tools if t.name == tool), None)
+        hints = found.annotations if found is not None else None
+        return not (hints is not None and hints.read_only_hint is True)
+
+    async def _relist_tools(self, client: Client) -> None:
+        try:
+            tools = await self._guard(list_kind(client, "tools", fresh=True))
+        except (McpUnavailable, MCPError) as e:
+            log.info("MCP server %s: could not list tools again: %s", self.name, e)
+            return
+        if [t.model_dump() for t in tools] != [t.model_dump() for t in self.tools]:
+            self.tools = tools
+            self._on_change(self)
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
         """The prompt's messages with ``arguments`` filled in; errors as for ``call_tool``."""
