@@ -144,3 +144,37 @@ def test_media_notebook_search_and_fetch(workspace: Path, daemon_env: dict[str, 
     # The transcript keeps the blocks verbatim, for resume.
     transcript = next((Path(daemon_env["TETHER_DATA_DIR"])).rglob("*.jsonl")).read_text()
     assert result["content"][0]["encrypted_content"] in transcript
+
+
+def test_slash_command_expands_shell_files_and_model(
+    workspace: Path, daemon_env: dict[str, str]
+) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    commands = workspace / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(
+        "---\ndescription: Review\nmodel: haiku\n---\n"
+        "Changes:\n!`git status --short`\nDenied: !`touch denied.txt`\n"
+        "Read @README.md and review $ARGUMENTS.\n"
+    )
+    script: list[Any] = [[{"type": "text", "text": "Reviewed."}]]
+    with FakeAnthropicServer(script) as api:
+        done = run_cli(
+            workspace,
+            {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url},
+            "--disallowedTools",
+            "Bash(touch:*)",
+            "/review the parser",
+        )
+        assert done.returncode == 0, done.stderr
+        api.assert_complete()
+        (request,) = api.requests
+    assert request["model"] == DEFAULT_SMALL_ANTHROPIC_MODEL  # `model: haiku`
+    prompt = json.dumps(request["messages"][0])
+    assert "?? README.md" in prompt  # git status ran and its output is inlined
+    assert "was not run: Permission denied" in prompt and not (workspace / "denied.txt").exists()
+    readme = (workspace / "README.md").read_text().splitlines()[0]
+    assert "attached-file" in prompt and json.dumps(readme)[1:-1] in prompt
+    assert "review the parser." in prompt
