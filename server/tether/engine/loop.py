@@ -34,6 +34,7 @@ from tether.engine.transitions import (
 from tether.errors import ModelError, PromptTooLongError
 from tether.orchestration.executor import StreamingToolExecutor
 from tether.orchestration.pipeline import ToolOutcome, run_tool_use
+from tether.protocol.server_tools import server_tool_update
 from tether.protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -52,7 +53,6 @@ from tether.providers.base import (
     ThinkingDelta,
     ToolUseReady,
 )
-from tether.tools.web_search import server_tool_update
 from tether.transcript.records import ProgressRecord
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ class TurnLoop:
                 self.emit(AgentThoughtChunk(text=event.text))
             elif isinstance(event, ServerToolStarted | ServerToolFinished):
                 self._flush_partial_text()
-                self.emit(server_tool_update(event))
+                self.emit(server_tool_update(event.block))
             elif isinstance(event, ToolUseReady):
                 self._flush_partial_text()
                 self._partial.append(event.block)

@@ -19,10 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
-from tether.core.messages import WebSearchError
-from tether.protocol.content import TextToolContent
-from tether.protocol.updates import SessionUpdate, ToolCall, ToolCallUpdate
-from tether.providers.base import ServerToolFinished, ServerToolStarted, WebSearchOptions
+from tether.providers.base import WebSearchOptions
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool, error_result
 from tether.tools.context import ToolContext
 
@@ -81,33 +78,4 @@ def web_search_tool(options: Callable[[], WebSearchOptions]) -> Tool[WebSearchIn
         check_permissions=_allow,
         title=lambda inp: f"Web search: {inp.query}",
         server=options,
-    )
-
-
-def server_tool_update(event: ServerToolStarted | ServerToolFinished) -> SessionUpdate:
-    """What the editor sees of a provider-side search: a tool call and its outcome."""
-    if isinstance(event, ServerToolStarted):
-        block = event.block
-        query = str(block.input.get("query", ""))
-        return ToolCall(
-            tool_call_id=block.id,
-            title=f"Web search: {query}" if query else block.name,
-            tool_kind="fetch",
-            status="in_progress",
-            raw_input=block.input,
-        )
-    result = event.block
-    if isinstance(result.content, WebSearchError):
-        text = f"The search failed: {result.content.error_code}"
-        return ToolCallUpdate(
-            tool_call_id=result.tool_use_id,
-            status="failed",
-            content=[TextToolContent(text=text)],
-        )
-    lines = [f"- {r.title or r.url} ({r.url})" for r in result.content]
-    return ToolCallUpdate(
-        tool_call_id=result.tool_use_id,
-        status="completed",
-        content=[TextToolContent(text="\n".join(lines) or "No results.")],
-        raw_output={"results": [{"title": r.title, "url": r.url} for r in result.content]},
     )

@@ -24,6 +24,7 @@ from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
 from tether.permissions.policy import RuleSet
 from tether.permissions.rules import Rule
+from tether.protocol.updates import ToolCall, ToolCallUpdate
 from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import Completed, ServerToolFinished, ServerToolStarted
 from tether.providers.convert_openai import request_messages, tool_params
@@ -31,6 +32,7 @@ from tether.tasks.registry import TaskRegistry
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_web_search import sealed
 from tether.tools.web_search import search_options, web_search_tool
+from tether.transcript.replay import history_updates
 from tether.transcript.resume import resume
 
 SEARCH: list[Any] = [
@@ -235,3 +237,9 @@ async def test_scripted_search_lands_in_the_transcript(tmp_path: Path) -> None:
     resumed = resume(tmp_path / "t.jsonl", "s1")
     kinds = [b.type for m in resumed.messages for b in m.content]
     assert "server_tool_use" in kinds and "web_search_tool_result" in kinds
+    # An editor loading the session sees the search as a finished tool call.
+    replayed = [u for _, u in history_updates(resumed.chain, lambda b: (b.name, "other", []))]
+    call = next(u for u in replayed if isinstance(u, ToolCall))
+    done = next(u for u in replayed if isinstance(u, ToolCallUpdate))
+    assert call.title == "Web search: pygls release" and call.tool_call_id == done.tool_call_id
+    assert done.status == "completed" and "https://pygls.dev/news" in str(done.content)

@@ -19,10 +19,10 @@ from tether.permissions.rules import Rule
 from tether.protocol.content import ContentBlock, ResourceLink, TextContent
 from tether.providers.script import parse_script
 from tether.providers.scripted import ScriptedProvider
+from tether.sandbox.shell_sandbox import BwrapSandbox
 from tether.skills import commands
 from tether.skills.expand import CommandError, McpPromptInfo, expand_prompt
 from tether.skills.session_prompt import command_turn, expand_for_session
-from tether.sandbox.shell_sandbox import BwrapSandbox
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import ToolConfig
 from tether.tools.registry import core_tools
