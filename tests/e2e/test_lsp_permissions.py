@@ -81,9 +81,9 @@ async def test_show_message_request_fallback(
         assert "echo permitted > out.txt" in question.message
         assert [a.title for a in question.actions or []] == [
             "Allow once",
-            "Allow always",
+            "Always allow Bash(echo permitted > out.txt)",
             "Reject",
-            "Reject always",
+            "Always reject Bash(echo permitted > out.txt)",
         ]
         assert (workspace / "out.txt").exists() is runs
 

@@ -220,3 +220,26 @@ async def test_rewind_and_rich_history_after_a_restart(
         )
         assert result["restored"] == [app.as_uri()]
     assert app.read_text() == before
+
+
+async def test_session_totals_follow_rewind_and_restart(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    api = fake_api([say("one"), say("two")])
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        session = await editor.new_session()
+        await editor.prompt(session, "first question")
+        second = await editor.prompt(session, "second question")
+        listed = await editor.request("tether/listSessions", {})
+        assert listed["sessions"][0]["turns"] == 2
+        await editor.request("tether/rewind", {"sessionId": session, "turnId": second["turnId"]})
+        listed = await editor.request("tether/listSessions", {})
+        assert listed["sessions"][0]["turns"] == 1
+    async with running_daemon([workspace], daemon_env) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        assert loaded["title"] == "first question"
+        assert loaded["turns"] == 1
+        # Both model calls cost tokens, rewound or not: the totals survive the restart.
+        assert loaded["usage"]["outputTokens"] > 0 and loaded["usage"]["inputTokens"] > 0
+        kinds = [u["kind"] for u in loaded["history"]]
+        assert kinds.count("user_message") == 1

@@ -25,7 +25,7 @@ from tether.acp.mapping import View, permission_tool_call
 from tether.editor.disk import read_text_file, write_text_atomically
 from tether.editor.port import (
     Document,
-    PermissionAnswer,
+    PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
@@ -34,14 +34,6 @@ from tether.editor.port import (
 from tether.errors import ToolError
 
 log = logging.getLogger(__name__)
-
-# The option ids are the kinds: one option of each, so the answer maps back directly.
-ANSWERS: list[tuple[wire.PermissionOptionKind, str]] = [
-    ("allow_once", "Allow once"),
-    ("allow_always", "Allow always"),
-    ("reject_once", "Reject"),
-    ("reject_always", "Reject always"),
-]
 
 
 class AcpEditor:
@@ -98,10 +90,10 @@ class AcpEditor:
 
     # -- permission questions -----------------------------------------------------------
 
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         options = [
-            wire.PermissionOption(option_id=kind, name=_label(kind, name, request), kind=kind)
-            for kind, name in ANSWERS
+            wire.PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind)
+            for o in request.options()
         ]
         response = await self.client.request_permission(
             session_id=self.session_id,
@@ -110,18 +102,8 @@ class AcpEditor:
         )
         outcome = response.outcome
         if isinstance(outcome, wire.DeniedOutcome):
-            return "cancelled"
-        # An option we did not offer is not consent.
-        return _BY_ID.get(outcome.option_id, "reject_once")
-
-
-_BY_ID: dict[str, PermissionAnswer] = {kind: kind for kind, _ in ANSWERS}
-
-
-def _label(answer: wire.PermissionOptionKind, name: str, request: PermissionRequest) -> str:
-    if answer.endswith("always") and request.always_rule:
-        return f"{name} ({request.always_rule})"
-    return name
+            return request.reply(None)
+        return request.reply(outcome.option_id)
 
 
 def _check_readable(path: Path) -> None:

@@ -7,16 +7,9 @@ import sys
 from pathlib import Path
 
 from tether.editor.disk import DiskEditor
-from tether.editor.port import PermissionAnswer, PermissionRequest
+from tether.editor.port import PermissionReply, PermissionRequest
 from tether.permissions.display import visible
 from tether.protocol.content import DiffContent
-
-_CHOICES: dict[str, PermissionAnswer] = {
-    "y": "allow_once",
-    "a": "allow_always",
-    "n": "reject_once",
-    "d": "reject_always",
-}
 
 
 class TerminalAsker:
@@ -26,32 +19,42 @@ class TerminalAsker:
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self._lock = asyncio.Lock()
 
-    async def __call__(self, request: PermissionRequest) -> PermissionAnswer:
+    async def __call__(self, request: PermissionRequest) -> PermissionReply:
         if not self.interactive:
             sys.stderr.write(f"[tether] denied (not interactive): {visible(request.title)}\n")
-            return "reject_once"
+            return request.reply("reject_once")
         async with self._lock:
             return await asyncio.to_thread(self._ask, request)
 
-    def _ask(self, request: PermissionRequest) -> PermissionAnswer:
+    def _ask(self, request: PermissionRequest) -> PermissionReply:
         err = sys.stderr
-        err.write(f"\n{request.tool_name} wants to run: {visible(request.title)}\n")
-        command = request.raw_input.get("command")
-        if isinstance(command, str):
-            err.write(f"  $ {visible(command)}\n")
-        for item in request.content:
-            if isinstance(item, DiffContent):
-                err.write(f"  edits {item.uri}\n")
-        rule = f" / [a]lways ({request.always_rule})" if request.always_rule else " / [a]lways"
+        if request.kind == "plan":
+            err.write(f"\nThe plan:\n{visible(request.plan or '')}\n")
+        else:
+            err.write(f"\n{request.tool_name} wants to run: {visible(request.title)}\n")
+            command = request.raw_input.get("command")
+            if isinstance(command, str):
+                err.write(f"  $ {visible(command)}\n")
+            for item in request.content:
+                if isinstance(item, DiffContent):
+                    err.write(f"  edits {item.uri}\n")
+        options = request.options()
+        menu = " / ".join(f"[{n}] {o.name}" for n, o in enumerate(options, 1))
         while True:
-            err.write(f"Allow? [y]es{rule} / [n]o / [d]eny always: ")
+            err.write(f"{menu}: ")
             err.flush()
             line = sys.stdin.readline()
             if not line:
-                return "reject_once"
-            choice = _CHOICES.get(line.strip().lower()[:1])
-            if choice is not None:
-                return choice
+                return request.reply("reject_once")
+            choice = line.strip()
+            if choice.isdigit() and 1 <= int(choice) <= len(options):
+                option = options[int(choice) - 1]
+                feedback = None
+                if request.kind == "plan" and option.kind == "reject_once":
+                    err.write("What should change in the plan? ")
+                    err.flush()
+                    feedback = sys.stdin.readline().strip() or None
+                return PermissionReply(option, feedback)
 
     async def trust(self, root: Path, withheld: list[str]) -> bool:
         """The one-time workspace trust question (not interactive: not trusted)."""

@@ -9,14 +9,17 @@ from pathlib import Path
 from tether.editor.port import (
     Document,
     PermissionAnswer,
+    PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
     conflict,
+    reply_of,
 )
 from tether.tools.paths import read_bytes_no_symlinks, write_text_no_symlinks
 
-Asker = Callable[[PermissionRequest], Awaitable[PermissionAnswer]]
+Asker = Callable[[PermissionRequest], Awaitable[PermissionAnswer | PermissionReply]]
+"""Answers a question: a full reply, or a bare answer kind (``reply_of`` maps it)."""
 TrustAsker = Callable[[Path, list[str]], Awaitable[bool]]
 
 
@@ -70,8 +73,9 @@ class DiskEditor:
 
         return await asyncio.to_thread(_write)
 
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
-        return await self._asker(request)
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
+        answer = await self._asker(request)
+        return answer if isinstance(answer, PermissionReply) else reply_of(request, answer)
 
     async def trust_workspace(self, root: Path, withheld: list[str]) -> bool:
         return await self._trust_asker(root, withheld)

@@ -56,6 +56,24 @@ def conflict(base: Document | None, current: Document | None) -> Conflict | None
 PermissionAnswer = Literal[
     "allow_once", "allow_always", "reject_once", "reject_always", "cancelled"
 ]
+OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+QuestionKind = Literal["tool", "plan"]
+
+
+@dataclass(frozen=True)
+class PermissionOption:
+    """One answer a question offers; ``rule`` is what an "always" answer saves."""
+
+    option_id: str
+    name: str
+    kind: OptionKind
+    rule: str | None = None
+
+
+PLAN_DEFAULT = PermissionOption("plan_default", "Start (ask before edits)", "allow_once")
+PLAN_ACCEPT_EDITS = PermissionOption("plan_accept_edits", "Start (accept edits)", "allow_once")
+PLAN_KEEP = PermissionOption("plan_keep", "Keep planning", "reject_once")
+PLAN_OPTIONS = (PLAN_DEFAULT, PLAN_ACCEPT_EDITS, PLAN_KEEP)
 
 
 @dataclass(frozen=True)
@@ -70,7 +88,72 @@ class PermissionRequest:
     raw_input: dict[str, Any]
     content: list[ToolContent] = field(default_factory=lambda: list[ToolContent]())
     always_rule: str | None = None
-    """The rule an "always" answer would save, e.g. ``Bash(npm test:*)``."""
+    """The rule an "always" answer would save, e.g. ``Bash(npm test:*)``; None: no rule is
+    narrow enough to be safe, so no "always" answer is offered."""
+    kind: QuestionKind = "tool"
+    plan: str | None = None
+    """For ``kind == "plan"``: the plan (Markdown) the user approves or sends back."""
+
+    def options(self) -> list[PermissionOption]:
+        """The answers, in the order every front door shows them."""
+        if self.kind == "plan":
+            return list(PLAN_OPTIONS)
+        options = [PermissionOption("allow_once", "Allow once", "allow_once")]
+        rule = self.always_rule
+        if rule is not None:
+            options.append(
+                PermissionOption("allow_always", f"Always allow {rule}", "allow_always", rule)
+            )
+        options.append(PermissionOption("reject_once", "Reject", "reject_once"))
+        if rule is not None:
+            options.append(
+                PermissionOption("reject_always", f"Always reject {rule}", "reject_always", rule)
+            )
+        return options
+
+    def reply(self, option_id: str | None, feedback: str | None = None) -> PermissionReply:
+        """The reply for an answer given by id (or by name, for plain dialogs); an id this
+        question did not offer is not consent."""
+        if option_id is None:
+            return PermissionReply(None, feedback)
+        for option in self.options():
+            if option_id in (option.option_id, option.name):
+                return PermissionReply(option, feedback or None)
+        return PermissionReply(REJECTED_UNKNOWN, feedback or None)
+
+
+REJECTED_UNKNOWN = PermissionOption("reject_once", "Reject", "reject_once")
+
+
+@dataclass(frozen=True)
+class PermissionReply:
+    """The user's answer: the option chosen (None: the question was cancelled) and any
+    feedback they typed with it."""
+
+    option: PermissionOption | None
+    feedback: str | None = None
+
+    @property
+    def answer(self) -> PermissionAnswer:
+        return self.option.kind if self.option is not None else "cancelled"
+
+    @property
+    def allowed(self) -> bool:
+        return self.answer in ("allow_once", "allow_always")
+
+
+def reply_of(request: PermissionRequest, answer: PermissionAnswer) -> PermissionReply:
+    """The reply meant by a bare answer kind (terminal and scripted askers): the first
+    option of that kind, or of its "once" form when the question offers no "always"."""
+    if answer == "cancelled":
+        return PermissionReply(None)
+    options = request.options()
+    wanted = (answer, answer.replace("always", "once"))
+    for kind in wanted:
+        for option in options:
+            if option.kind == kind:
+                return PermissionReply(option)
+    return PermissionReply(REJECTED_UNKNOWN)
 
 
 class Editor(Protocol):
@@ -86,7 +169,7 @@ class Editor(Protocol):
         (``base=None``: the file must not exist). Buffer and disk agree afterwards."""
         ...
 
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer: ...
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply: ...
 
 
 class TrustDialog(Protocol):

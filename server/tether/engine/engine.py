@@ -228,7 +228,6 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
 
     def set_mode(self, mode: Mode) -> None:
         self.state.mode = mode
-        self.record(SystemRecord(session_id=self.session_id, subtype="mode", data={"mode": mode}))
         self._emit(ModeChange(mode=mode))
 
     def note(self, text: str, level: Literal["info", "warning", "error"] = "warning") -> None:
@@ -380,6 +379,17 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
     # -- updates ----------------------------------------------------------------------
 
     def _emit(self, update: SessionUpdate) -> None:
+        if isinstance(update, ModeChange):
+            # Every mode change (a front door's, or a tool's like ExitPlanMode) is on record,
+            # so a resumed session is in the mode it was left in.
+            self.record(
+                SystemRecord(
+                    session_id=self.session_id,
+                    turn_id=self.current_turn_id,
+                    subtype="mode",
+                    data={"mode": update.mode},
+                )
+            )
         if isinstance(update, Plan):
             self.record(
                 SystemRecord(

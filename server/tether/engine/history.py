@@ -8,8 +8,9 @@ from typing import Any
 from tether.context.compaction import boundary_records
 from tether.core.messages import INTERRUPTED_TOOL_RESULT, Message, ToolResultBlock, tool_result
 from tether.engine.transitions import Transition
+from tether.engine.usage import UsageMeter
 from tether.orchestration.pipeline import ToolOutcome
-from tether.protocol.updates import Usage
+from tether.protocol.updates import RejectedBy, Usage
 from tether.providers.base import Completed, Provider
 from tether.tools.context import SessionRunState
 from tether.transcript.records import (
@@ -35,6 +36,7 @@ class HistoryMixin:
     title: str | None
     turns: int
     created_at: str
+    meter: UsageMeter
     _recalled: set[Path]
 
     def record(self, record: Any) -> None:
@@ -77,21 +79,31 @@ class HistoryMixin:
         display = {
             o.block.tool_use_id: [c.to_wire() for c in o.display]
             for o in outcomes
-            if o.display and sum(len(str(c)) for c in o.display) <= MAX_DISPLAY_CHARS
+            if (o.display or o.rejected)
+            and sum(len(str(c)) for c in o.display) <= MAX_DISPLAY_CHARS
         }
-        self.append_tool_result_blocks(turn_id, blocks, display or None)
+        rejected: dict[str, RejectedBy] = {}
+        for o in outcomes:
+            if o.rejected is not None:
+                rejected[o.block.tool_use_id] = o.rejected
+        self.append_tool_result_blocks(turn_id, blocks, display or None, rejected or None)
 
     def append_tool_result_blocks(
         self,
         turn_id: str,
         blocks: list[ToolResultBlock],
         display: dict[str, list[dict[str, Any]]] | None = None,
+        rejected: dict[str, RejectedBy] | None = None,
     ) -> None:
         message = Message(role="user", content=list(blocks))
         self.messages.append(message)
         self.record(
             ToolResultRecord(
-                session_id=self.session_id, turn_id=turn_id, message=message, display=display
+                session_id=self.session_id,
+                turn_id=turn_id,
+                message=message,
+                display=display,
+                rejected=rejected,
             )
         )
 
@@ -155,4 +167,5 @@ class HistoryMixin:
             model=self.provider.model,
             mode=self.state.mode,
             turns=self.turns,
+            usage=self.meter.session,
         )

@@ -272,6 +272,7 @@ class TurnLoop:
                 status="failed" if outcome.failed else "completed",
                 content=outcome.display or None,
                 raw_output=outcome.raw_output,
+                rejected=outcome.rejected,
             )
         )
 

@@ -21,7 +21,8 @@ from tether.editor.disk import read_text_file, write_text_atomically
 from tether.editor.port import (
     Conflict,
     Document,
-    PermissionAnswer,
+    PermissionOption,
+    PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
@@ -37,12 +38,6 @@ log = logging.getLogger(__name__)
 
 VERIFY_TIMEOUT_S = 2.0
 TRUST, DISTRUST = "Trust workspace", "Don't trust"
-ANSWERS: list[tuple[PermissionAnswer, str, str]] = [
-    ("allow_once", "Allow once", "allow_once"),
-    ("allow_always", "Allow always", "allow_always"),
-    ("reject_once", "Reject", "reject_once"),
-    ("reject_always", "Reject always", "reject_always"),
-]
 
 
 class LspEditor:
@@ -187,14 +182,15 @@ class LspEditor:
 
     # -- permission questions -------------------------------------------------------------
 
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         if self.server.features.permission_request:
             return await self._ask_rich(request)
         return await self._ask_fallback(request)
 
-    async def _ask_rich(self, request: PermissionRequest) -> PermissionAnswer:
-        params = {
+    async def _ask_rich(self, request: PermissionRequest) -> PermissionReply:
+        params: dict[str, Any] = {
             "sessionId": self.session_id,
+            "kind": request.kind,
             "toolCall": {
                 "toolCallId": request.tool_call_id,
                 "title": request.title,
@@ -202,26 +198,18 @@ class LspEditor:
                 "rawInput": request.raw_input,
                 "content": [c.to_wire() for c in request.content],
             },
-            "options": [
-                {
-                    "optionId": option_id,
-                    "name": f"{name} ({request.always_rule})"
-                    if answer.endswith("always") and request.always_rule
-                    else name,
-                    "kind": answer,
-                }
-                for answer, name, option_id in ANSWERS
-            ],
+            "options": [option_to_wire(o) for o in request.options()],
         }
+        if request.plan is not None:
+            params["plan"] = request.plan
         result = await self.server.ask_client("tether/requestPermission", params)
         outcome = _get(result, "outcome")
         if _get(outcome, "outcome") != "selected":
-            return "cancelled"
-        chosen = _get(outcome, "optionId")
-        for answer, _name, option_id in ANSWERS:
-            if chosen == option_id:
-                return answer
-        return "reject_once"
+            return request.reply(None)
+        feedback = _get(outcome, "feedback")
+        return request.reply(
+            str(_get(outcome, "optionId")), feedback if isinstance(feedback, str) else None
+        )
 
     async def trust_workspace(self, root: Path, withheld: list[str]) -> bool:
         """A plain showMessageRequest, which every LSP client can answer."""
@@ -235,21 +223,30 @@ class LspEditor:
         choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
         return getattr(choice, "title", None) == TRUST
 
-    async def _ask_fallback(self, request: PermissionRequest) -> PermissionAnswer:
-        command = request.raw_input.get("command")
-        detail = f"\n\n$ {visible(command)}" if isinstance(command, str) else ""
-        message = f"Tether wants to {visible(request.title)}.{detail}"
+    async def _ask_fallback(self, request: PermissionRequest) -> PermissionReply:
+        """``window/showMessageRequest``: the options' names are the actions; no answer
+        (``null``) is a rejection, as every client can send it."""
+        if request.kind == "plan":
+            message = f"Tether has a plan and asks to start on it:\n\n{visible(request.plan or '')}"
+        else:
+            command = request.raw_input.get("command")
+            detail = f"\n\n$ {visible(command)}" if isinstance(command, str) else ""
+            message = f"Tether wants to {visible(request.title)}.{detail}"
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message,
-            actions=[types.MessageActionItem(title=name) for _a, name, _o in ANSWERS],
+            actions=[types.MessageActionItem(title=o.name) for o in request.options()],
         )
         choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
         title = getattr(choice, "title", None)
-        for answer, name, _option_id in ANSWERS:
-            if title == name:
-                return answer
-        return "reject_once"
+        return request.reply(title if isinstance(title, str) else "reject_once")
+
+
+def option_to_wire(option: PermissionOption) -> dict[str, str]:
+    wire = {"optionId": option.option_id, "name": option.name, "kind": option.kind}
+    if option.rule is not None:
+        wire["rule"] = option.rule
+    return wire
 
 
 def _get(obj: Any, key: str) -> Any:

@@ -13,7 +13,7 @@ from tether.editor.port import (
     Conflict,
     Document,
     Editor,
-    PermissionAnswer,
+    PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
@@ -106,7 +106,7 @@ class CheckpointingEditor:
                     self.on_checkpoint(turn.turn_id, path, turn.before[path])
         return outcome
 
-    async def ask_permission(self, request: PermissionRequest) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         return await self.inner.ask_permission(request)
 
     async def restore(self, path: Path, text: str | None) -> bool:

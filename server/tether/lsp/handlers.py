@@ -133,10 +133,14 @@ def register(server: TetherServer, hub: SessionHub) -> None:
     async def load_session(ls: TetherServer, params: Any) -> dict[str, Any]:
         parsed = parse_params(LoadSessionParams, params)
         history = await hub.load_session(parsed.session_id, recover=parsed.recover)
+        engine = hub.entry(parsed.session_id).engine
         return {
             "sessionId": parsed.session_id,
             "history": history,
             "rewindableTurns": hub.rewindable_turns(parsed.session_id),
+            "title": engine.title,
+            "turns": engine.turns,
+            "usage": engine.meter.session.to_wire(),
         }
 
     @server.feature("tether/setMode")

@@ -299,6 +299,7 @@ class SessionHub:
         if plan is None:
             raise SessionError(f"unknown turnId for this session: {params.turn_id}")
         checkpoint, files = plan
+        rewound = len(entry.checkpoints.turns) - (entry.checkpoints.find(params.turn_id) or 0)
         restored: list[str] = []
         for path, text in files.items():
             if await entry.editor.restore(path, text):
@@ -318,6 +319,8 @@ class SessionHub:
                     data={"turnId": params.turn_id, "restored": restored},
                 )
             )
+            engine.turns = max(0, engine.turns - rewound)
+            writer.append(engine.meta())
             await writer.flush()
         entry.checkpoints.drop_from(params.turn_id)
         return restored

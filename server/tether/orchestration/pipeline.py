@@ -17,16 +17,17 @@ import asyncio
 import logging
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tether.core.hooks import Hooks
 from tether.core.messages import TextBlock, ToolResultBlock, ToolUseBlock
-from tether.editor.port import PermissionAnswer, PermissionRequest
+from tether.editor.port import PermissionReply, PermissionRequest
 from tether.errors import ToolError
 from tether.permissions.display import visible
 from tether.permissions.policy import Decision, RuleSet, decide, suggest_rule
 from tether.protocol.content import TextToolContent, ToolContent
+from tether.protocol.updates import RejectedBy
 from tether.tools.base import Tool, ToolResult, error_result
 from tether.tools.context import ToolContext
 from tether.tools.pool import ToolPool
@@ -36,6 +37,14 @@ log = logging.getLogger(__name__)
 REJECTED = (
     "The user declined this tool call, so it did not run and nothing was changed. "
     "Do not retry it; stop and wait for the user to say how to continue."
+)
+REJECTED_WITH_FEEDBACK = (
+    "The user declined this tool call, so it did not run and nothing was changed. "
+    "They said: {feedback}"
+)
+PLAN_KEPT = (
+    "The user wants to keep planning: plan mode continues and nothing may be changed yet. "
+    "{feedback}Revise the plan, then present it again with ExitPlanMode."
 )
 
 
@@ -64,6 +73,8 @@ class ToolOutcome:
     raw_output: Any = None
     stop_turn: str | None = None
     """Set when a hook ended the turn after this call."""
+    rejected: RejectedBy | None = None
+    """Set when the call did not run because someone said no (editors show who)."""
 
     @property
     def failed(self) -> bool:
@@ -73,6 +84,15 @@ class ToolOutcome:
 def _fail(use: ToolUseBlock, message: str) -> ToolOutcome:
     result = error_result(message)
     return ToolOutcome(result.to_block(use.id), [TextToolContent(text=message)])
+
+
+def _rejected(
+    use: ToolUseBlock, by: RejectedBy, message: str, shown: list[ToolContent]
+) -> ToolOutcome:
+    """A call that did not run because someone said no: the model reads ``message``; the
+    editor shows ``shown`` (never the text meant for the model)."""
+    result = error_result(message)
+    return ToolOutcome(result.to_block(use.id), shown, rejected=by)
 
 
 async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
@@ -103,7 +123,8 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
         stopped.stop_turn = verdict.stop_turn
         return stopped
     if verdict.decision == "deny":
-        return _fail(use, f"A PreToolUse hook blocked this call: {verdict.reason}")
+        reason = f"A PreToolUse hook blocked this call: {verdict.reason}"
+        return _rejected(use, "hook", reason, [TextToolContent(text=reason)])
     if verdict.updated_input is not None:
         reparsed = tool.parse(verdict.updated_input)
         if isinstance(reparsed, str):
@@ -116,13 +137,16 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
     decision = await decide(tool, data, ctx, rt.rules)
     hook_allows = verdict.decision == "allow" and decision.rule is None and not decision.forced
     if decision.behavior == "deny":
-        return _fail(use, f"Permission denied: {decision.reason}")
+        reason = f"Permission denied: {decision.reason}"
+        by: RejectedBy = "mode" if decision.by_mode else "rule"
+        return _rejected(use, by, reason, [TextToolContent(text=reason)])
     if decision.behavior == "ask" and hook_allows:
         pass
     elif decision.behavior == "ask" or verdict.decision == "ask":
-        answer = await _ask(tool, data, ctx, use, raw_input, decision, rt)
-        if answer not in ("allow_once", "allow_always"):
-            return _fail(use, REJECTED)
+        reply = await _ask(tool, data, ctx, use, raw_input, decision, rt)
+        if not reply.allowed:
+            return _refused(use, reply, decision)
+        ctx = replace(ctx, approval=reply)
 
     token = approved_call.set(use.id)
     try:
@@ -141,6 +165,18 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
     return ToolOutcome(block, display, result.raw_output, post.stop_turn)
 
 
+def _refused(use: ToolUseBlock, reply: PermissionReply, decision: Decision) -> ToolOutcome:
+    """The user said no (or the question was cancelled). A plan sent back keeps its text in
+    the chat; the model is told what the user said, if anything."""
+    feedback = visible(reply.feedback) if reply.feedback else None
+    if decision.plan is not None:
+        note = f"Their feedback: {feedback}\n" if feedback else ""
+        message = PLAN_KEPT.format(feedback=note)
+        return _rejected(use, "user", message, [TextToolContent(text=decision.plan)])
+    message = REJECTED_WITH_FEEDBACK.format(feedback=feedback) if feedback else REJECTED
+    return _rejected(use, "user", message, [])
+
+
 async def _ask(
     tool: Tool[Any],
     data: Any,
@@ -149,11 +185,11 @@ async def _ask(
     raw_input: dict[str, Any],
     decision: Decision,
     rt: ToolRuntime,
-) -> PermissionAnswer:
+) -> PermissionReply:
     # A forced question approves this one call: "always" must not turn it into a rule.
     rule = None if decision.forced else suggest_rule(tool, data, ctx)
     content = list(decision.content)
-    if decision.reason and decision.forced:
+    if decision.reason and decision.forced and decision.plan is None:
         content.append(TextToolContent(text=visible(decision.reason)))
     request = PermissionRequest(
         session_id=rt.session_id,
@@ -164,19 +200,22 @@ async def _ask(
         raw_input=raw_input,
         content=content,
         always_rule=rule,
+        kind="plan" if decision.plan is not None else "tool",
+        plan=decision.plan,
     )
     try:
-        answer = await ctx.editor.ask_permission(request)
+        reply = await ctx.editor.ask_permission(request)
     except asyncio.CancelledError:
         raise
     except Exception as e:  # an editor that cannot answer is a rejection, never a hang
         log.warning("permission question failed: %s", e)
-        return "reject_once"
-    if rule is not None and answer == "allow_always":
-        rt.remember_rule("allow", rule)
-    elif rule is not None and answer == "reject_always":
-        rt.remember_rule("deny", rule)
-    return answer
+        return request.reply("reject_once")
+    option = reply.option
+    if option is not None and option.rule is not None and option.kind == "allow_always":
+        rt.remember_rule("allow", option.rule)
+    elif option is not None and option.rule is not None and option.kind == "reject_always":
+        rt.remember_rule("deny", option.rule)
+    return reply
 
 
 async def _call(tool: Tool[Any], data: Any, ctx: ToolContext) -> ToolResult:

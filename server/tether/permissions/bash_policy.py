@@ -134,11 +134,13 @@ async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet)
         return refuse_or_ask(mode, "destructive git commands always ask", _shown(command))
     read_only = is_read_only_command(command)
     if mode == "plan" and not read_only:
-        return Decision("deny", "plan mode is read-only: present the plan instead of acting")
+        return Decision(
+            "deny", "plan mode is read-only: present the plan instead of acting", by_mode=True
+        )
     problem = sandbox_problem(ctx)
     if problem is not None and not read_only and mode != "bypassPermissions":
         if mode == "dontAsk":
-            return Decision("deny", f"dontAsk mode and no sandbox ({problem})")
+            return Decision("deny", f"dontAsk mode and no sandbox ({problem})", by_mode=True)
         note = f"The shell sandbox is off ({problem}): this command would run unconfined."
         return Decision("ask", note, content=_shown(command), forced=True)
     allow = match_all(rules.allow, command)
@@ -149,7 +151,7 @@ async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet)
     if mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions mode")
     if mode == "dontAsk":
-        return Decision("deny", "dontAsk mode denies what is not allowed by a rule")
+        return Decision("deny", "dontAsk mode denies what is not allowed by a rule", by_mode=True)
     return Decision("ask", "", content=_shown(command))
 
 

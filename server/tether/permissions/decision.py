@@ -23,6 +23,10 @@ class Decision:
     """Only the user can approve this exact call (a control-plane write, leaving plan mode,
     an unsandboxed command): a hook's "allow" does not skip the question and an "always"
     answer is not saved as a rule."""
+    by_mode: bool = False
+    """A denial that comes from the mode (plan, dontAsk), not from a rule or the tool."""
+    plan: str | None = None
+    """Set for the plan-approval question (leaving plan mode): the plan to show."""
 
 
 @dataclass
@@ -66,7 +70,7 @@ def refuse_or_ask(
 ) -> Decision:
     """A question only the user can answer; modes that never ask turn it into a denial."""
     if mode == "plan":
-        return Decision("deny", f"plan mode is read-only: {what or reason}")
+        return Decision("deny", f"plan mode is read-only: {what or reason}", by_mode=True)
     if mode == "dontAsk":
-        return Decision("deny", f"dontAsk mode: {reason}")
+        return Decision("deny", f"dontAsk mode: {reason}", by_mode=True)
     return Decision("ask", reason, content=list(content or []), forced=True)

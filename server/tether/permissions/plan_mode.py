@@ -2,17 +2,19 @@
 
 In plan mode only read-only calls run. When the model has a plan it calls ExitPlanMode with
 it; the pipeline always asks the user (``policy.ALWAYS_ASK_TOOLS``: no rule, mode or hook
-answers for them) and the question carries the plan. Approved, the session leaves plan
-mode for ``default``, so each change is still asked for; rejected, it stays in plan mode.
+answers for them) and the question carries the plan. The user starts on the plan
+asking before edits (``default``) or accepting edits (``acceptEdits``), or keeps planning,
+with feedback the model reads; either way the plan stays in the conversation.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tether.editor.port import PLAN_ACCEPT_EDITS
 from tether.errors import ToolError
 from tether.protocol.content import TextToolContent
-from tether.protocol.updates import ModeChange
+from tether.protocol.updates import Mode, ModeChange
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
 
@@ -38,7 +40,9 @@ async def _validate(inp: ExitPlanModeInput, ctx: ToolContext) -> str | None:
 
 
 async def _check(inp: ExitPlanModeInput, _ctx: ToolContext) -> PermissionCheck:
-    return PermissionCheck("ask", "Leave plan mode and start on this plan?", [_shown(inp)])
+    return PermissionCheck(
+        "ask", "Leave plan mode and start on this plan?", [_shown(inp)], plan=inp.plan
+    )
 
 
 def _shown(inp: ExitPlanModeInput) -> TextToolContent:
@@ -48,11 +52,20 @@ def _shown(inp: ExitPlanModeInput) -> TextToolContent:
 async def _call(inp: ExitPlanModeInput, ctx: ToolContext) -> ToolResult:
     if ctx.state.mode != "plan":
         raise ToolError("Not in plan mode any more.")
-    ctx.state.mode = "default"
-    ctx.emit(ModeChange(mode="default"))
+    approval = ctx.approval
+    accept_edits = approval is not None and approval.option == PLAN_ACCEPT_EDITS
+    mode: Mode = "acceptEdits" if accept_edits else "default"
+    ctx.state.mode = mode
+    ctx.emit(ModeChange(mode=mode))
+    how = (
+        "file edits in the workspace are accepted without asking; other actions still ask"
+        if accept_edits
+        else "changes are still subject to the usual permission questions"
+    )
+    feedback = f" They added: {approval.feedback}" if approval and approval.feedback else ""
     return ToolResult(
-        "The user approved the plan and plan mode is over. Start with the first step; "
-        "changes are still subject to the usual permission questions.",
+        f"The user approved the plan and plan mode is over.{feedback} Start with the first "
+        f"step; {how}.",
         display=[_shown(inp)],
     )
 

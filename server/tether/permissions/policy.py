@@ -79,7 +79,7 @@ async def decide(tool: Tool[Any], data: Any, ctx: ToolContext, rules: RuleSet) -
         check = await tool.check_permissions(data, ctx)
         if check.behavior == "deny":
             return Decision("deny", check.message or f"{tool.name} refused this call")
-        return Decision("ask", check.message, content=check.content, forced=True)
+        return Decision("ask", check.message, content=check.content, forced=True, plan=check.plan)
     paths = _paths(tool, content, ctx)
     if paths is not None and tool.name in EDIT_FAMILY and _protected(paths[1], ctx):
         check = await tool.check_permissions(data, ctx)
@@ -89,7 +89,9 @@ async def decide(tool: Tool[Any], data: Any, ctx: ToolContext, rules: RuleSet) -
     if ask is not None:
         return await _with_check(tool, data, ctx, Decision("ask", f"the rule {ask} asks", str(ask)))
     if mode == "plan" and not tool.is_read_only(data):
-        return Decision("deny", "plan mode is read-only: present the plan instead of acting")
+        return Decision(
+            "deny", "plan mode is read-only: present the plan instead of acting", by_mode=True
+        )
     # Allow rules see the canonical path only: a symlink named like an allowed file is not it.
     allow_subjects = subjects[-1:] if paths is not None else subjects
     allow = _first(rules.allow, allow_subjects)
@@ -121,7 +123,7 @@ async def _mode_default(tool: Tool[Any], data: Any, ctx: ToolContext, mode: Mode
     if mode == "acceptEdits" and tool.kind == "edit" and _inside_workspace(tool, data, ctx):
         return Decision("allow", "acceptEdits mode", content=check.content)
     if mode == "dontAsk":
-        return Decision("deny", "dontAsk mode denies what is not allowed by a rule")
+        return Decision("deny", "dontAsk mode denies what is not allowed by a rule", by_mode=True)
     return Decision("ask", check.message, content=check.content)
 
 

@@ -77,6 +77,10 @@ class ToolCall(WireModel):
     locations: list[Location] | None = None
 
 
+RejectedBy = Literal["user", "rule", "hook", "mode"]
+"""Who said no to a tool call that therefore did not run."""
+
+
 class ToolCallUpdate(WireModel):
     kind: Literal["tool_call_update"] = "tool_call_update"
     tool_call_id: str
@@ -84,6 +88,8 @@ class ToolCallUpdate(WireModel):
     title: str | None = None
     content: list[ToolContent] | None = None
     raw_output: Any = None
+    rejected: RejectedBy | None = None
+    """The call did not run because the user, a rule, a hook or the mode said no."""
 
 
 class PlanEntry(WireModel):

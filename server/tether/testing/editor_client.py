@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,12 +31,22 @@ from tether.lsp.textedits import Edit, Encoding, Pos, apply_edits
 PermissionChoice = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 Asker = Callable[[dict[str, Any]], Awaitable[str | None]]
 
-VSCODE_TITLES = {
+TITLE_PREFIXES = {
     "allow_once": "Allow once",
-    "allow_always": "Allow always",
+    "allow_always": "Always allow",
     "reject_once": "Reject",
-    "reject_always": "Reject always",
+    "reject_always": "Always reject",
 }
+"""How the daemon titles each answer kind in ``window/showMessageRequest`` ("always" titles
+name the rule they save)."""
+
+
+def action_title(answer: str, actions: Sequence[types.MessageActionItem]) -> str:
+    """The action a user picks for an answer given as an option kind (or as a title)."""
+    prefix = TITLE_PREFIXES.get(answer)
+    if prefix is None:
+        return answer
+    return next((a.title for a in actions if a.title.startswith(prefix)), prefix)
 
 
 def path_of(uri: str) -> Path:
@@ -80,6 +90,8 @@ class FakeEditor:
         self.progress: list[Any] = []
         self.answers: list[str] = []
         """Queued permission answers (option ids / titles); empty queue: ``default_answer``."""
+        self.feedback: list[str] = []
+        """Feedback sent with the next rich permission answers, in order (plans)."""
         self.default_answer: str = "allow_once"
         self.asker: Asker | None = None
         self.on_update: Callable[[dict[str, Any]], None] | None = None
@@ -237,7 +249,10 @@ class FakeEditor:
             answer = await self._answer(params)
             if answer is None:
                 return {"outcome": {"outcome": "cancelled"}}
-            return {"outcome": {"outcome": "selected", "optionId": answer}}
+            outcome: dict[str, Any] = {"outcome": "selected", "optionId": answer}
+            if self.feedback:
+                outcome["feedback"] = self.feedback.pop(0)
+            return {"outcome": outcome}
 
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         async def show_message_request(
@@ -247,7 +262,7 @@ class FakeEditor:
             answer = await self._answer({"message": params.message})
             if answer is None:
                 return None
-            return types.MessageActionItem(title=VSCODE_TITLES.get(answer, answer))
+            return types.MessageActionItem(title=action_title(answer, params.actions or []))
 
         @client.feature("tether/saveDocuments")
         def save_documents(ls: Any, params: dict[str, Any]) -> None:

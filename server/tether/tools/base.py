@@ -37,6 +37,8 @@ class PermissionCheck:
     message: str = ""
     content: list[ToolContent] = field(default_factory=lambda: list[ToolContent]())
     """Shown in the permission question (e.g. the diff an edit would make)."""
+    plan: str | None = None
+    """Makes the question a plan approval (``PermissionRequest.kind == "plan"``)."""
 
 
 @dataclass

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tether.editor.port import Document, Editor
+from tether.editor.port import Document, Editor, PermissionReply
 from tether.protocol.updates import Mode, PlanEntry, SessionUpdate
 from tether.web.cache import TtlCache
 from tether.web.page import Page
@@ -162,6 +162,8 @@ class ToolContext:
     emit: Callable[[SessionUpdate], None]
     """Publish an update (e.g. live Bash output) to the editor while the tool runs."""
     additional_dirs: list[Path] = field(default_factory=lambda: list[Path]())
+    approval: PermissionReply | None = None
+    """The user's answer when this call was asked about (a plan approval says how to go on)."""
 
     @property
     def files(self) -> FileState:

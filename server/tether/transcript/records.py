@@ -17,7 +17,7 @@ from pydantic.alias_generators import to_camel
 
 from tether.core.messages import Message
 from tether.protocol.content import ContentBlock
-from tether.protocol.updates import Usage
+from tether.protocol.updates import RejectedBy, Usage
 from tether.transcript.migrate import migrate
 
 SCHEMA_VERSION = 1
@@ -64,6 +64,8 @@ class ToolResultRecord(_Record):
     display: dict[str, list[dict[str, Any]]] | None = None
     """What the editor showed for each tool call (diff, terminal), by tool_use id, so a
     loaded session looks as it did live."""
+    rejected: dict[str, RejectedBy] | None = None
+    """Calls that did not run because someone said no, by tool_use id: who said it."""
 
 
 class AttachmentRecord(_Record):
@@ -92,6 +94,8 @@ class MetaRecord(_Record):
     model: str | None = None
     mode: str | None = None
     turns: int = 0
+    usage: Usage | None = None
+    """Token and cost totals of the session so far (a resumed session keeps counting)."""
 
 
 class ProgressRecord(_Record):

@@ -94,17 +94,20 @@ def history_updates(
                     )
         elif isinstance(record, ToolResultRecord):
             shown = record.display or {}
+            refused = record.rejected or {}
             for result in record.message.tool_results:
-                content = _content(shown.get(result.tool_use_id)) or [
-                    TextToolContent(text=result.text[:2000])
-                ]
+                rejected = refused.get(result.tool_use_id)
+                content = _content(shown.get(result.tool_use_id))
+                if not content and rejected is None:
+                    content = [TextToolContent(text=result.text[:2000])]
                 out.append(
                     (
                         turn,
                         ToolCallUpdate(
                             tool_call_id=result.tool_use_id,
                             status="failed" if result.is_error else "completed",
-                            content=content,
+                            content=content or None,
+                            rejected=rejected,
                         ),
                     )
                 )

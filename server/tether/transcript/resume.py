@@ -22,7 +22,7 @@ from tether.core.messages import (
     tool_result,
     unanswered_tool_uses,
 )
-from tether.protocol.updates import Mode, PlanEntry
+from tether.protocol.updates import Mode, PlanEntry, Usage
 from tether.transcript.chain import build_chain
 from tether.transcript.load import (
     LoadedTranscript,
@@ -70,6 +70,8 @@ class ResumedSession:
     """The turn each of ``messages`` belongs to (None for repairs)."""
     discovered_tools: list[str] = field(default_factory=lambda: list[str]())
     """Deferred tools found with ToolSearch before the last compaction (kept by it)."""
+    usage: Usage = field(default_factory=Usage)
+    """Token and cost totals of the session before this resume."""
 
 
 def resume(
@@ -116,6 +118,7 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
         loaded=loaded,
         message_turns=message_turns,
         discovered_tools=discovered,
+        usage=meta.usage if meta and meta.usage else Usage(),
     )
 
 

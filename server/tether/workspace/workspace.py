@@ -161,6 +161,7 @@ class Workspace:
         )
         if resumed is not None:
             engine.turns = resumed.turns
+            engine.meter.session = resumed.usage
             engine.tools.discovered.update(resumed.discovered_tools)
         engine.compactor.settings = compaction_settings(settings.context)
         self.guard.attach(engine, tool_config, command_hooks, extra_allow, extra_deny)
