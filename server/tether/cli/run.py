@@ -99,7 +99,7 @@ async def _main(args: argparse.Namespace) -> int:
     for problem in await workspace.ready():
         print(f"[tether] {problem}", file=sys.stderr)
     try:
-        found = commands.discover(root, skills=workspace.skills)
+        found = commands.discover(root)
         expanded = await expand_for_session(
             engine, [TextContent(text=prompt)], commands=found, mcp=workspace.mcp_prompts()
         )

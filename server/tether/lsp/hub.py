@@ -238,7 +238,7 @@ class SessionHub:
         from tether.skills import commands
         from tether.skills.session_prompt import command_turn, expand_for_session
 
-        found = commands.discover(engine.cwd, skills=entry.workspace.skills)
+        found = commands.discover(engine.cwd)
         mcp = entry.workspace.mcp_prompts()
         expanded = await expand_for_session(engine, params.prompt, commands=found, mcp=mcp)
         params.prompt = expanded.blocks

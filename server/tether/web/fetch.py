@@ -72,7 +72,7 @@ async def fetch(
     url = normalize_url(raw_url)
     try:
         async with asyncio.timeout(timeout_s):
-            return await _fetch(url, timeout_s, max_bytes, transport)
+            return await _fetch(url, timeout_s, max_bytes)
     except TimeoutError:
         raise FetchError(f"{url.host} did not answer within {timeout_s:g} seconds.") from None
     except httpx2.TimeoutException:
@@ -86,15 +86,13 @@ async def fetch(
         raise FetchError(f"Fetching {url} failed: {type(e).__name__}: {e}.") from None
 
 
-async def _fetch(
-    url: httpx2.URL, timeout_s: float, max_bytes: int, transport: httpx2.AsyncBaseTransport | None
-) -> Page | CrossHostRedirect:
+async def _fetch(url: httpx2.URL, timeout_s: float, max_bytes: int) -> Page | CrossHostRedirect:
     headers = {
         "User-Agent": USER_AGENT,
         "Accept": "text/markdown, text/html;q=0.9, text/plain;q=0.8, */*;q=0.5",
     }
     async with httpx2.AsyncClient(
-        timeout=timeout_s, follow_redirects=False, headers=headers, transport=transport
+        timeout=timeout_s, follow_redirects=False, headers=headers
     ) as client:
         for _ in range(MAX_REDIRECTS + 1):
             async with client.stream("GET", url) as response:
