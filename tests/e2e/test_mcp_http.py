@@ -51,7 +51,10 @@ def test_prompt_resource_instructions_and_changing_tools(
         script: list[Any] = [
             {"expect": {"contains": "about spinning"}, "blocks": [use("mcp__docs__unlock")]},
             [use("mcp__docs__secret")],
-            [use("ListMcpResources"), use("ReadMcpResource", server="docs", uri="docs://handbook")],
+            [
+                use("ListMcpResourcesTool"),
+                use("ReadMcpResourceTool", server="docs", uri="docs://handbook"),
+            ],
             {"expect": {"contains": "42 rpm"}, "blocks": [{"type": "text", "text": "Done."}]},
         ]
         with FakeAnthropicServer(script) as api:
@@ -81,6 +84,6 @@ def test_prompt_resource_instructions_and_changing_tools(
     secret = json.dumps(bodies[2]["messages"][-1])
     assert "the secret is 7" in secret
     # The resource tools listed and read the handbook.
-    assert {"ListMcpResources", "ReadMcpResource"} <= set(tool_names(first))
+    assert {"ListMcpResourcesTool", "ReadMcpResourceTool"} <= set(tool_names(first))
     last = json.dumps(bodies[3]["messages"][-1])
     assert "docs://handbook" in last and "Widgets spin at 42 rpm." in last

@@ -1,4 +1,4 @@
-"""``ListMcpResources`` and ``ReadMcpResource``: the model's way to MCP servers' resources.
+"""``ListMcpResourcesTool`` and ``ReadMcpResourceTool``: the model's way to MCP servers' resources.
 
 Resources are data a server exposes by URI (files, records, pages). Listing and reading
 them changes nothing, so both tools are read-only and run without a question; a server
@@ -20,8 +20,8 @@ from tether.mcp.manager import McpManager
 from tether.mcp.render import MODEL_IMAGE_TYPES
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 
-LIST_NAME = "ListMcpResources"
-READ_NAME = "ReadMcpResource"
+LIST_NAME = "ListMcpResourcesTool"
+READ_NAME = "ReadMcpResourceTool"
 MAX_RESOURCE_CHARS = 100_000
 
 
@@ -37,7 +37,9 @@ class ReadInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     server: str = Field(min_length=1, description="The MCP server that has the resource.")
-    uri: str = Field(min_length=1, description="The resource's URI, as ListMcpResources shows it.")
+    uri: str = Field(
+        min_length=1, description="The resource's URI, as ListMcpResourcesTool shows it."
+    )
 
 
 def resource_parts(
@@ -107,7 +109,7 @@ def resource_tools(manager: McpManager) -> list[Tool[ListInput] | Tool[ReadInput
 
     listing: Tool[ListInput] = build_tool(
         name=LIST_NAME,
-        description=prompts.load("tools/ListMcpResources.md").strip(),
+        description=prompts.load("tools/ListMcpResourcesTool.md").strip(),
         input_model=ListInput,
         call=list_call,
         kind="read",
@@ -119,7 +121,7 @@ def resource_tools(manager: McpManager) -> list[Tool[ListInput] | Tool[ReadInput
     )
     reading: Tool[ReadInput] = build_tool(
         name=READ_NAME,
-        description=prompts.load("tools/ReadMcpResource.md").strip(),
+        description=prompts.load("tools/ReadMcpResourceTool.md").strip(),
         input_model=ReadInput,
         call=read_call,
         kind="read",
