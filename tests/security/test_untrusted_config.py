@@ -61,7 +61,7 @@ async def test_untrusted_project_hooks_do_not_run(workspace: Path, tmp_path: Pat
         asked.append(withheld)
         return False
 
-    engine = ws.new_session(DiskEditor(Answers(), distrust))
+    engine = ws.new_session(DiskEditor(Answers(), distrust)).engine
     await engine.run("hello")
     await engine.run("hello again")  # declined once: not asked again
     await ws.close()
@@ -80,7 +80,7 @@ async def test_editor_without_trust_dialog_is_asked_through_a_permission_questio
     class PlainEditor(DiskEditor):
         trust_workspace = None  # type: ignore[assignment]  # a front door without the dialog
 
-    engine = ws.new_session(PlainEditor(answers))
+    engine = ws.new_session(PlainEditor(answers)).engine
     await engine.run("hello")
     await ws.close()
     assert not marker.exists()
@@ -115,7 +115,7 @@ async def test_untrusted_settings_that_widen_or_redirect_are_withheld(
 async def test_untrusted_env_never_reaches_shell_commands(workspace: Path, tmp_path: Path) -> None:
     plant_project_config(workspace, tmp_path / "m")
     ws = make_workspace(workspace, tmp_path, [])
-    engine = ws.new_session(DiskEditor())
+    engine = ws.new_session(DiskEditor()).engine
     assert "LD_PRELOAD" not in engine.tool_config.shell_env
     assert engine.tool_config.sandbox and engine.tool_config.additional_dirs == []
     await ws.close()
@@ -133,7 +133,7 @@ async def test_trusting_once_turns_the_project_config_on_and_is_remembered(
         asked.append(withheld)
         return True
 
-    engine = ws.new_session(DiskEditor(Answers(), trust))
+    engine = ws.new_session(DiskEditor(Answers(), trust)).engine
     await engine.run("hello")
     await ws.close()
     assert len(asked) == 1 and marker.exists()

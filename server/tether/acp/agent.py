@@ -106,7 +106,7 @@ class TetherAgent:
         self.sessions.announce_commands(session)
         modes, options = self._state(session)
         return wire.NewSessionResponse(
-            session_id=session.engine.session_id, modes=modes, config_options=options
+            session_id=session.session_id, modes=modes, config_options=options
         )
 
     async def load_session(

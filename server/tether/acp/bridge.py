@@ -30,6 +30,7 @@ from tether.editor.port import (
     WriteOutcome,
     Written,
     conflict,
+    current_document,
 )
 from tether.errors import ToolError
 
@@ -59,18 +60,12 @@ class AcpEditor:
             return Document(path=path, text=await asyncio.to_thread(read_text_file, path))
         return Document(path=path, text=response.content, in_editor=True)
 
-    async def _current(self, path: Path) -> Document | None:
-        try:
-            return await self.read(path)
-        except FileNotFoundError:
-            return None
-
     # -- writing ----------------------------------------------------------------------
 
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
-        current = await self._current(path)
+        current = await current_document(self, path)
         stale = conflict(base, current)
         if stale is not None:
             return stale

@@ -37,6 +37,13 @@ class Outbox:
         # runs callbacks again; clients drop updates for a session they do not know yet.
         asyncio.get_running_loop().call_soon(self.post, session_id, updates)
 
+    async def drain(self, session_id: str) -> None:
+        """Wait until every update posted so far has been written (a prompt's answer must
+        not overtake the updates of its turn)."""
+        pending = list(self._tasks)
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:

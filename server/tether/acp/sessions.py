@@ -1,6 +1,6 @@
-"""The sessions of one ACP connection: workspaces by ``cwd``, engines by session id, turns.
+"""The sessions of one ACP connection: workspaces by ``cwd``, sessions by id, turns.
 
-Handlers in ``agent.py`` stay thin; here a request becomes engine calls, and engine updates
+Handlers in ``agent.py`` stay thin; here a request becomes session calls, and session updates
 become ``session/update`` notifications sent in the order they happened.
 """
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,26 +25,24 @@ from tether.acp.content import AcpPromptBlock, prompt_blocks
 from tether.acp.mapping import AcpUpdate, View, session_updates, stop_notice, stop_reason
 from tether.acp.outbox import Outbox
 from tether.acp.terminal import ClientTerminals, use_client_terminals
-from tether.engine.engine import QueryEngine
 from tether.engine.transitions import Terminal
 from tether.errors import ConfigError, SessionError
+from tether.mcp.manager import McpManager
 from tether.protocol.updates import AgentMessageChunk, Mode, SessionUpdate
-from tether.providers.base import Provider
+from tether.session.session import Session
 from tether.skills.expand import CommandError
-from tether.skills.session_prompt import command_turn, expand_for_session
-from tether.transcript.chain import build_chain
-from tether.transcript.load import TranscriptDamagedError, read_transcript
-from tether.transcript.replay import history_updates
-from tether.transcript.resume import ResumedSession
+from tether.transcript.load import TranscriptDamagedError
 from tether.transcript.store import TranscriptStore
 from tether.workspace import Workspace
+from tether.workspace.registry import Sessions
+from tether.workspace.workspace import SessionOptions
 
 log = logging.getLogger(__name__)
 
 McpServer = wire.HttpMcpServer | wire.SseMcpServer | wire.AcpMcpServer | wire.McpServerStdio
 
 
-def _client_mcp(root: Path, engine: QueryEngine, servers: list[McpServer]) -> Any:
+def _client_mcp(root: Path, session: Session, servers: list[McpServer]) -> McpManager:
     """The client's MCP servers for one session: connected, their tools in the pool (and
     through the same permission pipeline as every tool)."""
     from tether.mcp.attach import attach
@@ -61,7 +60,7 @@ def _client_mcp(root: Path, engine: QueryEngine, servers: list[McpServer]) -> An
             log.warning("client MCP server %s skipped: %s", server.name, e)
     manager = McpManager(root, config)
     manager.start()
-    attach(engine, manager)
+    attach(session.engine, manager)
     return manager
 
 
@@ -71,21 +70,23 @@ def invalid(message: str, **data: Any) -> RequestError:
 
 @dataclass
 class AcpSession:
-    workspace: Workspace
-    engine: QueryEngine
+    session: Session
     view: View
     commands: list[commands.Command]
-    mcp_servers: list[McpServer] = field(default_factory=lambda: list[McpServer]())
-    """The MCP servers the client gave for this session."""
-    mcp: Any = None
-    """Their manager (``tether.mcp.manager.McpManager``), closed with the session."""
+    mcp: McpManager | None = None
+    """The manager of the MCP servers the client gave for this session."""
+    stop_following: Callable[[], None] = lambda: None
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
 
     @property
     def mode(self) -> Mode:
-        return self.engine.state.mode
+        return self.session.mode
 
     def updates(self, update: SessionUpdate) -> list[AcpUpdate]:
-        self.view.session_cost = self.engine.meter.session.cost_usd
+        self.view.session_cost = self.session.usage.cost_usd
         return session_updates(update, self.view)
 
 
@@ -96,10 +97,13 @@ class AcpSessions:
         """``tether acp --model``: overrides the settings of every workspace."""
         self.caps = wire.ClientCapabilities()
         self.outbox = Outbox(client)
-        self.workspaces: dict[Path, Workspace] = {}
+        self.registry = Sessions(self._make_workspace)
         self.sessions: dict[str, AcpSession] = {}
 
     # -- lookup -----------------------------------------------------------------------
+
+    def _make_workspace(self, root: Path) -> Workspace:
+        return Workspace(root, overrides={"model": self.model} if self.model else None)
 
     def workspace(self, cwd: str) -> Workspace:
         path = Path(cwd)
@@ -108,12 +112,7 @@ class AcpSessions:
         root = path.resolve()
         if not root.is_dir():
             raise invalid(f"cwd is not a directory: {cwd}", cwd=cwd)
-        if root not in self.workspaces:
-            workspace = Workspace(root, overrides={"model": self.model} if self.model else None)
-            for warning in workspace.loaded.warnings:
-                log.warning("settings: %s", warning)
-            self.workspaces[root] = workspace
-        return self.workspaces[root]
+        return self.registry.workspace(root)
 
     def get(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -136,87 +135,88 @@ class AcpSessions:
     def new_session(self, cwd: str, mcp_servers: list[McpServer]) -> AcpSession:
         workspace = self.workspace(cwd)
         model = self._model_for(workspace)
-        view = View(cwd=workspace.root, model=model)
-        editor = AcpEditor(self.client, self.caps, view)
+        editor = AcpEditor(self.client, self.caps, View(cwd=workspace.root, model=model))
+        editor.session_id = str(uuid.uuid4())
         try:
-            engine = workspace.new_session(editor, model=model)
+            session = workspace.new_session(editor, self._options(editor, model))
         except ConfigError as e:
             raise invalid(str(e))
-        return self._attach(workspace, engine, editor, mcp_servers)
+        return self._attach(workspace, session, editor, mcp_servers)
+
+    def _options(self, editor: AcpEditor, model: str) -> SessionOptions:
+        # No turns of its own between prompts: ACP clients follow a session while prompting.
+        return SessionOptions(session_id=editor.session_id, model=model, auto_wake=False)
 
     async def open_session(
         self, cwd: str, session_id: str, mcp_servers: list[McpServer], *, replay: bool
     ) -> AcpSession:
         """``session/load`` (``replay``: the history is sent first) and ``session/resume``."""
-        session = self.sessions.get(session_id)
-        if session is not None:
-            writer = session.engine.transcript
-            records = read_transcript(writer.path).records if writer is not None else []
-            chain = build_chain(records)[0]
-        else:
+        acp_session = self.sessions.get(session_id)
+        if acp_session is None:
             workspace = self.workspace(cwd)
             if workspace.store.find(session_id) is None:
                 raise RequestError(-32002, f"No session {session_id}", {"sessionId": session_id})
             model = self._model_for(workspace)
             editor = AcpEditor(self.client, self.caps, View(cwd=workspace.root, model=model))
+            editor.session_id = session_id
             try:
-                engine, resumed = await self._load(workspace, session_id, editor, model)
+                session = await self._load(workspace, session_id, editor, model)
             except (SessionError, ConfigError) as e:
                 raise invalid(str(e), sessionId=session_id)
-            session = self._attach(workspace, engine, editor, mcp_servers)
-            chain = resumed.chain
+            acp_session = self._attach(workspace, session, editor, mcp_servers)
         if replay:
             # Terminals of earlier turns are gone: replayed Bash calls show their text.
-            view = dataclasses.replace(session.view, replay=True, terminals={})
-            for _turn, update in history_updates(chain, session.engine.describe_call):
+            view = dataclasses.replace(acp_session.view, replay=True, terminals={})
+            for _turn, update in await acp_session.session.history():
                 await self.outbox.send(session_id, session_updates(update, view))
-        return session
+        return acp_session
 
     async def _load(
         self, workspace: Workspace, session_id: str, editor: AcpEditor, model: str
-    ) -> tuple[QueryEngine, ResumedSession]:
+    ) -> Session:
+        options = self._options(editor, model)
         try:
-            return await workspace.load_session(session_id, editor, model=model)
+            return await workspace.load_session(session_id, editor, options)
         except TranscriptDamagedError as e:
             # An editor has no way to ask "recover?": load up to the last good point (the
             # rest is set aside next to the transcript, not deleted).
             log.warning("%s; recovering", e)
-            return await workspace.load_session(session_id, editor, model=model, recover=True)
+            return await workspace.load_session(session_id, editor, options, recover=True)
 
     def _attach(
         self,
         workspace: Workspace,
-        engine: QueryEngine,
+        session: Session,
         editor: AcpEditor,
         mcp_servers: list[McpServer],
     ) -> AcpSession:
-        session_id = engine.session_id
-        editor.session_id = session_id
+        session_id = session.session_id
         if self.caps.terminal:
             terminals = ClientTerminals(self.client)
-            use_client_terminals(engine, terminals)
+            use_client_terminals(session.engine, terminals)
             editor.view.terminals = terminals.by_tool_call
-        session = AcpSession(
-            workspace, engine, editor.view, commands.discover(workspace.root), list(mcp_servers)
-        )
+        acp_session = AcpSession(session, editor.view, commands.discover(workspace.root))
         if mcp_servers:
-            session.mcp = _client_mcp(workspace.root, engine, mcp_servers)
-        engine.on_idle_update = lambda update: self.outbox.post(session_id, session.updates(update))
-        self.sessions[session_id] = session
-        return session
+            acp_session.mcp = _client_mcp(workspace.root, session, mcp_servers)
+
+        def follow(_turn_id: str, update: SessionUpdate) -> None:
+            self.outbox.post(session_id, acp_session.updates(update))
+
+        acp_session.stop_following = session.events.subscribe(follow)
+        self.sessions[session_id] = acp_session
+        return acp_session
 
     def announce_commands(self, session: AcpSession) -> None:
         """After every new/load/resume answer: Zed rejects ``/`` input without a list."""
-        self.outbox.post_after_reply(
-            session.engine.session_id, [commands.available(session.commands)]
-        )
+        self.outbox.post_after_reply(session.session_id, [commands.available(session.commands)])
 
     async def close_session(self, session_id: str) -> None:
-        session = self.sessions.pop(session_id, None)
-        if session is not None:
-            await session.workspace.close_session(session_id)
-            if session.mcp is not None:
-                await session.mcp.close()
+        acp_session = self.sessions.pop(session_id, None)
+        if acp_session is not None:
+            acp_session.stop_following()
+            await acp_session.session.close()
+            if acp_session.mcp is not None:
+                await acp_session.mcp.close()
 
     async def list_sessions(self, cwd: str | None) -> list[wire.SessionInfo]:
         root = Path(cwd).resolve() if cwd else None
@@ -230,74 +230,52 @@ class AcpSessions:
         ]
 
     async def shutdown(self) -> None:
-        for session in self.sessions.values():
-            session.engine.cancel()
+        for acp_session in self.sessions.values():
+            acp_session.session.cancel()
         await self.outbox.close()
-        for workspace in list(self.workspaces.values()):
-            await workspace.close()
+        for acp_session in list(self.sessions.values()):
+            if acp_session.mcp is not None:
+                await acp_session.mcp.close()
+        await self.registry.shutdown()
 
     # -- turns ------------------------------------------------------------------------
 
     async def prompt(self, session_id: str, prompt: Sequence[AcpPromptBlock]) -> wire.StopReason:
-        session = self.get(session_id)
-        engine = session.engine
+        acp_session = self.get(session_id)
+        # Updates go out through the outbox in order; the answer waits for them.
         try:
-            expanded = await expand_for_session(
-                engine,
-                prompt_blocks(prompt),
-                commands=session.commands,
-                mcp=session.workspace.mcp_prompts(),
-            )
-        except CommandError as e:
-            raise RequestError.invalid_params({"message": str(e)}) from e
-        blocks = expanded.blocks
-        async with command_turn(engine, expanded, session.workspace.model_provider):
-            if engine.busy:
-                # Never interleaved with the running turn: injected at its next boundary,
-                # and answered when the turn that took it ends.
-                future = await engine.enqueue(blocks)
-                return stop_reason((await asyncio.shield(future)).terminal)
-            stream = engine.start(blocks)
-            try:
-                async for update in stream:
-                    await self.outbox.send(session_id, session.updates(update))
-            finally:
-                await stream.aclose()
-        assert engine.last_result is not None
-        return await self._finish(session, engine.last_result.terminal)
+            result = await acp_session.session.prompt(prompt_blocks(prompt))
+        except CommandError as e:  # a slash command that cannot be expanded
+            raise invalid(str(e))
+        await self.outbox.drain(session_id)
+        return await self._finish(acp_session, result.terminal)
 
-    async def _finish(self, session: AcpSession, terminal: Terminal) -> wire.StopReason:
+    async def _finish(self, acp_session: AcpSession, terminal: Terminal) -> wire.StopReason:
         notice = stop_notice(terminal)
         if notice is not None:
             await self.outbox.send(
-                session.engine.session_id, session.updates(AgentMessageChunk(text=notice))
+                acp_session.session_id, acp_session.updates(AgentMessageChunk(text=notice))
             )
         return stop_reason(terminal)
 
     def cancel(self, session_id: str) -> None:
-        session = self.sessions.get(session_id)
-        if session is None:
+        acp_session = self.sessions.get(session_id)
+        if acp_session is None:
             log.info("session/cancel for unknown session %s", session_id)
             return
-        session.engine.cancel()
+        acp_session.session.cancel()
 
     def set_mode(self, session_id: str, mode: Mode) -> None:
-        self.get(session_id).engine.set_mode(mode)
+        self.get(session_id).session.set_mode(mode)
 
     def set_model(self, session_id: str, model: str) -> None:
-        session = self.get(session_id)
-        root = session.workspace.root
+        acp_session = self.get(session_id)
+        root = acp_session.session.cwd
         try:
             problem = credentials_problem(model, root)
             if problem is not None:
                 raise RequestError(-32000, f"Authentication required: {problem}")
-            provider = session.workspace.provider_factory(model, root)
+            acp_session.session.set_model(model)
         except ConfigError as e:
             raise invalid(str(e))
-        switch_provider(session.engine, provider)
-        session.view.model = model
-
-
-def switch_provider(engine: QueryEngine, provider: Provider) -> None:
-    """Point a live session at another model, from its next request on."""
-    engine.set_provider(provider)
+        acp_session.view.model = model

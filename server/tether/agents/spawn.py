@@ -82,6 +82,6 @@ def spawn_child(
         tasks=TaskRegistry(parent.tasks.output_dir / agent_id),
         title=definition.name,
         agent_definitions=parent.agent_definitions,
+        parent_tool_use_id=tool_use_id,
     )
-    child.parent_tool_use_id = tool_use_id
     return child

@@ -17,6 +17,7 @@ from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionAnswer, PermissionRequest
 from tether.providers.scripted import ScriptedProvider
 from tether.workspace import Workspace
+from tether.workspace.workspace import SessionOptions
 
 DEMO_PROMPT = "The mean() in calc/ops.py looks wrong. Fix it and make sure the tests pass."
 
@@ -46,13 +47,14 @@ async def run_in_process(root: Path) -> int:
     script = example_dir() / "script.json"
     provider = ScriptedProvider.from_file(script)
     workspace = Workspace(root, provider_factory=lambda _m, _r: provider, user_settings=False)
-    engine = workspace.new_session(DiskEditor(_approve), mode="default")
+    session = workspace.new_session(DiskEditor(_approve), SessionOptions(mode="default"))
+    transcript = session.engine.transcript
     try:
-        code = await run_turn(engine, DEMO_PROMPT, TextRenderer(verbose=True))
+        code = await run_turn(session, DEMO_PROMPT, TextRenderer(verbose=True))
     finally:
         await workspace.close()
     provider.assert_complete()
-    print(f"\ntranscript: {engine.transcript.path if engine.transcript else '-'}", file=sys.stderr)
+    print(f"\ntranscript: {transcript.path if transcript else '-'}", file=sys.stderr)
     return code
 
 

@@ -7,18 +7,18 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tether.cli.render import JsonRenderer, Renderer, TextRenderer
 from tether.cli.terminal import terminal_editor
-from tether.engine.engine import QueryEngine
 from tether.errors import ConfigError, SessionError
-from tether.protocol.content import ContentBlock, TextContent
-from tether.protocol.updates import AgentMessageChunk
+from tether.protocol.content import TextContent
+from tether.protocol.updates import AgentMessageChunk, SessionUpdate
 from tether.providers.scripted import ScriptedProvider
+from tether.session.session import Session
 from tether.workspace import Workspace
+from tether.workspace.workspace import SessionOptions
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -35,27 +35,35 @@ def _renderer(args: argparse.Namespace) -> Renderer:
     return JsonRenderer(stream=args.output_format == "stream-json")
 
 
-async def run_turn(
-    engine: QueryEngine, prompt: str | Sequence[ContentBlock] | None, renderer: Renderer
-) -> int:
+async def run_turn(session: Session, prompt: str | None, renderer: Renderer) -> int:
+    """One turn for ``prompt`` (``None``: answer finished background tasks)."""
+    engine = session.engine
     info: dict[str, Any] = {
-        "session_id": engine.session_id,
-        "cwd": str(engine.cwd),
-        "model": engine.provider.model,
-        "permissionMode": engine.state.mode,
+        "session_id": session.session_id,
+        "cwd": str(session.cwd),
+        "model": session.model,
+        "permissionMode": session.mode,
         "tools": [s.name for s in engine.tool_specs()],
     }
     renderer.start(info)
     started = time.monotonic()
     text: list[str] = []
-    turn_id = ""
-    async for update in engine.submit(prompt):
-        turn_id = engine.current_turn_id or turn_id
+
+    def show(turn_id: str, update: SessionUpdate) -> None:
         if isinstance(update, AgentMessageChunk):
             text.append(update.text)
-        renderer.update(engine.session_id, turn_id, update)
-    result = engine.last_result
-    assert result is not None
+        renderer.update(session.session_id, turn_id, update)
+
+    unsubscribe = session.events.subscribe(show)
+    try:
+        if prompt is None:
+            result = await session.answer_notifications()
+            if result is None:
+                return 0
+        else:
+            result = await session.prompt([TextContent(text=prompt)])
+    finally:
+        unsubscribe()
     info.update(
         text="".join(text),
         duration_ms=int((time.monotonic() - started) * 1000),
@@ -74,55 +82,46 @@ async def _main(args: argparse.Namespace) -> int:
     for warning in workspace.loaded.warnings:
         print(f"[tether] settings: {warning}", file=sys.stderr)
     editor = terminal_editor()
-    limits: dict[str, Any] = {
-        "extra_allow": args.allowed_tools,
-        "extra_deny": args.disallowed_tools,
-        "max_turns": args.max_turns,
-        "max_budget_usd": args.max_budget_usd,
-    }
+    options = SessionOptions(
+        model=args.model,
+        mode=args.permission_mode,
+        allow=args.allowed_tools or (),
+        deny=args.disallowed_tools or (),
+        max_turns=args.max_turns,
+        max_budget_usd=args.max_budget_usd,
+        auto_wake=False,
+    )
     if args.resume:
-        engine, resumed = await workspace.load_session(
-            args.resume, editor, model=args.model, recover=args.recover, **limits
-        )
-        for note in resumed.repaired:
+        session = await workspace.load_session(args.resume, editor, options, recover=args.recover)
+        for note in session.repaired:
             print(f"[tether] resume: {note}", file=sys.stderr)
-        if args.permission_mode:
-            engine.set_mode(args.permission_mode)
     else:
-        engine = workspace.new_session(
-            editor, model=args.model, mode=args.permission_mode, **limits
-        )
-    from tether.skills import commands
-    from tether.skills.session_prompt import command_turn, expand_for_session
-
+        session = workspace.new_session(editor, options)
     renderer = _renderer(args)
     for problem in await workspace.ready():
         print(f"[tether] {problem}", file=sys.stderr)
+    provider = session.engine.provider
     try:
-        found = commands.discover(root)
-        expanded = await expand_for_session(
-            engine, [TextContent(text=prompt)], commands=found, mcp=workspace.mcp_prompts()
-        )
-        async with command_turn(engine, expanded, workspace.model_provider):
-            code = await run_turn(engine, expanded.blocks, renderer)
-        code = await follow_background(engine, renderer, code)
+        code = await run_turn(session, prompt, renderer)
+        code = await follow_background(session, renderer, code)
     finally:
         await workspace.close()
-    if isinstance(engine.provider, ScriptedProvider) and engine.provider.remaining:
+    if isinstance(provider, ScriptedProvider) and provider.remaining:
         print(
-            f"[tether] error: the script has {engine.provider.remaining} unconsumed turn(s)",
+            f"[tether] error: the script has {provider.remaining} unconsumed turn(s)",
             file=sys.stderr,
         )
         return 1
     return code
 
 
-async def follow_background(engine: QueryEngine, renderer: Renderer, code: int) -> int:
+async def follow_background(session: Session, renderer: Renderer, code: int) -> int:
     """Do not exit while background tasks of the session run: wait for them and answer
     their notifications with turns of their own (Ctrl+C stops them)."""
+    engine = session.engine
     while engine.tasks.running() or engine.notifications:
         if engine.notifications:
-            code = await run_turn(engine, None, renderer)
+            code = await run_turn(session, None, renderer)
             continue
         count = len(engine.tasks.running())
         print(f"[tether] waiting for {count} background task(s)...", file=sys.stderr)

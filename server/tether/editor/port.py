@@ -43,6 +43,14 @@ class Conflict:
 WriteOutcome = Written | Conflict
 
 
+async def current_document(editor: Editor, path: Path) -> Document | None:
+    """The document as ``editor`` has it now; None when the file does not exist."""
+    try:
+        return await editor.read(path)
+    except FileNotFoundError:
+        return None
+
+
 def conflict(base: Document | None, current: Document | None) -> Conflict | None:
     """Why a write based on ``base`` must not happen now that the text is ``current``
     (``base=None``: the file must not exist), or None when it may."""

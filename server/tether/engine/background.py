@@ -3,11 +3,10 @@ notifications queued for the next turn boundary (or a new turn, if the session i
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from tether.core.messages import Message, TextBlock
+from tether.engine.turns import EngineEvents
 from tether.protocol.updates import SessionUpdate, TaskUpdate
 from tether.tasks.registry import Task
 from tether.transcript.records import ProgressRecord
@@ -31,8 +30,7 @@ def task_notification(task: Task) -> Message:
 class BackgroundMixin:
     session_id: str
     notifications: list[Message]
-    on_notification: Callable[[], None] | None
-    _wake_scheduled: bool
+    events: EngineEvents
 
     @property
     def busy(self) -> bool:
@@ -72,17 +70,5 @@ class BackgroundMixin:
         )
         if task.finished:
             self.notifications.append(task_notification(task))
-            self._schedule_wake()
-
-    def _schedule_wake(self) -> None:
-        """An idle session answers a finished task with a new turn of its own. Tasks that
-        finish together are coalesced into one turn."""
-        if self._wake_scheduled or self.on_notification is None:
-            return
-        self._wake_scheduled = True
-        asyncio.get_running_loop().call_soon(self._wake)
-
-    def _wake(self) -> None:
-        self._wake_scheduled = False
-        if not self.busy and self.notifications and self.on_notification is not None:
-            self.on_notification()
+            if not self.busy:
+                self.events.wake()

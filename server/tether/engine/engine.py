@@ -37,6 +37,8 @@ from tether.engine.transitions import Terminal
 from tether.engine.turns import (
     AttachmentSource,
     EngineConfig,
+    EngineEvents,
+    NoEvents,
     Queued,
     Turn,
     TurnResult,
@@ -91,6 +93,9 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         title: str | None = None,
         remember_rule: Callable[[Literal["allow", "deny"], str], None] | None = None,
         agent_definitions: dict[str, AgentDefinition] | None = None,
+        events: EngineEvents | None = None,
+        attachment_sources: Sequence[AttachmentSource] = (),
+        parent_tool_use_id: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
@@ -116,7 +121,9 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         self.agent_definitions = (
             agent_definitions if agent_definitions is not None else load_definitions(cwd)
         )
-        self.parent_tool_use_id: str | None = None
+        self.parent_tool_use_id = parent_tool_use_id
+        """For a subagent: the Agent tool call it works for."""
+        self.events: EngineEvents = events or NoEvents()
         if "Agent" not in self.tools and self.state.agent_depth < self.config.max_agent_depth:
             from tether.agents.tool import make_agent_tool
 
@@ -135,9 +142,6 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         self._inbox: list[Queued] = []
         self.notifications: list[Message] = []
         """Finished-task notifications waiting for a turn boundary."""
-        self.on_notification: Callable[[], None] | None = None
-        """Called when a notification arrives while idle: the front door starts a turn."""
-        self._wake_scheduled = False
         self.last_result: TurnResult | None = None
         self.compactor = Compactor(
             CompactionSettings(), self.tasks.output_dir.parent / "tool-results"
@@ -145,10 +149,8 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         self.recaller: Recaller = Bm25Recaller()
         self.watcher = ChangeWatcher()
         self._recalled: set[Path] = set()
-        self.attachment_sources: list[AttachmentSource] = []
+        self.attachment_sources: list[AttachmentSource] = list(attachment_sources)
         """Urgent attachments (new diagnostics): they make the model go on at a turn's end."""
-        self.on_idle_update: Callable[[SessionUpdate], None] | None = None
-        """Receives updates that happen between turns (background task changes)."""
 
     # -- public API -----------------------------------------------------------------
 
@@ -205,8 +207,10 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
     def cancel(self) -> bool:
         """Stop the running turn (it ends as ``aborted`` with a consistent history)."""
         turn = self._turn
-        if turn is None or turn.task is None or turn.task.done():
+        if turn is None or turn.task is None or turn.task.done() or turn.cancelling:
             return False
+        # Once: a second cancel would interrupt the clean-up that closes the history.
+        turn.cancelling = True
         turn.task.cancel()
         return True
 
@@ -243,7 +247,6 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         return update
 
     async def close(self) -> None:
-        self.on_notification = None
         self.cancel()
         if self._turn is not None and self._turn.task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -320,7 +323,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         self._turn = None
         self._loop = None
         if self.notifications:
-            self._schedule_wake()
+            self.events.wake()
 
     async def drain_inbox(self, turn_id: str) -> int:
         """Turn boundary: inject attachments (diagnostics, notices), task notifications
@@ -401,8 +404,8 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
             )
         if self._turn is not None:
             self._turn.queue.put_nowait(update)
-        elif self.on_idle_update is not None:
-            self.on_idle_update(update)
+        else:
+            self.events.idle_update(update)
 
 
 def _title_from(blocks: Sequence[ContentBlock]) -> str:

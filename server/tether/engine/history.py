@@ -137,6 +137,20 @@ class HistoryMixin:
             self.record(record)
         self._recalled.clear()
 
+    def replace_conversation(self, messages: list[Message], last_uuid: str | None) -> None:
+        """Continue from an earlier point (rewind): these messages, and the transcript
+        branching off after ``last_uuid``."""
+        self.messages[:] = messages
+        if self.transcript is not None:
+            self.transcript.last_uuid = last_uuid
+        self._recalled.clear()
+
+    async def save_meta(self) -> None:
+        """Write the tail metadata now (title, turns, usage) and make it durable."""
+        self.record(self.meta())
+        if self.transcript is not None:
+            await self.transcript.flush()
+
     def record_turn_end(self, turn_id: str, reason: str, message: str) -> None:
         self.record(
             SystemRecord(

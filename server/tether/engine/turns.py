@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tether.core.messages import Message
 from tether.engine.transitions import Terminal
@@ -14,6 +15,28 @@ from tether.protocol.updates import SessionUpdate, Usage
 
 AttachmentSource = Callable[[], Awaitable[list[Message]]]
 """Called at each turn boundary; its messages go to the model as attachments."""
+
+
+class EngineEvents(Protocol):
+    """What the engine tells whoever runs it, outside of a turn's own stream."""
+
+    def idle_update(self, update: SessionUpdate) -> None:
+        """An update while no turn runs (a background task changed)."""
+        ...
+
+    def wake(self) -> None:
+        """Finished tasks wait to be answered and no turn runs: start one."""
+        ...
+
+
+class NoEvents:
+    """For engines nobody follows between turns (subagents, tests)."""
+
+    def idle_update(self, update: SessionUpdate) -> None:
+        pass
+
+    def wake(self) -> None:
+        pass
 
 
 @dataclass
@@ -59,6 +82,7 @@ class Turn:
     waiters: list[asyncio.Future[TurnResult]] = field(
         default_factory=lambda: list[asyncio.Future[TurnResult]]()
     )
+    cancelling: bool = False
 
 
 class TurnStream:
@@ -81,6 +105,8 @@ class TurnStream:
         task = self._turn.task
         if task is not None and not task.done():
             # The consumer went away (e.g. $/cancelRequest): stop the turn, keep history whole.
-            task.cancel()
+            if not self._turn.cancelling:
+                self._turn.cancelling = True
+                task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(task)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from tether.editor.port import (
     WriteOutcome,
     Written,
     conflict,
+    current_document,
 )
 from tether.lsp.textedits import minimal_edits
 from tether.permissions.display import visible
@@ -44,6 +46,8 @@ class LspEditor:
     def __init__(self, server: TetherServer, session_id: str) -> None:
         self.server = server
         self.session_id = session_id
+        self.edited: dict[Path, float] = {}
+        """Files written since the last diagnostics check, with the time of the write."""
 
     # -- reading --------------------------------------------------------------------------
 
@@ -60,18 +64,12 @@ class LspEditor:
         text = await asyncio.to_thread(read_text_file, path)
         return Document(path=path, text=text)
 
-    async def _current(self, path: Path) -> Document | None:
-        try:
-            return await self.read(path)
-        except FileNotFoundError:
-            return None
-
     # -- writing --------------------------------------------------------------------------
 
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
-        current = await self._current(path)
+        current = await current_document(self, path)
         stale = conflict(base, current)
         if stale is not None:
             return stale
@@ -88,6 +86,7 @@ class LspEditor:
         if isinstance(outcome, Conflict):
             return outcome
         await self._sync_disk(path, new_text, outcome.document)
+        self.edited[path] = time.monotonic()
         return outcome
 
     async def _apply(
@@ -135,10 +134,12 @@ class LspEditor:
             raise
         except Exception as e:
             log.warning("applyEdit failed: %s", e)
-            return Conflict(await self._current(path), f"the editor could not apply the edit: {e}")
+            return Conflict(
+                await current_document(self, path), f"the editor could not apply the edit: {e}"
+            )
         if not result.applied:
             reason = result.failure_reason or "the editor did not apply the edit"
-            return Conflict(await self._current(path), reason)
+            return Conflict(await current_document(self, path), reason)
         return await self._verify(path, current, new_text)
 
     async def _verify(self, path: Path, before: Document | None, new_text: str) -> WriteOutcome:

@@ -125,22 +125,22 @@ def register(server: TetherServer, hub: SessionHub) -> None:
 
     @server.feature("tether/listSessions")
     @wire_errors
-    def list_sessions(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return {"sessions": hub.list_sessions(parse_params(ListSessionsParams, params))}
+    async def list_sessions(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return {"sessions": await hub.list_sessions(parse_params(ListSessionsParams, params))}
 
     @server.feature("tether/loadSession")
     @wire_errors
     async def load_session(ls: TetherServer, params: Any) -> dict[str, Any]:
         parsed = parse_params(LoadSessionParams, params)
         history = await hub.load_session(parsed.session_id, recover=parsed.recover)
-        engine = hub.entry(parsed.session_id).engine
+        session = hub.get(parsed.session_id)
         return {
             "sessionId": parsed.session_id,
             "history": history,
-            "rewindableTurns": hub.rewindable_turns(parsed.session_id),
-            "title": engine.title,
-            "turns": engine.turns,
-            "usage": engine.meter.session.to_wire(),
+            "rewindableTurns": session.rewindable_turns,
+            "title": session.title,
+            "turns": session.turns,
+            "usage": session.usage.to_wire(),
         }
 
     @server.feature("tether/setMode")
@@ -151,7 +151,7 @@ def register(server: TetherServer, hub: SessionHub) -> None:
     @server.feature("tether/rewind")
     @wire_errors
     async def rewind(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return {"restored": await hub.rewind(parse_params(RewindParams, params))}
+        return await hub.rewind(parse_params(RewindParams, params))
 
     @server.feature("tether/listTasks")
     @wire_errors

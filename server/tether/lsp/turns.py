@@ -1,27 +1,25 @@
-"""Running turns for the LSP front door: a prompt (or a finished background task) becomes a
-turn whose updates go out as ``tether/sessionUpdate`` and ``$/progress``."""
+"""Turns as the LSP front door shows them: every update as ``tether/sessionUpdate`` and a
+summary in ``$/progress`` (begin at turn start, a report per tool call, end at turn end),
+for prompted turns and for the turns a session starts itself (finished background tasks).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
+from tether.engine.turns import TurnResult
 from tether.lsp.server import TetherServer
-from tether.lsp.session_entry import SessionEntry
-from tether.protocol.content import ContentBlock
 from tether.protocol.updates import SessionUpdate, ToolCall, TurnEnd
-
-if TYPE_CHECKING:
-    from tether.engine.engine import QueryEngine, TurnResult
-    from tether.engine.turns import TurnStream
+from tether.session.session import Session
 
 log = logging.getLogger(__name__)
+
+ProgressToken = int | str
 
 
 def encode(result: TurnResult) -> dict[str, Any]:
@@ -35,86 +33,58 @@ def encode(result: TurnResult) -> dict[str, Any]:
     return out
 
 
-class TurnDriver:
-    def __init__(self, server: TetherServer) -> None:
+class TurnPublisher:
+    """Follows one session for one connection."""
+
+    def __init__(self, server: TetherServer, session: Session) -> None:
         self.server = server
-        self._tasks: set[asyncio.Task[TurnResult]] = set()
+        self.session = session
+        self._progress: dict[str, ProgressToken | None] = {}
+        """Turns seen so far and their progress token (None: no progress shown)."""
+        self._pending: set[asyncio.Task[None]] = set()
+        self.stop = session.events.subscribe(self._update)
 
-    def notify(self, session_id: str, turn_id: str, update: SessionUpdate) -> None:
-        if not self.server.features.session_updates:
-            return
-        self.server.protocol.notify(
-            "tether/sessionUpdate",
-            {"sessionId": session_id, "turnId": turn_id, "update": update.to_wire()},
-        )
-
-    async def prompt(
-        self, entry: SessionEntry, prompt: Sequence[ContentBlock], token: Any
-    ) -> dict[str, Any]:
-        """Run a turn for the prompt and answer when it ends. A prompt that arrives during a
-        turn is queued into it and answered when that turn ends."""
-        engine = entry.engine
-        if not engine.busy and not entry.ready:
-            entry.ready = True
-            for problem in await entry.workspace.ready():
-                engine.note(problem)
-        if engine.busy:
-            future = await engine.enqueue(prompt)
-            return encode(await asyncio.shield(future))
-        driver = self._launch(entry, prompt, token)
-        try:
-            return encode(await asyncio.shield(driver))
-        except asyncio.CancelledError:
-            # $/cancelRequest: stop the turn, let the driver publish turn_end, then -32800.
-            engine.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await driver
-            raise
-
-    def notification_turn(self, entry: SessionEntry) -> None:
-        """A background task finished while the session was idle: answer it with a turn of
-        its own (the editor sees a new turn)."""
-        if not entry.engine.busy:
-            self._launch(entry, None, None)
-
-    def _launch(
-        self, entry: SessionEntry, prompt: Sequence[ContentBlock] | None, token: Any
-    ) -> asyncio.Task[TurnResult]:
-        engine = entry.engine
+    async def prompt_turn(self, token: ProgressToken | None) -> str:
+        """Get ready for a prompted turn: its id, with progress begun when asked for."""
         turn_id = uuid.uuid4().hex[:12]
-        writer = engine.transcript
-        entry.checkpoints.begin(
-            turn_id, len(engine.messages), writer.last_uuid if writer is not None else None
-        )
-        stream = engine.start(prompt, turn_id=turn_id)
-        driver = asyncio.get_running_loop().create_task(self._drive(engine, stream, token))
-        self._tasks.add(driver)
-        driver.add_done_callback(self._tasks.discard)
-        return driver
+        self._progress[turn_id] = await self._begin(token)
+        return turn_id
 
-    async def _drive(self, engine: QueryEngine, stream: TurnStream, token: Any) -> TurnResult:
-        progress = await self._progress_begin(token, engine)
-        try:
-            async for update in stream:
-                self.notify(engine.session_id, stream.turn_id, update)
-                if progress is not None and isinstance(update, ToolCall):
-                    self.server.work_done_progress.report(
-                        progress, types.WorkDoneProgressReport(message=update.title)
-                    )
-                if progress is not None and isinstance(update, TurnEnd):
-                    self.server.work_done_progress.end(
-                        progress, types.WorkDoneProgressEnd(message=update.stop_reason)
-                    )
-                    progress = None
-        finally:
-            await stream.aclose()
-            if progress is not None:
-                self.server.work_done_progress.end(progress, types.WorkDoneProgressEnd())
-        assert engine.last_result is not None
-        return engine.last_result
+    def _update(self, turn_id: str, update: SessionUpdate) -> None:
+        session_id = self.session.session_id
+        if self.server.features.session_updates:
+            self.server.protocol.notify(
+                "tether/sessionUpdate",
+                {"sessionId": session_id, "turnId": turn_id, "update": update.to_wire()},
+            )
+        if not turn_id:
+            return
+        if turn_id not in self._progress:
+            # A turn the session started by itself: show it like a prompted one.
+            self._progress[turn_id] = None
+            task = asyncio.get_running_loop().create_task(self._begin_later(turn_id))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+        token = self._progress.get(turn_id)
+        if isinstance(update, TurnEnd):
+            self._progress.pop(turn_id, None)
+        if token is None:
+            return
+        progress = self.server.work_done_progress
+        if isinstance(update, ToolCall):
+            progress.report(token, types.WorkDoneProgressReport(message=update.title))
+        elif isinstance(update, TurnEnd):
+            progress.end(token, types.WorkDoneProgressEnd(message=update.stop_reason))
 
-    async def _progress_begin(self, token: Any, engine: QueryEngine) -> Any:
-        progress: Any = self.server.work_done_progress
+    async def _begin_later(self, turn_id: str) -> None:
+        token = await self._begin(None)
+        if turn_id in self._progress:
+            self._progress[turn_id] = token
+        elif token is not None:  # the turn ended meanwhile
+            self.server.work_done_progress.end(token, types.WorkDoneProgressEnd())
+
+    async def _begin(self, token: ProgressToken | None) -> ProgressToken | None:
+        progress: Any = self.server.work_done_progress  # pygls leaves its futures untyped
         if token is None and self.server.features.work_done_progress:
             token = f"tether-{uuid.uuid4().hex}"
             try:
@@ -131,14 +101,16 @@ class TurnDriver:
         future = progress.tokens.get(token)
         if future is not None:
             loop = asyncio.get_running_loop()
+            session = self.session
 
             def cancelled(_done: Any) -> None:  # the editor's progress "cancel" button
-                loop.call_soon_threadsafe(engine.cancel)
+                loop.call_soon_threadsafe(session.cancel)
 
             future.add_done_callback(cancelled)
         return token
 
-    async def wait_all(self) -> None:
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+    def end_unfinished(self, turn_id: str) -> None:
+        """A prompt failed before its turn ran: close the progress it began."""
+        token = self._progress.pop(turn_id, None)
+        if token is not None:
+            self.server.work_done_progress.end(token, types.WorkDoneProgressEnd())

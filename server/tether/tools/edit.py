@@ -20,10 +20,11 @@ from tether.editor.port import Conflict, Document, Written
 from tether.errors import ToolError
 from tether.protocol.content import DiffContent
 from tether.protocol.updates import Location
-from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
+from tether.tools.base import Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext, text_hash
 from tether.tools.edit_match import Ambiguous, NotFound, replace, snippet
-from tether.tools.paths import display_path, resolve_tool_path
+from tether.tools.file_write import preview_by_planning, validate_by_planning, write_change
+from tether.tools.paths import resolve_tool_path
 from tether.tools.read import file_uri, missing_file_message, read_document
 
 MAX_CONFLICT_RETRIES = 3
@@ -132,9 +133,8 @@ async def plan_edit(inp: EditInput, ctx: ToolContext) -> EditPlan:
 
 
 async def _write(inp: EditInput, ctx: ToolContext, plan: EditPlan) -> tuple[EditPlan, Written]:
-    label = f"Edit {display_path(plan.path, ctx.cwd)}"
     for _attempt in range(MAX_CONFLICT_RETRIES + 1):
-        outcome = await ctx.editor.write(plan.path, plan.new_text, base=plan.base, label=label)
+        outcome = await write_change(ctx, plan, "Edit")
         if isinstance(outcome, Written):
             return plan, outcome
         plan = await _rematch(inp, ctx, plan, outcome)
@@ -171,32 +171,12 @@ def _summary(inp: EditInput, plan: EditPlan, written: Document) -> str:
 
 async def _call(inp: EditInput, ctx: ToolContext) -> ToolResult:
     plan = await plan_edit(inp, ctx)
-    if plan.base is None:
-        await asyncio.to_thread(plan.path.parent.mkdir, parents=True, exist_ok=True)
     plan, written = await _write(inp, ctx, plan)
     previous = ctx.files.get(plan.path)
     ctx.files.record(written.document, partial=previous.partial if previous else False)
     old_text = plan.base.text if plan.base is not None else None
     diff = DiffContent(uri=plan.path.as_uri(), old_text=old_text, new_text=written.document.text)
     return ToolResult(content=_summary(inp, plan, written.document), display=[diff])
-
-
-async def _validate(inp: EditInput, ctx: ToolContext) -> str | None:
-    try:
-        await plan_edit(inp, ctx)
-    except ToolError as e:
-        return str(e)
-    return None
-
-
-async def _check_permissions(inp: EditInput, ctx: ToolContext) -> PermissionCheck:
-    try:
-        plan = await plan_edit(inp, ctx)
-    except ToolError:
-        return PermissionCheck("passthrough")
-    old = plan.base.text if plan.base is not None else None
-    diff = DiffContent(uri=plan.path.as_uri(), old_text=old, new_text=plan.new_text)
-    return PermissionCheck("passthrough", content=[diff])
 
 
 def _locations(inp: EditInput, ctx: ToolContext) -> list[Location]:
@@ -209,8 +189,8 @@ EDIT_TOOL: Tool[EditInput] = build_tool(
     input_model=EditInput,
     call=_call,
     kind="edit",
-    validate=_validate,
-    check_permissions=_check_permissions,
+    validate=validate_by_planning(plan_edit),
+    check_permissions=preview_by_planning(plan_edit),
     title=lambda inp: f"Edit {inp.file_path}",
     locations=_locations,
     rule_content=lambda inp: inp.file_path,

@@ -17,12 +17,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether import prompts
 from tether.editor.port import Conflict, Document
 from tether.errors import ToolError
-from tether.protocol.content import DiffContent
 from tether.protocol.updates import Location
-from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
+from tether.tools.base import Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext, text_hash
 from tether.tools.edit_match import snippet, split_lines, uses_crlf
-from tether.tools.paths import display_path, resolve_tool_path
+from tether.tools.file_write import (
+    diff_of,
+    preview_by_planning,
+    validate_by_planning,
+    write_change,
+)
+from tether.tools.paths import resolve_tool_path
 from tether.tools.read import file_uri, read_document
 
 NOT_READ = "The file already exists and has not been read yet. Read it first, then write it."
@@ -75,11 +80,6 @@ def changed_lines(old: str, new: str) -> tuple[int, int]:
     return first + 1, max(first + 1, len(b) - tail)
 
 
-def diff_content(plan: WritePlan) -> DiffContent:
-    old = plan.base.text if plan.base is not None else None
-    return DiffContent(uri=plan.path.as_uri(), old_text=old, new_text=plan.new_text)
-
-
 def conflict_message(conflict: Conflict) -> str:
     return (
         f"Nothing was written: {conflict.reason}. The editor may hold changes the user is "
@@ -89,10 +89,7 @@ def conflict_message(conflict: Conflict) -> str:
 
 async def _call(inp: WriteInput, ctx: ToolContext) -> ToolResult:
     plan = await plan_write(inp, ctx)
-    if plan.base is None:
-        await asyncio.to_thread(plan.path.parent.mkdir, parents=True, exist_ok=True)
-    label = f"Write {display_path(plan.path, ctx.cwd)}"
-    outcome = await ctx.editor.write(plan.path, plan.new_text, base=plan.base, label=label)
+    outcome = await write_change(ctx, plan, "Write")
     if isinstance(outcome, Conflict):
         now = outcome.current
         if now is None or now.text != plan.new_text:
@@ -101,7 +98,7 @@ async def _call(inp: WriteInput, ctx: ToolContext) -> ToolResult:
     else:
         written = outcome.document
     ctx.files.record(written)
-    display = diff_content(plan)
+    display = diff_of(plan)
     if plan.base is None:
         return ToolResult(content=f"File created successfully at: {plan.path}", display=[display])
     first, last = changed_lines(plan.base.text, written.text)
@@ -109,22 +106,6 @@ async def _call(inp: WriteInput, ctx: ToolContext) -> ToolResult:
         written.text, first, last, context=2, max_lines=30
     )
     return ToolResult(content=text, display=[display])
-
-
-async def _validate(inp: WriteInput, ctx: ToolContext) -> str | None:
-    try:
-        await plan_write(inp, ctx)
-    except ToolError as e:
-        return str(e)
-    return None
-
-
-async def _check_permissions(inp: WriteInput, ctx: ToolContext) -> PermissionCheck:
-    try:
-        plan = await plan_write(inp, ctx)
-    except ToolError:
-        return PermissionCheck("passthrough")
-    return PermissionCheck("passthrough", content=[diff_content(plan)])
 
 
 def _locations(inp: WriteInput, ctx: ToolContext) -> list[Location]:
@@ -137,8 +118,8 @@ WRITE_TOOL: Tool[WriteInput] = build_tool(
     input_model=WriteInput,
     call=_call,
     kind="edit",
-    validate=_validate,
-    check_permissions=_check_permissions,
+    validate=validate_by_planning(plan_write),
+    check_permissions=preview_by_planning(plan_write),
     title=lambda inp: f"Write {inp.file_path}",
     locations=_locations,
     rule_content=lambda inp: inp.file_path,

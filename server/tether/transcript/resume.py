@@ -88,13 +88,7 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
     chain, notes = build_chain(loaded.records, leaf)
     if loaded.torn_tail is not None:
         notes.append("a torn last line (a write cut short by a crash) was set aside")
-    start = 0
-    discovered: list[str] = []
-    for i, record in enumerate(chain):
-        if isinstance(record, SystemRecord) and record.subtype == "compact_boundary":
-            start = i + 1
-            discovered = [str(n) for n in record.data.get("discoveredTools", [])]
-    kept = [r for r in chain[start:] if isinstance(r, CONVERSATION)]
+    kept, discovered = live_conversation(chain)
     messages = [r.message for r in kept]
     message_turns: list[str | None] = [r.turn_id for r in kept]
     state = _run_state(chain)
@@ -120,6 +114,29 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
         discovered_tools=discovered,
         usage=meta.usage if meta and meta.usage else Usage(),
     )
+
+
+def live_conversation(
+    chain: list[ChainRecord],
+) -> tuple[list[UserRecord | AssistantRecord | ToolResultRecord | AttachmentRecord], list[str]]:
+    """The records the model still sees (after the last compaction boundary) and the
+    deferred tools discovered before that boundary."""
+    start = 0
+    discovered: list[str] = []
+    for i, record in enumerate(chain):
+        if isinstance(record, SystemRecord) and record.subtype == "compact_boundary":
+            start = i + 1
+            discovered = [str(n) for n in record.data.get("discoveredTools", [])]
+    return [r for r in chain[start:] if isinstance(r, CONVERSATION)], discovered
+
+
+def conversation_at(path: Path, leaf: str | None) -> list[Message]:
+    """The messages the model saw when the chain ended at ``leaf`` (None: nothing yet)."""
+    if leaf is None:
+        return []
+    with paused_gc():
+        chain, _notes = build_chain(read_transcript(path).records, leaf)
+        return [r.message for r in live_conversation(chain)[0]]
 
 
 def _run_state(chain: list[ChainRecord]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,6 +20,7 @@ from tether.core.hooks import Hooks
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
+from tether.engine.turns import AttachmentSource, EngineEvents
 from tether.errors import SessionError
 from tether.hooks.command_hooks import CommandHooks
 from tether.mcp.config import McpConfig
@@ -30,6 +32,9 @@ from tether.providers.base import Provider
 from tether.providers.registry import create_provider, parse_model_spec
 from tether.providers.side import small_model_for
 from tether.sandbox.bwrap import Probe
+from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
+from tether.session.events import SessionEvents
+from tether.session.session import Session, SessionHooks
 from tether.settings.load import LoadedSettings, add_local_rule
 from tether.settings.model import ContextSettings
 from tether.settings.trust import TrustStore
@@ -52,6 +57,26 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ProviderFactory = Callable[[str | None, Path], Provider]
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """How a front door wants a session: the model, the mode, limits and extra rules (the
+    command line's ``--allowedTools``...), and what it adds at turn boundaries."""
+
+    session_id: str | None = None
+    """For a new session: its id (default: a fresh UUID)."""
+    model: str | None = None
+    mode: Mode | None = None
+    title: str | None = None
+    allow: Sequence[str] = ()
+    deny: Sequence[str] = ()
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    auto_wake: bool = True
+    """Answer finished background tasks with a turn of their own while idle."""
+    attachments: Sequence[AttachmentSource] = ()
+    """Sources of urgent context at turn boundaries (the LSP door's new diagnostics)."""
 
 
 def default_provider_factory(model: str | None, root: Path) -> Provider:
@@ -85,7 +110,7 @@ class Workspace:
         self.provider_factory = provider_factory
         self.hooks = hooks
         """Injected hooks replace the settings' command hooks (tests)."""
-        self.sessions: dict[str, QueryEngine] = {}
+        self.sessions: dict[str, Session] = {}
         self.skills = SkillRegistry(self.root)
         self._mcp: McpManager | None = None
         self._mcp_config: McpConfig | None = None
@@ -112,21 +137,16 @@ class Workspace:
         *,
         session_id: str,
         editor: Editor,
-        model: str | None,
-        mode: Mode | None,
         writer: TranscriptWriter,
+        options: SessionOptions,
+        events: EngineEvents,
         resumed: ResumedSession | None = None,
-        extra_allow: list[str] | None = None,
-        extra_deny: list[str] | None = None,
-        max_turns: int | None = None,
-        max_budget_usd: float | None = None,
-        title: str | None = None,
     ) -> QueryEngine:
         settings = self.loaded.settings
-        provider = self.provider_factory(model or settings.model, self.root)
+        provider = self.provider_factory(options.model or settings.model, self.root)
+        mode = options.mode or (resumed.mode if resumed else None)
         state = SessionRunState(mode=mode or settings.permissions.default_mode)
         if resumed is not None:
-            state.mode = mode or resumed.mode or state.mode
             state.todos = resumed.todos
             state.files.restore(resumed.files)
         tool_config = self.guard.configure_tools(ToolConfig())
@@ -136,18 +156,21 @@ class Workspace:
             command_hooks = self.guard.session_hooks(
                 session_id, editor, state, writer.path, resumed=resumed is not None
             )
+        allow, deny = list(options.allow), list(options.deny)
         engine = QueryEngine(
             session_id=session_id,
             cwd=self.root,
             provider=provider,
             tools=[*core_tools(), EXIT_PLAN_MODE_TOOL],
             editor=editor,
-            rules=self.rules(extra_allow, extra_deny),
+            rules=self.rules(allow, deny),
             hooks=self.hooks or command_hooks,
             config=EngineConfig(
-                max_turns=max_turns if max_turns is not None else settings.max_turns,
-                max_budget_usd=max_budget_usd
-                if max_budget_usd is not None
+                max_turns=options.max_turns
+                if options.max_turns is not None
+                else settings.max_turns,
+                max_budget_usd=options.max_budget_usd
+                if options.max_budget_usd is not None
                 else settings.max_budget_usd,
             ),
             tool_config=tool_config,
@@ -156,20 +179,24 @@ class Workspace:
             transcript=writer,
             assembler=ContextAssembler(cwd=self.root, model=provider.model),
             tasks=TaskRegistry(writer.path.parent / session_id / "tasks"),
-            title=title or (resumed.title if resumed else None),
+            title=options.title or (resumed.title if resumed else None),
             remember_rule=self._persist_rule,
+            events=events,
+            attachment_sources=options.attachments,
         )
         if resumed is not None:
             engine.turns = resumed.turns
             engine.meter.session = resumed.usage
             engine.tools.discovered.update(resumed.discovered_tools)
         engine.compactor.settings = compaction_settings(settings.context)
-        self.guard.attach(engine, tool_config, command_hooks, extra_allow, extra_deny)
+        self.guard.attach(engine, tool_config, command_hooks, allow, deny)
         rules = engine.rules
         engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
         attach_skills(engine, self.skills)
         self._attach_mcp(engine)
-        self.sessions[session_id] = engine
+        sandbox = self.guard.sandbox
+        if settings.sandbox.enabled and not sandbox.active:
+            engine.note(sandbox.describe())
         return engine
 
     def _attach_mcp(self, engine: QueryEngine) -> None:
@@ -199,10 +226,6 @@ class Workspace:
 
         return McpPromptSource(self._mcp)
 
-    def model_provider(self, model: str) -> Provider:
-        """A provider for ``model`` (a command's ``model`` front matter)."""
-        return self.provider_factory(model, self.root)
-
     async def ready(self, timeout: float = 10.0) -> list[str]:
         """Wait (bounded) for MCP servers to settle before a session's first request, so
         their tools are there; returns problems worth showing the user."""
@@ -217,69 +240,89 @@ class Workspace:
         except OSError as e:
             log.warning("could not save the rule %s: %s", rule, e)
 
-    def new_session(
-        self,
-        editor: Editor,
-        *,
-        model: str | None = None,
-        mode: Mode | None = None,
-        title: str | None = None,
-        **limits: Any,
-    ) -> QueryEngine:
-        session_id = str(uuid.uuid4())
+    def new_session(self, editor: Editor, options: SessionOptions | None = None) -> Session:
+        """A new conversation in this workspace; ``editor`` is the front door's."""
+        options = options or SessionOptions()
+        session_id = options.session_id or str(uuid.uuid4())
+        if self.store.find(session_id) is not None:
+            raise SessionError(f"a session with ID {session_id} exists already")
         writer = TranscriptWriter(self.store.session_path(self.root, session_id), session_id)
         writer.open()
-        return self._engine(
-            session_id=session_id,
-            editor=editor,
-            model=model,
-            mode=mode,
-            writer=writer,
-            title=title,
-            **limits,
-        )
+        return self._session(session_id, editor, writer, options, None)
 
     async def load_session(
         self,
         session_id: str,
         editor: Editor,
+        options: SessionOptions | None = None,
         *,
-        model: str | None = None,
         recover: bool = False,
-        **limits: Any,
-    ) -> tuple[QueryEngine, ResumedSession]:
+    ) -> Session:
+        """An earlier conversation, resumed from its transcript."""
         if session_id in self.sessions:
             raise SessionError(f"session {session_id} is already open")
         path = self.store.find(session_id)
         if path is None:
             raise SessionError(f"No conversation found with session ID: {session_id}")
         resumed, writer = await open_for_resume(path, session_id, recover=recover)
+        return self._session(session_id, editor, writer, options or SessionOptions(), resumed)
+
+    def _session(
+        self,
+        session_id: str,
+        editor: Editor,
+        writer: TranscriptWriter,
+        options: SessionOptions,
+        resumed: ResumedSession | None,
+    ) -> Session:
+        checkpoints = saved_checkpoints(resumed) if resumed is not None else Checkpoints()
+        checkpointing = CheckpointingEditor(editor, checkpoints, session_id, writer.append)
+        events = SessionEvents()
         engine = self._engine(
             session_id=session_id,
-            editor=editor,
-            model=model,
-            mode=None,
+            editor=checkpointing,
             writer=writer,
+            options=options,
+            events=events,
             resumed=resumed,
-            **limits,
         )
-        return engine, resumed
+
+        async def close() -> None:
+            await self.close_session(session_id)
+
+        session = Session(
+            engine=engine,
+            editor=checkpointing,
+            checkpoints=checkpoints,
+            events=events,
+            hooks=SessionHooks(
+                ready=self.ready,
+                provider_for=lambda spec: self.provider_factory(spec, self.root),
+                close=close,
+                mcp_prompts=self.mcp_prompts,
+            ),
+            auto_wake=options.auto_wake,
+            repaired=resumed.repaired if resumed is not None else (),
+        )
+        self.sessions[session_id] = session
+        return session
 
     def list_sessions(self, limit: int | None = None) -> list[SessionInfo]:
         return self.store.list_sessions(self.root, limit)
 
     async def close_session(self, session_id: str) -> None:
-        engine = self.sessions.pop(session_id, None)
+        """Release what the workspace holds for a session (``Session.close`` calls this)."""
+        session = self.sessions.pop(session_id, None)
         detach = self._mcp_detach.pop(session_id, None)
         if detach is not None:
             detach()
-        if engine is not None:
-            await engine.close()
+        if session is not None:
+            await session.engine.close()
             await self.guard.detach(session_id)
 
     async def close(self) -> None:
-        for session_id in list(self.sessions):
-            await self.close_session(session_id)
+        for session in list(self.sessions.values()):
+            await session.close()
         if self._mcp is not None:
             await self._mcp.close()
         self.guard.close()

@@ -15,6 +15,7 @@ from tether.protocol.content import TextContent
 from tether.providers.base import Completed, ModelRequest, StreamEvent
 from tether.providers.script import parse_script
 from tether.providers.scripted import ScriptedProvider
+from tether.session.events import SessionEvents
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState
 from tether.tools.registry import core_tools
@@ -61,7 +62,7 @@ class Routing:
             provider.assert_complete()
 
 
-def make(tmp_path: Path, provider: Any) -> QueryEngine:
+def make(tmp_path: Path, provider: Any, events: SessionEvents | None = None) -> QueryEngine:
     writer = TranscriptWriter(tmp_path / "s.jsonl", "parent")
     writer.open()
     return QueryEngine(
@@ -73,6 +74,7 @@ def make(tmp_path: Path, provider: Any) -> QueryEngine:
         state=SessionRunState(mode="bypassPermissions"),
         transcript=writer,
         tasks=TaskRegistry(tmp_path / "tasks"),
+        events=events,
     )
 
 
@@ -152,9 +154,9 @@ async def test_idle_session_starts_a_turn_for_a_notification(tmp_path: Path) -> 
             ]
         )
     )
-    engine = make(tmp_path, provider)
-    woke = asyncio.Event()
-    engine.on_notification = woke.set
+    events = SessionEvents()
+    engine = make(tmp_path, provider, events=events)
+    woke = events.wake_requested
     await engine.run("start it")
     assert not engine.busy
     await asyncio.wait_for(woke.wait(), 5)

@@ -14,6 +14,7 @@ from tether.providers.scripted import ScriptedProvider
 from tether.settings.trust import TrustStore
 from tether.transcript.store import TranscriptStore
 from tether.workspace import Workspace
+from tether.workspace.workspace import SessionOptions
 
 from .conftest import WORKING
 
@@ -35,7 +36,7 @@ async def test_changed_rules_apply_to_the_next_tool_call(root: Path, tmp_path: P
         trust=TrustStore(tmp_path / "trust.json"),
         sandbox_probe=WORKING,
     )
-    engine = workspace.new_session(DiskEditor())
+    engine = workspace.new_session(DiskEditor()).engine
     (root / "a.txt").write_text("a\n")
     read = ToolUseBlock(id="r1", name="Read", input={"file_path": "a.txt"})
     assert not (await run_tool_use(read, engine.tool_runtime)).failed
@@ -62,7 +63,7 @@ async def test_reload_keeps_command_line_rules(root: Path, tmp_path: Path) -> No
         sandbox_probe=WORKING,
         watch_settings=False,
     )
-    engine = workspace.new_session(DiskEditor(), extra_allow=["Bash(make:*)"])
+    engine = workspace.new_session(DiskEditor(), SessionOptions(allow=["Bash(make:*)"])).engine
     (root / ".tether").mkdir()
     (root / ".tether" / "settings.json").write_text(
         json.dumps({"permissions": {"allow": ["Read"]}})

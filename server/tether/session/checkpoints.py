@@ -4,7 +4,6 @@ changed it, so ``tether/rewind`` can put files back without git."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,13 +17,13 @@ from tether.editor.port import (
     WriteOutcome,
     Written,
 )
+from tether.transcript.records import ProgressRecord
+from tether.transcript.resume import ResumedSession
 
 
 @dataclass
 class TurnCheckpoint:
     turn_id: str
-    message_index: int
-    """len(engine.messages) before the turn: the conversation is cut back to this."""
     parent_uuid: str | None
     """The transcript chain head before the turn: the rewound branch continues from it."""
     before: dict[Path, str | None] = field(default_factory=lambda: dict[Path, str | None]())
@@ -35,11 +34,9 @@ class Checkpoints:
     def __init__(self) -> None:
         self.turns: list[TurnCheckpoint] = []
         self.current: TurnCheckpoint | None = None
-        self.edited: dict[Path, float] = {}
-        """Files changed since the last diagnostics check, with the time of the change."""
 
-    def begin(self, turn_id: str, message_index: int, parent_uuid: str | None) -> None:
-        self.current = TurnCheckpoint(turn_id, message_index, parent_uuid)
+    def begin(self, turn_id: str, parent_uuid: str | None) -> None:
+        self.current = TurnCheckpoint(turn_id, parent_uuid)
         self.turns.append(self.current)
 
     def find(self, turn_id: str) -> int | None:
@@ -59,14 +56,14 @@ class Checkpoints:
     @classmethod
     def rebuild(
         cls,
-        turns: list[tuple[str, int, str | None]],
+        turns: list[tuple[str, str | None]],
         saved: list[tuple[str, Path, str | None]],
     ) -> Checkpoints:
-        """Checkpoints of a resumed session: ``turns`` as (turn id, message index, parent
-        uuid) in order, ``saved`` the pre-turn texts recorded in the transcript."""
+        """Checkpoints of a resumed session: ``turns`` as (turn id, parent uuid) in order,
+        ``saved`` the pre-turn texts recorded in the transcript."""
         checkpoints = cls()
-        for turn_id, index, parent in turns:
-            checkpoints.turns.append(TurnCheckpoint(turn_id, index, parent))
+        for turn_id, parent in turns:
+            checkpoints.turns.append(TurnCheckpoint(turn_id, parent))
         by_id = {t.turn_id: t for t in checkpoints.turns}
         for turn_id, path, text in saved:
             turn = by_id.get(turn_id)
@@ -81,14 +78,20 @@ class Checkpoints:
         self.current = None
 
 
+CheckpointRecorder = Callable[[ProgressRecord], None]
+"""Persists a pre-turn text (the transcript), so rewind survives a restart."""
+
+
 class CheckpointingEditor:
     """Wraps an Editor and remembers pre-turn texts of the files it writes."""
 
-    def __init__(self, inner: Editor, checkpoints: Checkpoints) -> None:
+    def __init__(
+        self, inner: Editor, checkpoints: Checkpoints, session_id: str, record: CheckpointRecorder
+    ) -> None:
         self.inner = inner
         self.checkpoints = checkpoints
-        self.on_checkpoint: Callable[[str, Path, str | None], None] | None = None
-        """Persists a pre-turn text (the transcript), so rewind survives a restart."""
+        self._session_id = session_id
+        self._record = record
 
     async def read(self, path: Path) -> Document:
         return await self.inner.read(path)
@@ -98,32 +101,72 @@ class CheckpointingEditor:
     ) -> WriteOutcome:
         outcome = await self.inner.write(path, new_text, base=base, label=label)
         turn = self.checkpoints.current
-        if isinstance(outcome, Written):
-            self.checkpoints.edited[path] = time.monotonic()
-            if turn is not None and path not in turn.before:
-                turn.before[path] = base.text if base is not None else None
-                if self.on_checkpoint is not None:
-                    self.on_checkpoint(turn.turn_id, path, turn.before[path])
+        if isinstance(outcome, Written) and turn is not None and path not in turn.before:
+            turn.before[path] = base.text if base is not None else None
+            self._record(
+                ProgressRecord(
+                    session_id=self._session_id,
+                    turn_id=turn.turn_id,
+                    event="checkpoint",
+                    data={
+                        "turnId": turn.turn_id,
+                        "path": str(path),
+                        "before": turn.before[path],
+                    },
+                )
+            )
         return outcome
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
         return await self.inner.ask_permission(request)
 
-    async def restore(self, path: Path, text: str | None) -> bool:
+    async def restore(self, path: Path, text: str | None) -> Restored:
         """Put ``path`` back to ``text`` (None: remove it) through the editor."""
         try:
             current: Document | None = await self.inner.read(path)
         except FileNotFoundError:
             current = None
+        except (OSError, UnicodeDecodeError) as e:
+            return Restored(path, False, f"it could not be read: {e}")
         if text is None:
-            if current is not None:
+            if current is None:
+                return Restored(path, False)
+            try:
                 await asyncio.to_thread(path.unlink, missing_ok=True)
-            return current is not None
+            except OSError as e:
+                return Restored(path, False, f"it could not be removed: {e}")
+            return Restored(path, True)
         if current is not None and current.text == text:
-            return False
+            return Restored(path, False)
+        reason = "it kept changing while it was being restored"
         for _ in range(3):
             outcome = await self.inner.write(path, text, base=current, label="Tether: rewind")
             if not isinstance(outcome, Conflict):
-                return True
-            current = outcome.current
-        return False
+                return Restored(path, True)
+            current, reason = outcome.current, outcome.reason
+        return Restored(path, False, reason)
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What rewinding one file did: changed it back, found it already so, or failed."""
+
+    path: Path
+    changed: bool
+    problem: str | None = None
+
+
+def saved_checkpoints(resumed: ResumedSession) -> Checkpoints:
+    """Rewind points of a resumed session, from its transcript: every turn on the chain,
+    with the pre-turn texts recorded while it ran."""
+    turns: dict[str, str | None] = {}
+    for record in resumed.chain:
+        if record.turn_id and record.turn_id not in turns:
+            turns[record.turn_id] = record.parent_uuid
+    loaded = resumed.loaded
+    saved = [
+        (str(p.data.get("turnId")), Path(str(p.data.get("path"))), p.data.get("before"))
+        for p in (loaded.progress if loaded is not None else [])
+        if p.event == "checkpoint"
+    ]
+    return Checkpoints.rebuild(list(turns.items()), saved)

@@ -1,0 +1,1 @@
+"""The session core: one conversation and the operations every front door offers on it."""

@@ -1,0 +1,313 @@
+"""The session core: one conversation, whichever front door drives it.
+
+A ``Session`` owns a conversation — the engine (messages, transcript writer, mode, queued
+prompts, background tasks), the per-turn checkpoints and the editor the tools write
+through — and offers what every front door needs: ``prompt``, ``cancel``, ``rewind``,
+``compact``, ``set_mode``, ``set_model``, ``history``. The LSP hub, the ACP agent, the CLI
+and the warm daemon translate their wire to these calls and follow ``events``; none of
+them touches the engine's lists or the transcript writer.
+
+Sessions are made by ``Workspace.new_session`` / ``load_session``, which assemble the engine
+from the workspace's settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.engine.engine import QueryEngine
+from tether.engine.turns import TurnResult, TurnStream
+from tether.errors import ModelError, SessionError
+from tether.protocol.content import ContentBlock, TextContent
+from tether.protocol.updates import Compaction, Mode, SessionUpdate, Usage
+from tether.providers.base import Provider
+from tether.session.checkpoints import CheckpointingEditor, Checkpoints
+from tether.session.events import SessionEvents
+from tether.session.rewind import Rewound, rewind_conversation
+from tether.skills import commands
+from tether.skills.expand import McpPrompts
+from tether.skills.session_prompt import command_turn, expand_for_session
+from tether.tasks.registry import Task
+from tether.transcript.chain import build_chain
+from tether.transcript.load import read_transcript
+from tether.transcript.replay import history_updates
+
+log = logging.getLogger(__name__)
+
+COMPACT_COMMAND = "/compact"
+
+
+@dataclass(frozen=True)
+class SessionHooks:
+    """What a session needs from the workspace that made it."""
+
+    ready: Callable[[], Awaitable[list[str]]]
+    """Waits (bounded) for the workspace's MCP servers; returns problems to show."""
+    provider_for: Callable[[str], Provider]
+    """Makes the provider for another model (``set_model``)."""
+    close: Callable[[], Awaitable[None]]
+    """Lets the workspace release what it holds for this session."""
+    mcp_prompts: Callable[[], McpPrompts | None] = lambda: None
+    """The workspace's MCP prompts and resources, for prompt expansion."""
+
+
+class Session:
+    def __init__(
+        self,
+        *,
+        engine: QueryEngine,
+        editor: CheckpointingEditor,
+        checkpoints: Checkpoints,
+        events: SessionEvents,
+        hooks: SessionHooks,
+        auto_wake: bool = True,
+        repaired: Sequence[str] = (),
+    ) -> None:
+        self.engine = engine
+        self.editor = editor
+        self.checkpoints = checkpoints
+        self.events = events
+        self._hooks = hooks
+        self.auto_wake = auto_wake
+        """Answer finished background tasks with a turn of their own while idle (editors
+        and the terminal do; ACP clients only expect updates while they prompt)."""
+        self.repaired = list(repaired)
+        """What loading the transcript repaired (interrupted calls, torn lines)."""
+        self._ready = False
+        self._drivers: set[asyncio.Task[TurnResult]] = set()
+        self._watcher: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- facts ----------------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self.engine.session_id
+
+    @property
+    def cwd(self) -> Path:
+        return self.engine.cwd
+
+    @property
+    def busy(self) -> bool:
+        return self.engine.busy
+
+    @property
+    def title(self) -> str | None:
+        return self.engine.title
+
+    @property
+    def turns(self) -> int:
+        """Turns that still count: rewound turns do not."""
+        return self.engine.turns
+
+    @property
+    def mode(self) -> Mode:
+        return self.engine.state.mode
+
+    @property
+    def model(self) -> str:
+        return self.engine.provider.model
+
+    @property
+    def usage(self) -> Usage:
+        """Token and cost totals of the whole session (kept across restarts)."""
+        return self.engine.meter.session
+
+    @property
+    def rewindable_turns(self) -> list[str]:
+        """Turns ``rewind`` can undo (their checkpoints are known), oldest first."""
+        return [t.turn_id for t in self.checkpoints.turns]
+
+    def tasks(self) -> list[Task]:
+        return self.engine.tasks.all()
+
+    # -- turns ----------------------------------------------------------------------
+
+    async def prompt(
+        self, blocks: Sequence[ContentBlock], *, turn_id: str | None = None
+    ) -> TurnResult:
+        """Run a turn for the prompt and return when it ends; its updates go to ``events``.
+        A prompt sent while a turn runs is never interleaved with it: it is injected at
+        the running turn's next boundary, and this returns when that turn ends."""
+        if self._closed:
+            raise SessionError(f"session {self.session_id} is closed")
+        if not self.busy:
+            await self._first_prompt()  # MCP prompts and resources need their servers
+        expanded = await expand_for_session(
+            self.engine,
+            list(blocks),
+            commands=commands.discover(self.cwd),
+            mcp=self._hooks.mcp_prompts(),
+        )
+        instructions = _compact_instructions(expanded.blocks)
+        if instructions is not None:
+            return await self._compact_as_turn(instructions)
+        # A prompt joining a running turn does not switch that turn's model.
+        switch = None if self.busy else self._hooks.provider_for
+        async with command_turn(self.engine, expanded, switch):
+            if self.busy:
+                future = await self.engine.enqueue(expanded.blocks)
+                return await asyncio.shield(future)
+            return await self._drive(expanded.blocks, turn_id)
+
+    async def answer_notifications(self) -> TurnResult | None:
+        """Finished background tasks wait to be answered and nothing runs: answer them
+        with a turn of their own (``None`` when there is nothing to answer)."""
+        if self.busy or not self.engine.notifications:
+            return None
+        return await self._drive(None, None)
+
+    def cancel(self) -> bool:
+        """Stop the running turn; it ends ``cancelled`` with a consistent history."""
+        return self.engine.cancel()
+
+    async def _drive(self, blocks: list[ContentBlock] | None, turn_id: str | None) -> TurnResult:
+        turn_id = turn_id or uuid.uuid4().hex[:12]
+        writer = self.engine.transcript
+        self.checkpoints.begin(turn_id, writer.last_uuid if writer is not None else None)
+        stream = self.engine.start(blocks, turn_id=turn_id)
+        self._watch()
+        driver = asyncio.get_running_loop().create_task(self._publish(stream))
+        self._drivers.add(driver)
+        driver.add_done_callback(self._drivers.discard)
+        try:
+            return await asyncio.shield(driver)
+        except asyncio.CancelledError:
+            # The caller went away ($/cancelRequest, a closed connection): stop the turn,
+            # let its end be published, then let the cancellation through.
+            self.engine.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await driver
+            raise
+
+    async def _publish(self, stream: TurnStream) -> TurnResult:
+        try:
+            async for update in stream:
+                self.events.publish(stream.turn_id, update)
+        finally:
+            await stream.aclose()
+        result = self.engine.last_result
+        assert result is not None
+        return result
+
+    async def _first_prompt(self) -> None:
+        """MCP servers get their chance to come up before the first request."""
+        if self._ready:
+            return
+        self._ready = True
+        for problem in await self._hooks.ready():
+            self.engine.note(problem)
+
+    def _watch(self) -> None:
+        if self.auto_wake and self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(self._answer_when_woken())
+
+    async def _answer_when_woken(self) -> None:
+        wake = self.events.wake_requested
+        while True:
+            await wake.wait()
+            wake.clear()
+            # Tasks that finish together are answered by one turn.
+            await asyncio.sleep(0)
+            try:
+                await self.answer_notifications()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("the turn answering finished tasks failed")
+
+    # -- between turns ----------------------------------------------------------------
+
+    def set_mode(self, mode: Mode) -> None:
+        self.engine.set_mode(mode)
+
+    def set_model(self, spec: str) -> None:
+        """Use another model from the next request on."""
+        self.engine.set_provider(self._hooks.provider_for(spec))
+
+    async def compact(self, instructions: str = "") -> Compaction:
+        """Summarise the conversation now (``/compact``, ``tether/compact``)."""
+        if self.busy:
+            raise SessionError("cannot compact while a turn is running")
+        try:
+            return await self.engine.compact(instructions)
+        except ModelError as e:
+            raise SessionError(f"compaction failed: {e}")
+
+    async def _compact_as_turn(self, instructions: str) -> TurnResult:
+        from tether.engine.transitions import Terminal
+
+        await self.compact(instructions)
+        return TurnResult("", Terminal("completed"), self.engine.meter.turn)
+
+    async def rewind(self, turn_id: str) -> Rewound:
+        """Put the files changed by ``turn_id`` and every later turn back as they were
+        before it, and continue the conversation from there."""
+        if self.busy:
+            raise SessionError("cannot rewind while a turn is running; cancel it first")
+        plan = self.checkpoints.restore_plan(turn_id)
+        if plan is None:
+            raise SessionError(f"unknown turnId for this session: {turn_id}")
+        checkpoint, files = plan
+        rewound_turns = len(self.checkpoints.turns) - (self.checkpoints.find(turn_id) or 0)
+        outcomes = [await self.editor.restore(path, text) for path, text in files.items()]
+        for path in files:
+            # The agent's view of the file went back in time too: it must read it again.
+            self.engine.state.files.forget(path)
+        result = Rewound(outcomes)
+        await rewind_conversation(self.engine, turn_id, checkpoint.parent_uuid, result)
+        self.engine.turns = max(0, self.engine.turns - rewound_turns)
+        await self.engine.save_meta()
+        self.checkpoints.drop_from(turn_id)
+        return result
+
+    async def history(self) -> list[tuple[str, SessionUpdate]]:
+        """The conversation as the updates a client would have seen, ``(turnId, update)``."""
+        writer = self.engine.transcript
+        if writer is None:
+            return []
+        await writer.flush()
+        loaded = await asyncio.to_thread(read_transcript, writer.path)
+        chain = build_chain(loaded.records, writer.last_uuid)[0]
+        return history_updates(
+            chain, self.engine.describe_call, self.engine.provider.context_window
+        )
+
+    async def stop_task(self, task_id: str) -> bool:
+        tasks = self.engine.tasks
+        if tasks.get(task_id) is None:
+            raise SessionError(f"unknown taskId: {task_id}")
+        task = await tasks.stop(task_id)
+        return task is not None and task.status == "killed"
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        self.engine.cancel()
+        for driver in list(self._drivers):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await driver
+        await self._hooks.close()
+
+
+def _compact_instructions(blocks: Sequence[ContentBlock]) -> str | None:
+    """``/compact [instructions]`` typed as a prompt asks for a compaction, not a turn."""
+    first = blocks[0] if blocks else None
+    if not isinstance(first, TextContent):
+        return None
+    text = first.text.strip()
+    if text == COMPACT_COMMAND or text.startswith(COMPACT_COMMAND + " "):
+        return text.removeprefix(COMPACT_COMMAND).strip()
+    return None

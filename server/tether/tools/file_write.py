@@ -1,0 +1,78 @@
+"""What Edit and Write share: the plan's checks serve as the call's validation and as the
+permission question's preview (the diff), and the apply step — parent folder, one write
+through the editor versioned against the text read, the diff the editor shows."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from tether.editor.port import Document, WriteOutcome
+from tether.errors import ToolError
+from tether.protocol.content import DiffContent
+from tether.tools.base import PermissionCheck
+from tether.tools.context import ToolContext
+from tether.tools.paths import display_path
+
+
+class FileChange(Protocol):
+    """A planned write: the file, the text it was read with (None: it does not exist), and
+    the exact text to write."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def base(self) -> Document | None: ...
+    @property
+    def new_text(self) -> str: ...
+
+
+InputT = TypeVar("InputT", bound=BaseModel)
+Planner = Callable[[InputT, ToolContext], Awaitable[FileChange]]
+
+
+def diff_of(change: FileChange) -> DiffContent:
+    old = change.base.text if change.base is not None else None
+    return DiffContent(uri=change.path.as_uri(), old_text=old, new_text=change.new_text)
+
+
+def validate_by_planning(
+    plan: Planner[InputT],
+) -> Callable[[InputT, ToolContext], Awaitable[str | None]]:
+    """A call is valid when it can be planned; the plan's refusal is the model's message."""
+
+    async def validate(inp: InputT, ctx: ToolContext) -> str | None:
+        try:
+            await plan(inp, ctx)
+        except ToolError as e:
+            return str(e)
+        return None
+
+    return validate
+
+
+def preview_by_planning(
+    plan: Planner[InputT],
+) -> Callable[[InputT, ToolContext], Awaitable[PermissionCheck]]:
+    """The permission question shows the diff the call would make; rules and the mode decide."""
+
+    async def check(inp: InputT, ctx: ToolContext) -> PermissionCheck:
+        try:
+            change = await plan(inp, ctx)
+        except ToolError:
+            return PermissionCheck("passthrough")
+        return PermissionCheck("passthrough", content=[diff_of(change)])
+
+    return check
+
+
+async def write_change(ctx: ToolContext, change: FileChange, verb: str) -> WriteOutcome:
+    """One write through the editor, versioned against ``change.base``."""
+    if change.base is None:
+        await asyncio.to_thread(change.path.parent.mkdir, parents=True, exist_ok=True)
+    label = f"{verb} {display_path(change.path, ctx.cwd)}"
+    return await ctx.editor.write(change.path, change.new_text, base=change.base, label=label)
