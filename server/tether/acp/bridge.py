@@ -22,15 +22,14 @@ import acp.schema as wire
 from acp import Client, RequestError
 
 from tether.acp.mapping import View, permission_tool_call
-from tether.editor.disk import read_text_file, write_text_atomically
+from tether.editor.disk import read_text_file, write_on_disk, write_text_atomically
 from tether.editor.port import (
     Document,
     PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
-    conflict,
-    current_document,
+    check_base,
 )
 from tether.errors import ToolError
 
@@ -65,13 +64,11 @@ class AcpEditor:
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
-        current = await current_document(self, path)
-        stale = conflict(base, current)
+        _current, stale = await check_base(self, path, base)
         if stale is not None:
             return stale
         if not self.can_write:
-            await asyncio.to_thread(write_text_atomically, path, new_text)
-            return Written(Document(path=path, text=new_text))
+            return await write_on_disk(path, new_text)
         try:
             await self.client.write_text_file(
                 session_id=self.session_id, path=str(path), content=new_text

@@ -45,6 +45,12 @@ def write_text_atomically(path: Path, text: str) -> None:
     write_text_no_symlinks(path, text)
 
 
+async def write_on_disk(path: Path, text: str) -> Written:
+    """For front doors with no buffer to hold the text: the file itself."""
+    await asyncio.to_thread(write_text_atomically, path, text)
+    return Written(Document(path=path, text=text))
+
+
 class DiskEditor:
     """Reads and writes files directly; permission questions go to ``asker`` and the trust
     question to ``trust_asker`` (both say no by default)."""

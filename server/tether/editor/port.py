@@ -51,6 +51,15 @@ async def current_document(editor: Editor, path: Path) -> Document | None:
         return None
 
 
+async def check_base(
+    editor: Editor, path: Path, base: Document | None
+) -> tuple[Document | None, Conflict | None]:
+    """The start of every write: the current document, and the Conflict that forbids the
+    write when it is no longer ``base``."""
+    current = await current_document(editor, path)
+    return current, conflict(base, current)
+
+
 def conflict(base: Document | None, current: Document | None) -> Conflict | None:
     """Why a write based on ``base`` must not happen now that the text is ``current``
     (``base=None``: the file must not exist), or None when it may."""

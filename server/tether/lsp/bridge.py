@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from tether.editor.disk import read_text_file, write_text_atomically
+from tether.editor.disk import read_text_file, write_on_disk, write_text_atomically
 from tether.editor.port import (
     Conflict,
     Document,
@@ -27,7 +27,7 @@ from tether.editor.port import (
     PermissionRequest,
     WriteOutcome,
     Written,
-    conflict,
+    check_base,
     current_document,
 )
 from tether.lsp.textedits import minimal_edits
@@ -69,18 +69,13 @@ class LspEditor:
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
-        current = await current_document(self, path)
-        stale = conflict(base, current)
+        current, stale = await check_base(self, path, base)
         if stale is not None:
             return stale
         features = self.server.features
-        if not features.apply_edit:
-            await asyncio.to_thread(write_text_atomically, path, new_text)
-            return Written(Document(path=path, text=new_text))
-        if current is None and not features.create_files:
-            # No buffer can hold a file that does not exist yet: create it on disk.
-            await asyncio.to_thread(write_text_atomically, path, new_text)
-            return Written(Document(path=path, text=new_text))
+        if not features.apply_edit or (current is None and not features.create_files):
+            # No buffer can take the edit (or hold a file that does not exist yet).
+            return await write_on_disk(path, new_text)
 
         outcome = await self._apply(path, current, new_text, label)
         if isinstance(outcome, Conflict):

@@ -19,13 +19,17 @@ from tether import prompts
 from tether.editor.port import Conflict, Document, Written
 from tether.errors import ToolError
 from tether.protocol.content import DiffContent
-from tether.protocol.updates import Location
 from tether.tools.base import Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext, text_hash
 from tether.tools.edit_match import Ambiguous, NotFound, replace, snippet
-from tether.tools.file_write import preview_by_planning, validate_by_planning, write_change
+from tether.tools.file_write import (
+    file_location,
+    preview_by_planning,
+    validate_by_planning,
+    write_change,
+)
 from tether.tools.paths import resolve_tool_path
-from tether.tools.read import file_uri, missing_file_message, read_document
+from tether.tools.read import missing_file_message, read_document
 
 MAX_CONFLICT_RETRIES = 3
 NO_CHANGE = "No changes to make: old_string and new_string are identical."
@@ -179,10 +183,6 @@ async def _call(inp: EditInput, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=_summary(inp, plan, written.document), display=[diff])
 
 
-def _locations(inp: EditInput, ctx: ToolContext) -> list[Location]:
-    return [Location(uri=file_uri(inp.file_path, ctx.cwd))]
-
-
 EDIT_TOOL: Tool[EditInput] = build_tool(
     name="Edit",
     description=prompts.load("tools/Edit.md"),
@@ -192,6 +192,6 @@ EDIT_TOOL: Tool[EditInput] = build_tool(
     validate=validate_by_planning(plan_edit),
     check_permissions=preview_by_planning(plan_edit),
     title=lambda inp: f"Edit {inp.file_path}",
-    locations=_locations,
+    locations=file_location,
     rule_content=lambda inp: inp.file_path,
 )

@@ -14,9 +14,11 @@ from pydantic import BaseModel
 from tether.editor.port import Document, WriteOutcome
 from tether.errors import ToolError
 from tether.protocol.content import DiffContent
+from tether.protocol.updates import Location
 from tether.tools.base import PermissionCheck
 from tether.tools.context import ToolContext
 from tether.tools.paths import display_path
+from tether.tools.read import file_uri
 
 
 class FileChange(Protocol):
@@ -33,6 +35,16 @@ class FileChange(Protocol):
 
 InputT = TypeVar("InputT", bound=BaseModel)
 Planner = Callable[[InputT, ToolContext], Awaitable[FileChange]]
+
+
+class NamesAFile(Protocol):
+    @property
+    def file_path(self) -> str: ...
+
+
+def file_location(inp: NamesAFile, ctx: ToolContext) -> list[Location]:
+    """Where the editor can show the call: the file it names."""
+    return [Location(uri=file_uri(inp.file_path, ctx.cwd))]
 
 
 def diff_of(change: FileChange) -> DiffContent:

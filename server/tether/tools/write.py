@@ -17,18 +17,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether import prompts
 from tether.editor.port import Conflict, Document
 from tether.errors import ToolError
-from tether.protocol.updates import Location
 from tether.tools.base import Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext, text_hash
 from tether.tools.edit_match import snippet, split_lines, uses_crlf
 from tether.tools.file_write import (
     diff_of,
+    file_location,
     preview_by_planning,
     validate_by_planning,
     write_change,
 )
 from tether.tools.paths import resolve_tool_path
-from tether.tools.read import file_uri, read_document
+from tether.tools.read import read_document
 
 NOT_READ = "The file already exists and has not been read yet. Read it first, then write it."
 CHANGED = (
@@ -108,10 +108,6 @@ async def _call(inp: WriteInput, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=text, display=[display])
 
 
-def _locations(inp: WriteInput, ctx: ToolContext) -> list[Location]:
-    return [Location(uri=file_uri(inp.file_path, ctx.cwd))]
-
-
 WRITE_TOOL: Tool[WriteInput] = build_tool(
     name="Write",
     description=prompts.load("tools/Write.md"),
@@ -121,6 +117,6 @@ WRITE_TOOL: Tool[WriteInput] = build_tool(
     validate=validate_by_planning(plan_write),
     check_permissions=preview_by_planning(plan_write),
     title=lambda inp: f"Write {inp.file_path}",
-    locations=_locations,
+    locations=file_location,
     rule_content=lambda inp: inp.file_path,
 )
