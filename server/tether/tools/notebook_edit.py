@@ -19,11 +19,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether import prompts
 from tether.editor.port import Conflict, Document
 from tether.errors import ToolError
-from tether.protocol.content import DiffContent
 from tether.protocol.updates import Location
-from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
+from tether.tools.base import Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext, text_hash
-from tether.tools.paths import display_path, resolve_tool_path
+from tether.tools.file_write import (
+    diff_of,
+    preview_by_planning,
+    validate_by_planning,
+    write_change,
+)
+from tether.tools.paths import resolve_tool_path
 from tether.tools.read import file_uri, missing_file_message, read_document
 from tether.tools.write import CHANGED, conflict_message
 
@@ -137,30 +142,11 @@ async def plan_notebook_edit(inp: NotebookEditInput, ctx: ToolContext) -> Notebo
 
 async def _call(inp: NotebookEditInput, ctx: ToolContext) -> ToolResult:
     plan = await plan_notebook_edit(inp, ctx)
-    label = f"NotebookEdit {display_path(plan.path, ctx.cwd)}"
-    outcome = await ctx.editor.write(plan.path, plan.new_text, base=plan.base, label=label)
+    outcome = await write_change(ctx, plan, "NotebookEdit")
     if isinstance(outcome, Conflict):
         raise ToolError(conflict_message(outcome))
     ctx.files.record(outcome.document)
-    display = DiffContent(uri=plan.path.as_uri(), old_text=plan.base.text, new_text=plan.new_text)
-    return ToolResult(content=plan.summary, display=[display])
-
-
-async def _validate(inp: NotebookEditInput, ctx: ToolContext) -> str | None:
-    try:
-        await plan_notebook_edit(inp, ctx)
-    except ToolError as e:
-        return str(e)
-    return None
-
-
-async def _check_permissions(inp: NotebookEditInput, ctx: ToolContext) -> PermissionCheck:
-    try:
-        plan = await plan_notebook_edit(inp, ctx)
-    except ToolError:
-        return PermissionCheck("passthrough")
-    diff = DiffContent(uri=plan.path.as_uri(), old_text=plan.base.text, new_text=plan.new_text)
-    return PermissionCheck("passthrough", content=[diff])
+    return ToolResult(content=plan.summary, display=[diff_of(plan)])
 
 
 def _locations(inp: NotebookEditInput, ctx: ToolContext) -> list[Location]:
@@ -173,8 +159,8 @@ NOTEBOOK_EDIT_TOOL: Tool[NotebookEditInput] = build_tool(
     input_model=NotebookEditInput,
     call=_call,
     kind="edit",
-    validate=_validate,
-    check_permissions=_check_permissions,
+    validate=validate_by_planning(plan_notebook_edit),
+    check_permissions=preview_by_planning(plan_notebook_edit),
     title=lambda inp: f"NotebookEdit {inp.notebook_path} ({inp.edit_mode})",
     locations=_locations,
     rule_content=lambda inp: inp.notebook_path,
