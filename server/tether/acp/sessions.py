@@ -30,6 +30,7 @@ from tether.errors import ConfigError, SessionError
 from tether.mcp.manager import McpManager
 from tether.protocol.updates import AgentMessageChunk, Mode, SessionUpdate
 from tether.session.session import Session
+from tether.skills.expand import CommandError
 from tether.transcript.load import TranscriptDamagedError
 from tether.transcript.store import TranscriptStore
 from tether.workspace import Workspace
@@ -242,7 +243,10 @@ class AcpSessions:
     async def prompt(self, session_id: str, prompt: Sequence[AcpPromptBlock]) -> wire.StopReason:
         acp_session = self.get(session_id)
         # Updates go out through the outbox in order; the answer waits for them.
-        result = await acp_session.session.prompt(prompt_blocks(prompt))
+        try:
+            result = await acp_session.session.prompt(prompt_blocks(prompt))
+        except CommandError as e:  # a slash command that cannot be expanded
+            raise invalid(str(e))
         await self.outbox.drain(session_id)
         return await self._finish(acp_session, result.terminal)
 

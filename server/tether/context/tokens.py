@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 from tether.core.messages import (
+    DocumentBlock,
     ImageBlock,
     Message,
     TextBlock,
@@ -31,6 +32,8 @@ from tether.providers.base import SystemBlock, TokenUsage, ToolSpec
 CHARS_PER_TOKEN = 3.5
 OTHER_CHARS_PER_TOKEN = 2.0
 IMAGE_TOKENS = 1_600
+DOCUMENT_TOKENS_PER_KB = 40
+"""A PDF costs text plus a page image per page; about this much per kilobyte of base64."""
 MESSAGE_OVERHEAD = 4
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _WIDE = re.compile(
@@ -58,10 +61,24 @@ def estimate_message(message: Message) -> int:
             total += estimate_text(block.name) + estimate_text(json.dumps(block.input))
         elif isinstance(block, ToolResultBlock):
             for part in block.content:
-                total += IMAGE_TOKENS if isinstance(part, ImageBlock) else estimate_text(part.text)
+                total += _part_tokens(part)
+        elif isinstance(block, DocumentBlock):
+            total += _document_tokens(block)
         else:
             total += IMAGE_TOKENS
     return total
+
+
+def _document_tokens(block: DocumentBlock) -> int:
+    return max(IMAGE_TOKENS, len(block.data) // 1024 * DOCUMENT_TOKENS_PER_KB)
+
+
+def _part_tokens(part: TextBlock | ImageBlock | DocumentBlock) -> int:
+    if isinstance(part, TextBlock):
+        return estimate_text(part.text)
+    if isinstance(part, DocumentBlock):
+        return _document_tokens(part)
+    return IMAGE_TOKENS
 
 
 class TokenCounter:

@@ -14,9 +14,27 @@ class _Block(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
+class _Verbatim(BaseModel):
+    """Provider data that must go back exactly as it came: unknown fields are kept."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class Citation(_Verbatim):
+    """Where a piece of the model's text comes from (a web search result, a document page).
+    Opaque to Tether; the API checks the encrypted parts when it gets them back."""
+
+    type: str
+    cited_text: str = ""
+    url: str | None = None
+    title: str | None = None
+
+
 class TextBlock(_Block):
     type: Literal["text"] = "text"
     text: str
+    citations: tuple[Citation, ...] | None = None
+    """Set by the provider on text that cites sources (web search results)."""
 
 
 class ImageBlock(_Block):
@@ -24,6 +42,16 @@ class ImageBlock(_Block):
     media_type: str
     data: str
     """Base64-encoded image bytes."""
+
+
+class DocumentBlock(_Block):
+    """A PDF for the model to read (Anthropic's ``document`` block)."""
+
+    type: Literal["document"] = "document"
+    media_type: Literal["application/pdf"] = "application/pdf"
+    data: str
+    """Base64-encoded PDF bytes."""
+    title: str | None = None
 
 
 class ThinkingBlock(_Block):
@@ -48,10 +76,41 @@ class ToolUseBlock(_Block):
     """The stream ended before the input JSON was complete: never run, tell the model."""
 
 
+class ServerToolUseBlock(_Verbatim):
+    """A tool the provider ran on its side during the response (web search). Kept
+    verbatim in the history: the API wants it back unchanged, next to its result."""
+
+    type: Literal["server_tool_use"] = "server_tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class WebSearchResult(_Verbatim):
+    type: Literal["web_search_result"] = "web_search_result"
+    url: str
+    title: str = ""
+    encrypted_content: str = ""
+    page_age: str | None = None
+
+
+class WebSearchError(_Verbatim):
+    type: Literal["web_search_tool_result_error"] = "web_search_tool_result_error"
+    error_code: str
+
+
+class WebSearchToolResultBlock(_Verbatim):
+    """The results of a server-side web search, as the API sent them."""
+
+    type: Literal["web_search_tool_result"] = "web_search_tool_result"
+    tool_use_id: str
+    content: list[WebSearchResult] | WebSearchError
+
+
 class ToolResultBlock(_Block):
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
-    content: list[TextBlock | ImageBlock]
+    content: list[TextBlock | ImageBlock | DocumentBlock]
     is_error: bool = False
 
     @property
@@ -59,9 +118,19 @@ class ToolResultBlock(_Block):
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
 
 
-ResultPart = TextBlock | ImageBlock
+ResultPart = TextBlock | ImageBlock | DocumentBlock
+ServerBlock = ServerToolUseBlock | WebSearchToolResultBlock
+"""Blocks of tools the provider runs itself; only that provider can take them back."""
 Block = Annotated[
-    TextBlock | ImageBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock,
+    TextBlock
+    | ImageBlock
+    | DocumentBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ToolUseBlock
+    | ServerToolUseBlock
+    | WebSearchToolResultBlock
+    | ToolResultBlock,
     Field(discriminator="type"),
 ]
 

@@ -28,6 +28,7 @@ from tether.engine.transitions import (
     MaxTokensContinue,
     MaxTokensEscalate,
     NextTurn,
+    PauseTurnContinue,
     Step,
     StopHookContinue,
     Terminal,
@@ -35,6 +36,7 @@ from tether.engine.transitions import (
 from tether.errors import ModelError, PromptTooLongError
 from tether.orchestration.executor import StreamingToolExecutor
 from tether.orchestration.pipeline import ToolOutcome, run_tool_use
+from tether.protocol.server_tools import server_tool_update
 from tether.protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -46,6 +48,8 @@ from tether.protocol.updates import (
 from tether.providers.base import (
     Completed,
     Retrying,
+    ServerToolFinished,
+    ServerToolStarted,
     StreamReset,
     TextDelta,
     ThinkingDelta,
@@ -62,6 +66,8 @@ CONTINUE_PROMPT = (
     "stopped, without repeating anything."
 )
 INTERRUPTED_BY_USER = "[Request interrupted by user]"
+MAX_PAUSES = 10
+"""Paused server-side tool loops resumed in one turn before giving up."""
 
 
 class TurnLoop:
@@ -76,6 +82,7 @@ class TurnLoop:
         self.model_calls = 0
         self.continuations = 0
         self.stop_blocks = 0
+        self.pauses = 0
         self._executor: StreamingToolExecutor | None = None
         self._partial: list[Block] = []
         self._partial_text = ""
@@ -156,6 +163,11 @@ class TurnLoop:
             return MaxTokensContinue(self.continuations)
         if completed.stop_reason == "refusal":
             return Terminal("refusal", "the model declined to continue")
+        if completed.stop_reason == "pause_turn":
+            if self.pauses >= MAX_PAUSES:
+                return Terminal("model_error", "the provider kept pausing its server-side tools")
+            self.pauses += 1
+            return PauseTurnContinue(self.pauses)
         injected = await engine.drain_inbox(self.turn_id)
         if injected:
             return InputInjected(injected)
@@ -216,6 +228,9 @@ class TurnLoop:
                 # Kept (signature and all) so a cancelled tool call still goes back with it.
                 self._flush_partial_text()
                 self._partial.append(event.block)
+            elif isinstance(event, ServerToolStarted | ServerToolFinished):
+                self._flush_partial_text()
+                self.emit(server_tool_update(event.block))
             elif isinstance(event, ToolUseReady):
                 self._flush_partial_text()
                 self._partial.append(event.block)

@@ -96,6 +96,15 @@ class InputInjected:
 
 
 @dataclass(frozen=True)
+class PauseTurnContinue:
+    """The provider paused a long server-side tool loop (web search); the request is sent
+    again with the paused reply so it goes on."""
+
+    attempt: int
+    kind: Literal["pause_turn_continue"] = "pause_turn_continue"
+
+
+@dataclass(frozen=True)
 class CompactRetry:
     """The prompt was too long; the history was compacted and the request is retried."""
 
@@ -109,5 +118,6 @@ Transition = (
     | StopHookContinue
     | InputInjected
     | CompactRetry
+    | PauseTurnContinue
 )
 Step = Transition | Terminal

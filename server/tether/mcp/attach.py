@@ -1,4 +1,5 @@
-"""Put a workspace's MCP tools into one session's tool pool, and keep them current.
+"""Put a workspace's MCP tools into one session's tool pool, and keep them current; the same
+for the servers' instructions in the system prompt, and the resource tools.
 
 Each change (a server connects, restarts, lists new tools) re-applies the deferral
 policy: when the MCP schemas would take more than the policy's share of the model's
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tether.mcp.manager import McpManager
+from tether.mcp.resource_tools import resource_tools
 from tether.tools.pool import DeferralPolicy, ToolPool
 from tether.tools.toolsearch import NAME as TOOL_SEARCH
 from tether.tools.toolsearch import tool_search_tool
@@ -57,13 +59,65 @@ class PoolSync:
             self._sources = None
 
 
+MAX_INSTRUCTIONS = 4000
+"""Characters of one server's instructions put in the system prompt."""
+
+
+def instructions_section(manager: McpManager) -> str:
+    found = manager.instructions()
+    if not found:
+        return ""
+    lines = [
+        "# MCP server instructions",
+        "The connected MCP servers say this about using their tools and resources:",
+    ]
+    for server, text in found:
+        lines += ["", f"## {server}", text.strip()[:MAX_INSTRUCTIONS]]
+    return "\n".join(lines)
+
+
+class InstructionsSync:
+    """Keeps the servers' instructions in a session's system prompt; the prompt is rebuilt
+    only when they change (a rebuild costs one prompt-cache miss)."""
+
+    def __init__(self, engine: QueryEngine, manager: McpManager) -> None:
+        self.engine = engine
+        self.manager = manager
+        self.section = ""
+
+    def __call__(self) -> None:
+        section = instructions_section(self.manager)
+        if section == self.section:
+            return
+        sections = self.engine.assembler.extra_sections
+        if self.section in sections:
+            sections.remove(self.section)
+        if section:
+            sections.append(section)
+        self.section = section
+        self.engine.assembler.invalidate()
+
+
 def attach(
     engine: QueryEngine, manager: McpManager, policy: DeferralPolicy | None = None
 ) -> Callable[[], None]:
-    """Add ``manager``'s tools to ``engine`` now and whenever they change; returns the
-    function that stops the updates (call it when the session closes)."""
+    """Add ``manager``'s tools and instructions to ``engine`` now and whenever they change;
+    returns the function that stops the updates (call it when the session closes)."""
     sync = PoolSync(
         engine.tools, manager, policy or DeferralPolicy(), lambda: engine.provider.context_window
     )
-    sync()
-    return manager.subscribe(sync)
+    instructions = InstructionsSync(engine, manager)
+    readers = resource_tools(manager)
+
+    def changed() -> None:
+        sync()
+        instructions()
+        # The resource tools cost tokens on every request: offered only when there are any.
+        for tool in readers:
+            if manager.resources():
+                engine.tools.add(tool)
+            else:
+                engine.tools.remove(tool.name)
+
+    changed()
+    return manager.subscribe(changed)

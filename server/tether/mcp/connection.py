@@ -1,4 +1,5 @@
-"""One long-lived client per MCP server: connect, list tools, call, restart after a crash.
+"""One long-lived client per MCP server: connect, list what it offers, call, restart after a
+crash, list again when the server says its tools, prompts or resources changed.
 
 The SDK's ``Client`` is entered and left in one task (anyio cancel scopes require it), so
 each server gets a runner task that owns the connection for its whole life; tool calls
@@ -18,23 +19,24 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO, cast
+from typing import Any, Literal, TextIO, TypeVar, cast
 
 import mcp_types as types
 from mcp import Client, MCPError
 
 from tether import __version__
 from tether.errors import ToolError
+from tether.mcp.catalog import Kind, changed_kind, list_kind, load_catalog, watch_changes
 from tether.mcp.config import NamedServer
 from tether.mcp.transport import open_transport
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 State = Literal["pending", "connecting", "connected", "restarting", "failed", "stopped"]
-_PAGE_CAP = 100
 
 
 class McpUnavailable(ToolError):
@@ -89,9 +91,17 @@ class McpConnection:
         self.error: str | None = None
         self.restarts = 0
         self.tools: list[types.Tool] = []
+        self.prompts: list[types.Prompt] = []
+        self.resources: list[types.Resource] = []
+        self.instructions: str | None = None
+        """What the server asks clients to tell the model about it (initialize result)."""
         self._client: Client | None = None
         self._lost = asyncio.Event()
         self._relist = asyncio.Event()
+        self._stale: set[Kind] = set()
+        self._fresh = asyncio.Event()
+        """Clear while a change notice waits for its relisting."""
+        self._fresh.set()
         self._stop = asyncio.Event()
         self._settled = asyncio.Event()
         """Set once the first attempt connected or failed."""
@@ -154,6 +164,8 @@ class McpConnection:
         self._client = None
         self._up.clear()
         self._lost.set()
+        self._stale.clear()
+        self._fresh.set()
 
     async def _run(self) -> None:
         ever_connected = False
@@ -209,9 +221,15 @@ class McpConnection:
             async with contextlib.AsyncExitStack() as stack:
                 async with asyncio.timeout(self.connect_timeout):
                     await stack.enter_async_context(client)
-                    self.tools = await _list_tools(client)
+                    catalog = await load_catalog(client)
+                self.tools, self.prompts = catalog.tools, catalog.prompts
+                self.resources, self.instructions = catalog.resources, catalog.instructions
                 self._client = client
                 self._connected_at = time.monotonic()
+                watcher = asyncio.get_running_loop().create_task(
+                    watch_changes(client, self._mark_stale)
+                )
+                stack.push_async_callback(_cancel, watcher)
                 self._set("connected")
                 self._settled.set()
                 self._up.set()
@@ -219,9 +237,7 @@ class McpConnection:
                     await _first(self._stop, self._lost, self._relist)
                     if self._stop.is_set() or self._lost.is_set():
                         break
-                    self._relist.clear()
-                    self.tools = await _list_tools(client)
-                    self._on_change(self)
+                    await self._refresh(client)
 
     @contextlib.contextmanager
     def _errlog(self) -> Generator[TextIO]:
@@ -230,8 +246,29 @@ class McpConnection:
             yield f
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self._relist.set()
+        kind = changed_kind(message)
+        if kind is not None:
+            self._mark_stale(kind)
+
+    def _mark_stale(self, kind: Kind) -> None:
+        self._stale.add(kind)
+        self._fresh.clear()
+        self._relist.set()
+
+    async def _refresh(self, client: Client) -> None:
+        self._relist.clear()
+        stale, self._stale = self._stale, set()
+        for kind in sorted(stale):
+            items = await list_kind(client, kind, fresh=True)
+            if kind == "tools":
+                self.tools = items
+            elif kind == "prompts":
+                self.prompts = items
+            else:
+                self.resources = items
+        if not self._stale:
+            self._fresh.set()
+        self._on_change(self)
 
     def _describe(self, error: BaseException) -> str:
         error = _root_cause(error)
@@ -259,8 +296,53 @@ class McpConnection:
         """Call ``tool``; raises McpUnavailable when the server cannot answer, MCPError for a
         protocol error the server sent (bad arguments, unknown tool...)."""
         client = await self._ready_client()
+        result = await self._guard(
+            client.call_tool(tool, arguments, read_timeout_seconds=self.call_timeout)
+        )
+        # A call may change the server's tools. The change notice can reach us after the
+        # answer (over HTTP it comes on another stream), so after a call that may write, a
+        # server that announces tool changes is asked again now: the model's next request
+        # then offers what the call made available.
+        if self._may_change_tools(tool):
+            await self._relist_tools(client)
+        elif not self._fresh.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._fresh.wait(), self.connect_timeout)
+        return result
+
+    def _may_change_tools(self, tool: str) -> bool:
+        client = self._client
+        if client is None:
+            return False
+        caps = client.server_capabilities.tools
+        if caps is None or not caps.list_changed:
+            return False
+        found = next((t for t in self.tools if t.name == tool), None)
+        hints = found.annotations if found is not None else None
+        return not (hints is not None and hints.read_only_hint is True)
+
+    async def _relist_tools(self, client: Client) -> None:
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=self.call_timeout)
+            tools = await self._guard(list_kind(client, "tools", fresh=True))
+        except (McpUnavailable, MCPError) as e:
+            log.info("MCP server %s: could not list tools again: %s", self.name, e)
+            return
+        if [t.model_dump() for t in tools] != [t.model_dump() for t in self.tools]:
+            self.tools = tools
+            self._on_change(self)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        """The prompt's messages with ``arguments`` filled in; errors as for ``call_tool``."""
+        client = await self._ready_client()
+        return await self._guard(client.get_prompt(name, arguments))
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        client = await self._ready_client()
+        return await self._guard(client.read_resource(uri, cache_mode="bypass"))
+
+    async def _guard(self, request: Awaitable[T]) -> T:
+        try:
+            return await request
         except MCPError as e:
             if e.code != types.CONNECTION_CLOSED:
                 raise
@@ -292,16 +374,10 @@ def _root_cause(error: BaseException) -> BaseException:
     return cast(BaseException, error)
 
 
-async def _list_tools(client: Client) -> list[types.Tool]:
-    tools: list[types.Tool] = []
-    cursor: str | None = None
-    for _ in range(_PAGE_CAP):
-        page = await client.list_tools(cursor=cursor)
-        tools += page.tools
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return tools
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
 
 
 async def _first(*events: asyncio.Event) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import platformdirs
 
 from tether.mcp.config import McpConfig, NamedServer
@@ -144,6 +145,30 @@ class McpManager:
                 cached = self._wrapped[name] = (listed, wrapped)
             out += cached[1]
         return out
+
+    def prompts(self) -> list[tuple[str, types.Prompt]]:
+        """(server, prompt) for every prompt of a connected server."""
+        return [(n, p) for n, c in self.connections.items() for p in c.prompts]
+
+    def resources(self, server: str | None = None) -> list[tuple[str, types.Resource]]:
+        return [
+            (n, r)
+            for n, c in self.connections.items()
+            if server is None or n == server
+            for r in c.resources
+        ]
+
+    def instructions(self) -> list[tuple[str, str]]:
+        """(server, text) for every server that sent instructions."""
+        return [(n, c.instructions) for n, c in self.connections.items() if c.instructions]
+
+    def connection(self, server: str) -> McpConnection:
+        """The server's connection; KeyError names the servers there are."""
+        found = self.connections.get(server)
+        if found is None:
+            names = ", ".join(self.connections) or "none"
+            raise KeyError(f"no MCP server named {server!r} (servers: {names})")
+        return found
 
     def summary(self) -> str:
         """``github (45 tools), files (12 tools)``: what deferred tools are about."""

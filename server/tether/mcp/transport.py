@@ -3,6 +3,9 @@
 The SDK's session notices a dead server only when a request fails. A crash while the
 session is idle must be seen too (to restart the server before the model needs it), so
 the read stream is wrapped: when it ends without our asking, ``on_lost`` is called.
+
+Remote servers get their configured headers (environment variables already expanded) on
+every request, through an HTTP client made here with the SDK's documented timeouts.
 """
 
 from __future__ import annotations
@@ -12,25 +15,49 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, Protocol, Self, TextIO
 
 import anyio
-from mcp.client._transport import ReadStream, TransportStreams
+import httpx2
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
 
 from tether.mcp.config import NamedServer, StdioServer
 
 Item = SessionMessage | Exception
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+"""The SDK's own defaults: a server may hold a response stream open for minutes."""
+
+
+class _Reading(Protocol):
+    async def receive(self) -> Item: ...
+
+    async def aclose(self) -> None: ...
+
+
+class MessageWriter(Protocol):
+    """The write half of a transport (the shape the SDK's streams have)."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None: ...
 
 
 class WatchedRead:
     """A read stream that reports its end (EOF or closed) once, then behaves as the inner."""
 
-    def __init__(self, inner: ReadStream[Item], on_end: Callable[[], None]) -> None:
+    def __init__(self, inner: _Reading, on_end: Callable[[], None]) -> None:
         self._inner = inner
         self._on_end = on_end
 
@@ -74,7 +101,7 @@ class WatchedRead:
 @asynccontextmanager
 async def open_transport(
     server: NamedServer, *, cwd: Path, errlog: TextIO, on_lost: Callable[[], None]
-) -> AsyncGenerator[TransportStreams]:
+) -> AsyncGenerator[tuple[WatchedRead, MessageWriter]]:
     """Streams to ``server``; ``on_lost`` fires when the server ends the connection."""
     config = server.config
     if isinstance(config, StdioServer):
@@ -92,7 +119,7 @@ async def open_transport(
             yield WatchedRead(read, on_lost), write
     else:
         async with (
-            create_mcp_http_client(headers=config.headers or None) as http,
+            httpx2.AsyncClient(headers=config.headers or None, timeout=HTTP_TIMEOUT) as http,
             streamable_http_client(config.url, http_client=http) as (read, write),
         ):
             yield WatchedRead(read, on_lost), write

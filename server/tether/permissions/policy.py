@@ -31,6 +31,7 @@ from tether.permissions.rules import (
     Rule,
     Subject,
     matches,
+    url_host,
 )
 from tether.protocol.updates import Mode
 from tether.tools.base import PermissionCheck, Tool
@@ -144,6 +145,8 @@ def suggest_rule(tool: Tool[Any], data: Any, ctx: ToolContext) -> str | None:
         return suggest_for_bash(content, ctx)
     if tool.name in NAMED_SPECS:
         return f"{tool.name}({content})"
+    if tool.kind == "fetch":
+        return f"{tool.name}(domain:{url_host(content)})"
     path = Path(content)
     try:
         rel = canonical(path if path.is_absolute() else ctx.cwd / path).relative_to(

@@ -86,8 +86,17 @@ def matches(rule: Rule, subject: Subject) -> bool:
     return path_matches(rule.spec, Path(subject.content), subject.cwd)
 
 
+def url_host(url_or_host: str) -> str:
+    """The host of a URL (or a bare host), lower-cased, without credentials or port."""
+    rest = re.sub(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", "", url_or_host.strip())
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0].rsplit("@", 1)[-1]
+    if authority.startswith("["):
+        return authority[1:].split("]")[0].lower()
+    return authority.split(":")[0].lower()
+
+
 def domain_matches(pattern: str, url_or_host: str) -> bool:
-    host = re.sub(r"^[a-z]+://", "", url_or_host).split("/")[0].split(":")[0].lower()
+    host = url_host(url_or_host)
     pattern = pattern.lower()
     if pattern.startswith("*."):
         return host.endswith(pattern[1:])

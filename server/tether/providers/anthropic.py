@@ -21,17 +21,22 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tether.core.messages import (
     Block,
+    Citation,
     Message,
     RedactedThinkingBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
+    WebSearchToolResultBlock,
 )
 from tether.errors import ModelError, PromptTooLongError
 from tether.providers.auth import ApiKeyHelper
 from tether.providers.base import (
     Completed,
     ModelRequest,
+    ServerToolFinished,
+    ServerToolStarted,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -46,6 +51,7 @@ from tether.providers.convert_anthropic import (
     request_params,
     stop_reason,
     usage,
+    wire_dict,
 )
 from tether.providers.models import (
     MIN_THINKING_BUDGET,
@@ -327,6 +333,9 @@ class _Partial:
     name: str = ""
     tool_use: ToolUseBlock | None = None
     """Set once a tool_use block is complete."""
+    citations: list[Citation] = field(default_factory=list[Citation])
+    server: ServerToolUseBlock | WebSearchToolResultBlock | None = None
+    """A provider-side tool's block (its input filled in once complete)."""
 
 
 class _StreamState:
@@ -351,6 +360,9 @@ class _StreamState:
                 return [ToolUseReady(_finish_tool_use(partial))]
             if partial is not None and partial.type in ("thinking", "redacted_thinking"):
                 return [ThinkingReady(_thinking_block(partial))]
+            if partial is not None and isinstance(partial.server, ServerToolUseBlock):
+                partial.server = _finish_server_use(partial.server, partial.parts)
+                return [ServerToolStarted(partial.server)]
         elif event.type == "message_delta":
             self._usage = usage(event.usage, self._usage)
             self._stop_reason = event.delta.stop_reason
@@ -368,6 +380,15 @@ class _StreamState:
         if block.type == "tool_use":
             partial.id, partial.name = block.id, block.name
             return [ToolUseStarted(block.id, block.name)]
+        if block.type == "server_tool_use":
+            # The input streams as JSON fragments, like a tool_use's.
+            partial.server = ServerToolUseBlock.model_validate({**wire_dict(block), "input": {}})
+            return []
+        if block.type == "web_search_tool_result":
+            # Arrives whole in its start event; kept verbatim.
+            result = WebSearchToolResultBlock.model_validate(wire_dict(block))
+            partial.server = result
+            return [ServerToolFinished(result)]
         if block.type == "text" and block.text:
             partial.parts.append(block.text)
             return [TextDelta(block.text)]
@@ -393,6 +414,8 @@ class _StreamState:
             partial.signature = delta.signature
         elif delta.type == "input_json_delta":
             partial.parts.append(delta.partial_json)
+        elif delta.type == "citations_delta":
+            partial.citations.append(Citation.model_validate(wire_dict(delta.citation)))
         return []
 
     def finish(self) -> list[StreamEvent]:
@@ -400,8 +423,13 @@ class _StreamState:
         for index in sorted(self._blocks):
             partial = self._blocks[index]
             text = "".join(partial.parts)
-            if partial.type == "text":
-                blocks.append(TextBlock(text=text))
+            if partial.server is not None:
+                server = partial.server
+                if isinstance(server, ServerToolUseBlock) and server.input == {} and text:
+                    server = _finish_server_use(server, partial.parts)
+                blocks.append(server)
+            elif partial.type == "text":
+                blocks.append(TextBlock(text=text, citations=tuple(partial.citations) or None))
             elif partial.type in ("thinking", "redacted_thinking"):
                 blocks.append(_thinking_block(partial))
             elif partial.type == "tool_use":
@@ -425,6 +453,12 @@ def _finish_tool_use(partial: _Partial) -> ToolUseBlock:
         id=partial.id, name=partial.name, input=parsed or {}, truncated=parsed is None
     )
     return partial.tool_use
+
+
+def _finish_server_use(block: ServerToolUseBlock, parts: list[str]) -> ServerToolUseBlock:
+    raw = "".join(parts)
+    parsed = _parse_object(raw) if raw.strip() else {}
+    return block.model_copy(update={"input": parsed or {}})
 
 
 def _parse_object(raw: str) -> dict[str, Any] | None:

@@ -12,7 +12,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from tether.core.messages import Message, RedactedThinkingBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import (
+    Message,
+    RedactedThinkingBlock,
+    ServerToolUseBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    WebSearchToolResultBlock,
+)
 from tether.providers.models import ModelLimits
 
 ModelStopReason = Literal[
@@ -28,10 +35,23 @@ class SystemBlock:
 
 
 @dataclass(frozen=True)
+class WebSearchOptions:
+    """The provider's own web search, offered to the model for one request."""
+
+    max_uses: int = 8
+    allowed_domains: tuple[str, ...] = ()
+    blocked_domains: tuple[str, ...] = ()
+    """Only one of the two lists may be set (the API refuses both)."""
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     name: str
     description: str
     input_schema: dict[str, Any]
+    server: WebSearchOptions | None = None
+    """Set for a tool the provider runs on its side: sent in the provider's own shape, and
+    left out by providers that have no such tool."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +112,20 @@ class ToolUseReady:
 
 
 @dataclass(frozen=True)
+class ServerToolStarted:
+    """The provider began running one of its own tools (a web search)."""
+
+    block: ServerToolUseBlock
+
+
+@dataclass(frozen=True)
+class ServerToolFinished:
+    """The result of a provider-side tool arrived."""
+
+    block: WebSearchToolResultBlock
+
+
+@dataclass(frozen=True)
 class Retrying:
     attempt: int
     delay_s: float
@@ -118,6 +152,8 @@ StreamEvent = (
     | ThinkingReady
     | ToolUseStarted
     | ToolUseReady
+    | ServerToolStarted
+    | ServerToolFinished
     | Retrying
     | StreamReset
     | Completed

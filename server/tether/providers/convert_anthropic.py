@@ -16,28 +16,43 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from tether.core.messages import (
     Block,
+    Citation,
+    DocumentBlock,
     ImageBlock,
     Message,
     RedactedThinkingBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WebSearchToolResultBlock,
 )
-from tether.providers.base import Completed, ModelRequest, ModelStopReason, TokenUsage
+from tether.providers.base import (
+    Completed,
+    ModelRequest,
+    ModelStopReason,
+    TokenUsage,
+    ToolSpec,
+    WebSearchOptions,
+)
 
 if TYPE_CHECKING:
     from anthropic.types import (
         CacheControlEphemeralParam,
         ContentBlockParam,
+        DocumentBlockParam,
         ImageBlockParam,
         MessageDeltaUsage,
         MessageParam,
         TextBlockParam,
+        TextCitationParam,
         ThinkingConfigParam,
         ToolParam,
         ToolResultBlockParam,
+        ToolUnionParam,
         Usage,
+        WebSearchTool20250305Param,
     )
     from anthropic.types import Message as WireMessage
 
@@ -59,7 +74,7 @@ class AnthropicParams:
     max_tokens: int
     system: list[TextBlockParam]
     messages: list[MessageParam]
-    tools: list[ToolParam]
+    tools: list[ToolUnionParam]
     thinking: ThinkingConfigParam | None = None
     betas: tuple[str, ...] = ()
     """``anthropic-beta`` header values."""
@@ -78,10 +93,7 @@ def request_params(
     system block marked ``cache``, and with ``cache_history`` on the newest message so the next
     request reads the whole conversation from the cache.
     """
-    tools: list[ToolParam] = [
-        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-        for t in request.tools
-    ]
+    tools = [_tool_param(t) for t in request.tools]
     if tools:
         tools[-1]["cache_control"] = _ephemeral()
     system: list[TextBlockParam] = []
@@ -96,6 +108,34 @@ def request_params(
     used = sum(1 for _ in _breakpoints(system, messages, tools))
     assert used <= MAX_CACHE_BREAKPOINTS, f"{used} cache breakpoints; the API allows 4"
     return AnthropicParams(request.model, max_tokens, system, messages, tools, thinking, betas)
+
+
+WEB_SEARCH_TOOL = "web_search_20250305"
+
+
+def _tool_param(spec: ToolSpec) -> ToolUnionParam:
+    if spec.server is not None:
+        return _web_search_param(spec.server)
+    param: ToolParam = {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": spec.input_schema,
+    }
+    return param
+
+
+def _web_search_param(options: WebSearchOptions) -> WebSearchTool20250305Param:
+    param: WebSearchTool20250305Param = {
+        "type": "web_search_20250305",
+        "name": "web_search",
+        "max_uses": options.max_uses,
+    }
+    # The API refuses both lists at once; an allow list is the stricter of the two.
+    if options.allowed_domains:
+        param["allowed_domains"] = list(options.allowed_domains)
+    elif options.blocked_domains:
+        param["blocked_domains"] = list(options.blocked_domains)
+    return param
 
 
 def message_param(message: Message) -> MessageParam | None:
@@ -116,9 +156,14 @@ def _block_param(block: Block) -> ContentBlockParam | None:
     if isinstance(block, TextBlock):
         # The API refuses empty and whitespace-only text blocks (e.g. a reply cut off
         # before its first word); they carry nothing, so they are left out.
-        return {"type": "text", "text": block.text} if block.text.strip() else None
+        return _text_param(block) if block.text.strip() else None
     if isinstance(block, ImageBlock):
         return _image_param(block)
+    if isinstance(block, DocumentBlock):
+        return _document_param(block)
+    if isinstance(block, ServerToolUseBlock | WebSearchToolResultBlock):
+        # Back exactly as the API sent them (the encrypted parts are checked).
+        return cast("ContentBlockParam", block.model_dump(mode="json"))
     if isinstance(block, ThinkingBlock):
         # The API verifies signatures on thinking blocks it gets back; one without a
         # signature (e.g. from another provider) would be rejected, so it is dropped.
@@ -130,6 +175,25 @@ def _block_param(block: Block) -> ContentBlockParam | None:
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     return _tool_result_param(block)
+
+
+def _text_param(block: TextBlock) -> TextBlockParam:
+    param: TextBlockParam = {"type": "text", "text": block.text}
+    if block.citations:
+        param["citations"] = cast(
+            "list[TextCitationParam]", [c.model_dump(mode="json") for c in block.citations]
+        )
+    return param
+
+
+def _document_param(block: DocumentBlock) -> DocumentBlockParam:
+    param: DocumentBlockParam = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": block.data},
+    }
+    if block.title:
+        param["title"] = block.title
+    return param
 
 
 def _image_param(block: ImageBlock) -> ImageBlockParam:
@@ -145,9 +209,11 @@ def _tool_result_param(block: ToolResultBlock) -> ToolResultBlockParam:
     parts = [p for p in block.content if not isinstance(p, TextBlock) or p.text.strip()]
     if parts:
         param["content"] = [
-            {"type": "text", "text": part.text}
+            _text_param(part)
             if isinstance(part, TextBlock)
             else _image_param(part)
+            if isinstance(part, ImageBlock)
+            else _document_param(part)
             for part in parts
         ]
     if block.is_error:
@@ -165,7 +231,7 @@ def _mark_last_block(message: MessageParam) -> None:
 
 
 def _breakpoints(
-    system: list[TextBlockParam], messages: list[MessageParam], tools: list[ToolParam]
+    system: list[TextBlockParam], messages: list[MessageParam], tools: list[ToolUnionParam]
 ) -> Iterator[object]:
     yield from (t for t in tools if t.get("cache_control"))
     yield from (s for s in system if s.get("cache_control"))
@@ -204,15 +270,32 @@ def completed_from_response(response: WireMessage) -> Completed:
     blocks: list[Block] = []
     for block in response.content:
         if block.type == "text":
-            blocks.append(TextBlock(text=block.text))
+            citations = (
+                tuple(Citation.model_validate(c.model_dump(mode="json")) for c in block.citations)
+                if block.citations
+                else None
+            )
+            blocks.append(TextBlock(text=block.text, citations=citations))
         elif block.type == "thinking":
             blocks.append(ThinkingBlock(thinking=block.thinking, signature=block.signature))
         elif block.type == "redacted_thinking":
             blocks.append(RedactedThinkingBlock(data=block.data))
         elif block.type == "tool_use":
             blocks.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input)))
+        elif block.type == "server_tool_use":
+            blocks.append(ServerToolUseBlock.model_validate(wire_dict(block)))
+        elif block.type == "web_search_tool_result":
+            blocks.append(WebSearchToolResultBlock.model_validate(wire_dict(block)))
     if reason == "max_tokens" and blocks and isinstance(blocks[-1], ToolUseBlock):
         # A tool_use that ends a max_tokens response may hold cut-off input; never run it.
         blocks[-1] = blocks[-1].model_copy(update={"input": {}, "truncated": True})
     message = Message(role="assistant", content=blocks)
     return Completed(message, reason, usage(response.usage))
+
+
+def wire_dict(block: object) -> dict[str, object]:
+    """An SDK model as the JSON the API sent (fields it did not send left out)."""
+    from pydantic import BaseModel
+
+    assert isinstance(block, BaseModel)
+    return block.model_dump(mode="json", exclude_unset=True)

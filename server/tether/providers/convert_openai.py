@@ -6,7 +6,9 @@ The shapes differ in three ways that matter:
   prefixes on their own).
 * Tool results are separate ``tool`` messages that must directly follow the assistant
   message with the ``tool_calls``; a user message's other content comes after them.
-* Tool messages carry text only, so a result's images are replaced by a note.
+* Tool messages carry text only, so a result's images and PDFs are replaced by a note.
+* Chat completions has no provider-side tools: web search is not offered, and searches
+  from an earlier (Anthropic) part of the conversation become a text note of the results.
 
 Thinking blocks are not sent back: chat completions has no field for them. Reasoning that
 servers stream (``reasoning_content`` from vLLM/DeepSeek, ``reasoning`` from Ollama) is read
@@ -21,12 +23,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tether.core.messages import (
     Block,
+    DocumentBlock,
     ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WebSearchError,
+    WebSearchToolResultBlock,
 )
 from tether.providers.base import Completed, ModelRequest, ModelStopReason, TokenUsage, ToolSpec
 
@@ -78,11 +83,19 @@ def tool_params(tools: list[ToolSpec]) -> list[ChatCompletionFunctionToolParam]:
             },
         }
         for t in tools
+        if t.server is None  # a provider-side tool (web search) has no equivalent here
     ]
 
 
 def _assistant_message(message: Message) -> ChatCompletionAssistantMessageParam | None:
-    text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+    text = "".join(
+        b.text
+        if isinstance(b, TextBlock)
+        else _search_note(b)
+        if isinstance(b, WebSearchToolResultBlock)
+        else ""
+        for b in message.content
+    )
     calls: list[ChatCompletionMessageFunctionToolCallParam] = [
         {
             "id": use.id,
@@ -110,22 +123,43 @@ def _user_messages(message: Message) -> list[ChatCompletionMessageParam]:
             parts.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageBlock):
             parts.append({"type": "image_url", "image_url": {"url": _data_url(block)}})
+        elif isinstance(block, DocumentBlock):
+            parts.append({"type": "text", "text": _document_text(block)})
     if not parts:
         return out
     if all(p["type"] == "text" for p in parts):
         # Plain-string content is what every server understands, including text-only ones.
-        text = "\n\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+        text = "\n\n".join(p["text"] for p in parts if p["type"] == "text")
         out.append({"role": "user", "content": text})
     else:
         out.append({"role": "user", "content": parts})
     return out
 
 
+def _document_text(document: DocumentBlock) -> str:
+    """Chat completions takes no PDFs: the model gets the document's text layer instead."""
+    from tether.media.pdf import document_text
+
+    title = f" {document.title}" if document.title else ""
+    return f"[PDF{title}, as text]\n{document_text(document.data)}"
+
+
+def _search_note(result: WebSearchToolResultBlock) -> str:
+    """What an earlier provider-side web search found, for a model that cannot take the
+    search blocks themselves."""
+    if isinstance(result.content, WebSearchError):
+        return f"\n[web search failed: {result.content.error_code}]\n"
+    lines = [f"- {r.title or r.url}: {r.url}" for r in result.content]
+    return "\n[web search results:\n" + "\n".join(lines) + "]\n"
+
+
 def _tool_result_text(result: ToolResultBlock) -> str:
     text = result.text
     images = sum(1 for part in result.content if isinstance(part, ImageBlock))
+    notes = [_document_text(p) for p in result.content if isinstance(p, DocumentBlock)]
     if images:
-        note = f"[{images} image(s) omitted: this endpoint takes text-only tool results]"
+        notes.append(f"[{images} image(s) omitted: this endpoint takes text-only tool results]")
+    for note in notes:
         text = f"{text}\n{note}" if text else note
     return f"[tool error] {text}" if result.is_error else text
 

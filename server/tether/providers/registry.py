@@ -14,6 +14,19 @@ from tether.providers.models import ModelOptions
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 ProviderName = Literal["anthropic", "openai", "scripted"]
+MODEL_ALIASES = {
+    "haiku": ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5"),
+    "sonnet": ("ANTHROPIC_DEFAULT_SONNET_MODEL", DEFAULT_ANTHROPIC_MODEL),
+    "opus": ("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-6"),
+}
+"""Claude Code's short names (agent and command front matter), overridable as there."""
+
+
+def resolve_alias(model: str) -> str:
+    alias = MODEL_ALIASES.get(model.strip().lower())
+    if alias is None:
+        return model
+    return os.environ.get(alias[0], "").strip() or alias[1]
 
 
 @dataclass(frozen=True)
@@ -48,7 +61,7 @@ def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
         )
     kind, sep, rest = spec.partition(":")
     if not sep or kind not in ("anthropic", "openai", "scripted"):
-        return ModelSpec("anthropic", spec)
+        return ModelSpec("anthropic", resolve_alias(spec))
     if kind == "scripted":
         if not rest:
             raise ConfigError("scripted: needs a path, e.g. scripted:turns.json")

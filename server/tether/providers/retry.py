@@ -24,11 +24,20 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from tether.core.messages import RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import (
+    RedactedThinkingBlock,
+    ServerToolUseBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    WebSearchToolResultBlock,
+)
 from tether.errors import ModelError
 from tether.providers.base import (
     Completed,
     Retrying,
+    ServerToolFinished,
+    ServerToolStarted,
     StreamEvent,
     StreamReset,
     TextDelta,
@@ -161,6 +170,10 @@ def replay(completed: Completed) -> Iterator[StreamEvent]:
         elif isinstance(block, ToolUseBlock):
             yield ToolUseStarted(block.id, block.name)
             yield ToolUseReady(block)
+        elif isinstance(block, ServerToolUseBlock):
+            yield ServerToolStarted(block)
+        elif isinstance(block, WebSearchToolResultBlock):
+            yield ServerToolFinished(block)
     yield completed
 
 

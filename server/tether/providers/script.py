@@ -6,6 +6,11 @@ plain list of blocks or an object::
     [{"type": "text", "text": "Looking."},
      {"type": "tool_use", "name": "Read", "input": {"file_path": "a.py"}}]
 
+    [{"type": "web_search", "query": "pygls 2.0",      # a server-side search (fake API):
+      "results": [{"url": "https://x.dev", "title": "X"}]},  # server_tool_use + its result
+     {"type": "text", "text": "X says so.",
+      "citations": [{"url": "https://x.dev", "cited_text": "so"}]}]
+
     {"blocks": [...],                 # as above; tool_use ids are generated when absent
      "stop_reason": "max_tokens",     # default: tool_use if any tool_use block, else end_turn
      "usage": {"input_tokens": 10, "output_tokens": 5},
@@ -43,10 +48,38 @@ Fault = Literal[
 ]
 
 
+class ScriptCitation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str
+    title: str | None = None
+    cited_text: str = ""
+
+
 class ScriptText(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: Literal["text"] = "text"
     text: str
+    citations: list[ScriptCitation] | None = None
+    """Web search citations (the fake API fills in the encrypted index)."""
+
+
+class ScriptSearchResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str
+    title: str = ""
+    page_age: str | None = None
+
+
+class ScriptWebSearch(BaseModel):
+    """A search the provider runs itself: a ``server_tool_use`` block and its
+    ``web_search_tool_result`` (the results, or ``error`` as the result's error code)."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["web_search"] = "web_search"
+    query: str
+    results: list[ScriptSearchResult] = Field(default_factory=lambda: list[ScriptSearchResult]())
+    error: str | None = None
+    id: str | None = None
 
 
 class ScriptThinking(BaseModel):
@@ -71,7 +104,7 @@ class ScriptToolUse(BaseModel):
 
 
 ScriptBlock = Annotated[
-    ScriptText | ScriptThinking | ScriptRedactedThinking | ScriptToolUse,
+    ScriptText | ScriptThinking | ScriptRedactedThinking | ScriptToolUse | ScriptWebSearch,
     Field(discriminator="type"),
 ]
 
@@ -96,7 +129,8 @@ class ScriptTurn(BaseModel):
 
     blocks: list[ScriptBlock] = Field(default_factory=lambda: list[ScriptBlock]())
     stop_reason: (
-        Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"] | None
+        Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"]
+        | None
     ) = None
     usage: ScriptUsage = Field(default_factory=ScriptUsage)
     fault: Fault | None = None
@@ -150,3 +184,8 @@ def parse_script(data: Any) -> Script:
 def tool_use_id(turn_index: int, block_index: int) -> str:
     """Deterministic id for a scripted tool_use without one."""
     return f"toolu_{turn_index:04d}_{block_index:02d}"
+
+
+def server_tool_use_id(turn_index: int, block_index: int) -> str:
+    """Deterministic id for a scripted server-side search without one."""
+    return f"srvtoolu_{turn_index:04d}_{block_index:02d}"

@@ -20,18 +20,25 @@ from typing import Any
 from tether.context.tokens import TokenCounter
 from tether.core.messages import (
     Block,
+    Citation,
     Message,
     RedactedThinkingBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WebSearchError,
+    WebSearchResult,
+    WebSearchToolResultBlock,
 )
 from tether.errors import ModelError, PromptTooLongError, ScriptError
 from tether.providers.base import (
     Completed,
     ModelRequest,
     ModelStopReason,
+    ServerToolFinished,
+    ServerToolStarted,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -48,7 +55,9 @@ from tether.providers.script import (
     ScriptText,
     ScriptThinking,
     ScriptTurn,
+    ScriptWebSearch,
     load_script,
+    server_tool_use_id,
     tool_use_id,
 )
 from tether.testing.anthropic_rules import (
@@ -164,7 +173,16 @@ async def _play(
                 if delay:
                     await asyncio.sleep(delay)
                 yield TextDelta(block.text[start : start + CHUNK_CHARS])
-            blocks.append(TextBlock(text=block.text))
+            citations = tuple(
+                Citation(type="web_search_result_location", **c.model_dump())
+                for c in block.citations or []
+            )
+            blocks.append(TextBlock(text=block.text, citations=citations or None))
+        elif isinstance(block, ScriptWebSearch):
+            use, result = _search(index, b_index, block)
+            yield ServerToolStarted(use)
+            yield ServerToolFinished(result)
+            blocks += [use, result]
         elif isinstance(block, ScriptThinking):
             yield ThinkingDelta(block.thinking)
             thinking = ThinkingBlock(thinking=block.thinking, signature=sign(block.thinking))
@@ -197,6 +215,19 @@ async def _play(
         cache_creation_tokens=u.cache_creation_input_tokens,
     )
     yield Completed(message, stop, usage)
+
+
+def _search(
+    index: int, b_index: int, block: ScriptWebSearch
+) -> tuple[ServerToolUseBlock, WebSearchToolResultBlock]:
+    use_id = block.id or server_tool_use_id(index, b_index)
+    use = ServerToolUseBlock(id=use_id, name="web_search", input={"query": block.query})
+    content = (
+        WebSearchError(error_code=block.error)
+        if block.error is not None
+        else [WebSearchResult(url=r.url, title=r.title, page_age=r.page_age) for r in block.results]
+    )
+    return use, WebSearchToolResultBlock(tool_use_id=use_id, content=content)
 
 
 def _text_of(message: Message) -> str:

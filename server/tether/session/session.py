@@ -33,6 +33,8 @@ from tether.session.events import SessionEvents
 from tether.session.rewind import Rewound, rewind_conversation
 from tether.session.router import EditorRouter
 from tether.skills import commands
+from tether.skills.expand import McpPrompts
+from tether.skills.session_prompt import command_turn, expand_for_session
 from tether.tasks.registry import Task
 from tether.transcript.chain import build_chain
 from tether.transcript.load import read_transcript
@@ -53,6 +55,8 @@ class SessionHooks:
     """Makes the provider for another model (``set_model``)."""
     close: Callable[[], Awaitable[None]]
     """Lets the workspace release what it holds for this session."""
+    mcp_prompts: Callable[[], McpPrompts | None] = lambda: None
+    """The workspace's MCP prompts and resources, for prompt expansion."""
 
 
 class Session:
@@ -152,16 +156,26 @@ class Session:
         is the editor of the client that sent it (several clients may follow a session)."""
         if self._closed:
             raise SessionError(f"session {self.session_id} is closed")
-        expanded = commands.expand_blocks(list(blocks), commands.discover(self.cwd))
-        instructions = _compact_instructions(expanded)
+        if not self.busy:
+            await self._first_prompt()  # MCP prompts and resources need their servers
+            self._router.drive(via)  # a command's `!` questions go to its sender
+        expanded = await expand_for_session(
+            self.engine,
+            list(blocks),
+            commands=commands.discover(self.cwd),
+            mcp=self._hooks.mcp_prompts(),
+        )
+        instructions = _compact_instructions(expanded.blocks)
         if instructions is not None:
             return await self._compact_as_turn(instructions)
-        if self.busy:
-            future = await self.engine.enqueue(expanded)
-            return await asyncio.shield(future)
-        await self._first_prompt()
-        self._router.drive(via)
-        return await self._drive(expanded, turn_id)
+        # A prompt joining a running turn does not switch that turn's model.
+        switch = None if self.busy else self._hooks.provider_for
+        async with command_turn(self.engine, expanded, switch):
+            if self.busy:
+                future = await self.engine.enqueue(expanded.blocks)
+                return await asyncio.shield(future)
+            self._router.drive(via)
+            return await self._drive(expanded.blocks, turn_id)
 
     async def answer_notifications(self) -> TurnResult | None:
         """Finished background tasks wait to be answered and nothing runs: answer them

@@ -3,8 +3,10 @@
 Commands are Markdown files in ``.tether/commands/``, ``.claude/commands/`` and the
 user's ``commands/`` folder (the file name is the command); user-invocable skills are
 commands too, and win a clash (as in Claude Code 2.1). Frontmatter: ``description``,
-``argument-hint``, ``allowed-tools`` (listed only). The body takes ``$ARGUMENTS``, ``$1``,
-``$2``… (``$ARGUMENTS[0]``… too); without a placeholder the arguments are appended.
+``argument-hint``, ``allowed-tools`` (allowed without asking while the command runs) and
+``model`` (the model for the command's turn). The body takes ``$ARGUMENTS``, ``$1``,
+``$2``… (``$ARGUMENTS[0]``… too); without a placeholder the arguments are appended. The
+rest of the expansion (``!`cmd```, ``@file``, MCP prompts) is in ``skills.expand``.
 
 A prompt that names no known command passes through unchanged: a path like ``/usr/bin``
 is not a command.
@@ -36,6 +38,8 @@ class Command:
     hint: str | None
     body: str
     allowed_tools: tuple[str, ...] = ()
+    model: str | None = None
+    """``model`` front matter: the command's turn runs on it (``inherit``: no change)."""
     path: Path | None = None
     skill: Skill | None = None
     """Set when the command is a skill: it expands to what the Skill tool would load."""
@@ -65,8 +69,14 @@ def parse_command(name: str, text: str, path: Path | None = None) -> Command:
         hint=as_text(fields.get("argument-hint")) or None,
         body=body,
         allowed_tools=tuple(as_list(fields.get("allowed-tools"))),
+        model=_model(fields.get("model")),
         path=path,
     )
+
+
+def _model(value: object) -> str | None:
+    text = as_text(value)
+    return None if text in ("", "inherit") else text
 
 
 def discover(

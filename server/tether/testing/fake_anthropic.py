@@ -37,8 +37,10 @@ from tether.providers.script import (
     ScriptThinking,
     ScriptTurn,
     ScriptUsage,
+    ScriptWebSearch,
     tool_use_id,
 )
+from tether.testing import fake_web_search
 from tether.testing.anthropic_rules import (
     ApiError,
     RequestContext,
@@ -129,6 +131,9 @@ class FakeAnthropicServer(FakeModelServer):
         return [*super().problems(), *refused]
 
     def respond(self, index: int, turn: ScriptTurn, body: dict[str, Any], reply: Reply) -> None:
+        problem = fake_web_search.check_request(body)
+        if problem is not None:
+            return reply.json(400, _error("invalid_request_error", problem))
         fault = turn.fault
         model = str(body.get("model", "claude-fake"))
         if fault == "prompt_too_long":
@@ -241,7 +246,9 @@ def _blocks(index: int, turn: ScriptTurn) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for b_index, block in enumerate(turn.blocks):
         if isinstance(block, ScriptText):
-            out.append({"type": "text", "text": block.text})
+            out.append(fake_web_search.text_block(block))
+        elif isinstance(block, ScriptWebSearch):
+            out += fake_web_search.search_blocks(index, b_index, block)
         elif isinstance(block, ScriptThinking):
             signature = sign(block.thinking)
             out.append({"type": "thinking", "thinking": block.thinking, "signature": signature})
@@ -259,14 +266,17 @@ def _opening(block: dict[str, Any]) -> dict[str, Any]:
         return {"type": "text", "text": ""}
     if block["type"] == "thinking":
         return {"type": "thinking", "thinking": "", "signature": ""}
-    if block["type"] == "redacted_thinking":
+    if block["type"] in ("redacted_thinking", "web_search_tool_result"):
         return block  # sent whole: it has no deltas
     return {**block, "input": {}}
 
 
 def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
     if block["type"] == "text":
-        return [{"type": "text_delta", "text": t} for t in _split(block["text"])]
+        cites = [{"type": "citations_delta", "citation": c} for c in block.get("citations", [])]
+        return [*cites, *({"type": "text_delta", "text": t} for t in _split(block["text"]))]
+    if block["type"] == "web_search_tool_result":
+        return []
     if block["type"] == "thinking":
         thinking = [{"type": "thinking_delta", "thinking": t} for t in _split(block["thinking"])]
         return [*thinking, {"type": "signature_delta", "signature": block["signature"]}]

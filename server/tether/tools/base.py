@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from tether.core.messages import ResultPart, TextBlock, ToolResultBlock
 from tether.protocol.content import ToolContent
 from tether.protocol.updates import Location, ToolKind
-from tether.providers.base import ToolSpec
+from tether.providers.base import ToolSpec, WebSearchOptions
 from tether.tools.context import ToolContext
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -99,9 +99,12 @@ class Tool(Generic[InputT]):
     locations: Callable[[InputT, ToolContext], list[Location]]
     rule_content: Callable[[InputT], str | None]
     """The string a ``Name(spec)`` permission rule is matched against (command, path...)."""
+    server: Callable[[], WebSearchOptions] | None = None
+    """For a tool the provider runs on its side: its options, read at each request."""
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, input_schema(self.input_model))
+        server = self.server() if self.server is not None else None
+        return ToolSpec(self.name, self.description, input_schema(self.input_model), server)
 
     def parse(self, raw: dict[str, Any]) -> InputT | str:
         """Validate raw model input; on failure return a message naming the bad fields."""
@@ -126,6 +129,7 @@ def build_tool(
     title: Callable[[InputT], str] | None = None,
     locations: Callable[[InputT, ToolContext], list[Location]] = _no_locations,
     rule_content: Callable[[InputT], str | None] = _no_rule_content,
+    server: Callable[[], WebSearchOptions] | None = None,
 ) -> Tool[InputT]:
     """Make a Tool; anything not given falls back to the safe choice."""
     return Tool(
@@ -142,6 +146,7 @@ def build_tool(
         title=title or (lambda _input: name),
         locations=locations,
         rule_content=rule_content,
+        server=server,
     )
 
 

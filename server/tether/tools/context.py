@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from tether.editor.port import Document, Editor, PermissionReply
 from tether.protocol.updates import Mode, PlanEntry, SessionUpdate
+from tether.web.cache import TtlCache
+from tether.web.page import Page
 
 if TYPE_CHECKING:
     from tether.tasks.registry import TaskRegistry
@@ -88,6 +90,17 @@ class ShellSandbox(Protocol):
         ...
 
 
+class SmallModel(Protocol):
+    """A small, fast model for side questions (WebFetch applies its prompt to a page)."""
+
+    @property
+    def model(self) -> str: ...
+
+    async def answer(self, system: str, prompt: str) -> str:
+        """The model's text reply; raises ModelError when the request fails."""
+        ...
+
+
 @dataclass
 class ToolConfig:
     """Knobs of the built-in tools (from settings)."""
@@ -112,6 +125,13 @@ class ToolConfig:
     """Directories besides the workspace that file tools may use (settings)."""
     bypass_disabled: bool = False
     """Settings forbid bypassPermissions mode (it then behaves as ``default``)."""
+    small_model: SmallModel | None = None
+    """The provider's small fast model, when it has one."""
+    web_fetch_timeout_s: float = 30.0
+    web_fetch_max_bytes: int = 10_000_000
+    web_fetch_max_chars: int = 100_000
+    """Markdown given to the small model (or, without one, to the model itself)."""
+    web_cache: TtlCache[Page] = field(default_factory=lambda: TtlCache[Page]())
 
 
 @dataclass

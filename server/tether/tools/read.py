@@ -1,4 +1,5 @@
-"""Read: a file's text with line numbers (from the editor's buffer when it is open), or an image.
+"""Read: a file's text with line numbers (from the editor's buffer when it is open), an
+image or a PDF as the model API's own blocks, or a notebook's cells with their outputs.
 
 Also home of the small helpers Write and Edit share: reading a document that may be missing,
 and the "File does not exist" message with its "did you mean" hint.
@@ -7,7 +8,6 @@ and the "File does not exist" message with its "did you mean" hint.
 from __future__ import annotations
 
 import asyncio
-import base64
 import difflib
 import os
 from dataclasses import dataclass
@@ -16,7 +16,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
-from tether.core.messages import ImageBlock
 from tether.editor.port import Document
 from tether.errors import ToolError
 from tether.protocol.updates import Location
@@ -25,15 +24,7 @@ from tether.tools.context import ToolContext
 from tether.tools.edit_match import format_numbered, split_lines
 from tether.tools.paths import SymlinkSwapped, read_bytes_no_symlinks, resolve_tool_path
 
-IMAGE_TYPES = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
-MAX_IMAGE_BYTES = 3_750_000
-"""Raw bytes that still fit the 5 MB base64 limit of model APIs."""
+IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 BINARY_EXTENSIONS = frozenset(
     {
         ".7z",
@@ -66,7 +57,6 @@ BINARY_EXTENSIONS = frozenset(
         ".odt",
         ".ogg",
         ".otf",
-        ".pdf",
         ".ppt",
         ".pptx",
         ".psd",
@@ -96,6 +86,8 @@ BINARY_EXTENSIONS = frozenset(
     }
 )
 SNIFF_BYTES = 8192
+MAX_NOTEBOOK_BYTES = 20_000_000
+"""Notebooks carry their outputs' images as base64: far larger than code files."""
 
 
 class ReadInput(BaseModel):
@@ -112,6 +104,11 @@ class ReadInput(BaseModel):
         default=None,
         ge=1,
         description="How many lines to read. Only for files too long to read at once.",
+    )
+    pages: str | None = Field(
+        default=None,
+        description='Only for PDF files: the pages to read, e.g. "1-5" or "3" (at most 20 '
+        "per call). Required for PDFs of more than 10 pages.",
     )
 
 
@@ -174,35 +171,6 @@ async def missing_file_message(path: Path, cwd: Path) -> str:
     return message
 
 
-def _sniff_image(data: bytes, fallback: str) -> str:
-    """The real image type: files are often misnamed, and the model API checks the bytes."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return fallback
-
-
-async def _read_image(path: Path, probe: _Probe, media_type: str) -> ToolResult:
-    if probe.size > MAX_IMAGE_BYTES:
-        raise ToolError(
-            f"The image is {probe.size} bytes; images over {MAX_IMAGE_BYTES} bytes cannot be "
-            "sent to the model."
-        )
-    try:
-        data = await asyncio.to_thread(read_bytes_no_symlinks, path)
-    except SymlinkSwapped as e:
-        raise ToolError(f"{path} changed into a symbolic link after it was checked ({e}).")
-    block = ImageBlock(
-        media_type=_sniff_image(data, media_type), data=base64.b64encode(data).decode()
-    )
-    return ToolResult(content=[block], raw_output={"type": "image", "bytes": len(data)})
-
-
 def _cut(line: str, max_chars: int) -> str:
     if len(line) <= max_chars:
         return line
@@ -256,15 +224,30 @@ async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
             f"{path} is a directory. Use Glob to find files in it, or Bash with `ls` to list it."
         )
     suffix = path.suffix.lower()
-    if probe.exists and suffix in IMAGE_TYPES:
-        return await _read_image(path, probe, IMAGE_TYPES[suffix])
+    if inp.pages is not None and suffix != ".pdf":
+        raise ToolError("The pages parameter is only for PDF files; use offset and limit.")
+    # Pillow, pypdf and nbformat load on first use: they would slow every daemon start.
+    if probe.exists and suffix in IMAGE_EXTENSIONS:
+        from tether.tools.read_media import read_image
+
+        return await read_image(path, probe.size)
+    if probe.exists and suffix == ".pdf":
+        from tether.tools.read_media import read_pdf
+
+        return await read_pdf(path, probe.size, inp.pages)
     if probe.exists and (suffix in BINARY_EXTENSIONS or b"\x00" in probe.head):
         raise ToolError(
-            f"{path} is a binary file ({suffix or 'no extension'}); Read only shows text files "
-            "and images (png, jpg, gif, webp)."
+            f"{path} is a binary file ({suffix or 'no extension'}); Read only shows text files, "
+            "images (png, jpg, gif, webp), PDFs and notebooks."
         )
     whole = inp.offset is None and inp.limit is None
-    if whole and probe.size > ctx.config.read_max_bytes:
+    notebook = suffix == ".ipynb" and whole
+    if notebook and probe.size > MAX_NOTEBOOK_BYTES:
+        raise ToolError(
+            f"The notebook is {probe.size} bytes, more than the {MAX_NOTEBOOK_BYTES} that can "
+            "be read at once. Read its JSON in parts with offset and limit."
+        )
+    if whole and not notebook and probe.size > ctx.config.read_max_bytes:
         raise ToolError(
             f"The file is {probe.size} bytes, more than the {ctx.config.read_max_bytes} that can "
             "be read at once. Read it in parts with offset and limit, or search it with Grep."
@@ -272,6 +255,13 @@ async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
     doc = await read_document(ctx, path)
     if doc is None:
         raise ToolError(await missing_file_message(path, ctx.cwd))
+    if notebook:
+        # Cells with their outputs; NotebookEdit may then change them.
+        from tether.tools.notebook_io import parse_notebook, render_notebook
+
+        parts = render_notebook(parse_notebook(doc.text, str(path)))
+        ctx.files.record(doc)
+        return ToolResult(content=parts)
     text, partial = render_lines(doc, inp, ctx)
     ctx.files.record(doc, partial=partial or not whole)
     return ToolResult(content=text)

@@ -8,8 +8,15 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from tether.core.messages import TextBlock, ThinkingBlock, ToolUseBlock
+from tether.core.messages import (
+    ServerToolUseBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    WebSearchToolResultBlock,
+)
 from tether.protocol.content import TextContent, TextToolContent, ToolContent
+from tether.protocol.server_tools import server_tool_update
 from tether.protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -68,6 +75,8 @@ def history_updates(
                     out.append((turn, AgentMessageChunk(text=block.text)))
                 elif isinstance(block, ThinkingBlock):
                     out.append((turn, AgentThoughtChunk(text=block.thinking)))
+                elif isinstance(block, ServerToolUseBlock | WebSearchToolResultBlock):
+                    out.append((turn, server_tool_update(block)))
                 elif isinstance(block, ToolUseBlock):
                     title, kind, locations = describe(block)
                     out.append(

@@ -31,6 +31,7 @@ from tether.protocol.updates import Mode
 from tether.providers.base import Provider
 from tether.providers.models import ModelOptions
 from tether.providers.registry import create_provider, parse_model_spec
+from tether.providers.side import small_model_for
 from tether.sandbox.bwrap import Probe
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
 from tether.session.events import SessionEvents
@@ -44,6 +45,7 @@ from tether.skills.registry import SkillRegistry
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
+from tether.tools.web_search import search_options, web_search_tool
 from tether.transcript.records import SystemRecord
 from tether.transcript.resume import ResumedSession
 from tether.transcript.session import open_for_resume
@@ -53,6 +55,7 @@ from tether.workspace.guard import WorkspaceGuard, build_rules
 
 if TYPE_CHECKING:
     from tether.mcp.manager import McpManager
+    from tether.skills.expand import McpPrompts
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +174,7 @@ class Workspace:
             state.todos = resumed.todos
             state.files.restore(resumed.files)
         tool_config = self.guard.configure_tools(ToolConfig())
+        tool_config.small_model = small_model_for(provider)
         command_hooks: CommandHooks | None = None
         if self.hooks is None:
             command_hooks = self.guard.session_hooks(
@@ -210,6 +214,8 @@ class Workspace:
             engine.tools.discovered.update(resumed.discovered_tools)
         engine.compactor.settings = compaction_settings(settings.context)
         self.guard.attach(engine, tool_config, command_hooks, allow, deny)
+        rules = engine.rules
+        engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
         attach_skills(engine, self.skills)
         self._attach_mcp(engine)
         sandbox = self.guard.sandbox
@@ -235,6 +241,14 @@ class Workspace:
             self._mcp = McpManager(self.root, self._mcp_config)
             self._mcp.start()
         self._mcp_detach[engine.session_id] = attach(engine, self._mcp)
+
+    def mcp_prompts(self) -> McpPrompts | None:
+        """The MCP servers' prompts and resources, for prompt expansion (None without MCP)."""
+        if self._mcp is None:
+            return None
+        from tether.mcp.commands import McpPromptSource
+
+        return McpPromptSource(self._mcp)
 
     async def ready(self, timeout: float = 10.0) -> list[str]:
         """Wait (bounded) for MCP servers to settle before a session's first request, so
@@ -311,6 +325,7 @@ class Workspace:
                 ready=self.ready,
                 provider_for=lambda spec: self.provider_factory(spec, self.root),
                 close=close,
+                mcp_prompts=self.mcp_prompts,
             ),
             auto_wake=options.auto_wake,
             repaired=resumed.repaired if resumed is not None else (),

@@ -49,7 +49,7 @@ async def test_todo_write_metadata(ctx: ToolContext) -> None:
 def test_registry_has_every_tool_with_claude_code_fields() -> None:
     tools = core_tools()
     expected = {
-        "Read": {"file_path", "offset", "limit"},
+        "Read": {"file_path", "offset", "limit", "pages"},
         "Write": {"file_path", "content"},
         "Edit": {"file_path", "old_string", "new_string", "replace_all"},
         "Glob": {"pattern", "path"},
@@ -65,6 +65,8 @@ def test_registry_has_every_tool_with_claude_code_fields() -> None:
         "TaskOutput": {"task_id", "block", "timeout"},
         "TaskStop": {"task_id"},
         "TodoWrite": {"todos"},
+        "NotebookEdit": {"notebook_path", "cell_id", "new_source", "cell_type", "edit_mode"},
+        "WebFetch": {"url", "prompt"},
     }
     assert {t.name for t in tools} == set(expected)
     for tool in tools:
