@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -83,6 +83,8 @@ class SessionOptions:
     """Answer finished background tasks with a turn of their own while idle."""
     attachments: Sequence[AttachmentSource] = ()
     """Sources of urgent context at turn boundaries (the LSP door's new diagnostics)."""
+    env: Mapping[str, str] | None = None
+    """The client's environment (keys, base URLs, proxies); None: this process's."""
 
 
 def default_provider_factory(
