@@ -53,13 +53,7 @@ from .conftest import MODEL, make_editor
 
 DOC = Path(__file__).parents[2] / "docs" / "protocol.md"
 BLOCK = re.compile(r"^```json[ \t]*([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
-KNOWN_DEFECTS = {
-    ("server", "notification", "$/cancelRequest"): (
-        "the daemon does not withdraw a permission question when its turn is cancelled: "
-        "TetherServer.ask_client passes a dict as the params of $/cancelRequest, which "
-        "pygls cannot serialise (it expects CancelParams), so the message is never sent"
-    ),
-}
+KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {}
 """Documented behaviour the daemon does not have yet. The test insists the defect is still
 there, so that its fix removes the entry here (and nothing documented stays unchecked)."""
 EQUAL_KEYS = {"jsonrpc", "kind", "type", "code", "outcome"}
@@ -209,7 +203,7 @@ SCRIPT: list[Any] = [
     [tool("Bash", command="sleep 0.5; echo built", description="Build")],
     {"expect": {"contains": "and list the docs"}, "blocks": say("Built; there are no docs.")},
     # Turns F-I: cancelled four ways.
-    [tool("Bash", command="rm -rf build", description="Clean the build")],
+    [tool("Bash", command="make clean", description="Clean the build")],
     SLOW,
     SLOW,
     SLOW,
@@ -527,6 +521,13 @@ async def warm_daemon(workspace: Path, env: dict[str, str], log: WireLog, run_di
             [sys.executable, "-m", "tether", "serve", "--connect"], [workspace], env=env
         )
         try:
+            # What the proxy sends first, sent again the same way the editor speaks.
+            from tether.daemon.environment import client_environment
+
+            editor.client.protocol.notify(
+                "tether/clientEnvironment",
+                client_environment(str(workspace), {"ANTHROPIC_API_KEY": "k", "PATH": "/bin"}),
+            )
             session = await editor.new_session()
             info = await editor.request("tether/daemonInfo", None)
             assert [s["sessionId"] for s in info["sessions"]] == [session]
@@ -680,8 +681,9 @@ def warm_daemon_methods() -> set[str]:
 
     plain, _hub = create_server()
     server = ConnectionServer()
-    register(server, SessionHub(server))
-    Daemon(Path("/nonexistent/daemon.sock"))._register_daemon_methods(server)
+    hub = SessionHub(server)
+    register(server, hub)
+    Daemon(Path("/nonexistent/daemon.sock"))._register_daemon_methods(server, hub)
     return set(server.protocol.fm.features) - set(plain.protocol.fm.features)
 
 

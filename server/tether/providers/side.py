@@ -47,6 +47,9 @@ class SideModel:
             tools=[],
             max_tokens=self._max_tokens,
             cache_history=False,
+            # A one-shot answer from a small model: no thinking (the session's thinking
+            # settings are the main model's, and the small one may not take them).
+            thinking=False,
         )
         async for event in self._provider.stream(request):
             if isinstance(event, Completed):
