@@ -8,7 +8,15 @@ records every ``tether/sessionUpdate``. ``tether demo`` and the end-to-end tests
 
 ``stale_edits`` chooses how it treats an edit against an old buffer version: "refuse"
 answers ``applied: false`` (VS Code), "skip" answers ``applied: true`` and changes nothing
-(Neovim 0.11).
+(Neovim 0.11). ``plugin=False`` makes it a plain LSP client that declares nothing of
+Tether's (as Helix, eglot or a bare ``vim.lsp.start`` do).
+
+How it reports the edits the daemon makes can be set to what editors were seen doing
+(``edit_reports``, ``report_delay_s``, ``ignore_edits``, ``version_step``): the
+``didChange`` late, only after the editor's own pending requests are answered, or never;
+``applied: true`` for an edit it did not make; versions that jump like Neovim's changedtick.
+Whatever the daemon asks that the declared capabilities do not allow is recorded in
+``violations`` and refused, as a real client would.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.client import BaseLanguageClient  # pyright: ignore[reportPrivateImportUsage]
 
 from tether.lsp.protocol import tether_converter
@@ -60,6 +69,9 @@ class Buffer:
     dirty: bool = False
 
 
+EditReports = Literal["at_once", "delayed", "after_requests", "never"]
+
+
 @dataclass
 class EditorOptions:
     permission_request: bool = True
@@ -71,6 +83,32 @@ class EditorOptions:
     create_files: bool = True
     work_done_progress: bool = True
     init_options: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
+    plugin: bool = True
+    """Declare ``capabilities.experimental.tether`` like the shipped clients; False: a plain
+    LSP client."""
+    show_document: bool = True
+    """Declare ``window.showDocument.support``."""
+    code_action_literals: bool = True
+    """Declare ``codeActionLiteralSupport`` (else only Commands may be returned)."""
+    edit_reports: EditReports = "at_once"
+    """When the ``didChange`` for an edit the daemon made is sent: at once, after
+    ``report_delay_s``, once no request of the editor's own is pending, or never."""
+    report_delay_s: float = 0.0
+    ignore_edits: bool = False
+    """Answer ``applied: true`` and change nothing (and so report nothing)."""
+    decline_edits: bool = False
+    """The user says no to every edit (eglot asks first): ``applied: false``."""
+    version_step: int = 1
+    """How much a buffer's version grows per change (Neovim's changedtick jumps)."""
+
+
+@dataclass
+class _Outgoing:
+    """A ``didChange`` in the editor's outbox; sent in order, once it is ready."""
+
+    params: types.DidChangeTextDocumentParams
+    ready: bool
+    after_requests: bool = False
 
 
 class FakeEditor:
@@ -95,7 +133,21 @@ class FakeEditor:
         self.default_answer: str = "allow_once"
         self.asker: Asker | None = None
         self.on_update: Callable[[dict[str, Any]], None] | None = None
+        self.before_apply: Callable[[types.ApplyWorkspaceEditParams], None] | None = None
+        """Runs when an applyEdit arrives, before the editor looks at it (the user typing
+        just then)."""
+        self.messages: list[types.ShowMessageParams] = []
+        """``window/showMessage`` notifications, in order."""
+        self.shown_documents: list[types.ShowDocumentParams] = []
+        self.progress_tokens: list[Any] = []
+        """Tokens the daemon created with ``window/workDoneProgress/create``."""
+        self.violations: list[str] = []
+        """Requests the declared capabilities do not allow (refused with -32601)."""
+        self.sent_changes: list[types.DidChangeTextDocumentParams] = []
+        self._outbox: list[_Outgoing] = []
+        self._own_requests = 0
         self._update_event = asyncio.Event()
+        self._message_event = asyncio.Event()
         self._register()
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -130,6 +182,22 @@ class FakeEditor:
 
     def _capabilities(self) -> types.ClientCapabilities:
         ops = [types.ResourceOperationKind.Create, types.ResourceOperationKind.Delete]
+        experimental: dict[str, Any] | None = None
+        if self.options.plugin:
+            experimental = {
+                "tether": {
+                    "permissionRequest": self.options.permission_request,
+                    "sessionUpdates": self.options.session_updates,
+                    "saveDocuments": self.options.save_documents,
+                    "diagnostics": self.options.diagnostics,
+                }
+            }
+        kinds = ["", "quickfix", "refactor", "source"]
+        literals = types.ClientCodeActionLiteralOptions(
+            code_action_kind=types.ClientCodeActionKindOptions(
+                value_set=[types.CodeActionKind(k) for k in kinds]
+            )
+        )
         return types.ClientCapabilities(
             workspace=types.WorkspaceClientCapabilities(
                 apply_edit=True,
@@ -139,20 +207,24 @@ class FakeEditor:
                 ),
                 workspace_folders=True,
             ),
+            text_document=types.TextDocumentClientCapabilities(
+                code_action=types.CodeActionClientCapabilities(
+                    code_action_literal_support=literals
+                    if self.options.code_action_literals
+                    else None
+                )
+            ),
             window=types.WindowClientCapabilities(
-                work_done_progress=self.options.work_done_progress
+                work_done_progress=self.options.work_done_progress,
+                show_message=types.ShowMessageRequestClientCapabilities(),
+                show_document=types.ShowDocumentClientCapabilities(support=True)
+                if self.options.show_document
+                else None,
             ),
             general=types.GeneralClientCapabilities(
                 position_encodings=[types.PositionEncodingKind(self.options.encoding)]
             ),
-            experimental={
-                "tether": {
-                    "permissionRequest": self.options.permission_request,
-                    "sessionUpdates": self.options.session_updates,
-                    "saveDocuments": self.options.save_documents,
-                    "diagnostics": self.options.diagnostics,
-                }
-            },
+            experimental=experimental,
         )
 
     # -- the user -------------------------------------------------------------------------
@@ -173,22 +245,76 @@ class FakeEditor:
             )
         )
 
-    def type(self, path: Path, new_text: str) -> None:
-        """The user changes a buffer (not saved)."""
+    def type(self, path: Path, new_text: str, *, report_after: float = 0.0) -> None:
+        """The user changes a buffer (not saved). ``report_after``: the editor debounces
+        the ``didChange`` this long (Neovim: 150 ms), so an edit can arrive in between."""
         uri = path.as_uri()
         buffer = self.buffers[uri]
         buffer.text = new_text
-        buffer.version += 1
+        buffer.version += self.options.version_step
         buffer.dirty = True
-        self._did_change(uri, buffer)
+        item = _Outgoing(self._change_params(uri, buffer), ready=report_after <= 0)
+        if not item.ready:
+            self._release_later(item, report_after)
+        self._outbox.append(item)
+        self._flush()
 
     def text(self, path: Path) -> str:
         return self.buffers[path.as_uri()].text
 
     async def request(self, method: str, params: Any, timeout: float = 30) -> Any:
-        return await asyncio.wait_for(
-            self.client.protocol.send_request_async(method, params), timeout
-        )
+        self._own_requests += 1
+        try:
+            return await asyncio.wait_for(
+                self.client.protocol.send_request_async(method, params), timeout
+            )
+        finally:
+            self._own_requests -= 1
+            self._flush()
+
+    async def execute_command(self, command: str, *arguments: Any, timeout: float = 30) -> Any:
+        """``workspace/executeCommand``, as a client runs a server command."""
+        params = {"command": command, "arguments": list(arguments)}
+        return await self.request(types.WORKSPACE_EXECUTE_COMMAND, params, timeout)
+
+    async def code_actions(
+        self,
+        path: Path,
+        start: tuple[int, int],
+        end: tuple[int, int] | None = None,
+        diagnostics: Sequence[dict[str, Any]] = (),
+        only: Sequence[str] | None = None,
+    ) -> list[Any]:
+        """``textDocument/codeAction`` for a range (``end`` None: the cursor at ``start``)."""
+        end = end or start
+        context: dict[str, Any] = {"diagnostics": list(diagnostics), "triggerKind": 1}
+        if only is not None:
+            context["only"] = list(only)
+        params = {
+            "textDocument": {"uri": path.as_uri()},
+            "range": {
+                "start": {"line": start[0], "character": start[1]},
+                "end": {"line": end[0], "character": end[1]},
+            },
+            "context": context,
+        }
+        result = await self.request(types.TEXT_DOCUMENT_CODE_ACTION, params)
+        return list(result or [])
+
+    async def wait_for_message(
+        self, predicate: Callable[[types.ShowMessageParams], bool], timeout: float = 30
+    ) -> types.ShowMessageParams:
+        """The first ``window/showMessage`` (seen or to come) that ``predicate`` accepts."""
+
+        async def scan() -> types.ShowMessageParams:
+            while True:
+                for message in self.messages:
+                    if predicate(message):
+                        return message
+                event = self._message_event
+                await event.wait()
+
+        return await asyncio.wait_for(scan(), timeout)
 
     async def new_session(self, **params: Any) -> str:
         result = await self.request("tether/newSession", params)
@@ -222,15 +348,42 @@ class FakeEditor:
 
     # -- server -> client -----------------------------------------------------------------
 
-    def _did_change(self, uri: str, buffer: Buffer) -> None:
-        self.client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(
-                    uri=uri, version=buffer.version
-                ),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=buffer.text)],
-            )
+    def _change_params(self, uri: str, buffer: Buffer) -> types.DidChangeTextDocumentParams:
+        return types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=buffer.version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=buffer.text)],
         )
+
+    def _report_edit(self, uri: str, buffer: Buffer) -> None:
+        """The change an edit of the daemon's made, reported as ``edit_reports`` says."""
+        how = self.options.edit_reports
+        if how == "never":
+            return
+        item = _Outgoing(self._change_params(uri, buffer), ready=how == "at_once")
+        if how == "delayed":
+            self._release_later(item, self.options.report_delay_s)
+        elif how == "after_requests":
+            item.after_requests = True
+        self._outbox.append(item)
+        self._flush()
+
+    def _release_later(self, item: _Outgoing, delay: float) -> None:
+        def release() -> None:
+            item.ready = True
+            self._flush()
+
+        asyncio.get_running_loop().call_later(delay, release)
+
+    def _flush(self) -> None:
+        while self._outbox:
+            head = self._outbox[0]
+            if head.after_requests and self._own_requests == 0:
+                head.ready = True
+            if not head.ready:
+                return
+            self._outbox.pop(0)
+            self.sent_changes.append(head.params)
+            self.client.text_document_did_change(head.params)
 
     def _register(self) -> None:
         client = self.client
@@ -278,11 +431,28 @@ class FakeEditor:
             ls: Any, params: types.ApplyWorkspaceEditParams
         ) -> types.ApplyWorkspaceEditResult:
             self.applied_edits.append(params)
+            if self.before_apply is not None:
+                self.before_apply(params)
             return self._apply(params)
 
         @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def create_progress(ls: Any, params: Any) -> None:
-            return None
+        def create_progress(ls: Any, params: types.WorkDoneProgressCreateParams) -> None:
+            if not self.options.work_done_progress:
+                self._violate("window/workDoneProgress/create without window.workDoneProgress")
+            self.progress_tokens.append(params.token)
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE)
+        def show_message(ls: Any, params: types.ShowMessageParams) -> None:
+            self.messages.append(params)
+            self._message_event.set()
+            self._message_event = asyncio.Event()
+
+        @client.feature(types.WINDOW_SHOW_DOCUMENT)
+        def show_document(ls: Any, params: types.ShowDocumentParams) -> types.ShowDocumentResult:
+            if not self.options.show_document:
+                self._violate("window/showDocument without window.showDocument.support")
+            self.shown_documents.append(params)
+            return types.ShowDocumentResult(success=True)
 
         @client.feature(types.PROGRESS)
         def progress(ls: Any, params: Any) -> None:
@@ -291,6 +461,10 @@ class FakeEditor:
         @client.feature(types.WINDOW_LOG_MESSAGE)
         def log_message(ls: Any, params: types.LogMessageParams) -> None:
             sys.stderr.write(f"[daemon log] {params.message}\n")
+
+    def _violate(self, what: str) -> None:
+        self.violations.append(what)
+        raise JsonRpcMethodNotFound(f"not supported by this client: {what}")
 
     async def _answer(self, params: dict[str, Any]) -> str | None:
         if self.asker is not None:
@@ -301,6 +475,10 @@ class FakeEditor:
         return self.default_answer
 
     def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        if self.options.decline_edits:
+            return types.ApplyWorkspaceEditResult(
+                applied=False, failure_reason="the user declined the edit"
+            )
         changes = params.edit.document_changes or []
         for change in changes:
             if isinstance(change, types.CreateFile):
@@ -321,8 +499,11 @@ class FakeEditor:
                 if self.options.stale_edits == "skip":
                     return types.ApplyWorkspaceEditResult(applied=True)
                 return types.ApplyWorkspaceEditResult(
-                    applied=False, failure_reason="the document version is stale"
+                    applied=False,
+                    failure_reason=f"require version {version}, you have {buffer.version}",
                 )
+            if self.options.ignore_edits:
+                return types.ApplyWorkspaceEditResult(applied=True)
             edits = [
                 Edit(
                     Pos(e.range.start.line, e.range.start.character),
@@ -335,7 +516,7 @@ class FakeEditor:
             buffer.text = apply_edits(buffer.text, edits, self.options.encoding)
             buffer.dirty = True
             opened = buffer.version == 0
-            buffer.version += 1
+            buffer.version += 1 if opened else self.options.version_step
             if opened:
                 self.client.text_document_did_open(
                     types.DidOpenTextDocumentParams(
@@ -345,5 +526,5 @@ class FakeEditor:
                     )
                 )
             else:
-                self._did_change(uri, buffer)
+                self._report_edit(uri, buffer)
         return types.ApplyWorkspaceEditResult(applied=True)
