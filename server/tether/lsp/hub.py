@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -58,6 +59,9 @@ class SessionHub:
         self.init_options: dict[str, Any] = {}
         self._sessions: Sessions | None = None
         self._publishers: dict[str, TurnPublisher] = {}
+        self._editors: dict[str, LspEditor] = {}
+        """This connection's editor in each session it follows."""
+        self._detach: dict[str, Callable[[], None]] = {}
 
     @property
     def sessions(self) -> Sessions:
@@ -140,14 +144,22 @@ class SessionHub:
             attachments=[source],
         )
 
-    def _follow(self, session: Session) -> None:
-        if session.session_id not in self._publishers:
-            self._publishers[session.session_id] = TurnPublisher(self.server, session)
+    def _follow(self, session: Session, editor: LspEditor) -> None:
+        session_id = session.session_id
+        if session_id not in self._publishers:
+            self._publishers[session_id] = TurnPublisher(self.server, session)
+        if session_id not in self._editors:
+            self._editors[session_id] = editor
+            self._detach[session_id] = session.attach(editor)
 
     def _unfollow(self, session_id: str) -> None:
         publisher = self._publishers.pop(session_id, None)
         if publisher is not None:
             publisher.stop()
+        self._editors.pop(session_id, None)
+        detach = self._detach.pop(session_id, None)
+        if detach is not None:
+            detach()
 
     def new_session(self, params: NewSessionParams) -> str:
         root = self.root_for(params.workspace_folder)
@@ -156,20 +168,20 @@ class SessionHub:
             session = self.sessions.new(root, editor, self._options(editor, params))
         except ConfigError as e:
             raise SessionError(str(e))
-        self._follow(session)
+        self._follow(session, editor)
         return session.session_id
 
     async def load_session(self, session_id: str, *, recover: bool = False) -> list[dict[str, Any]]:
+        editor = self._editors.get(session_id) or LspEditor(self.server, session_id)
         session = self.sessions.find(session_id)
         if session is None:
             root = self.sessions.stored_in(self.folders, session_id)
             if root is None:
                 raise SessionError(f"unknown sessionId: {session_id}")
-            editor = LspEditor(self.server, session_id)
             session = await self.sessions.load(
                 root, session_id, editor, self._options(editor), recover=recover
             )
-        self._follow(session)
+        self._follow(session, editor)
         return [{"turnId": turn, **update.to_wire()} for turn, update in await session.history()]
 
     async def list_sessions(self, params: ListSessionsParams) -> list[dict[str, Any]]:
@@ -198,12 +210,16 @@ class SessionHub:
 
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         session = self.get(params.session_id)
+        # Another client's session (the warm daemon shares them): follow it from now on.
+        self._follow(session, LspEditor(self.server, session.session_id))
         publisher = self._publishers[session.session_id]
         turn_id = None
         if not session.busy:
             turn_id = await publisher.prompt_turn(params.work_done_token)
         try:
-            result = await session.prompt(params.prompt, turn_id=turn_id)
+            result = await session.prompt(
+                params.prompt, turn_id=turn_id, via=self._editors.get(session.session_id)
+            )
         finally:
             if turn_id is not None:
                 publisher.end_unfinished(turn_id)

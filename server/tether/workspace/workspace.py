@@ -33,6 +33,7 @@ from tether.providers.registry import create_provider, parse_model_spec
 from tether.sandbox.bwrap import Probe
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
 from tether.session.events import SessionEvents
+from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
 from tether.settings.load import LoadedSettings, add_local_rule
 from tether.settings.model import ContextSettings
@@ -262,7 +263,8 @@ class Workspace:
         resumed: ResumedSession | None,
     ) -> Session:
         checkpoints = saved_checkpoints(resumed) if resumed is not None else Checkpoints()
-        checkpointing = CheckpointingEditor(editor, checkpoints, session_id, writer.append)
+        router = EditorRouter(editor)
+        checkpointing = CheckpointingEditor(router, checkpoints, session_id, writer.append)
         events = SessionEvents()
         engine = self._engine(
             session_id=session_id,
@@ -279,6 +281,7 @@ class Workspace:
         session = Session(
             engine=engine,
             editor=checkpointing,
+            router=router,
             checkpoints=checkpoints,
             events=events,
             hooks=SessionHooks(
