@@ -27,7 +27,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -144,10 +144,12 @@ class FakeEditor:
         self.violations: list[str] = []
         """Requests the declared capabilities do not allow (refused with -32601)."""
         self.sent_changes: list[types.DidChangeTextDocumentParams] = []
+        self.initialize_result: types.InitializeResult | None = None
         self._outbox: list[_Outgoing] = []
         self._own_requests = 0
         self._update_event = asyncio.Event()
         self._message_event = asyncio.Event()
+        self._read_code_actions_like_an_editor()
         self._register()
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -171,6 +173,7 @@ class FakeEditor:
             )
         )
         self.client.initialized(types.InitializedParams())
+        self.initialize_result = result
         return result
 
     async def stop(self) -> None:
@@ -274,7 +277,7 @@ class FakeEditor:
 
     async def execute_command(self, command: str, *arguments: Any, timeout: float = 30) -> Any:
         """``workspace/executeCommand``, as a client runs a server command."""
-        params = {"command": command, "arguments": list(arguments)}
+        params = types.ExecuteCommandParams(command=command, arguments=list(arguments))
         return await self.request(types.WORKSPACE_EXECUTE_COMMAND, params, timeout)
 
     async def code_actions(
@@ -284,20 +287,22 @@ class FakeEditor:
         end: tuple[int, int] | None = None,
         diagnostics: Sequence[dict[str, Any]] = (),
         only: Sequence[str] | None = None,
-    ) -> list[Any]:
+    ) -> list[types.CodeAction | types.Command]:
         """``textDocument/codeAction`` for a range (``end`` None: the cursor at ``start``)."""
         end = end or start
-        context: dict[str, Any] = {"diagnostics": list(diagnostics), "triggerKind": 1}
-        if only is not None:
-            context["only"] = list(only)
-        params = {
-            "textDocument": {"uri": path.as_uri()},
-            "range": {
-                "start": {"line": start[0], "character": start[1]},
-                "end": {"line": end[0], "character": end[1]},
-            },
-            "context": context,
-        }
+        converter = self.client.protocol._converter  # pyright: ignore[reportPrivateUsage]
+        params = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            range=types.Range(
+                start=types.Position(line=start[0], character=start[1]),
+                end=types.Position(line=end[0], character=end[1]),
+            ),
+            context=types.CodeActionContext(
+                diagnostics=[converter.structure(d, types.Diagnostic) for d in diagnostics],
+                only=[types.CodeActionKind(k) for k in only] if only is not None else None,
+                trigger_kind=types.CodeActionTriggerKind.Invoked,
+            ),
+        )
         result = await self.request(types.TEXT_DOCUMENT_CODE_ACTION, params)
         return list(result or [])
 
@@ -314,7 +319,11 @@ class FakeEditor:
                 event = self._message_event
                 await event.wait()
 
-        return await asyncio.wait_for(scan(), timeout)
+        try:
+            return await asyncio.wait_for(scan(), timeout)
+        except TimeoutError:
+            seen = [m.message for m in self.messages]
+            raise AssertionError(f"no such window/showMessage in {timeout} s; seen: {seen}")
 
     async def new_session(self, **params: Any) -> str:
         result = await self.request("tether/newSession", params)
@@ -384,6 +393,19 @@ class FakeEditor:
             self._outbox.pop(0)
             self.sent_changes.append(head.params)
             self.client.text_document_did_change(head.params)
+
+    def _read_code_actions_like_an_editor(self) -> None:
+        """Tell a Command from a CodeAction carrying a command as editors do (by the type of
+        ``command``); lsprotocol's own hook takes every action with a command for a Command."""
+        converter = self.client.protocol._converter  # pyright: ignore[reportPrivateUsage]
+
+        def structure(obj: Any, _: Any) -> types.Command | types.CodeAction:
+            if isinstance(obj, dict) and isinstance(obj.get("command"), str):  # pyright: ignore[reportUnknownMemberType]
+                return converter.structure(obj, types.Command)
+            return converter.structure(obj, types.CodeAction)
+
+        converter.register_structure_hook(types.Command | types.CodeAction, structure)
+        converter.register_structure_hook(Union[types.Command, types.CodeAction], structure)  # noqa: UP007
 
     def _register(self) -> None:
         client = self.client
