@@ -431,3 +431,35 @@ async def test_a_client_with_neither_show_document_nor_progress(
             "Nothing to change"
         ) == 1
     api.assert_complete()
+
+
+async def test_a_client_that_cannot_ask_gets_a_refusal_it_can_act_on(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    """Helix answers window/showMessageRequest with -32601: the edit is refused, and the
+    user is told why and what to set."""
+    app = workspace / "src" / "app.py"
+    original = app.read_text()
+    api = fake_api(
+        [
+            [READ],
+            [EDIT_GREETING],
+            told("declined this tool call", say("I was not allowed to edit.")),
+        ]
+    )
+    async with running_daemon(
+        [workspace],
+        daemon_env,
+        api,
+        init_options={"model": MODEL},
+        message_requests=False,
+        **PLAIN,
+    ) as editor:
+        editor.open(app)
+        await editor.execute_command("tether.prompt", {"text": "say Hi", "uri": app.as_uri()})
+        refused = await editor.wait_for_message(lambda m: "cannot answer questions" in m.message)
+        assert refused.type == types.MessageType.Error
+        assert '"permissionMode"' in refused.message and "Edit" in refused.message
+        await editor.wait_for_message(lambda m: "not allowed" in m.message, 60)
+        assert app.read_text() == original and editor.applied_edits == []
+    api.assert_complete()

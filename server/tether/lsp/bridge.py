@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 
 from tether.editor.disk import read_text_file, write_on_disk, write_text_atomically
 from tether.editor.port import (
@@ -279,7 +280,21 @@ class LspEditor:
             message=message,
             actions=[types.MessageActionItem(title=o.name) for o in request.options()],
         )
-        choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        try:
+            choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        except JsonRpcMethodNotFound:
+            # Some editors (Helix) cannot ask at all: say so where the user looks, once a
+            # call, and take it as the "no" it is.
+            self.server.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error,
+                    message=f"Tether: this editor cannot answer questions, so Tether did not "
+                    f"{visible(request.title)}. To let it work here, set "
+                    '"permissionMode" (for example "acceptEdits") in the server\'s '
+                    "initialization options; see docs/editors.md.",
+                )
+            )
+            return request.reply("reject_once")
         title = getattr(choice, "title", None)
         return request.reply(title if isinstance(title, str) else "reject_once")
 

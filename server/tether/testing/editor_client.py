@@ -88,6 +88,8 @@ class EditorOptions:
     LSP client."""
     show_document: bool = True
     """Declare ``window.showDocument.support``."""
+    message_requests: bool = True
+    """Answer ``window/showMessageRequest`` (Helix does not: it replies -32601)."""
     code_action_literals: bool = True
     """Declare ``codeActionLiteralSupport`` (else only Commands may be returned)."""
     edit_reports: EditReports = "at_once"
@@ -434,6 +436,10 @@ class FakeEditor:
             ls: Any, params: types.ShowMessageRequestParams
         ) -> types.MessageActionItem | None:
             self.message_requests.append(params)
+            if not self.options.message_requests:
+                raise JsonRpcMethodNotFound(
+                    f"Method not found: {types.WINDOW_SHOW_MESSAGE_REQUEST}"
+                )
             answer = await self._answer({"message": params.message})
             if answer is None:
                 return None
