@@ -97,8 +97,10 @@ def syntaxes(language_id: str | None, path: PurePath) -> tuple[Syntax, ...]:
 def _pattern(syntax: Syntax) -> re.Pattern[str]:
     opener, closer = syntax
     tail = rf"\s*{re.escape(closer)}" if closer else ""
+    # Openers may repeat (";;", "##", "///").
     return re.compile(
-        rf"(?P<comment>{re.escape(opener)}\s*tether\s*:\s*(?P<text>.*?){tail})\s*$", re.IGNORECASE
+        rf"(?P<comment>(?:{re.escape(opener)})+\s*tether\s*:\s*(?P<text>.*?){tail})\s*$",
+        re.IGNORECASE,
     )
 
 

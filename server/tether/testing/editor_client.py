@@ -25,17 +25,18 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Union
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.client import BaseLanguageClient  # pyright: ignore[reportPrivateImportUsage]
 
 from tether.lsp.protocol import tether_converter
-from tether.lsp.textedits import Edit, Encoding, Pos, apply_edits
+from tether.testing.editor_buffers import Buffer, ChangeOutbox, apply_workspace_edit, path_of
+from tether.testing.editor_options import EditorOptions, EditReports, client_capabilities
+
+__all__ = ["Buffer", "EditReports", "EditorOptions", "FakeEditor", "action_title", "path_of"]
 
 PermissionChoice = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 Asker = Callable[[dict[str, Any]], Awaitable[str | None]]
@@ -56,61 +57,6 @@ def action_title(answer: str, actions: Sequence[types.MessageActionItem]) -> str
     if prefix is None:
         return answer
     return next((a.title for a in actions if a.title.startswith(prefix)), prefix)
-
-
-def path_of(uri: str) -> Path:
-    return Path(unquote(urlparse(uri).path))
-
-
-@dataclass
-class Buffer:
-    text: str
-    version: int
-    dirty: bool = False
-
-
-EditReports = Literal["at_once", "delayed", "after_requests", "never"]
-
-
-@dataclass
-class EditorOptions:
-    permission_request: bool = True
-    save_documents: bool = True
-    diagnostics: bool = False
-    session_updates: bool = True
-    encoding: Encoding = "utf-16"
-    stale_edits: Literal["refuse", "skip"] = "refuse"
-    create_files: bool = True
-    work_done_progress: bool = True
-    init_options: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
-    plugin: bool = True
-    """Declare ``capabilities.experimental.tether`` like the shipped clients; False: a plain
-    LSP client."""
-    show_document: bool = True
-    """Declare ``window.showDocument.support``."""
-    message_requests: bool = True
-    """Answer ``window/showMessageRequest`` (Helix does not: it replies -32601)."""
-    code_action_literals: bool = True
-    """Declare ``codeActionLiteralSupport`` (else only Commands may be returned)."""
-    edit_reports: EditReports = "at_once"
-    """When the ``didChange`` for an edit the daemon made is sent: at once, after
-    ``report_delay_s``, once no request of the editor's own is pending, or never."""
-    report_delay_s: float = 0.0
-    ignore_edits: bool = False
-    """Answer ``applied: true`` and change nothing (and so report nothing)."""
-    decline_edits: bool = False
-    """The user says no to every edit (eglot asks first): ``applied: false``."""
-    version_step: int = 1
-    """How much a buffer's version grows per change (Neovim's changedtick jumps)."""
-
-
-@dataclass
-class _Outgoing:
-    """A ``didChange`` in the editor's outbox; sent in order, once it is ready."""
-
-    params: types.DidChangeTextDocumentParams
-    ready: bool
-    after_requests: bool = False
 
 
 class FakeEditor:
@@ -145,10 +91,9 @@ class FakeEditor:
         """Tokens the daemon created with ``window/workDoneProgress/create``."""
         self.violations: list[str] = []
         """Requests the declared capabilities do not allow (refused with -32601)."""
-        self.sent_changes: list[types.DidChangeTextDocumentParams] = []
         self.initialize_result: types.InitializeResult | None = None
-        self._outbox: list[_Outgoing] = []
         self._own_requests = 0
+        self.outbox = ChangeOutbox(self.client.text_document_did_change, lambda: self._own_requests)
         self._update_event = asyncio.Event()
         self._message_event = asyncio.Event()
         self._read_code_actions_like_an_editor()
@@ -160,7 +105,7 @@ class FakeEditor:
         self, command: list[str], workspace_folders: list[Path], env: dict[str, str] | None = None
     ) -> types.InitializeResult:
         await self.client.start_io(command[0], *command[1:], env={**os.environ, **(env or {})})
-        caps = self._capabilities()
+        caps = client_capabilities(self.options)
         if hasattr(self.client, "capabilities"):
             # pytest-lsp's client checks the server's messages against these.
             self.client.capabilities = caps  # pyright: ignore[reportAttributeAccessIssue]
@@ -184,53 +129,6 @@ class FakeEditor:
             self.client.exit(None)
         finally:
             await self.client.stop()
-
-    def _capabilities(self) -> types.ClientCapabilities:
-        ops = [types.ResourceOperationKind.Create, types.ResourceOperationKind.Delete]
-        experimental: dict[str, Any] | None = None
-        if self.options.plugin:
-            experimental = {
-                "tether": {
-                    "permissionRequest": self.options.permission_request,
-                    "sessionUpdates": self.options.session_updates,
-                    "saveDocuments": self.options.save_documents,
-                    "diagnostics": self.options.diagnostics,
-                }
-            }
-        kinds = ["", "quickfix", "refactor", "source"]
-        literals = types.ClientCodeActionLiteralOptions(
-            code_action_kind=types.ClientCodeActionKindOptions(
-                value_set=[types.CodeActionKind(k) for k in kinds]
-            )
-        )
-        return types.ClientCapabilities(
-            workspace=types.WorkspaceClientCapabilities(
-                apply_edit=True,
-                workspace_edit=types.WorkspaceEditClientCapabilities(
-                    document_changes=True,
-                    resource_operations=ops if self.options.create_files else [],
-                ),
-                workspace_folders=True,
-            ),
-            text_document=types.TextDocumentClientCapabilities(
-                code_action=types.CodeActionClientCapabilities(
-                    code_action_literal_support=literals
-                    if self.options.code_action_literals
-                    else None
-                )
-            ),
-            window=types.WindowClientCapabilities(
-                work_done_progress=self.options.work_done_progress,
-                show_message=types.ShowMessageRequestClientCapabilities(),
-                show_document=types.ShowDocumentClientCapabilities(support=True)
-                if self.options.show_document
-                else None,
-            ),
-            general=types.GeneralClientCapabilities(
-                position_encodings=[types.PositionEncodingKind(self.options.encoding)]
-            ),
-            experimental=experimental,
-        )
 
     # -- the user -------------------------------------------------------------------------
 
@@ -258,11 +156,12 @@ class FakeEditor:
         buffer.text = new_text
         buffer.version += self.options.version_step
         buffer.dirty = True
-        item = _Outgoing(self._change_params(uri, buffer), ready=report_after <= 0)
-        if not item.ready:
-            self._release_later(item, report_after)
-        self._outbox.append(item)
-        self._flush()
+        self.outbox.user_change(uri, buffer, report_after)
+
+    @property
+    def sent_changes(self) -> list[types.DidChangeTextDocumentParams]:
+        """Every ``didChange`` sent so far, in order."""
+        return self.outbox.sent
 
     def text(self, path: Path) -> str:
         return self.buffers[path.as_uri()].text
@@ -275,7 +174,7 @@ class FakeEditor:
             )
         finally:
             self._own_requests -= 1
-            self._flush()
+            self.outbox.flush()
 
     async def execute_command(self, command: str, *arguments: Any, timeout: float = 30) -> Any:
         """``workspace/executeCommand``, as a client runs a server command."""
@@ -359,43 +258,6 @@ class FakeEditor:
 
     # -- server -> client -----------------------------------------------------------------
 
-    def _change_params(self, uri: str, buffer: Buffer) -> types.DidChangeTextDocumentParams:
-        return types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=buffer.version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=buffer.text)],
-        )
-
-    def _report_edit(self, uri: str, buffer: Buffer) -> None:
-        """The change an edit of the daemon's made, reported as ``edit_reports`` says."""
-        how = self.options.edit_reports
-        if how == "never":
-            return
-        item = _Outgoing(self._change_params(uri, buffer), ready=how == "at_once")
-        if how == "delayed":
-            self._release_later(item, self.options.report_delay_s)
-        elif how == "after_requests":
-            item.after_requests = True
-        self._outbox.append(item)
-        self._flush()
-
-    def _release_later(self, item: _Outgoing, delay: float) -> None:
-        def release() -> None:
-            item.ready = True
-            self._flush()
-
-        asyncio.get_running_loop().call_later(delay, release)
-
-    def _flush(self) -> None:
-        while self._outbox:
-            head = self._outbox[0]
-            if head.after_requests and self._own_requests == 0:
-                head.ready = True
-            if not head.ready:
-                return
-            self._outbox.pop(0)
-            self.sent_changes.append(head.params)
-            self.client.text_document_did_change(head.params)
-
     def _read_code_actions_like_an_editor(self) -> None:
         """Tell a Command from a CodeAction carrying a command as editors do (by the type of
         ``command``); lsprotocol's own hook takes every action with a command for a Command."""
@@ -461,7 +323,9 @@ class FakeEditor:
             self.applied_edits.append(params)
             if self.before_apply is not None:
                 self.before_apply(params)
-            return self._apply(params)
+            return apply_workspace_edit(
+                self.buffers, params, self.options, self.outbox, self.client.text_document_did_open
+            )
 
         @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def create_progress(ls: Any, params: types.WorkDoneProgressCreateParams) -> None:
@@ -501,58 +365,3 @@ class FakeEditor:
             value = self.answers.pop(0)
             return None if value == "cancel" else value
         return self.default_answer
-
-    def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-        if self.options.decline_edits:
-            return types.ApplyWorkspaceEditResult(
-                applied=False, failure_reason="the user declined the edit"
-            )
-        changes = params.edit.document_changes or []
-        for change in changes:
-            if isinstance(change, types.CreateFile):
-                if change.uri not in self.buffers:
-                    self.buffers[change.uri] = Buffer("", 0, dirty=True)
-                continue
-            if not isinstance(change, types.TextDocumentEdit):
-                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="unsupported")
-            uri = change.text_document.uri
-            buffer = self.buffers.get(uri)
-            version = change.text_document.version
-            if buffer is None:
-                # Not open: the editor opens it in the background, like VS Code does.
-                disk = path_of(uri).read_text(encoding="utf-8") if path_of(uri).exists() else ""
-                buffer = Buffer(disk, 0)
-                self.buffers[uri] = buffer
-            elif version is not None and version != buffer.version:
-                if self.options.stale_edits == "skip":
-                    return types.ApplyWorkspaceEditResult(applied=True)
-                return types.ApplyWorkspaceEditResult(
-                    applied=False,
-                    failure_reason=f"require version {version}, you have {buffer.version}",
-                )
-            if self.options.ignore_edits:
-                return types.ApplyWorkspaceEditResult(applied=True)
-            edits = [
-                Edit(
-                    Pos(e.range.start.line, e.range.start.character),
-                    Pos(e.range.end.line, e.range.end.character),
-                    e.new_text,
-                )
-                for e in change.edits
-                if isinstance(e, types.TextEdit)
-            ]
-            buffer.text = apply_edits(buffer.text, edits, self.options.encoding)
-            buffer.dirty = True
-            opened = buffer.version == 0
-            buffer.version += 1 if opened else self.options.version_step
-            if opened:
-                self.client.text_document_did_open(
-                    types.DidOpenTextDocumentParams(
-                        text_document=types.TextDocumentItem(
-                            uri=uri, language_id="text", version=buffer.version, text=buffer.text
-                        )
-                    )
-                )
-            else:
-                self._report_edit(uri, buffer)
-        return types.ApplyWorkspaceEditResult(applied=True)
