@@ -42,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the LSP daemon on stdio (for editors)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument(
+        "--connect",
+        action="store_true",
+        help="pass stdio to the warm daemon (started if needed) instead of serving in-process",
+    )
 
     run = sub.add_parser("run", help="run one prompt headless")
     run.add_argument("prompt", nargs="?", help="the prompt ('-' or absent: read stdin)")
@@ -72,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--all", action="store_true", help="sessions of every workspace")
     sessions.add_argument("--limit", type=int, default=50)
 
+    from tether.daemon.commands import add_parser as add_daemon_parser
+
+    add_daemon_parser(sub)
+
     acp = sub.add_parser("acp", help="speak the Agent Client Protocol on stdio")
     acp.add_argument("--model")
     return parser
@@ -84,6 +93,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if args.command == "serve" and args.connect:
+        from tether.daemon.proxy import proxy
+
+        return proxy()
+    if args.command == "daemon":
+        from tether.daemon.commands import daemon_command
+
+        return daemon_command(args)
     if args.command == "serve":
         from tether.lsp.main import serve
 

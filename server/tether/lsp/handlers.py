@@ -36,8 +36,9 @@ log = logging.getLogger(__name__)
 CODE_ACTIONS = types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=False)
 
 
-def register(server: TetherServer, hub: SessionHub, plain: PlainTurns) -> None:
-    commands.register(server, plain)
+def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = None) -> None:
+    turns = plain or PlainTurns(server, hub)
+    commands.register(server, turns)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: TetherServer, params: types.InitializeParams) -> None:
@@ -80,7 +81,7 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns) -> None:
     def code_action(ls: TetherServer, params: types.CodeActionParams) -> list[actions.Action]:
         uri = params.text_document.uri
         try:
-            plain.root_of(uri)  # only files of the workspace
+            turns.root_of(uri)  # only files of the workspace
             path = uri_to_path(uri).resolve()
         except (ValueError, SessionError):
             return []
@@ -93,13 +94,15 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TetherServer, *_args: Any) -> None:
-        await plain.shutdown()
+        await turns.shutdown()
         await hub.shutdown()
 
     @server.feature("tether/newSession")
     @wire_errors
     def new_session(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return {"sessionId": hub.new_session(parse_params(NewSessionParams, params))}
+        session_id = hub.new_session(parse_params(NewSessionParams, params))
+        # The mode the settings chose, so a client can show it before anything changes it.
+        return {"sessionId": session_id, "mode": hub.get(session_id).mode}
 
     @server.feature("tether/prompt")
     @wire_errors
@@ -129,6 +132,7 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns) -> None:
             "title": session.title,
             "turns": session.turns,
             "usage": session.usage.to_wire(),
+            "mode": session.mode,
         }
 
     @server.feature("tether/setMode")

@@ -12,7 +12,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -31,6 +31,7 @@ from tether.lsp.params import (
 )
 from tether.lsp.server import TetherServer
 from tether.lsp.turns import ProgressLook, ProgressToken, TurnPublisher, encode
+from tether.protocol.updates import Mode
 
 if TYPE_CHECKING:
     from tether.engine.turns import TurnResult
@@ -54,13 +55,16 @@ def uri_to_path(uri: str) -> Path:
 
 
 class SessionHub:
-    def __init__(self, server: TetherServer) -> None:
+    def __init__(self, server: TetherServer, sessions: Sessions | None = None) -> None:
         self.server = server
         self.folders: list[Path] = []
         """Workspace roots in the order the editor gave them."""
         self.diagnostics = DiagnosticsStore()
         self.init_options: dict[str, Any] = {}
-        self._sessions: Sessions | None = None
+        self._sessions = sessions
+        self._shared = sessions is not None
+        """The warm daemon's registry, shared with its other clients: leaving closes only
+        what nobody else follows."""
         self._publishers: dict[str, TurnPublisher] = {}
         self._editors: dict[str, LspEditor] = {}
         """This connection's editor in each session it follows."""
@@ -79,15 +83,23 @@ class SessionHub:
     def _make_workspace(self, root: Path) -> Workspace:
         from tether.workspace import Workspace
 
-        overrides: dict[str, Any] = {}
-        if self.init_options.get("model"):
-            overrides["model"] = self.init_options["model"]
-        if self.init_options.get("permissionMode"):
-            overrides["permissions"] = {"defaultMode": self.init_options["permissionMode"]}
-        workspace = Workspace(root, overrides=overrides)
+        workspace = Workspace(root)
         for warning in workspace.loaded.warnings:
             self._log(types.MessageType.Warning, f"settings: {warning}")
         return workspace
+
+    def _init_model(self) -> str | None:
+        value = self.init_options.get("model")
+        return value if isinstance(value, str) and value else None
+
+    def _init_mode(self) -> Mode | None:
+        value = self.init_options.get("permissionMode")
+        for mode in get_args(Mode):
+            if value == mode:
+                return mode
+        if value is not None:
+            self._log(types.MessageType.Warning, f"unknown permissionMode {value!r} ignored")
+        return None
 
     def add_folder(self, uri: str) -> None:
         root = uri_to_path(uri).resolve()
@@ -137,12 +149,14 @@ class SessionHub:
         source = diagnostics_source(
             self.diagnostics, editor.edited, lambda: self.server.features.diagnostics
         )
+        # initializationOptions give this editor's defaults for model and mode.
+        model, mode = self._init_model(), self._init_mode()
         if params is None:
-            return SessionOptions(attachments=[source])
+            return SessionOptions(model=model, default_mode=mode, attachments=[source])
         return SessionOptions(
             session_id=editor.session_id,
-            model=params.model,
-            mode=params.permission_mode,
+            model=params.model or model,
+            mode=params.permission_mode or mode,
             title=params.title,
             attachments=[source],
         )
@@ -273,10 +287,23 @@ class SessionHub:
     # -- lifecycle --------------------------------------------------------------------
 
     async def shutdown(self) -> None:
+        if self._shared:
+            await self.disconnect()
+            return
         if self._sessions is not None:
             await self._sessions.shutdown()
         for session_id in list(self._publishers):
             self._unfollow(session_id)
+
+    async def disconnect(self) -> None:
+        """This client left the shared daemon: stop following its sessions, and close the
+        ones nobody follows any more (their transcripts keep them)."""
+        for session_id in list(self._publishers):
+            session = self.sessions.find(session_id)
+            self._unfollow(session_id)
+            if session is not None and not session.events.followed:
+                session.cancel()
+                await session.close()
 
     def _log(self, kind: types.MessageType, message: str) -> None:
         with contextlib.suppress(Exception):

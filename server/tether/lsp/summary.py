@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from tether.engine.turns import TurnResult
 from tether.protocol.updates import (
     AgentMessageChunk,
     SessionUpdate,
     ToolCall,
     ToolCallUpdate,
 )
+
+if TYPE_CHECKING:
+    from tether.engine.turns import TurnResult
 
 SENTENCE_CHARS = 120
 SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")

@@ -125,6 +125,10 @@ class Session:
         """Turns ``rewind`` can undo (their checkpoints are known), oldest first."""
         return [t.turn_id for t in self.checkpoints.turns]
 
+    @property
+    def tasks_running(self) -> bool:
+        return bool(self.engine.tasks.running())
+
     def tasks(self) -> list[Task]:
         return self.engine.tasks.all()
 

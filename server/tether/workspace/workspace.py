@@ -43,6 +43,7 @@ from tether.skills.registry import SkillRegistry
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
+from tether.transcript.records import SystemRecord
 from tether.transcript.resume import ResumedSession
 from tether.transcript.session import open_for_resume
 from tether.transcript.store import SessionInfo, TranscriptStore
@@ -66,6 +67,9 @@ class SessionOptions:
     """For a new session: its id (default: a fresh UUID)."""
     model: str | None = None
     mode: Mode | None = None
+    """The mode to start in (a resumed session too)."""
+    default_mode: Mode | None = None
+    """The mode when nothing else says: a resumed session keeps the mode it was left in."""
     title: str | None = None
     allow: Sequence[str] = ()
     deny: Sequence[str] = ()
@@ -142,7 +146,7 @@ class Workspace:
     ) -> QueryEngine:
         settings = self.loaded.settings
         provider = self.provider_factory(options.model or settings.model, self.root)
-        mode = options.mode or (resumed.mode if resumed else None)
+        mode = options.mode or (resumed.mode if resumed else None) or options.default_mode
         state = SessionRunState(mode=mode or settings.permissions.default_mode)
         if resumed is not None:
             state.todos = resumed.todos
@@ -292,6 +296,13 @@ class Workspace:
             auto_wake=options.auto_wake,
             repaired=resumed.repaired if resumed is not None else (),
         )
+        if resumed is None:
+            # The mode a session starts in is on record like every later change.
+            engine.record(
+                SystemRecord(
+                    session_id=session_id, subtype="mode", data={"mode": engine.state.mode}
+                )
+            )
         self.sessions[session_id] = session
         return session
 
