@@ -181,7 +181,7 @@ class LspEditor:
     ) -> WriteOutcome:
         """Trust, then check: wait for the didChange the edit produced and compare its text
         with the expected one (see ``confirm``)."""
-        moved = await self.server.confirm_version(path, seen_version + 1, sent_at)
+        moved = await self.server.confirm_version(path, seen_version + 1, sent_at, new_text)
         doc = self._open_document(path)
         if not moved or doc is None:
             waited = self.server.versions.latency.bound

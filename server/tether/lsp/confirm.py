@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -145,14 +146,22 @@ class VersionWatch:
         except TimeoutError:
             return False
 
-    async def confirm(self, key: str, min_version: int, sent_at: float) -> bool:
-        """Wait for the version an applied edit produced, for as long as this client needs;
-        a report that comes later still teaches the next wait."""
+    async def confirm(
+        self, key: str, min_version: int, sent_at: float, shows_edit: Callable[[], bool]
+    ) -> bool:
+        """Wait for the version an applied edit produced, for as long as this client needs.
+        A report that comes later still teaches the next wait, if it shows the edit
+        (``shows_edit``): a later keystroke of the user's says nothing about the client."""
         fut = self.reached(key, min_version)
         try:
             await asyncio.wait_for(asyncio.shield(fut), self.latency.bound)
         except TimeoutError:
-            fut.add_done_callback(lambda _: self.latency.observe(time.monotonic() - sent_at))
+
+            def late(_: asyncio.Future[bool]) -> None:
+                if shows_edit():
+                    self.latency.observe(time.monotonic() - sent_at)
+
+            fut.add_done_callback(late)
             return False
         self.latency.observe(time.monotonic() - sent_at)
         return True

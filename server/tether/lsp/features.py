@@ -46,8 +46,7 @@ def detect(caps: types.ClientCapabilities, encoding: Any) -> ClientFeatures:
     enc = str(getattr(encoding, "value", encoding) or "utf-16")
     return ClientFeatures(
         permission_request=bool(ours.get("permissionRequest", False)),
-        # A client that knows nothing of Tether gets no notifications it cannot handle.
-        session_updates=bool(ours.get("sessionUpdates", plugin)),
+        session_updates=bool(ours.get("sessionUpdates", True)),
         save_documents=bool(ours.get("saveDocuments", False)),
         diagnostics=bool(ours.get("diagnostics", False)),
         apply_edit=bool(get_capability(caps, "workspace.apply_edit", False)),

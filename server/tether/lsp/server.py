@@ -75,12 +75,19 @@ class TetherServer(LanguageServer):
             return True
         return await self.versions.wait(uri_key(path), min_version, timeout)
 
-    async def confirm_version(self, path: Path, min_version: int, sent_at: float) -> bool:
+    async def confirm_version(
+        self, path: Path, min_version: int, sent_at: float, expected: str
+    ) -> bool:
         """Wait for the version an applied edit produced (see ``confirm.VersionWatch``)."""
         doc = self.open_document(path)
         if doc is not None and doc.version is not None and doc.version >= min_version:
             return True
-        return await self.versions.confirm(uri_key(path), min_version, sent_at)
+
+        def shows_edit() -> bool:
+            now = self.open_document(path)
+            return now is not None and now.source == expected
+
+        return await self.versions.confirm(uri_key(path), min_version, sent_at, shows_edit)
 
     async def request_shielded(self, request: Awaitable[T]) -> T:
         """Await a server->client request so that cancelling the waiter does not break the

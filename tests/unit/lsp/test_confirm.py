@@ -51,12 +51,22 @@ def test_latency_bound_grows_with_what_the_client_needed() -> None:
 async def test_a_late_report_still_teaches_the_next_wait() -> None:
     watch = VersionWatch()
     watch.latency = ChangeLatency(floor=0.05, cap=10.0)
-    confirmed = await watch.confirm("file:///a.py", 2, sent_at=time.monotonic())
+    confirmed = await watch.confirm("file:///a.py", 2, time.monotonic(), lambda: True)
     assert confirmed is False and watch.latency.slowest == 0.0
     await asyncio.sleep(0.1)
     watch.changed("file:///a.py", 2)
     await asyncio.sleep(0)
     assert watch.latency.slowest >= 0.1
+
+
+async def test_a_later_keystroke_teaches_nothing() -> None:
+    watch = VersionWatch()
+    watch.latency = ChangeLatency(floor=0.05, cap=10.0)
+    confirmed = await watch.confirm("file:///a.py", 2, time.monotonic(), lambda: False)
+    assert confirmed is False
+    watch.changed("file:///a.py", 3)  # the user typed; the edit is not in that text
+    await asyncio.sleep(0)
+    assert watch.latency.slowest == 0.0
 
 
 async def test_versions_resolve_waiters_at_or_past_the_wanted_one() -> None:
