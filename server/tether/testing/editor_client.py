@@ -26,9 +26,9 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, cast
 
-from lsprotocol import types
+from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.client import BaseLanguageClient  # pyright: ignore[reportPrivateImportUsage]
 
@@ -191,7 +191,7 @@ class FakeEditor:
     ) -> list[types.CodeAction | types.Command]:
         """``textDocument/codeAction`` for a range (``end`` None: the cursor at ``start``)."""
         end = end or start
-        converter = self.client.protocol._converter  # pyright: ignore[reportPrivateUsage]
+        converter = converters.get_converter()
         params = types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
             range=types.Range(
@@ -264,7 +264,8 @@ class FakeEditor:
         converter = self.client.protocol._converter  # pyright: ignore[reportPrivateUsage]
 
         def structure(obj: Any, _: Any) -> types.Command | types.CodeAction:
-            if isinstance(obj, dict) and isinstance(obj.get("command"), str):  # pyright: ignore[reportUnknownMemberType]
+            fields = cast(dict[str, Any], obj) if isinstance(obj, dict) else {}
+            if isinstance(fields.get("command"), str):
                 return converter.structure(obj, types.Command)
             return converter.structure(obj, types.CodeAction)
 
