@@ -40,7 +40,17 @@ class Conflict:
     reason: str
 
 
-WriteOutcome = Written | Conflict
+@dataclass(frozen=True)
+class Unconfirmed:
+    """The editor accepted the write but never showed its result: the edit may or may not
+    be in the buffer. Whoever wrote must read the file again before writing it again."""
+
+    likely: Document
+    """What the document most likely is now (the write's text when the editor went quiet)."""
+    reason: str
+
+
+WriteOutcome = Written | Conflict | Unconfirmed
 
 
 async def current_document(editor: Editor, path: Path) -> Document | None:
@@ -183,7 +193,8 @@ class Editor(Protocol):
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
         """Replace the document's text with ``new_text`` if it still equals ``base``
-        (``base=None``: the file must not exist). Buffer and disk agree afterwards."""
+        (``base=None``: the file must not exist). Buffer and disk agree afterwards.
+        ``Unconfirmed`` when the editor took the edit but its outcome cannot be known."""
         ...
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply: ...

@@ -3,9 +3,11 @@
 Reads come from the open document (unsaved text) when there is one, else from disk. A
 write is one ``workspace/applyEdit`` with minimal edits, versioned against the buffer the
 agent read; a stale buffer is a ``Conflict`` (the Edit tool re-reads and re-matches). The
-result is verified, because some clients say ``applied: true`` for an edit they skipped.
-Afterwards buffer and disk agree: the client saves (``tether/saveDocuments``) or the daemon
-writes the same text to disk.
+result is confirmed against the client's next ``didChange`` (``confirm``), because some
+clients say ``applied: true`` for an edit they skipped and some report it late; when it
+cannot be, the outcome is ``Unconfirmed`` and no later edit goes out against the version
+the client has left. Afterwards buffer and disk agree: the client saves
+(``tether/saveDocuments``) or the daemon writes the same text to disk.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 
 from tether.editor.disk import read_text_file, write_on_disk, write_text_atomically
 from tether.editor.port import (
@@ -25,11 +28,13 @@ from tether.editor.port import (
     PermissionOption,
     PermissionReply,
     PermissionRequest,
+    Unconfirmed,
     WriteOutcome,
     Written,
     check_base,
     current_document,
 )
+from tether.lsp.confirm import REFUSED_WAIT_S, Unsettled, judge
 from tether.lsp.textedits import minimal_edits
 from tether.permissions.display import visible
 
@@ -38,7 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VERIFY_TIMEOUT_S = 2.0
 TRUST, DISTRUST = "Trust workspace", "Don't trust"
 
 
@@ -48,16 +52,33 @@ class LspEditor:
         self.session_id = session_id
         self.edited: dict[Path, float] = {}
         """Files written since the last diagnostics check, with the time of the write."""
+        self._unsettled: dict[Path, Unsettled] = {}
+        """Edits the client accepted but never showed (see ``confirm``)."""
 
     # -- reading --------------------------------------------------------------------------
 
     def _open_document(self, path: Path) -> Document | None:
         doc = self.server.open_document(path)
         if doc is None:
+            self._unsettled.pop(path, None)  # closed: the disk (which we wrote) is the truth
             return None
+        unsettled = self._unsettled.get(path)
+        if unsettled is not None:
+            if doc.version is not None and doc.version > unsettled.version:
+                del self._unsettled[path]  # the client has spoken since
+            else:
+                # Its buffer is past the version we know; its text is probably ours. No
+                # version can be named for it, so an edit based on this goes unversioned.
+                return Document(path=path, text=unsettled.text, in_editor=True)
         return Document(path=path, text=doc.source, version=doc.version, in_editor=True)
 
     async def read(self, path: Path) -> Document:
+        unsettled = self._unsettled.get(path)
+        if unsettled is not None:
+            # Give a late didChange the rest of its chance before reading.
+            left = unsettled.settle_by - time.monotonic()
+            if left > 0:
+                await self.server.wait_for_version(path, unsettled.version + 1, left)
         doc = self._open_document(path)
         if doc is not None:
             return doc
@@ -80,7 +101,9 @@ class LspEditor:
         outcome = await self._apply(path, current, new_text, label)
         if isinstance(outcome, Conflict):
             return outcome
-        await self._sync_disk(path, new_text, outcome.document)
+        await self._sync_disk(
+            path, new_text, outcome.document if isinstance(outcome, Written) else outcome.likely
+        )
         self.edited[path] = time.monotonic()
         return outcome
 
@@ -121,6 +144,9 @@ class LspEditor:
         params = types.ApplyWorkspaceEditParams(
             edit=types.WorkspaceEdit(document_changes=changes), label=label
         )
+        # The last version the client reported; an applied edit must produce a later one.
+        seen = self.server.open_document(path)
+        seen_version = seen.version if seen is not None else None
         try:
             result = await self.server.request_shielded(
                 self.server.workspace_apply_edit_async(params)
@@ -132,31 +158,52 @@ class LspEditor:
             return Conflict(
                 await current_document(self, path), f"the editor could not apply the edit: {e}"
             )
+        sent_at = time.monotonic()
         if not result.applied:
+            if seen_version is not None:
+                # Often a race with the user's typing: let the client report where its
+                # buffer is before anyone matches again, so nothing is re-sent stale.
+                await self.server.wait_for_version(path, seen_version + 1, REFUSED_WAIT_S)
             reason = result.failure_reason or "the editor did not apply the edit"
             return Conflict(await current_document(self, path), reason)
-        return await self._verify(path, current, new_text)
-
-    async def _verify(self, path: Path, before: Document | None, new_text: str) -> WriteOutcome:
-        """Trust but verify: an open buffer must move past the version we edited."""
-        if before is None or not before.in_editor or before.version is None:
+        if seen_version is None:
+            # Not open in the editor: no didChange will follow. Trust the answer.
             doc = self._open_document(path)
             return Written(
                 doc
                 if doc is not None and doc.text == new_text
                 else Document(path=path, text=new_text)
             )
-        moved = await self.server.wait_for_version(path, before.version + 1, VERIFY_TIMEOUT_S)
+        return await self._confirm(path, old_text, new_text, seen_version, sent_at)
+
+    async def _confirm(
+        self, path: Path, old_text: str, new_text: str, seen_version: int, sent_at: float
+    ) -> WriteOutcome:
+        """Trust, then check: wait for the didChange the edit produced and compare its text
+        with the expected one (see ``confirm``)."""
+        moved = await self.server.confirm_version(path, seen_version + 1, sent_at, new_text)
         doc = self._open_document(path)
         if not moved or doc is None:
-            return Conflict(
-                doc, "the editor reported the edit as applied but the buffer did not change"
+            waited = self.server.versions.latency.bound
+            self._unsettled[path] = Unsettled(seen_version, new_text, time.monotonic() + waited)
+            return Unconfirmed(
+                Document(path=path, text=new_text, in_editor=True),
+                "the editor accepted the edit but did not report the file's new text within "
+                f"{waited:.0f} s",
             )
-        if doc.text == new_text:
+        verdict = judge(old_text, new_text, doc.text)
+        if verdict == "applied":
+            # Equal to new_text, or the user typed right after the edit: keep their text.
             return Written(doc)
-        # The buffer moved on and differs: the user typed right after the edit, or the
-        # client skipped it. Only the former keeps our text around the edit.
-        return Written(Document(path=path, text=doc.text, version=doc.version, in_editor=True))
+        if verdict == "skipped":
+            return Conflict(
+                doc, "the editor reported the edit as applied but its buffer does not contain it"
+            )
+        return Unconfirmed(
+            doc,
+            "the editor accepted the edit, then reported text that neither shows nor rules "
+            "out the edit",
+        )
 
     async def _sync_disk(self, path: Path, new_text: str, doc: Document) -> None:
         """Buffer and disk agree after every edit."""
@@ -233,7 +280,21 @@ class LspEditor:
             message=message,
             actions=[types.MessageActionItem(title=o.name) for o in request.options()],
         )
-        choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        try:
+            choice = await self.server.ask_client(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        except JsonRpcMethodNotFound:
+            # Some editors (Helix) cannot ask at all: say so where the user looks, once a
+            # call, and take it as the "no" it is.
+            self.server.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error,
+                    message=f"Tether: this editor cannot answer questions, so Tether did not "
+                    f"{visible(request.title)}. To let it work here, set "
+                    '"permissionMode" (for example "acceptEdits") in the server\'s '
+                    "initialization options; see docs/editors.md.",
+                )
+            )
+            return request.reply("reject_once")
         title = getattr(choice, "title", None)
         return request.reply(title if isinstance(title, str) else "reject_once")
 

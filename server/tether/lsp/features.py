@@ -27,12 +27,19 @@ class ClientFeatures:
     delete_files: bool = False
     work_done_progress: bool = False
     encoding: Encoding = "utf-16"
+    plugin: bool = False
+    """The client declared ``experimental.tether``: a Tether plugin, which has its own
+    commands and views (the plain-LSP code actions and commands are not advertised to it)."""
+    show_document: bool = False
+    code_action_literals: bool = False
+    """Code actions may be returned as ``CodeAction`` literals (else as plain Commands)."""
 
 
 def detect(caps: types.ClientCapabilities, encoding: Any) -> ClientFeatures:
     raw: Any = caps.experimental
     experimental: dict[str, Any] = raw if isinstance(raw, dict) else {}  # pyright: ignore[reportUnknownVariableType]
     found: Any = experimental.get("tether")
+    plugin = isinstance(found, dict)
     ours: dict[str, Any] = found if isinstance(found, dict) else {}  # pyright: ignore[reportUnknownVariableType]
     ops = get_capability(caps, "workspace.workspace_edit.resource_operations", None) or []
     names = {str(getattr(op, "value", op)) for op in ops}
@@ -47,6 +54,12 @@ def detect(caps: types.ClientCapabilities, encoding: Any) -> ClientFeatures:
         delete_files="delete" in names,
         work_done_progress=bool(get_capability(caps, "window.work_done_progress", False)),
         encoding=enc if enc in ("utf-8", "utf-16", "utf-32") else "utf-16",  # type: ignore[arg-type]
+        plugin=plugin,
+        show_document=bool(get_capability(caps, "window.show_document.support", False)),
+        code_action_literals=get_capability(
+            caps, "text_document.code_action.code_action_literal_support", None
+        )
+        is not None,
     )
 
 

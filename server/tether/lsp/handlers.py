@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import importlib
-import inspect
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
 
 from tether.errors import SessionError
-from tether.lsp import features
-from tether.lsp.hub import SessionHub
+from tether.lsp import actions, commands, features
+from tether.lsp.hub import SessionHub, uri_to_path
 from tether.lsp.params import (
     CompactParams,
     DiagnosticsParams,
@@ -30,43 +26,20 @@ from tether.lsp.params import (
     StopTaskParams,
     parse_params,
 )
+from tether.lsp.plain_turns import PlainTurns
 from tether.lsp.server import TetherServer
-from tether.transcript.load import TranscriptDamagedError
+from tether.lsp.wire import wire_errors
 
 log = logging.getLogger(__name__)
 
 
-def _invalid(e: Exception) -> JsonRpcInvalidParams:
-    if isinstance(e, TranscriptDamagedError):
-        return JsonRpcInvalidParams(str(e), data={"line": e.line, "lastGoodLine": e.last_good})
-    return JsonRpcInvalidParams(str(e))
+CODE_ACTIONS = types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=False)
 
 
-def wire_errors(handler: Callable[..., Any]) -> Callable[..., Any]:
-    """Bad params and unknown sessions become -32602 naming the problem (wire errors);
-    anything else stays a server fault."""
-    if inspect.iscoroutinefunction(handler):
+def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = None) -> None:
+    turns = plain or PlainTurns(server, hub)
+    commands.register(server, turns)
 
-        @functools.wraps(handler)
-        async def run_async(ls: TetherServer, params: Any) -> Any:
-            try:
-                return await handler(ls, params)
-            except (InvalidParamsError, SessionError) as e:
-                raise _invalid(e)
-
-        return run_async
-
-    @functools.wraps(handler)
-    def run(ls: TetherServer, params: Any) -> Any:
-        try:
-            return handler(ls, params)
-        except (InvalidParamsError, SessionError) as e:
-            raise _invalid(e)
-
-    return run
-
-
-def register(server: TetherServer, hub: SessionHub) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: TetherServer, params: types.InitializeParams) -> None:
         options: Any = params.initialization_options
@@ -104,8 +77,24 @@ def register(server: TetherServer, hub: SessionHub) -> None:
     def did_open(ls: TetherServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.document_changed(params.text_document.uri, params.text_document.version)
 
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, CODE_ACTIONS)
+    def code_action(ls: TetherServer, params: types.CodeActionParams) -> list[actions.Action]:
+        uri = params.text_document.uri
+        try:
+            turns.root_of(uri)  # only files of the workspace
+            path = uri_to_path(uri).resolve()
+        except (ValueError, SessionError):
+            return []
+        doc = ls.open_document(path)
+        if doc is None:
+            return []
+        lines = doc.source.splitlines()
+        literals = ls.features.code_action_literals
+        return actions.code_actions(params, lines, doc.language_id, path, literals=literals)
+
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TetherServer, *_args: Any) -> None:
+        await turns.shutdown()
         await hub.shutdown()
 
     @server.feature("tether/newSession")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 from urllib.parse import unquote, urlparse
@@ -30,10 +30,13 @@ from tether.lsp.params import (
     StopTaskParams,
 )
 from tether.lsp.server import TetherServer
-from tether.lsp.turns import TurnPublisher, encode
+from tether.lsp.turns import ProgressLook, ProgressToken, TurnPublisher, encode
 from tether.protocol.updates import Mode
 
 if TYPE_CHECKING:
+    from tether.engine.turns import TurnResult
+    from tether.protocol.content import ContentBlock
+
     # The engine stack is imported on first use (and warmed in the background after
     # initialize), so that the daemon answers `initialize` quickly.
     from tether.session.session import Session
@@ -230,20 +233,32 @@ class SessionHub:
 
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         session = self.get(params.session_id)
+        return encode(await self.run(session, params.prompt, token=params.work_done_token))
+
+    async def run(
+        self,
+        session: Session,
+        blocks: Sequence[ContentBlock],
+        *,
+        token: ProgressToken | None = None,
+        look: ProgressLook | None = None,
+        turn_id: str | None = None,
+    ) -> TurnResult:
+        """A turn of ``session`` driven by this connection (queued into the running turn
+        if there is one), shown as ``look``."""
         # Another client's session (the warm daemon shares them): follow it from now on.
         self._follow(session, LspEditor(self.server, session.session_id))
         publisher = self._publishers[session.session_id]
-        turn_id = None
+        started = None
         if not session.busy:
-            turn_id = await publisher.prompt_turn(params.work_done_token)
+            started = await publisher.prompt_turn(token, look, turn_id)
         try:
-            result = await session.prompt(
-                params.prompt, turn_id=turn_id, via=self._editors.get(session.session_id)
+            return await session.prompt(
+                blocks, turn_id=started, via=self._editors.get(session.session_id)
             )
         finally:
-            if turn_id is not None:
-                publisher.end_unfinished(turn_id)
-        return encode(result)
+            if started is not None:
+                publisher.end_unfinished(started)
 
     def list_tasks(self, session_id: str) -> list[dict[str, Any]]:
         return [

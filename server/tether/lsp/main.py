@@ -7,13 +7,14 @@ import sys
 from tether.lsp.handlers import register
 from tether.lsp.hub import SessionHub
 from tether.lsp.io import serve_stdio
+from tether.lsp.plain_turns import PlainTurns
 from tether.lsp.server import TetherServer
 
 
 def create_server() -> tuple[TetherServer, SessionHub]:
     server = TetherServer()
     hub = SessionHub(server)
-    register(server, hub)
+    register(server, hub, PlainTurns(server, hub))
     return server, hub
 
 

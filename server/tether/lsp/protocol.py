@@ -67,6 +67,11 @@ class TetherProtocol(LanguageServerProtocol):
                 **getattr(self._server, "startup_facts", {}),
             }
         }
+        if getattr(getattr(self._server, "features", None), "plugin", False):
+            # A Tether plugin has its own commands and views; VS Code's client would also
+            # register these command names, which the extension already owns.
+            result.capabilities.code_action_provider = None
+            result.capabilities.execute_command_provider = None
         self.initialized = True
         return result
 

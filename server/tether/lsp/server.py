@@ -18,6 +18,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from tether import __version__
+from tether.lsp.confirm import VersionWatch
 from tether.lsp.features import ClientFeatures
 from tether.lsp.protocol import TetherProtocol, tether_converter
 
@@ -55,7 +56,8 @@ class TetherServer(LanguageServer):
         self.features = ClientFeatures()
         self.startup_facts: dict[str, Any] = {}
         """Added to ``capabilities.experimental.tether`` in the initialize result."""
-        self._waiters: dict[str, list[tuple[int, asyncio.Future[bool]]]] = {}
+        self.versions = VersionWatch()
+        """Buffer versions the client reports, and the edits waiting for them."""
 
     def open_document(self, path: Path) -> TextDocument | None:
         try:
@@ -65,28 +67,27 @@ class TetherServer(LanguageServer):
         return docs.get(uri_key(path)) or docs.get(path.as_uri())
 
     def document_changed(self, uri: str, version: int | None) -> None:
-        key = unquote(uri)
-        waiters = self._waiters.get(key)
-        if not waiters:
-            return
-        keep: list[tuple[int, asyncio.Future[bool]]] = []
-        for wanted, fut in waiters:
-            if version is not None and version >= wanted and not fut.done():
-                fut.set_result(True)
-            elif not fut.done():
-                keep.append((wanted, fut))
-        self._waiters[key] = keep
+        self.versions.changed(unquote(uri), version)
 
     async def wait_for_version(self, path: Path, min_version: int, timeout: float) -> bool:
         doc = self.open_document(path)
         if doc is not None and doc.version is not None and doc.version >= min_version:
             return True
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._waiters.setdefault(uri_key(path), []).append((min_version, fut))
-        try:
-            return await asyncio.wait_for(fut, timeout)
-        except TimeoutError:
-            return False
+        return await self.versions.wait(uri_key(path), min_version, timeout)
+
+    async def confirm_version(
+        self, path: Path, min_version: int, sent_at: float, expected: str
+    ) -> bool:
+        """Wait for the version an applied edit produced (see ``confirm.VersionWatch``)."""
+        doc = self.open_document(path)
+        if doc is not None and doc.version is not None and doc.version >= min_version:
+            return True
+
+        def shows_edit() -> bool:
+            now = self.open_document(path)
+            return now is not None and now.source == expected
+
+        return await self.versions.confirm(uri_key(path), min_version, sent_at, shows_edit)
 
     async def request_shielded(self, request: Awaitable[T]) -> T:
         """Await a server->client request so that cancelling the waiter does not break the

@@ -1,6 +1,8 @@
 """Turns as the LSP front door shows them: every update as ``tether/sessionUpdate`` and a
 summary in ``$/progress`` (begin at turn start, a report per tool call, end at turn end),
 for prompted turns and for the turns a session starts itself (finished background tasks).
+Turns started with standard LSP (code actions, commands) show their task as the title and
+each step in words (``ProgressLook``), since that is all such a client sees.
 """
 
 from __future__ import annotations
@@ -8,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from tether.lsp.server import TetherServer
-from tether.protocol.updates import SessionUpdate, ToolCall, TurnEnd
+from tether.lsp.steps import StepNamer
+from tether.protocol.updates import SessionUpdate, StopReason, ToolCall, TurnEnd
 
 if TYPE_CHECKING:
     # The engine stack is imported on first use, after ``initialize`` has been answered.
@@ -23,6 +27,33 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ProgressToken = int | str
+
+ENDINGS: dict[StopReason, str] = {
+    "end_turn": "Done",
+    "cancelled": "Stopped",
+    "error": "Failed",
+    "max_tokens": "Stopped at the output limit",
+    "max_turn_requests": "Stopped after too many steps",
+    "refusal": "The model declined",
+}
+
+
+@dataclass(frozen=True)
+class ProgressLook:
+    """How a turn shows in ``$/progress``."""
+
+    title: str = "Tether"
+    steps: bool = False
+    """Report each step in words ("Reading 3 files") instead of the tool call's title."""
+
+
+@dataclass
+class _Shown:
+    """One turn's progress: its token (None: no progress shown) and how it looks."""
+
+    token: ProgressToken | None
+    look: ProgressLook = field(default_factory=ProgressLook)
+    namer: StepNamer = field(default_factory=StepNamer)
 
 
 def encode(result: TurnResult) -> dict[str, Any]:
@@ -42,15 +73,21 @@ class TurnPublisher:
     def __init__(self, server: TetherServer, session: Session) -> None:
         self.server = server
         self.session = session
-        self._progress: dict[str, ProgressToken | None] = {}
-        """Turns seen so far and their progress token (None: no progress shown)."""
+        self._progress: dict[str, _Shown] = {}
+        """Turns seen so far and their progress."""
         self._pending: set[asyncio.Task[None]] = set()
         self.stop = session.events.subscribe(self._update)
 
-    async def prompt_turn(self, token: ProgressToken | None) -> str:
+    async def prompt_turn(
+        self,
+        token: ProgressToken | None,
+        look: ProgressLook | None = None,
+        turn_id: str | None = None,
+    ) -> str:
         """Get ready for a prompted turn: its id, with progress begun when asked for."""
-        turn_id = uuid.uuid4().hex[:12]
-        self._progress[turn_id] = await self._begin(token)
+        turn_id = turn_id or uuid.uuid4().hex[:12]
+        look = look or ProgressLook()
+        self._progress[turn_id] = _Shown(await self._begin(token, look), look)
         return turn_id
 
     def _update(self, turn_id: str, update: SessionUpdate) -> None:
@@ -64,29 +101,33 @@ class TurnPublisher:
             return
         if turn_id not in self._progress:
             # A turn the session started by itself: show it like a prompted one.
-            self._progress[turn_id] = None
+            self._progress[turn_id] = _Shown(None)
             task = asyncio.get_running_loop().create_task(self._begin_later(turn_id))
             self._pending.add(task)
             task.add_done_callback(self._pending.discard)
-        token = self._progress.get(turn_id)
+        shown = self._progress[turn_id]
         if isinstance(update, TurnEnd):
             self._progress.pop(turn_id, None)
-        if token is None:
+        step = shown.namer.name(update) if shown.look.steps else None
+        if shown.token is None:
             return
         progress = self.server.work_done_progress
         if isinstance(update, ToolCall):
-            progress.report(token, types.WorkDoneProgressReport(message=update.title))
+            message = step if step is not None else update.title
+            progress.report(shown.token, types.WorkDoneProgressReport(message=message))
         elif isinstance(update, TurnEnd):
-            progress.end(token, types.WorkDoneProgressEnd(message=update.stop_reason))
+            ending = ENDINGS[update.stop_reason] if shown.look.steps else update.stop_reason
+            progress.end(shown.token, types.WorkDoneProgressEnd(message=ending))
 
     async def _begin_later(self, turn_id: str) -> None:
-        token = await self._begin(None)
-        if turn_id in self._progress:
-            self._progress[turn_id] = token
+        token = await self._begin(None, ProgressLook())
+        shown = self._progress.get(turn_id)
+        if shown is not None:
+            shown.token = token
         elif token is not None:  # the turn ended meanwhile
             self.server.work_done_progress.end(token, types.WorkDoneProgressEnd())
 
-    async def _begin(self, token: ProgressToken | None) -> ProgressToken | None:
+    async def _begin(self, token: ProgressToken | None, look: ProgressLook) -> ProgressToken | None:
         progress: Any = self.server.work_done_progress  # pygls leaves its futures untyped
         if token is None and self.server.features.work_done_progress:
             token = f"tether-{uuid.uuid4().hex}"
@@ -99,7 +140,7 @@ class TurnPublisher:
             return None
         progress.begin(
             token,
-            types.WorkDoneProgressBegin(title="Tether", message="Thinking…", cancellable=True),
+            types.WorkDoneProgressBegin(title=look.title, message="Thinking…", cancellable=True),
         )
         future = progress.tokens.get(token)
         if future is not None:
@@ -114,6 +155,6 @@ class TurnPublisher:
 
     def end_unfinished(self, turn_id: str) -> None:
         """A prompt failed before its turn ran: close the progress it began."""
-        token = self._progress.pop(turn_id, None)
-        if token is not None:
-            self.server.work_done_progress.end(token, types.WorkDoneProgressEnd())
+        shown = self._progress.pop(turn_id, None)
+        if shown is not None and shown.token is not None:
+            self.server.work_done_progress.end(shown.token, types.WorkDoneProgressEnd())

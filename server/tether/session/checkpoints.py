@@ -14,6 +14,7 @@ from tether.editor.port import (
     Editor,
     PermissionReply,
     PermissionRequest,
+    Unconfirmed,
     WriteOutcome,
     Written,
 )
@@ -101,7 +102,9 @@ class CheckpointingEditor:
     ) -> WriteOutcome:
         outcome = await self.inner.write(path, new_text, base=base, label=label)
         turn = self.checkpoints.current
-        if isinstance(outcome, Written) and turn is not None and path not in turn.before:
+        # An unconfirmed write may have landed: undo must be able to put it back too.
+        landed = isinstance(outcome, Written | Unconfirmed)
+        if landed and turn is not None and path not in turn.before:
             turn.before[path] = base.text if base is not None else None
             self._record(
                 ProgressRecord(

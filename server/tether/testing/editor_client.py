@@ -8,7 +8,15 @@ records every ``tether/sessionUpdate``. ``tether demo`` and the end-to-end tests
 
 ``stale_edits`` chooses how it treats an edit against an old buffer version: "refuse"
 answers ``applied: false`` (VS Code), "skip" answers ``applied: true`` and changes nothing
-(Neovim 0.11).
+(Neovim 0.11). ``plugin=False`` makes it a plain LSP client that declares nothing of
+Tether's (as Helix, eglot or a bare ``vim.lsp.start`` do).
+
+How it reports the edits the daemon makes can be set to what editors were seen doing
+(``edit_reports``, ``report_delay_s``, ``ignore_edits``, ``version_step``): the
+``didChange`` late, only after the editor's own pending requests are answered, or never;
+``applied: true`` for an edit it did not make; versions that jump like Neovim's changedtick.
+Whatever the daemon asks that the declared capabilities do not allow is recorded in
+``violations`` and refused, as a real client would.
 """
 
 from __future__ import annotations
@@ -17,16 +25,18 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import unquote, urlparse
+from typing import Any, Literal, Union, cast
 
-from lsprotocol import types
+from lsprotocol import converters, types
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.client import BaseLanguageClient  # pyright: ignore[reportPrivateImportUsage]
 
 from tether.lsp.protocol import tether_converter
-from tether.lsp.textedits import Edit, Encoding, Pos, apply_edits
+from tether.testing.editor_buffers import Buffer, ChangeOutbox, apply_workspace_edit, path_of
+from tether.testing.editor_options import EditorOptions, EditReports, client_capabilities
+
+__all__ = ["Buffer", "EditReports", "EditorOptions", "FakeEditor", "action_title", "path_of"]
 
 PermissionChoice = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 Asker = Callable[[dict[str, Any]], Awaitable[str | None]]
@@ -47,30 +57,6 @@ def action_title(answer: str, actions: Sequence[types.MessageActionItem]) -> str
     if prefix is None:
         return answer
     return next((a.title for a in actions if a.title.startswith(prefix)), prefix)
-
-
-def path_of(uri: str) -> Path:
-    return Path(unquote(urlparse(uri).path))
-
-
-@dataclass
-class Buffer:
-    text: str
-    version: int
-    dirty: bool = False
-
-
-@dataclass
-class EditorOptions:
-    permission_request: bool = True
-    save_documents: bool = True
-    diagnostics: bool = False
-    session_updates: bool = True
-    encoding: Encoding = "utf-16"
-    stale_edits: Literal["refuse", "skip"] = "refuse"
-    create_files: bool = True
-    work_done_progress: bool = True
-    init_options: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
 
 
 class FakeEditor:
@@ -95,7 +81,22 @@ class FakeEditor:
         self.default_answer: str = "allow_once"
         self.asker: Asker | None = None
         self.on_update: Callable[[dict[str, Any]], None] | None = None
+        self.before_apply: Callable[[types.ApplyWorkspaceEditParams], None] | None = None
+        """Runs when an applyEdit arrives, before the editor looks at it (the user typing
+        just then)."""
+        self.messages: list[types.ShowMessageParams] = []
+        """``window/showMessage`` notifications, in order."""
+        self.shown_documents: list[types.ShowDocumentParams] = []
+        self.progress_tokens: list[Any] = []
+        """Tokens the daemon created with ``window/workDoneProgress/create``."""
+        self.violations: list[str] = []
+        """Requests the declared capabilities do not allow (refused with -32601)."""
+        self.initialize_result: types.InitializeResult | None = None
+        self._own_requests = 0
+        self.outbox = ChangeOutbox(self.client.text_document_did_change, lambda: self._own_requests)
         self._update_event = asyncio.Event()
+        self._message_event = asyncio.Event()
+        self._read_code_actions_like_an_editor()
         self._register()
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -104,7 +105,7 @@ class FakeEditor:
         self, command: list[str], workspace_folders: list[Path], env: dict[str, str] | None = None
     ) -> types.InitializeResult:
         await self.client.start_io(command[0], *command[1:], env={**os.environ, **(env or {})})
-        caps = self._capabilities()
+        caps = client_capabilities(self.options)
         if hasattr(self.client, "capabilities"):
             # pytest-lsp's client checks the server's messages against these.
             self.client.capabilities = caps  # pyright: ignore[reportAttributeAccessIssue]
@@ -119,6 +120,7 @@ class FakeEditor:
             )
         )
         self.client.initialized(types.InitializedParams())
+        self.initialize_result = result
         return result
 
     async def stop(self) -> None:
@@ -127,33 +129,6 @@ class FakeEditor:
             self.client.exit(None)
         finally:
             await self.client.stop()
-
-    def _capabilities(self) -> types.ClientCapabilities:
-        ops = [types.ResourceOperationKind.Create, types.ResourceOperationKind.Delete]
-        return types.ClientCapabilities(
-            workspace=types.WorkspaceClientCapabilities(
-                apply_edit=True,
-                workspace_edit=types.WorkspaceEditClientCapabilities(
-                    document_changes=True,
-                    resource_operations=ops if self.options.create_files else [],
-                ),
-                workspace_folders=True,
-            ),
-            window=types.WindowClientCapabilities(
-                work_done_progress=self.options.work_done_progress
-            ),
-            general=types.GeneralClientCapabilities(
-                position_encodings=[types.PositionEncodingKind(self.options.encoding)]
-            ),
-            experimental={
-                "tether": {
-                    "permissionRequest": self.options.permission_request,
-                    "sessionUpdates": self.options.session_updates,
-                    "saveDocuments": self.options.save_documents,
-                    "diagnostics": self.options.diagnostics,
-                }
-            },
-        )
 
     # -- the user -------------------------------------------------------------------------
 
@@ -173,14 +148,20 @@ class FakeEditor:
             )
         )
 
-    def type(self, path: Path, new_text: str) -> None:
-        """The user changes a buffer (not saved)."""
+    def type(self, path: Path, new_text: str, *, report_after: float = 0.0) -> None:
+        """The user changes a buffer (not saved). ``report_after``: the editor debounces
+        the ``didChange`` this long (Neovim: 150 ms), so an edit can arrive in between."""
         uri = path.as_uri()
         buffer = self.buffers[uri]
         buffer.text = new_text
-        buffer.version += 1
+        buffer.version += self.options.version_step
         buffer.dirty = True
-        self._did_change(uri, buffer)
+        self.outbox.user_change(uri, buffer, report_after)
+
+    @property
+    def sent_changes(self) -> list[types.DidChangeTextDocumentParams]:
+        """Every ``didChange`` sent so far, in order."""
+        return self.outbox.sent
 
     def replace(
         self, path: Path, start: tuple[int, int], end: tuple[int, int], new_text: str
@@ -223,9 +204,64 @@ class FakeEditor:
         return self.buffers[path.as_uri()].text
 
     async def request(self, method: str, params: Any, timeout: float = 30) -> Any:
-        return await asyncio.wait_for(
-            self.client.protocol.send_request_async(method, params), timeout
+        self._own_requests += 1
+        try:
+            return await asyncio.wait_for(
+                self.client.protocol.send_request_async(method, params), timeout
+            )
+        finally:
+            self._own_requests -= 1
+            self.outbox.flush()
+
+    async def execute_command(self, command: str, *arguments: Any, timeout: float = 30) -> Any:
+        """``workspace/executeCommand``, as a client runs a server command."""
+        params = types.ExecuteCommandParams(command=command, arguments=list(arguments))
+        return await self.request(types.WORKSPACE_EXECUTE_COMMAND, params, timeout)
+
+    async def code_actions(
+        self,
+        path: Path,
+        start: tuple[int, int],
+        end: tuple[int, int] | None = None,
+        diagnostics: Sequence[dict[str, Any]] = (),
+        only: Sequence[str] | None = None,
+    ) -> list[types.CodeAction | types.Command]:
+        """``textDocument/codeAction`` for a range (``end`` None: the cursor at ``start``)."""
+        end = end or start
+        converter = converters.get_converter()
+        params = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            range=types.Range(
+                start=types.Position(line=start[0], character=start[1]),
+                end=types.Position(line=end[0], character=end[1]),
+            ),
+            context=types.CodeActionContext(
+                diagnostics=[converter.structure(d, types.Diagnostic) for d in diagnostics],
+                only=[types.CodeActionKind(k) for k in only] if only is not None else None,
+                trigger_kind=types.CodeActionTriggerKind.Invoked,
+            ),
         )
+        result = await self.request(types.TEXT_DOCUMENT_CODE_ACTION, params)
+        return list(result or [])
+
+    async def wait_for_message(
+        self, predicate: Callable[[types.ShowMessageParams], bool], timeout: float = 30
+    ) -> types.ShowMessageParams:
+        """The first ``window/showMessage`` (seen or to come) that ``predicate`` accepts."""
+
+        async def scan() -> types.ShowMessageParams:
+            while True:
+                for message in self.messages:
+                    if predicate(message):
+                        return message
+                event = self._message_event
+                await event.wait()
+
+        try:
+            return await asyncio.wait_for(scan(), timeout)
+        except TimeoutError:
+            seen = [m.message for m in self.messages]
+            raise AssertionError(f"no such window/showMessage in {timeout} s; seen: {seen}")
 
     async def new_session(self, **params: Any) -> str:
         result = await self.request("tether/newSession", params)
@@ -259,15 +295,19 @@ class FakeEditor:
 
     # -- server -> client -----------------------------------------------------------------
 
-    def _did_change(self, uri: str, buffer: Buffer) -> None:
-        self.client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(
-                    uri=uri, version=buffer.version
-                ),
-                content_changes=[types.TextDocumentContentChangeWholeDocument(text=buffer.text)],
-            )
-        )
+    def _read_code_actions_like_an_editor(self) -> None:
+        """Tell a Command from a CodeAction carrying a command as editors do (by the type of
+        ``command``); lsprotocol's own hook takes every action with a command for a Command."""
+        converter = self.client.protocol._converter  # pyright: ignore[reportPrivateUsage]
+
+        def structure(obj: Any, _: Any) -> types.Command | types.CodeAction:
+            fields = cast(dict[str, Any], obj) if isinstance(obj, dict) else {}
+            if isinstance(fields.get("command"), str):
+                return converter.structure(obj, types.Command)
+            return converter.structure(obj, types.CodeAction)
+
+        converter.register_structure_hook(types.Command | types.CodeAction, structure)
+        converter.register_structure_hook(Union[types.Command, types.CodeAction], structure)  # noqa: UP007
 
     def _register(self) -> None:
         client = self.client
@@ -296,6 +336,10 @@ class FakeEditor:
             ls: Any, params: types.ShowMessageRequestParams
         ) -> types.MessageActionItem | None:
             self.message_requests.append(params)
+            if not self.options.message_requests:
+                raise JsonRpcMethodNotFound(
+                    f"Method not found: {types.WINDOW_SHOW_MESSAGE_REQUEST}"
+                )
             answer = await self._answer({"message": params.message})
             if answer is None:
                 return None
@@ -315,11 +359,30 @@ class FakeEditor:
             ls: Any, params: types.ApplyWorkspaceEditParams
         ) -> types.ApplyWorkspaceEditResult:
             self.applied_edits.append(params)
-            return self._apply(params)
+            if self.before_apply is not None:
+                self.before_apply(params)
+            return apply_workspace_edit(
+                self.buffers, params, self.options, self.outbox, self.client.text_document_did_open
+            )
 
         @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def create_progress(ls: Any, params: Any) -> None:
-            return None
+        def create_progress(ls: Any, params: types.WorkDoneProgressCreateParams) -> None:
+            if not self.options.work_done_progress:
+                self._violate("window/workDoneProgress/create without window.workDoneProgress")
+            self.progress_tokens.append(params.token)
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE)
+        def show_message(ls: Any, params: types.ShowMessageParams) -> None:
+            self.messages.append(params)
+            self._message_event.set()
+            self._message_event = asyncio.Event()
+
+        @client.feature(types.WINDOW_SHOW_DOCUMENT)
+        def show_document(ls: Any, params: types.ShowDocumentParams) -> types.ShowDocumentResult:
+            if not self.options.show_document:
+                self._violate("window/showDocument without window.showDocument.support")
+            self.shown_documents.append(params)
+            return types.ShowDocumentResult(success=True)
 
         @client.feature(types.PROGRESS)
         def progress(ls: Any, params: Any) -> None:
@@ -329,6 +392,10 @@ class FakeEditor:
         def log_message(ls: Any, params: types.LogMessageParams) -> None:
             sys.stderr.write(f"[daemon log] {params.message}\n")
 
+    def _violate(self, what: str) -> None:
+        self.violations.append(what)
+        raise JsonRpcMethodNotFound(f"not supported by this client: {what}")
+
     async def _answer(self, params: dict[str, Any]) -> str | None:
         if self.asker is not None:
             return await self.asker(params)
@@ -336,51 +403,3 @@ class FakeEditor:
             value = self.answers.pop(0)
             return None if value == "cancel" else value
         return self.default_answer
-
-    def _apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-        changes = params.edit.document_changes or []
-        for change in changes:
-            if isinstance(change, types.CreateFile):
-                if change.uri not in self.buffers:
-                    self.buffers[change.uri] = Buffer("", 0, dirty=True)
-                continue
-            if not isinstance(change, types.TextDocumentEdit):
-                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="unsupported")
-            uri = change.text_document.uri
-            buffer = self.buffers.get(uri)
-            version = change.text_document.version
-            if buffer is None:
-                # Not open: the editor opens it in the background, like VS Code does.
-                disk = path_of(uri).read_text(encoding="utf-8") if path_of(uri).exists() else ""
-                buffer = Buffer(disk, 0)
-                self.buffers[uri] = buffer
-            elif version is not None and version != buffer.version:
-                if self.options.stale_edits == "skip":
-                    return types.ApplyWorkspaceEditResult(applied=True)
-                return types.ApplyWorkspaceEditResult(
-                    applied=False, failure_reason="the document version is stale"
-                )
-            edits = [
-                Edit(
-                    Pos(e.range.start.line, e.range.start.character),
-                    Pos(e.range.end.line, e.range.end.character),
-                    e.new_text,
-                )
-                for e in change.edits
-                if isinstance(e, types.TextEdit)
-            ]
-            buffer.text = apply_edits(buffer.text, edits, self.options.encoding)
-            buffer.dirty = True
-            opened = buffer.version == 0
-            buffer.version += 1
-            if opened:
-                self.client.text_document_did_open(
-                    types.DidOpenTextDocumentParams(
-                        text_document=types.TextDocumentItem(
-                            uri=uri, language_id="text", version=buffer.version, text=buffer.text
-                        )
-                    )
-                )
-            else:
-                self._did_change(uri, buffer)
-        return types.ApplyWorkspaceEditResult(applied=True)

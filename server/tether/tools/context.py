@@ -29,6 +29,9 @@ class ReadRecord:
     hash: str
     version: int | None
     partial: bool
+    unconfirmed: bool = False
+    """The agent's last write of the file has an unknown outcome (the editor took the edit
+    but never showed it): the file must be read again before it is written again."""
 
 
 class FileState:
@@ -44,13 +47,30 @@ class FileState:
         self._records[doc.path] = ReadRecord(text_hash(doc.text), doc.version, partial)
         self.changed = True
 
+    def mark_unconfirmed(self, path: Path) -> None:
+        """The write just made to ``path`` may or may not have landed: until the agent reads
+        the file again, nothing it remembers of it can be trusted."""
+        previous = self._records.get(path)
+        partial = previous.partial if previous is not None else False
+        self._records[path] = ReadRecord("", None, partial, unconfirmed=True)
+        self.changed = True
+
     def snapshot(self) -> dict[str, dict[str, object]]:
-        return {str(p): {"hash": r.hash, "partial": r.partial} for p, r in self._records.items()}
+        out: dict[str, dict[str, object]] = {}
+        for path, r in self._records.items():
+            entry: dict[str, object] = {"hash": r.hash, "partial": r.partial}
+            if r.unconfirmed:
+                entry["unconfirmed"] = True
+            out[str(path)] = entry
+        return out
 
     def restore(self, snapshot: dict[str, dict[str, object]]) -> None:
         for path, entry in snapshot.items():
             self._records[Path(path)] = ReadRecord(
-                str(entry.get("hash", "")), None, bool(entry.get("partial", False))
+                str(entry.get("hash", "")),
+                None,
+                bool(entry.get("partial", False)),
+                unconfirmed=bool(entry.get("unconfirmed", False)),
             )
 
     def get(self, path: Path) -> ReadRecord | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
-from tether.editor.port import Conflict, Document, Written
+from tether.editor.port import Conflict, Document, Unconfirmed, Written
 from tether.errors import ToolError
 from tether.protocol.content import DiffContent
 from tether.tools.base import Tool, ToolResult, build_tool
@@ -25,6 +25,8 @@ from tether.tools.edit_match import Ambiguous, NotFound, replace, snippet
 from tether.tools.file_write import (
     file_location,
     preview_by_planning,
+    refuse_unconfirmed,
+    unconfirmed_result,
     validate_by_planning,
     write_change,
 )
@@ -133,13 +135,16 @@ async def plan_edit(inp: EditInput, ctx: ToolContext) -> EditPlan:
     record = ctx.files.get(path)
     if record is None:
         raise ToolError(NOT_READ)
+    refuse_unconfirmed(ctx, path)
     return match(inp, doc, stale=record.hash != text_hash(doc.text))
 
 
-async def _write(inp: EditInput, ctx: ToolContext, plan: EditPlan) -> tuple[EditPlan, Written]:
+async def _write(
+    inp: EditInput, ctx: ToolContext, plan: EditPlan
+) -> tuple[EditPlan, Written | Unconfirmed]:
     for _attempt in range(MAX_CONFLICT_RETRIES + 1):
         outcome = await write_change(ctx, plan, "Edit")
-        if isinstance(outcome, Written):
+        if not isinstance(outcome, Conflict):
             return plan, outcome
         plan = await _rematch(inp, ctx, plan, outcome)
     raise ToolError(
@@ -155,6 +160,13 @@ async def _rematch(inp: EditInput, ctx: ToolContext, plan: EditPlan, c: Conflict
     current = c.current or await read_document(ctx, plan.path)
     if current is None:
         raise ToolError("The file was deleted while the edit was being applied.")
+    if current == plan.base:
+        # Nothing moved: sending the same edit against the same version again would only be
+        # refused again (or asked about again).
+        raise ToolError(
+            f"Nothing was written: {c.reason}. Read the file again, then retry if the change "
+            "is still needed."
+        )
     again = match(inp, current, stale=True)
     again.notes = [n for n in again.notes if not n.startswith("Note: the file had")]
     again.notes.append(RETRY_NOTE)
@@ -176,6 +188,8 @@ def _summary(inp: EditInput, plan: EditPlan, written: Document) -> str:
 async def _call(inp: EditInput, ctx: ToolContext) -> ToolResult:
     plan = await plan_edit(inp, ctx)
     plan, written = await _write(inp, ctx, plan)
+    if isinstance(written, Unconfirmed):
+        return unconfirmed_result(ctx, plan, written)
     previous = ctx.files.get(plan.path)
     ctx.files.record(written.document, partial=previous.partial if previous else False)
     old_text = plan.base.text if plan.base is not None else None

@@ -1,6 +1,7 @@
 """What Edit and Write share: the plan's checks serve as the call's validation and as the
 permission question's preview (the diff), and the apply step — parent folder, one write
-through the editor versioned against the text read, the diff the editor shows."""
+through the editor versioned against the text read, the diff the editor shows — and what a
+write whose outcome the editor never showed means for the next one."""
 
 from __future__ import annotations
 
@@ -11,14 +12,23 @@ from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from tether.editor.port import Document, WriteOutcome
+from tether.editor.port import Document, Unconfirmed, WriteOutcome
 from tether.errors import ToolError
 from tether.protocol.content import DiffContent
 from tether.protocol.updates import Location
-from tether.tools.base import PermissionCheck
+from tether.tools.base import PermissionCheck, ToolResult
 from tether.tools.context import ToolContext
 from tether.tools.paths import display_path
 from tether.tools.read import file_uri
+
+REREAD_FIRST = (
+    "Your last change to this file could not be confirmed: it may or may not have been "
+    "applied. Read the file again, then edit it."
+)
+UNCONFIRMED = (
+    "The change to {path} may or may not have been applied: {reason}. Read the file again "
+    "before changing it further; do not simply repeat the change."
+)
 
 
 class FileChange(Protocol):
@@ -88,3 +98,19 @@ async def write_change(ctx: ToolContext, change: FileChange, verb: str) -> Write
         await asyncio.to_thread(change.path.parent.mkdir, parents=True, exist_ok=True)
     label = f"{verb} {display_path(change.path, ctx.cwd)}"
     return await ctx.editor.write(change.path, change.new_text, base=change.base, label=label)
+
+
+def refuse_unconfirmed(ctx: ToolContext, path: Path) -> None:
+    """A file whose last write has an unknown outcome must be read before it is written."""
+    record = ctx.files.get(path)
+    if record is not None and record.unconfirmed:
+        raise ToolError(REREAD_FIRST)
+
+
+def unconfirmed_result(ctx: ToolContext, change: FileChange, outcome: Unconfirmed) -> ToolResult:
+    """Tell the model exactly what is known, and make it read the file before the next write."""
+    ctx.files.mark_unconfirmed(change.path)
+    return ToolResult(
+        content=UNCONFIRMED.format(path=change.path, reason=outcome.reason),
+        display=[diff_of(change)],
+    )

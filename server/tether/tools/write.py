@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
-from tether.editor.port import Conflict, Document
+from tether.editor.port import Conflict, Document, Unconfirmed
 from tether.errors import ToolError
 from tether.tools.base import Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext, text_hash
@@ -24,6 +24,8 @@ from tether.tools.file_write import (
     diff_of,
     file_location,
     preview_by_planning,
+    refuse_unconfirmed,
+    unconfirmed_result,
     validate_by_planning,
     write_change,
 )
@@ -61,6 +63,7 @@ async def plan_write(inp: WriteInput, ctx: ToolContext) -> WritePlan:
         record = ctx.files.get(path)
         if record is None:
             raise ToolError(NOT_READ)
+        refuse_unconfirmed(ctx, path)
         if record.hash != text_hash(base.text):
             raise ToolError(CHANGED)
         if uses_crlf(base.text):
@@ -90,6 +93,8 @@ def conflict_message(conflict: Conflict) -> str:
 async def _call(inp: WriteInput, ctx: ToolContext) -> ToolResult:
     plan = await plan_write(inp, ctx)
     outcome = await write_change(ctx, plan, "Write")
+    if isinstance(outcome, Unconfirmed):
+        return unconfirmed_result(ctx, plan, outcome)
     if isinstance(outcome, Conflict):
         now = outcome.current
         if now is None or now.text != plan.new_text:

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from tether.editor.disk import DiskEditor
-from tether.editor.port import Conflict, Document, WriteOutcome
+from tether.editor.port import Conflict, Document, Unconfirmed, WriteOutcome
 from tether.protocol.content import DiffContent
 from tether.tools.base import ToolResult
-from tether.tools.context import ToolContext
+from tether.tools.context import FileState, ToolContext
 from tether.tools.edit import EDIT_TOOL
 from tether.tools.read import READ_TOOL
 
@@ -203,3 +203,67 @@ async def test_permission_check_shows_the_prospective_diff(
     assert await EDIT_TOOL.validate(bad, ctx) is not None
     assert await EDIT_TOOL.validate(inp, ctx) is None
     assert code_file.read_text() == CODE
+
+
+class QuietEditor(DiskEditor):
+    """Writes the file, then reports the outcome as unknown (the editor never showed it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    async def write(
+        self, path: Path, new_text: str, *, base: Document | None, label: str
+    ) -> WriteOutcome:
+        self.writes += 1
+        await super().write(path, new_text, base=base, label=label)
+        return Unconfirmed(Document(path=path, text=new_text), "the editor went quiet")
+
+
+async def test_unconfirmed_edit_is_reported_and_requires_a_reread(
+    run: Run, ctx: ToolContext, code_file: Path
+) -> None:
+    ctx.editor = QuietEditor()
+    result = await run(EDIT_TOOL, edit(code_file, "print('hi')", "print('hello')"))
+    assert not result.is_error
+    assert "may or may not have been applied: the editor went quiet" in str(result.content)
+    (diff,) = result.display
+    assert isinstance(diff, DiffContent) and diff.new_text == CODE.replace("'hi'", "'hello'")
+    again = await run(EDIT_TOOL, edit(code_file, "print('bye')", "print('ciao')"))
+    assert again.is_error and "could not be confirmed" in str(again.content)
+    assert ctx.editor.writes == 1
+    await run(READ_TOOL, {"file_path": str(code_file)})
+    after_read = await run(EDIT_TOOL, edit(code_file, "print('bye')", "print('ciao')"))
+    assert not after_read.is_error and ctx.editor.writes == 2
+
+
+async def test_unconfirmed_marks_survive_a_snapshot(ctx: ToolContext, code_file: Path) -> None:
+    ctx.files.mark_unconfirmed(code_file)
+    restored = FileState()
+    restored.restore(ctx.files.snapshot())
+    record = restored.get(code_file)
+    assert record is not None and record.unconfirmed
+
+
+class RefusesUnchanged(DiskEditor):
+    """The editor refuses the edit and its buffer stays exactly as it was (a user's "no")."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    async def write(
+        self, path: Path, new_text: str, *, base: Document | None, label: str
+    ) -> WriteOutcome:
+        self.writes += 1
+        return Conflict(base, "the user declined the edit")
+
+
+async def test_a_refusal_with_nothing_moved_is_not_resent(
+    run: Run, ctx: ToolContext, code_file: Path
+) -> None:
+    editor = RefusesUnchanged()
+    ctx.editor = editor
+    result = await run(EDIT_TOOL, edit(code_file, "print('hi')", "print('hello')"))
+    assert result.is_error and "the user declined the edit" in str(result.content)
+    assert editor.writes == 1 and code_file.read_text() == CODE

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from tether.editor.disk import DiskEditor
-from tether.editor.port import Conflict, Document, WriteOutcome
+from tether.editor.port import Conflict, Document, Unconfirmed, WriteOutcome
 from tether.protocol.content import DiffContent
 from tether.tools.base import ToolResult
 from tether.tools.context import ToolContext, text_hash
@@ -103,3 +103,25 @@ async def test_permission_check_carries_the_diff(ctx: ToolContext, workspace: Pa
     unread = WRITE_TOOL.input_model(file_path=str(workspace / "b.txt"), content="x")
     (workspace / "b.txt").write_text("y")
     assert await WRITE_TOOL.validate(unread, ctx) is not None
+
+
+class QuietEditor(DiskEditor):
+    async def write(
+        self, path: Path, new_text: str, *, base: Document | None, label: str
+    ) -> WriteOutcome:
+        await super().write(path, new_text, base=base, label=label)
+        return Unconfirmed(Document(path=path, text=new_text), "the editor went quiet")
+
+
+async def test_unconfirmed_write_is_reported_and_requires_a_reread(
+    run: Run, ctx: ToolContext, workspace: Path
+) -> None:
+    f = workspace / "a.txt"
+    f.write_text("old\n")
+    await run(READ_TOOL, {"file_path": str(f)})
+    ctx.editor = QuietEditor()
+    result = await run(WRITE_TOOL, {"file_path": str(f), "content": "new\n"})
+    assert not result.is_error and "may or may not have been applied" in str(result.content)
+    again = await run(WRITE_TOOL, {"file_path": str(f), "content": "newer\n"})
+    assert again.is_error and "could not be confirmed" in str(again.content)
+    assert f.read_text() == "new\n"
