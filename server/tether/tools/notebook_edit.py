@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
-from tether.editor.port import Conflict, Document
+from tether.editor.port import Conflict, Document, Unconfirmed
 from tether.errors import ToolError
 from tether.protocol.updates import Location
 from tether.tools.base import Tool, ToolResult, build_tool
@@ -25,6 +25,7 @@ from tether.tools.context import ToolContext, text_hash
 from tether.tools.file_write import (
     diff_of,
     preview_by_planning,
+    unconfirmed_result,
     validate_by_planning,
     write_change,
 )
@@ -143,6 +144,8 @@ async def plan_notebook_edit(inp: NotebookEditInput, ctx: ToolContext) -> Notebo
 async def _call(inp: NotebookEditInput, ctx: ToolContext) -> ToolResult:
     plan = await plan_notebook_edit(inp, ctx)
     outcome = await write_change(ctx, plan, "NotebookEdit")
+    if isinstance(outcome, Unconfirmed):
+        return unconfirmed_result(ctx, plan, outcome)
     if isinstance(outcome, Conflict):
         raise ToolError(conflict_message(outcome))
     ctx.files.record(outcome.document)
