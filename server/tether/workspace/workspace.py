@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,6 +22,7 @@ from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.engine.turns import AttachmentSource, EngineEvents
 from tether.errors import SessionError
+from tether.hooks.chain import HooksChain
 from tether.hooks.command_hooks import CommandHooks
 from tether.mcp.config import McpConfig
 from tether.mcp.config import load_config as load_mcp_config
@@ -40,6 +41,7 @@ from tether.settings.trust import TrustStore
 from tether.skills.attach import attach as attach_skills
 from tether.skills.registry import SkillRegistry
 from tether.tasks.registry import TaskRegistry
+from tether.tools.base import Tool
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
 from tether.transcript.resume import ResumedSession
@@ -49,6 +51,7 @@ from tether.transcript.writer import TranscriptWriter
 from tether.workspace.guard import WorkspaceGuard, build_rules
 
 if TYPE_CHECKING:
+    from tether.mcp.connection import ServerStatus
     from tether.mcp.manager import McpManager
 
 log = logging.getLogger(__name__)
@@ -74,6 +77,17 @@ class SessionOptions:
     """Answer finished background tasks with a turn of their own while idle."""
     attachments: Sequence[AttachmentSource] = ()
     """Sources of urgent context at turn boundaries (the LSP door's new diagnostics)."""
+    hooks: Hooks | None = None
+    """Hooks of the front door's own (an SDK program's callbacks), asked along with the
+    settings' command hooks."""
+    tools: Sequence[Tool[Any]] = ()
+    """Tools the front door brings (MCP servers hosted by an SDK program)."""
+    builtin_tools: Sequence[str] | None = None
+    """Which built-in tools the model gets (``--tools``); None: all of them."""
+    system_prompt: str | None = None
+    """Replaces the built-in identity section of the system prompt (blank: keep it)."""
+    append_system_prompt: str | None = None
+    """Added at the end of the system prompt."""
 
 
 def default_provider_factory(model: str | None, root: Path) -> Provider:
@@ -93,8 +107,14 @@ class Workspace:
         trust: TrustStore | None = None,
         sandbox_probe: Probe | None = None,
         watch_settings: bool = True,
+        mcp_servers: Mapping[str, Any] | None = None,
+        strict_mcp: bool = False,
     ) -> None:
         self.root = root.resolve()
+        self._cli_mcp_servers = dict(mcp_servers or {})
+        """MCP servers from the command line (``--mcp-config``): trusted like flags."""
+        self._strict_mcp = strict_mcp
+        """Only the command line's MCP servers; settings and ``.mcp.json`` are ignored."""
         self.store = store or TranscriptStore()
         self.guard = WorkspaceGuard(
             self.root,
@@ -152,15 +172,22 @@ class Workspace:
             command_hooks = self.guard.session_hooks(
                 session_id, editor, state, writer.path, resumed=resumed is not None
             )
+        hooks = self.hooks or command_hooks
+        if options.hooks is not None:
+            hooks = HooksChain([hooks, options.hooks]) if hooks is not None else options.hooks
+        builtin = [*core_tools(), EXIT_PLAN_MODE_TOOL]
+        if options.builtin_tools is not None:
+            wanted = set(options.builtin_tools)
+            builtin = [t for t in builtin if t.name in wanted]
         allow, deny = list(options.allow), list(options.deny)
         engine = QueryEngine(
             session_id=session_id,
             cwd=self.root,
             provider=provider,
-            tools=[*core_tools(), EXIT_PLAN_MODE_TOOL],
+            tools=[*builtin, *options.tools],
             editor=editor,
             rules=self.rules(allow, deny),
-            hooks=self.hooks or command_hooks,
+            hooks=hooks,
             config=EngineConfig(
                 max_turns=options.max_turns
                 if options.max_turns is not None
@@ -173,7 +200,14 @@ class Workspace:
             state=state,
             history=resumed.messages if resumed else None,
             transcript=writer,
-            assembler=ContextAssembler(cwd=self.root, model=provider.model),
+            assembler=ContextAssembler(
+                cwd=self.root,
+                model=provider.model,
+                custom=options.system_prompt,
+                extra_sections=[options.append_system_prompt]
+                if options.append_system_prompt
+                else [],
+            ),
             tasks=TaskRegistry(writer.path.parent / session_id / "tasks"),
             title=options.title or (resumed.title if resumed else None),
             remember_rule=self._persist_rule,
@@ -197,8 +231,11 @@ class Workspace:
         """Give a session the workspace's MCP tools; the servers start with the first
         session. The project's ``.mcp.json`` counts only in a trusted workspace."""
         if self._mcp_config is None:
+            servers = {} if self._strict_mcp else dict(self.loaded.settings.mcp_servers)
             self._mcp_config = load_mcp_config(
-                self.root, self.loaded.settings.mcp_servers, project_file=self.guard.trusted
+                self.root,
+                {**servers, **self._cli_mcp_servers},
+                project_file=self.guard.trusted and not self._strict_mcp,
             )
             for name, problem in self._mcp_config.problems.items():
                 log.warning("MCP server %s skipped: %s", name, problem)
@@ -220,6 +257,11 @@ class Workspace:
         await self._mcp.wait_ready(timeout=timeout)
         return [f"MCP server {s.name}: {s.error}" for s in self._mcp.statuses() if s.error]
 
+    def mcp_statuses(self) -> list[ServerStatus]:
+        """The workspace's MCP servers and how they are doing (empty until a session
+        started them)."""
+        return self._mcp.statuses() if self._mcp is not None else []
+
     def _persist_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:
         try:
             add_local_rule(self.root, kind, rule)
@@ -234,7 +276,13 @@ class Workspace:
             raise SessionError(f"a session with ID {session_id} exists already")
         writer = TranscriptWriter(self.store.session_path(self.root, session_id), session_id)
         writer.open()
-        return self._session(session_id, editor, writer, options, None)
+        try:
+            return self._session(session_id, editor, writer, options, None)
+        except BaseException:
+            # A session that could not start (a bad model, say) leaves no empty file behind.
+            writer.release()
+            writer.path.unlink(missing_ok=True)
+            raise
 
     async def load_session(
         self,

@@ -1,0 +1,229 @@
+"""``InProcessDriver``: the session runs in this process, on the session core.
+
+It assembles a ``Workspace`` with the command line's settings and MCP servers, opens or
+resumes a ``Session`` with a ``DiskEditor`` whose questions go to the caller's asker, and
+maps the driver calls one to one onto the session's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tether.cli.driver import (
+    McpServerState,
+    OpenRequest,
+    SessionFacts,
+    TurnOutcome,
+    UpdateListener,
+)
+from tether.editor.disk import DiskEditor
+from tether.editor.port import PermissionReply, PermissionRequest
+from tether.engine.turns import TurnResult
+from tether.errors import ConfigError, SessionError
+from tether.mcp.tools import wrap_tool
+from tether.protocol.content import ContentBlock
+from tether.protocol.updates import Mode
+from tether.providers.base import Provider
+from tether.providers.fallback import FallbackProvider
+from tether.providers.registry import ModelSpec, create_provider, parse_model_spec
+from tether.session.session import Session
+from tether.skills import commands
+from tether.tools.base import Tool
+from tether.workspace import Workspace
+from tether.workspace.workspace import SessionOptions
+
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+async def _refuse(request: PermissionRequest) -> PermissionReply:
+    return request.reply("reject_once")
+
+
+def endpoint_of(spec: ModelSpec) -> str | None:
+    """The URL requests for ``spec`` go to (named when they cannot get there)."""
+    if spec.provider == "anthropic":
+        return os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL
+    return spec.base_url
+
+
+def check_credentials(spec: ModelSpec, settings_helper: str | None) -> None:
+    """An Anthropic model without any way to authenticate is refused before anything
+    starts, naming what to set."""
+    if spec.provider != "anthropic" or settings_helper:
+        return
+    if not any(os.environ.get(v) for v in _KEY_VARIABLES):
+        raise ConfigError(
+            f"no API key for {spec.model}: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+            "or choose a local model with --model openai:<model>@<base-url>"
+        )
+
+
+class InProcessDriver:
+    def __init__(self, *, user_settings: bool = True) -> None:
+        self._user_settings = user_settings
+        self._workspace: Workspace | None = None
+        self._session: Session | None = None
+        self._request: OpenRequest | None = None
+        self._notes: list[str] = []
+        self._endpoint: str | None = None
+
+    # -- opening ------------------------------------------------------------------------
+
+    def _provider_factory(self, fallback: str | None) -> Callable[[str | None, Path], Provider]:
+        def make(model: str | None, root: Path) -> Provider:
+            main = create_provider(parse_model_spec(model, cwd=root))
+            if not fallback:
+                return main
+            spare = create_provider(parse_model_spec(fallback, cwd=root))
+
+            def note(reason: str) -> None:
+                sys.stderr.write(f"[tether] {main.model} failed ({reason}); using {spare.model}\n")
+
+            return FallbackProvider(main, spare, on_fallback=note)
+
+        return make
+
+    async def open(self, request: OpenRequest) -> SessionFacts:
+        root = request.cwd.resolve()
+        if not root.is_dir():
+            raise ConfigError(f"the working directory {root} is not a directory")
+        workspace = Workspace(
+            root,
+            overrides=dict(request.settings) or None,
+            provider_factory=self._provider_factory(request.fallback_model),
+            user_settings=self._user_settings,
+            mcp_servers=request.mcp_servers,
+            strict_mcp=request.strict_mcp,
+        )
+        try:
+            settings = workspace.loaded.settings
+            spec = parse_model_spec(request.model or settings.model, cwd=root)
+            if request.fallback_model:
+                parse_model_spec(request.fallback_model, cwd=root)
+            check_credentials(spec, settings.api_key_helper)
+            self._endpoint = endpoint_of(spec)
+            self._notes = [f"settings: {w}" for w in workspace.loaded.warnings]
+            self._session = await self._start(workspace, request)
+        except BaseException:
+            await workspace.close()
+            raise
+        self._workspace, self._request = workspace, request
+        self._notes += [f"resume: {note}" for note in self._session.repaired]
+        return self.facts()
+
+    async def _start(self, workspace: Workspace, request: OpenRequest) -> Session:
+        ask = request.ask or _refuse
+        editor = DiskEditor(ask, request.trust)
+        options = SessionOptions(
+            session_id=request.session_id,
+            model=request.model,
+            mode=request.mode,
+            allow=request.allow,
+            deny=request.deny,
+            max_turns=request.max_turns,
+            max_budget_usd=request.max_budget_usd,
+            auto_wake=False,
+            hooks=request.hooks,
+            tools=_hosted_tools(request),
+            builtin_tools=request.builtin_tools,
+            system_prompt=request.system_prompt,
+            append_system_prompt=request.append_system_prompt,
+        )
+        resume = request.resume
+        if request.continue_latest:
+            latest = workspace.list_sessions(1)
+            if not latest:
+                raise SessionError(f"No conversation found to continue in {workspace.root}")
+            resume = latest[0].session_id
+        if resume:
+            return await workspace.load_session(resume, editor, options, recover=request.recover)
+        return workspace.new_session(editor, options)
+
+    def _live(self) -> tuple[Workspace, Session]:
+        if self._workspace is None or self._session is None:
+            raise SessionError("no session is open")
+        return self._workspace, self._session
+
+    def facts(self) -> SessionFacts:
+        workspace, session = self._live()
+        hosted = self._request.hosted if self._request is not None else ()
+        servers = [McpServerState(s.name, s.state) for s in workspace.mcp_statuses()]
+        servers += [McpServerState(h.name, "connected") for h in hosted]
+        return SessionFacts(
+            session_id=session.session_id,
+            cwd=session.cwd,
+            model=session.model,
+            mode=session.mode,
+            tools=[s.name for s in session.engine.tool_specs()],
+            mcp_servers=servers,
+            slash_commands=[c.name for c in commands.discover(session.cwd)],
+            notes=list(self._notes),
+            endpoint=self._endpoint,
+        )
+
+    # -- driving --------------------------------------------------------------------------
+
+    def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
+        return self._live()[1].events.subscribe(listener)
+
+    async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
+        workspace, session = self._live()
+        for problem in await workspace.ready():
+            sys.stderr.write(f"[tether] {problem}\n")
+        return _outcome(await session.prompt(blocks))
+
+    def interrupt(self) -> bool:
+        return self._live()[1].cancel()
+
+    async def set_mode(self, mode: Mode) -> None:
+        self._live()[1].set_mode(mode)
+
+    async def set_model(self, model: str) -> str:
+        session = self._live()[1]
+        spec = parse_model_spec(model, cwd=session.cwd)
+        check_credentials(spec, self._live()[0].loaded.settings.api_key_helper)
+        session.set_model(model)
+        self._endpoint = endpoint_of(spec)
+        return session.model
+
+    async def stop_task(self, task_id: str) -> bool:
+        return await self._live()[1].stop_task(task_id)
+
+    async def next_background_turn(self, waiting: Callable[[int], None]) -> TurnOutcome | None:
+        session = self._live()[1]
+        tasks = session.engine.tasks
+        while True:
+            result = await session.answer_notifications()
+            if result is not None:
+                return _outcome(result)
+            running = tasks.running()
+            if not running:
+                return None
+            waiting(len(running))
+            await tasks.wait_any()
+            await asyncio.sleep(0)  # let the finished task's notification be queued
+
+    async def close(self) -> None:
+        workspace, self._workspace, self._session = self._workspace, None, None
+        if workspace is not None:
+            await workspace.close()
+
+
+def _hosted_tools(request: OpenRequest) -> list[Tool[Any]]:
+    return [wrap_tool(h.name, t, h.call) for h in request.hosted for t in h.tools]
+
+
+def _outcome(result: TurnResult) -> TurnOutcome:
+    terminal = result.terminal
+    return TurnOutcome(
+        stop_reason=terminal.stop_reason,
+        reason=terminal.reason,
+        error=(terminal.message or terminal.reason) if terminal.reason != "completed" else None,
+        usage=result.usage,
+    )
