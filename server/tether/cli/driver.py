@@ -143,10 +143,20 @@ class SessionDriver(Protocol):
 
     async def stop_task(self, task_id: str) -> bool: ...
 
-    async def next_background_turn(self, waiting: Callable[[int], None]) -> TurnOutcome | None:
-        """Wait for the session's background tasks and answer their notifications with a
-        turn; None once nothing runs and nothing waits. ``waiting`` hears how many tasks it
-        waits for."""
+    async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        """Call an MCP tool of the session by its ``mcp__server__tool`` name."""
         ...
 
-    async def close(self) -> None: ...
+    async def background_pending(self, waiting: Callable[[int], None]) -> bool:
+        """Wait until finished background tasks wait to be answered (True), or until
+        nothing runs any more (False). ``waiting`` hears how many tasks it waits for."""
+        ...
+
+    async def answer_background(self) -> TurnOutcome | None:
+        """A turn answering the finished tasks' notifications (None: nothing to answer)."""
+        ...
+
+    async def close(self) -> list[str]:
+        """Close the session; returns problems worth reporting (a scripted model whose
+        script was not used up)."""
+        ...

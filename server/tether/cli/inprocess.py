@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import mcp_types
+
 from tether.cli.driver import (
     McpServerState,
     OpenRequest,
@@ -25,12 +27,13 @@ from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.engine.turns import TurnResult
 from tether.errors import ConfigError, SessionError
-from tether.mcp.tools import wrap_tool
+from tether.mcp.tools import mcp_tool_name, wrap_tool
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
 from tether.providers.fallback import FallbackProvider
 from tether.providers.registry import ModelSpec, create_provider, parse_model_spec
+from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
 from tether.skills import commands
 from tether.tools.base import Tool
@@ -64,9 +67,15 @@ def check_credentials(spec: ModelSpec, settings_helper: str | None) -> None:
         )
 
 
+ProviderFactory = Callable[[str | None, Path], Provider]
+
+
 class InProcessDriver:
-    def __init__(self, *, user_settings: bool = True) -> None:
+    def __init__(
+        self, *, user_settings: bool = True, provider_factory: ProviderFactory | None = None
+    ) -> None:
         self._user_settings = user_settings
+        self._custom_factory = provider_factory
         self._workspace: Workspace | None = None
         self._session: Session | None = None
         self._request: OpenRequest | None = None
@@ -75,7 +84,10 @@ class InProcessDriver:
 
     # -- opening ------------------------------------------------------------------------
 
-    def _provider_factory(self, fallback: str | None) -> Callable[[str | None, Path], Provider]:
+    def _provider_factory(self, fallback: str | None) -> ProviderFactory:
+        if self._custom_factory is not None:
+            return self._custom_factory
+
         def make(model: str | None, root: Path) -> Provider:
             main = create_provider(parse_model_spec(model, cwd=root))
             if not fallback:
@@ -103,11 +115,12 @@ class InProcessDriver:
         )
         try:
             settings = workspace.loaded.settings
-            spec = parse_model_spec(request.model or settings.model, cwd=root)
-            if request.fallback_model:
-                parse_model_spec(request.fallback_model, cwd=root)
-            check_credentials(spec, settings.api_key_helper)
-            self._endpoint = endpoint_of(spec)
+            if self._custom_factory is None:
+                spec = parse_model_spec(request.model or settings.model, cwd=root)
+                if request.fallback_model:
+                    parse_model_spec(request.fallback_model, cwd=root)
+                check_credentials(spec, settings.api_key_helper)
+                self._endpoint = endpoint_of(spec)
             self._notes = [f"settings: {w}" for w in workspace.loaded.warnings]
             self._session = await self._start(workspace, request)
         except BaseException:
@@ -195,24 +208,40 @@ class InProcessDriver:
     async def stop_task(self, task_id: str) -> bool:
         return await self._live()[1].stop_task(task_id)
 
-    async def next_background_turn(self, waiting: Callable[[int], None]) -> TurnOutcome | None:
+    async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        hosted = self._request.hosted if self._request is not None else ()
+        for server in hosted:
+            for tool in server.tools:
+                if mcp_tool_name(server.name, tool.name) == name:
+                    return await server.call(tool.name, arguments)
+        return await self._live()[0].call_mcp_tool(name, arguments)
+
+    async def background_pending(self, waiting: Callable[[int], None]) -> bool:
         session = self._live()[1]
         tasks = session.engine.tasks
-        while True:
-            result = await session.answer_notifications()
-            if result is not None:
-                return _outcome(result)
+        while not session.engine.notifications:
             running = tasks.running()
             if not running:
-                return None
+                return False
             waiting(len(running))
             await tasks.wait_any()
             await asyncio.sleep(0)  # let the finished task's notification be queued
+        return True
 
-    async def close(self) -> None:
-        workspace, self._workspace, self._session = self._workspace, None, None
-        if workspace is not None:
-            await workspace.close()
+    async def answer_background(self) -> TurnOutcome | None:
+        result = await self._live()[1].answer_notifications()
+        return _outcome(result) if result is not None else None
+
+    async def close(self) -> list[str]:
+        workspace, session = self._workspace, self._session
+        self._workspace = self._session = None
+        if workspace is None:
+            return []
+        provider = session.engine.provider if session is not None else None
+        await workspace.close()
+        if isinstance(provider, ScriptedProvider) and provider.remaining:
+            return [f"the script has {provider.remaining} unconsumed turn(s)"]
+        return []
 
 
 def _hosted_tools(request: OpenRequest) -> list[Tool[Any]]:

@@ -9,7 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether.cli.driver import TurnOutcome
-from tether.protocol.updates import Usage, UsageUpdate
+from tether.protocol.updates import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    SessionUpdate,
+    ToolCall,
+    ToolCallUpdate,
+    Usage,
+    UsageUpdate,
+)
 
 _SUBTYPES = {
     "completed": "success",
@@ -32,6 +40,53 @@ class TurnStats:
     stop_reason: str | None = None
     usage: UsageUpdate | None = None
     denials: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
+
+
+class TurnCounter:
+    """Keeps a turn's ``TurnStats`` from its updates (every output format uses one)."""
+
+    def __init__(self) -> None:
+        self.stats = TurnStats()
+        self._text: list[str] = []
+        self._response_started: float | None = None
+        self._tool_uses = 0
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def _in_response(self) -> None:
+        if self._response_started is None:
+            self._response_started = time.monotonic()
+
+    def update(self, update: SessionUpdate) -> None:
+        if isinstance(update, AgentMessageChunk):
+            self._in_response()
+            self._text.append(update.text)
+        elif isinstance(update, AgentThoughtChunk):
+            self._in_response()
+        elif isinstance(update, ToolCall):
+            self._in_response()
+            self._tool_uses += 1
+            name = update.tool_name or update.title
+            self._calls[update.tool_call_id] = (name, update.raw_input)
+        elif isinstance(update, ToolCallUpdate):
+            call = self._calls.get(update.tool_call_id)
+            if update.rejected is not None and call is not None:
+                name, tool_input = call
+                self.stats.denials.append(
+                    {
+                        "tool_name": name,
+                        "tool_use_id": update.tool_call_id,
+                        "tool_input": tool_input,
+                    }
+                )
+        elif isinstance(update, UsageUpdate):
+            stats = self.stats
+            stats.responses += 1
+            started = self._response_started or time.monotonic()
+            stats.api_ms += int((time.monotonic() - started) * 1000)
+            stats.last_text = "".join(self._text)
+            stats.stop_reason = "tool_use" if self._tool_uses else "end_turn"
+            stats.usage = update
+            self._text, self._response_started, self._tool_uses = [], None, 0
 
 
 def api_usage(usage: Usage) -> dict[str, Any]:

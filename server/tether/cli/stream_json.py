@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tether.cli.driver import SessionFacts, TurnOutcome
-from tether.cli.result import TurnStats, result_message
+from tether.cli.result import TurnCounter, result_message
 from tether.core.messages import INTERRUPTED_TOOL_RESULT
 from tether.protocol.content import TerminalContent, TextToolContent, ToolContent
 from tether.protocol.updates import (
@@ -109,17 +108,13 @@ class _Response:
     """One model response while its updates arrive."""
 
     id: str
-    started: float
     blocks: int = 0
     open: _Block | None = None
     tool_uses: int = 0
-    text: list[str] = field(default_factory=lambda: list[str]())
 
 
 @dataclass
 class _Call:
-    name: str
-    input: dict[str, Any]
     done: bool = False
 
 
@@ -135,7 +130,7 @@ class StreamJsonEncoder:
         self._calls: dict[str, _Call] = {}
         self._last_usage: UsageUpdate | None = None
         self._tasks: set[str] = set()
-        self.stats = TurnStats()
+        self.counter = TurnCounter()
 
     # -- lines --------------------------------------------------------------------------
 
@@ -180,15 +175,16 @@ class StreamJsonEncoder:
         self._response = None
         self._calls = {}
         self._last_usage = None
-        self.stats = TurnStats()
+        self.counter = TurnCounter()
 
     def result(self, outcome: TurnOutcome) -> None:
         self._close_response()
-        self._emit(result_message(outcome, self.stats, self.model))
+        self._emit(result_message(outcome, self.counter.stats, self.model))
 
     # -- updates ------------------------------------------------------------------------
 
     def update(self, update: SessionUpdate) -> None:
+        self.counter.update(update)
         if isinstance(update, AgentMessageChunk):
             self._chunk("text", update.text)
         elif isinstance(update, AgentThoughtChunk):
@@ -218,7 +214,7 @@ class StreamJsonEncoder:
 
     def _response_now(self) -> _Response:
         if self._response is None:
-            self._response = _Response(f"msg_tether_{uuid.uuid4().hex[:20]}", time.monotonic())
+            self._response = _Response(f"msg_tether_{uuid.uuid4().hex[:20]}")
             self._stream_event(
                 {
                     "type": "message_start",
@@ -260,8 +256,6 @@ class StreamJsonEncoder:
                 empty = {"type": "thinking", "thinking": "", "signature": ""}
             block = self._open(kind, empty)
         block.parts.append(text)
-        if kind == "text":
-            response.text.append(text)
         delta = (
             {"type": "text_delta", "text": text}
             if kind == "text"
@@ -290,7 +284,7 @@ class StreamJsonEncoder:
 
     def _tool_use(self, call: ToolCall) -> None:
         name = call.tool_name or call.title
-        self._calls[call.tool_call_id] = _Call(name, call.raw_input)
+        self._calls[call.tool_call_id] = _Call()
         response = self._response_now()
         opening: dict[str, Any] = {
             "type": "tool_use",
@@ -321,11 +315,6 @@ class StreamJsonEncoder:
         delta = {"stop_reason": stop, "stop_sequence": None}
         self._stream_event({"type": "message_delta", "delta": delta, "usage": this})
         self._stream_event({"type": "message_stop"})
-        self.stats.responses += 1
-        self.stats.api_ms += int((time.monotonic() - response.started) * 1000)
-        self.stats.last_text = "".join(response.text)
-        self.stats.stop_reason = stop
-        self.stats.usage = usage
         self._response = None
 
     def _close_response(self) -> None:
@@ -339,14 +328,6 @@ class StreamJsonEncoder:
         call = self._calls.get(update.tool_call_id)
         if call is not None:
             call.done = True
-            if update.rejected is not None:
-                self.stats.denials.append(
-                    {
-                        "tool_name": call.name,
-                        "tool_use_id": update.tool_call_id,
-                        "tool_input": call.input,
-                    }
-                )
         block: dict[str, Any] = {
             "tool_use_id": update.tool_call_id,
             "type": "tool_result",

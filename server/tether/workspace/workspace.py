@@ -51,6 +51,8 @@ from tether.transcript.writer import TranscriptWriter
 from tether.workspace.guard import WorkspaceGuard, build_rules
 
 if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+
     from tether.mcp.connection import ServerStatus
     from tether.mcp.manager import McpManager
 
@@ -256,6 +258,20 @@ class Workspace:
             return []
         await self._mcp.wait_ready(timeout=timeout)
         return [f"MCP server {s.name}: {s.error}" for s in self._mcp.statuses() if s.error]
+
+    async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        """Call one of the workspace's MCP tools by its ``mcp__server__tool`` name (the
+        command line's ``--permission-prompt-tool`` asks one); raises ``SessionError``
+        when no server offers it."""
+        from tether.mcp.tools import mcp_tool_name
+
+        if self._mcp is not None:
+            await self._mcp.wait_ready(timeout=10.0)
+            for server, connection in self._mcp.connections.items():
+                for tool in connection.tools:
+                    if mcp_tool_name(server, tool.name) == name:
+                        return await connection.call_tool(tool.name, arguments)
+        raise SessionError(f"no MCP server offers the tool {name}")
 
     def mcp_statuses(self) -> list[ServerStatus]:
         """The workspace's MCP servers and how they are doing (empty until a session
