@@ -100,6 +100,7 @@ class SessionFacts:
     """Warnings worth showing once (settings problems, what resuming repaired)."""
     endpoint: str | None = None
     """The URL model requests go to (named when they cannot get there)."""
+    transcript_path: str | None = None
 
 
 @dataclass(frozen=True)

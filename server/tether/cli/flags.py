@@ -166,7 +166,7 @@ def print_parser() -> argparse.ArgumentParser:
 
 def _json_or_file(value: str, flag: str, cwd: Path) -> dict[str, Any]:
     text = value.strip()
-    if text.startswith("{"):
+    if text.startswith(("{", "[")):
         source = "the JSON given"
     else:
         path = Path(value).expanduser()

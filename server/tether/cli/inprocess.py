@@ -178,6 +178,7 @@ class InProcessDriver:
             slash_commands=[c.name for c in commands.discover(session.cwd)],
             notes=list(self._notes),
             endpoint=self._endpoint,
+            transcript_path=str(writer.path) if (writer := session.engine.transcript) else None,
         )
 
     # -- driving --------------------------------------------------------------------------

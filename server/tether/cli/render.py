@@ -115,10 +115,11 @@ class TextRenderer:
     # -- the turn -----------------------------------------------------------------------
 
     def start(self, facts: SessionFacts) -> None:
+        if self._facts is None:
+            for note in facts.notes:
+                self.line(self.e.yellow(f"[tether] {note}"))
         self._facts = facts
         self.counter = TurnCounter()
-        for note in facts.notes:
-            self.line(self.e.yellow(f"[tether] {note}"))
         self._step()
 
     def update(self, turn_id: str, update: SessionUpdate) -> None:

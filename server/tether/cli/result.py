@@ -11,7 +11,6 @@ from typing import Any
 from tether.cli.driver import TurnOutcome
 from tether.protocol.updates import (
     AgentMessageChunk,
-    AgentThoughtChunk,
     SessionUpdate,
     ToolCall,
     ToolCallUpdate,
@@ -34,7 +33,8 @@ class TurnStats:
     responses: int = 0
     """Model responses received (a request that never got an answer is not counted)."""
     api_ms: int = 0
-    """Time from the start of each response to its end."""
+    """Time from each model request to the end of its response (a request is sent when
+    the turn starts and when the previous response or its last tool call ended)."""
     last_text: str = ""
     """The text of the last response: the turn's answer."""
     stop_reason: str | None = None
@@ -48,26 +48,21 @@ class TurnCounter:
     def __init__(self) -> None:
         self.stats = TurnStats()
         self._text: list[str] = []
-        self._response_started: float | None = None
+        self._asked_at = self.stats.started
+        """When the next model request went out: the turn's start, then the end of each
+        response or tool call (whichever came last)."""
         self._tool_uses = 0
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
 
-    def _in_response(self) -> None:
-        if self._response_started is None:
-            self._response_started = time.monotonic()
-
     def update(self, update: SessionUpdate) -> None:
         if isinstance(update, AgentMessageChunk):
-            self._in_response()
             self._text.append(update.text)
-        elif isinstance(update, AgentThoughtChunk):
-            self._in_response()
         elif isinstance(update, ToolCall):
-            self._in_response()
             self._tool_uses += 1
             name = update.tool_name or update.title
             self._calls[update.tool_call_id] = (name, update.raw_input)
-        elif isinstance(update, ToolCallUpdate):
+        elif isinstance(update, ToolCallUpdate) and update.status in ("completed", "failed"):
+            self._asked_at = time.monotonic()
             call = self._calls.get(update.tool_call_id)
             if update.rejected is not None and call is not None:
                 name, tool_input = call
@@ -79,14 +74,18 @@ class TurnCounter:
                     }
                 )
         elif isinstance(update, UsageUpdate):
+            now = time.monotonic()
             stats = self.stats
             stats.responses += 1
-            started = self._response_started or time.monotonic()
-            stats.api_ms += int((time.monotonic() - started) * 1000)
+            stats.api_ms += int((now - self._asked_at) * 1000)
             stats.last_text = "".join(self._text)
             stats.stop_reason = "tool_use" if self._tool_uses else "end_turn"
             stats.usage = update
-            self._text, self._response_started, self._tool_uses = [], None, 0
+            self._text, self._tool_uses, self._asked_at = [], 0, now
+
+    def name_of(self, tool_call_id: str) -> str:
+        call = self._calls.get(tool_call_id)
+        return call[0] if call is not None else "the tool"
 
 
 def api_usage(usage: Usage) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import contextlib
 import os
 import sys
 import threading
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
@@ -111,6 +112,11 @@ class SdkMode:
         self._mode: Mode | None = options.mode
         self._model: str | None = options.model
         self._states = os.environ.get(STATE_ENV) == "1"
+        fresh = options.resume is None and not options.continue_latest
+        self._session_id = (options.session_id or str(uuid.uuid4())) if fresh else None
+        """A new session's id is known from the start (the lines before it carry it)."""
+        if self._session_id is not None:
+            self.encoder.session_id = self._session_id
         self._handlers: set[asyncio.Task[None]] = set()
 
     # -- the run --------------------------------------------------------------------------
@@ -168,8 +174,8 @@ class SdkMode:
                 self._fail(str(e))
                 return 2
         self.encoder.begin_turn()
-        self.encoder.init(self.driver.facts())
         self._state("running")
+        self.encoder.init(self.driver.facts())
         outcome = await self.driver.prompt(line.blocks())
         self.encoder.result(outcome)
         self._state("idle")
@@ -209,6 +215,7 @@ class SdkMode:
                 session_id=lambda: self.driver.facts().session_id,
                 cwd=options.cwd,
                 mode=lambda: self.driver.facts().mode,
+                transcript_path=lambda: self.driver.facts().transcript_path or "",
             )
             for event in sdk_hooks.unsupported:
                 sys.stderr.write(
@@ -217,6 +224,7 @@ class SdkMode:
             hooks = sdk_hooks
         request = replace(
             open_request(options, self._asker(), None),
+            session_id=self._session_id,
             mode=self._mode,
             model=self._model,
             mcp_servers=external,

@@ -130,6 +130,7 @@ class StreamJsonEncoder:
         self._calls: dict[str, _Call] = {}
         self._last_usage: UsageUpdate | None = None
         self._tasks: set[str] = set()
+        self._last_had_tools = False
         self.counter = TurnCounter()
 
     # -- lines --------------------------------------------------------------------------
@@ -173,6 +174,7 @@ class StreamJsonEncoder:
 
     def begin_turn(self) -> None:
         self._response = None
+        self._last_had_tools = False
         self._calls = {}
         self._last_usage = None
         self.counter = TurnCounter()
@@ -233,7 +235,8 @@ class StreamJsonEncoder:
             "content": content,
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": _usage(self._last_usage),
+            # Blocks are written as they complete, before the response's usage is known.
+            "usage": _usage(None),
         }
 
     def _open(self, kind: str, opening: dict[str, Any]) -> _Block:
@@ -308,6 +311,7 @@ class StreamJsonEncoder:
             return
         self._close_block()
         stop = "tool_use" if response.tool_uses else "end_turn"
+        self._last_had_tools = bool(response.tool_uses)
         this = _usage(usage)
         if previous is not None:
             before = _usage(previous)
@@ -328,10 +332,17 @@ class StreamJsonEncoder:
         call = self._calls.get(update.tool_call_id)
         if call is not None:
             call.done = True
+        text = tool_result_text(update.content)
+        if not text and update.rejected is not None:
+            name = self.counter.name_of(update.tool_call_id)
+            text = f"{name} was not run: the {update.rejected} said no"
+        elif not text and update.status == "failed":
+            # A failed call shows its error; one that shows nothing was interrupted.
+            text = INTERRUPTED_TOOL_RESULT
         block: dict[str, Any] = {
             "tool_use_id": update.tool_call_id,
             "type": "tool_result",
-            "content": tool_result_text(update.content),
+            "content": text,
         }
         if update.status == "failed":
             block["is_error"] = True
@@ -349,6 +360,7 @@ class StreamJsonEncoder:
         if end.stop_reason != "cancelled":
             return
         pending = [(i, c) for i, c in self._calls.items() if not c.done]
+        interrupted_tools = bool(pending) or self._last_had_tools
         for tool_id, call in pending:
             call.done = True
             block = {
@@ -358,7 +370,7 @@ class StreamJsonEncoder:
                 "tool_use_id": tool_id,
             }
             self._user([block])
-        text = INTERRUPTED_FOR_TOOL if pending else INTERRUPTED
+        text = INTERRUPTED_FOR_TOOL if interrupted_tools else INTERRUPTED
         self._user([{"type": "text", "text": text}])
 
     def _user(self, content: list[dict[str, Any]]) -> None:
