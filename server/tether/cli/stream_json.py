@@ -139,7 +139,7 @@ class StreamJsonEncoder:
         self._write({**obj, "session_id": self.session_id, "uuid": str(uuid.uuid4())})
 
     def init(self, facts: SessionFacts) -> None:
-        """``system``/``init``, at the start of each turn."""
+        """``system``/``init``, at the start of each turn (the turn's first request follows)."""
         self.session_id, self.model = facts.session_id, facts.model
         self._emit(
             {
@@ -156,6 +156,7 @@ class StreamJsonEncoder:
                 "claude_code_version": COMPAT_VERSION,
             }
         )
+        self.requesting()
 
     def status(self, mode: str) -> None:
         self._emit({"type": "system", "subtype": "status", "status": None, "permissionMode": mode})
@@ -171,6 +172,11 @@ class StreamJsonEncoder:
                 "sdk_host_only": True,
             }
         )
+
+    def requesting(self) -> None:
+        """With partial messages, Claude Code says when a model request goes out."""
+        if self.partial:
+            self._emit({"type": "system", "subtype": "status", "status": "requesting"})
 
     def begin_turn(self) -> None:
         self._response = None
@@ -320,6 +326,8 @@ class StreamJsonEncoder:
         self._stream_event({"type": "message_delta", "delta": delta, "usage": this})
         self._stream_event({"type": "message_stop"})
         self._response = None
+        if response.tool_uses and all(c.done for c in self._calls.values()):
+            self.requesting()  # the tools finished while the response was still streaming
 
     def _close_response(self) -> None:
         if self._response is not None:
@@ -354,6 +362,12 @@ class StreamJsonEncoder:
         if update.raw_output is not None:
             line["tool_use_result"] = update.raw_output
         self._emit(line)
+        if (
+            self._last_had_tools
+            and self._response is None
+            and all(c.done for c in self._calls.values())
+        ):
+            self.requesting()  # every result is in: they go back to the model
 
     def _turn_end(self, end: TurnEnd) -> None:
         self._close_response()
