@@ -133,12 +133,16 @@ class InProcessDriver:
     async def _start(self, workspace: Workspace, request: OpenRequest) -> Session:
         ask = request.ask or _refuse
         editor = DiskEditor(ask, request.trust)
+        deny = list(request.deny)
+        if request.builtin_tools is not None and "Agent" not in request.builtin_tools:
+            # The engine adds Agent itself; a bare deny rule takes it out of the model's view.
+            deny.append("Agent")
         options = SessionOptions(
             session_id=request.session_id,
             model=request.model,
             mode=request.mode,
             allow=request.allow,
-            deny=request.deny,
+            deny=deny,
             max_turns=request.max_turns,
             max_budget_usd=request.max_budget_usd,
             auto_wake=False,

@@ -69,10 +69,22 @@ async def stdin_lines() -> AsyncIterator[str]:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[str | None] = asyncio.Queue()
 
+    def put(item: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the run is over and its loop closed
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
     def read() -> None:
-        for raw in sys.stdin.buffer:
-            loop.call_soon_threadsafe(queue.put_nowait, raw.decode("utf-8", "replace"))
-        loop.call_soon_threadsafe(queue.put_nowait, None)
+        try:
+            binary = getattr(sys.stdin, "buffer", None)
+            if binary is None:  # a text stream standing in for stdin
+                for text in sys.stdin:
+                    put(text)
+                return
+            for raw in binary:
+                put(raw.decode("utf-8", "replace"))
+        finally:
+            # Whatever happened to stdin, the run learns that no more input comes.
+            put(None)
 
     threading.Thread(target=read, name="stdin", daemon=True).start()
     while (line := await queue.get()) is not None:
