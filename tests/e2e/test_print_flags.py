@@ -251,7 +251,7 @@ def test_settings_from_json_and_file(run: Run, workspace: Path, tmp_path: Path) 
     settings_file = tmp_path / "settings.json"
     settings_file.write_text(json.dumps(rules))
     script = [[use("Bash", command="touch one.txt")], say("done")]
-    with FakeAnthropicServer(script + [[use("Bash", command="touch two.txt")], say("done")]) as api:
+    with FakeAnthropicServer([*script, [use("Bash", command="touch two.txt")], say("done")]) as api:
         run(api, "-p", "go", "--settings", json.dumps(rules))
         run(api, "-p", "go", "--settings", str(settings_file))
         api.assert_complete()
