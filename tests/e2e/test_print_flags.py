@@ -4,22 +4,19 @@ fake Messages API received, in the files, in the output. The command runs in-pro
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tether.cli.main import main
 from tether.testing.fake_anthropic import FakeAnthropicServer
 
 PERMISSION_MCP = Path(__file__).resolve().parents[1] / "support" / "permission_mcp.py"
 MCP_SERVERS = {"perm": {"command": sys.executable, "args": [str(PERMISSION_MCP)]}}
-
 Run = Callable[..., tuple[int, str, str]]
 
 
@@ -29,29 +26,6 @@ def use(name: str, **inp: Any) -> dict[str, Any]:
 
 def say(text: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text}]
-
-
-@pytest.fixture
-def run(
-    workspace: Path,
-    daemon_env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> Iterator[Run]:
-    for key, value in daemon_env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
-    monkeypatch.chdir(workspace)
-
-    def go(api: FakeAnthropicServer | None, *argv: str, stdin: str = "") -> tuple[int, str, str]:
-        if api is not None:
-            monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
-        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        code = main(list(argv))
-        out = capsys.readouterr()
-        return code, out.out, out.err
-
-    yield go
 
 
 def result_of(out: str) -> dict[str, Any]:
@@ -79,11 +53,13 @@ def result_text(block: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
 
 
-def test_system_prompt_flags(run: Run) -> None:
+def test_system_prompt_flags(print_mode: Run) -> None:
     with FakeAnthropicServer([say("ok"), say("ok")]) as api:
-        code, _, err = run(api, "-p", "hi", "--system-prompt", "You are a terse reviewer.")
+        code, _, err = print_mode(api, "-p", "hi", "--system-prompt", "You are a terse reviewer.")
         assert code == 0, err
-        code, _, err = run(api, "-p", "hi", "--append-system-prompt", "Always answer in French.")
+        code, _, err = print_mode(
+            api, "-p", "hi", "--append-system-prompt", "Always answer in French."
+        )
         assert code == 0, err
         api.assert_complete()
     replaced, appended = (system_text(r) for r in api.requests)
@@ -99,19 +75,19 @@ def test_system_prompt_flags(run: Run) -> None:
     ("alias", "model"),
     [("sonnet", "claude-sonnet-5-5"), ("opus", "claude-opus-5-5"), ("haiku", "claude-haiku-5-5")],
 )
-def test_model_aliases(run: Run, alias: str, model: str) -> None:
+def test_model_aliases(print_mode: Run, alias: str, model: str) -> None:
     with FakeAnthropicServer([say("ok")]) as api:
-        code, out, err = run(api, "-p", "hi", "--model", alias, "--output-format", "json")
+        code, out, err = print_mode(api, "-p", "hi", "--model", alias, "--output-format", "json")
         api.assert_complete()
     assert code == 0, err
     assert api.requests[0]["model"] == model
     assert model in result_of(out)["modelUsage"]
 
 
-def test_fallback_model_takes_over_when_overloaded(run: Run) -> None:
+def test_fallback_model_takes_over_when_overloaded(print_mode: Run) -> None:
     overloaded = [{"fault": "529"}] * 5
     with FakeAnthropicServer([*overloaded, say("from the fallback")]) as api:
-        code, out, err = run(
+        code, out, err = print_mode(
             api,
             "-p",
             "hi",
@@ -130,9 +106,9 @@ def test_fallback_model_takes_over_when_overloaded(run: Run) -> None:
     assert "using claude-haiku-5-5" in err
 
 
-def test_max_turns(run: Run) -> None:
+def test_max_turns(print_mode: Run) -> None:
     with FakeAnthropicServer([[use("Glob", pattern="*.md")]]) as api:
-        code, out, _ = run(api, "-p", "look", "--max-turns", "1", "--output-format", "json")
+        code, out, _ = print_mode(api, "-p", "look", "--max-turns", "1", "--output-format", "json")
         api.assert_complete()
     result = result_of(out)
     assert code == 1
@@ -143,10 +119,12 @@ def test_max_turns(run: Run) -> None:
     )
 
 
-def test_max_budget(run: Run) -> None:
+def test_max_budget(print_mode: Run) -> None:
     costly = {"blocks": [use("Glob", pattern="*.md")], "usage": {"input_tokens": 50_000}}
     with FakeAnthropicServer([costly]) as api:
-        code, out, _ = run(api, "-p", "look", "--max-budget-usd", "0.01", "--output-format", "json")
+        code, out, _ = print_mode(
+            api, "-p", "look", "--max-budget-usd", "0.01", "--output-format", "json"
+        )
         api.assert_complete()
     result = result_of(out)
     assert code == 1 and result["subtype"] == "error_max_budget_usd"
@@ -157,7 +135,7 @@ def test_max_budget(run: Run) -> None:
     ("mode", "edited"),
     [("default", False), ("plan", False), ("dontAsk", False), ("acceptEdits", True)],
 )
-def test_permission_modes(run: Run, workspace: Path, mode: str, edited: bool) -> None:
+def test_permission_modes(print_mode: Run, workspace: Path, mode: str, edited: bool) -> None:
     app = workspace / "src" / "app.py"
     script = [
         [use("Read", file_path=str(app))],
@@ -165,7 +143,7 @@ def test_permission_modes(run: Run, workspace: Path, mode: str, edited: bool) ->
         say("done"),
     ]
     with FakeAnthropicServer(script) as api:
-        code, _, err = run(api, "-p", "edit", "--permission-mode", mode)
+        code, _, err = print_mode(api, "-p", "edit", "--permission-mode", mode)
         api.assert_complete()
     assert code == 0, err
     assert ("Goodbye, " in app.read_text()) is edited
@@ -173,23 +151,23 @@ def test_permission_modes(run: Run, workspace: Path, mode: str, edited: bool) ->
         assert last_tool_result(api.requests[-1])["is_error"]
 
 
-def test_bypass_permissions_runs_commands(run: Run, workspace: Path) -> None:
+def test_bypass_permissions_runs_commands(print_mode: Run, workspace: Path) -> None:
     with FakeAnthropicServer([[use("Bash", command="touch made.txt")], say("done")]) as api:
-        code, _, err = run(api, "-p", "go", "--permission-mode", "bypassPermissions")
+        code, _, err = print_mode(api, "-p", "go", "--permission-mode", "bypassPermissions")
         api.assert_complete()
     assert code == 0, err
     assert (workspace / "made.txt").exists()
 
 
-def test_allowed_and_disallowed_tools(run: Run, workspace: Path) -> None:
+def test_allowed_and_disallowed_tools(print_mode: Run, workspace: Path) -> None:
     script = [[use("Bash", command="touch made.txt")], say("done")]
     with FakeAnthropicServer(script) as api:
-        code, _, err = run(api, "-p", "go", "--allowedTools", "Bash(touch:*)")
+        code, _, err = print_mode(api, "-p", "go", "--allowedTools", "Bash(touch:*)")
         assert code == 0, err
         assert (workspace / "made.txt").exists()
         api.assert_complete()
     with FakeAnthropicServer([say("no shell for me")]) as api:
-        code, _, err = run(
+        code, _, err = print_mode(
             api, "-p", "go", "--disallowedTools", "Bash", "--disallowed-tools", "Grep"
         )
         api.assert_complete()
@@ -198,21 +176,21 @@ def test_allowed_and_disallowed_tools(run: Run, workspace: Path) -> None:
     assert "Bash" not in offered and "Grep" not in offered and "Read" in offered
 
 
-def test_tools_chooses_the_builtin_set(run: Run) -> None:
+def test_tools_chooses_the_builtin_set(print_mode: Run) -> None:
     with FakeAnthropicServer([say("ok"), say("ok")]) as api:
-        run(api, "-p", "hi", "--tools", "Read,Glob")
-        run(api, "-p", "hi", "--tools", "")
+        print_mode(api, "-p", "hi", "--tools", "Read,Glob")
+        print_mode(api, "-p", "hi", "--tools", "")
         api.assert_complete()
     assert sorted(tool_names(api.requests[0])) == ["Glob", "Read"]
     assert tool_names(api.requests[1]) == []
 
 
-def test_mcp_config_file_and_json(run: Run, workspace: Path) -> None:
+def test_mcp_config_file_and_json(print_mode: Run, workspace: Path) -> None:
     (workspace / "servers.json").write_text(json.dumps({"mcpServers": MCP_SERVERS}))
     inline = json.dumps({"mcpServers": {"again": MCP_SERVERS["perm"]}})
     script = [[use("mcp__perm__echo", text="ping")], say("done")]
     with FakeAnthropicServer(script) as api:
-        code, _, err = run(api, "-p", "echo", "--mcp-config", "servers.json", inline)
+        code, _, err = print_mode(api, "-p", "echo", "--mcp-config", "servers.json", inline)
         api.assert_complete()
     assert code == 0, err
     offered = tool_names(api.requests[0])
@@ -220,45 +198,47 @@ def test_mcp_config_file_and_json(run: Run, workspace: Path) -> None:
     assert result_text(last_tool_result(api.requests[1])) == "ping"
 
 
-def test_strict_mcp_config_ignores_other_servers(run: Run) -> None:
+def test_strict_mcp_config_ignores_other_servers(print_mode: Run) -> None:
     settings = json.dumps({"mcpServers": {"other": MCP_SERVERS["perm"]}})
     given = json.dumps({"mcpServers": MCP_SERVERS})
     with FakeAnthropicServer([say("ok"), say("ok")]) as api:
-        run(api, "-p", "hi", "--settings", settings, "--mcp-config", given)
-        run(api, "-p", "hi", "--settings", settings, "--mcp-config", given, "--strict-mcp-config")
+        print_mode(api, "-p", "hi", "--settings", settings, "--mcp-config", given)
+        print_mode(
+            api, "-p", "hi", "--settings", settings, "--mcp-config", given, "--strict-mcp-config"
+        )
         api.assert_complete()
     loose, strict = (tool_names(r) for r in api.requests)
     assert "mcp__other__echo" in loose and "mcp__perm__echo" in loose
     assert "mcp__other__echo" not in strict and "mcp__perm__echo" in strict
 
 
-def test_add_dir_opens_another_directory(run: Run, tmp_path: Path) -> None:
+def test_add_dir_opens_another_directory(print_mode: Run, tmp_path: Path) -> None:
     extra = tmp_path / "notes"
     extra.mkdir()
     (extra / "todo.txt").write_text("buy milk\n")
     script = [[use("Read", file_path=str(extra / "todo.txt"))], say("done")]
     with FakeAnthropicServer(script * 2) as api:
-        run(api, "-p", "read it")
-        run(api, "-p", "read it", "--add-dir", str(extra))
+        print_mode(api, "-p", "read it")
+        print_mode(api, "-p", "read it", "--add-dir", str(extra))
         api.assert_complete()
     refused, allowed = last_tool_result(api.requests[1]), last_tool_result(api.requests[3])
     assert refused.get("is_error") and "buy milk" not in result_text(refused)
     assert "buy milk" in result_text(allowed)
 
 
-def test_settings_from_json_and_file(run: Run, workspace: Path, tmp_path: Path) -> None:
+def test_settings_from_json_and_file(print_mode: Run, workspace: Path, tmp_path: Path) -> None:
     rules = {"permissions": {"allow": ["Bash(touch:*)"]}}
     settings_file = tmp_path / "settings.json"
     settings_file.write_text(json.dumps(rules))
     script = [[use("Bash", command="touch one.txt")], say("done")]
     with FakeAnthropicServer([*script, [use("Bash", command="touch two.txt")], say("done")]) as api:
-        run(api, "-p", "go", "--settings", json.dumps(rules))
-        run(api, "-p", "go", "--settings", str(settings_file))
+        print_mode(api, "-p", "go", "--settings", json.dumps(rules))
+        print_mode(api, "-p", "go", "--settings", str(settings_file))
         api.assert_complete()
     assert (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
 
 
-def test_permission_prompt_tool(run: Run, workspace: Path) -> None:
+def test_permission_prompt_tool(print_mode: Run, workspace: Path) -> None:
     app = workspace / "src" / "app.py"
     script = [
         [use("Read", file_path=str(app))],
@@ -267,7 +247,7 @@ def test_permission_prompt_tool(run: Run, workspace: Path) -> None:
         {"expect": {"contains": "refuses shell"}, "blocks": say("done")},
     ]
     with FakeAnthropicServer(script) as api:
-        code, _, err = run(
+        code, _, err = print_mode(
             api,
             "-p",
             "edit and touch",
@@ -282,7 +262,7 @@ def test_permission_prompt_tool(run: Run, workspace: Path) -> None:
     assert not (workspace / "made.txt").exists()
 
 
-def test_continue_resume_and_session_id(run: Run) -> None:
+def test_continue_resume_and_session_id(print_mode: Run) -> None:
     session = str(uuid.uuid4())
     script = [
         say("first"),
@@ -290,29 +270,33 @@ def test_continue_resume_and_session_id(run: Run) -> None:
         {"expect": {"contains": "third"}, "blocks": say("three")},
     ]
     with FakeAnthropicServer(script) as api:
-        code, out, err = run(api, "-p", "first", "--session-id", session, "--output-format", "json")
+        code, out, err = print_mode(
+            api, "-p", "first", "--session-id", session, "--output-format", "json"
+        )
         assert code == 0, err and result_of(out)["session_id"] == session
-        code, out, err = run(api, "-p", "second", "-c", "--output-format", "json")
+        code, out, err = print_mode(api, "-p", "second", "-c", "--output-format", "json")
         assert code == 0, err
         assert result_of(out)["session_id"] == session
-        code, out, err = run(api, "-p", "third", "--resume", session, "--output-format", "json")
+        code, out, err = print_mode(
+            api, "-p", "third", "--resume", session, "--output-format", "json"
+        )
         assert code == 0, err
         api.assert_complete()
     assert result_of(out)["session_id"] == session
     assert [len(r["messages"]) for r in api.requests] == [1, 3, 5]
     with FakeAnthropicServer([]) as api:
-        code, _, err = run(api, "-p", "again", "--session-id", session)
+        code, _, err = print_mode(api, "-p", "again", "--session-id", session)
     assert code == 2 and f"a session with ID {session} exists already" in err
 
 
-def test_stream_json_input_runs_each_prompt(run: Run) -> None:
+def test_stream_json_input_runs_each_prompt(print_mode: Run) -> None:
     lines = [
         {"type": "user", "message": {"role": "user", "content": "one"}},
         {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "two"}]}},
     ]
     stdin = "".join(json.dumps(line) + "\n" for line in lines)
     with FakeAnthropicServer([say("first answer"), say("second answer")]) as api:
-        code, out, err = run(
+        code, out, err = print_mode(
             api, "--input-format", "stream-json", "--output-format", "stream-json", stdin=stdin
         )
         api.assert_complete()
@@ -322,11 +306,11 @@ def test_stream_json_input_runs_each_prompt(run: Run) -> None:
     assert [r["result"] for r in results] == ["first answer", "second answer"]
 
 
-def test_output_formats(run: Run) -> None:
+def test_output_formats(print_mode: Run) -> None:
     with FakeAnthropicServer([say("plain"), say("as json"), say("tether events")]) as api:
-        _, text, _ = run(api, "-p", "hi")
-        _, as_json, _ = run(api, "-p", "hi", "--output-format", "json")
-        _, events, _ = run(api, "-p", "hi", "--output-format", "tether-json")
+        _, text, _ = print_mode(api, "-p", "hi")
+        _, as_json, _ = print_mode(api, "-p", "hi", "--output-format", "json")
+        _, events, _ = print_mode(api, "-p", "hi", "--output-format", "tether-json")
         api.assert_complete()
     assert text == "plain\n"
     assert len(as_json.splitlines()) == 1 and json.loads(as_json)["result"] == "as json"
@@ -338,11 +322,11 @@ def test_output_formats(run: Run) -> None:
     assert "agent_message_chunk" in updates and "turn_end" in updates
 
 
-def test_verbose_shows_tool_output(run: Run) -> None:
+def test_verbose_shows_tool_output(print_mode: Run) -> None:
     script = [[use("Bash", command="echo visible-output")], say("done")] * 2
     with FakeAnthropicServer(script) as api:
-        _, _, quiet = run(api, "-p", "go", "--allowedTools", "Bash(echo:*)")
-        _, _, loud = run(api, "-p", "go", "--allowedTools", "Bash(echo:*)", "--verbose")
+        _, _, quiet = print_mode(api, "-p", "go", "--allowedTools", "Bash(echo:*)")
+        _, _, loud = print_mode(api, "-p", "go", "--allowedTools", "Bash(echo:*)", "--verbose")
         api.assert_complete()
     assert "✓ echo visible-output" in quiet and "    visible-output" not in quiet
     assert "    visible-output" in loud
