@@ -59,6 +59,7 @@ async def run_in_process(root: Path) -> int:
         await renderer.aclose()
         await driver.close()
     provider.assert_complete()
+    print(f"\ntranscript: {facts.transcript_path or '-'}", file=sys.stderr)
     return exit_code(outcome)
 
 
