@@ -40,7 +40,7 @@ class HostedServer:
 
     name: str
     tools: Sequence[mcp_types.Tool]
-    call: CallHostedTool
+    call_tool: CallHostedTool
 
 
 @dataclass(frozen=True)

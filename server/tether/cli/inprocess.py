@@ -218,7 +218,7 @@ class InProcessDriver:
         for server in hosted:
             for tool in server.tools:
                 if mcp_tool_name(server.name, tool.name) == name:
-                    return await server.call(tool.name, arguments)
+                    return await server.call_tool(tool.name, arguments)
         return await self._live()[0].call_mcp_tool(name, arguments)
 
     async def background_pending(self, waiting: Callable[[int], None]) -> bool:
@@ -250,7 +250,7 @@ class InProcessDriver:
 
 
 def _hosted_tools(request: OpenRequest) -> list[Tool[Any]]:
-    return [wrap_tool(h.name, t, h.call) for h in request.hosted for t in h.tools]
+    return [wrap_tool(h.name, t, h.call_tool) for h in request.hosted for t in h.tools]
 
 
 def _outcome(result: TurnResult) -> TurnOutcome:
