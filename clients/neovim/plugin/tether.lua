@@ -1,4 +1,4 @@
--- Commands only; everything else loads on first use (`require("tether.commands")`).
+-- Commands and <Plug> mappings only; everything else loads on first use (`tether.commands`).
 if vim.g.loaded_tether then
   return
 end
@@ -15,7 +15,7 @@ local function command(name, opts)
   end, opts)
 end
 
-command("Tether", { bang = true, desc = "open the chat (! also moves the cursor into it)" })
+command("Tether", { bang = true, desc = "open the chat (! also moves the cursor to its prompt area)" })
 command("TetherPrompt", { nargs = "*", desc = "send a prompt (asks for one without arguments)" })
 command("TetherAddSelection", { range = true, desc = "attach the selection to the next prompt" })
 command("TetherCancel", { desc = "cancel the running turn" })
@@ -29,3 +29,30 @@ command("TetherMode", {
 })
 command("TetherRewind", { desc = "undo a turn: files and conversation" })
 command("TetherTasks", { desc = "list background tasks" })
+command("TetherAnswer", { desc = "ask the open permission question again" })
+command("TetherRestart", { desc = "restart the daemon (new environment) and continue the session" })
+command("TetherInstall", { bang = true, desc = "install the daemon with uv or pipx (! waits for it)" })
+
+-- <Plug>(tether-…): one per command, for users' own keys (see :help tether-mappings).
+local plugs = {
+  ["open"] = "Tether",
+  ["focus"] = "Tether!",
+  ["prompt"] = "TetherPrompt",
+  ["add-selection"] = "TetherAddSelection",
+  ["cancel"] = "TetherCancel",
+  ["sessions"] = "TetherSessions",
+  ["mode"] = "TetherMode",
+  ["rewind"] = "TetherRewind",
+  ["tasks"] = "TetherTasks",
+  ["answer"] = "TetherAnswer",
+  ["restart"] = "TetherRestart",
+  ["install"] = "TetherInstall",
+}
+for name, cmd in pairs(plugs) do
+  vim.keymap.set("n", ("<Plug>(tether-%s)"):format(name), ("<Cmd>%s<CR>"):format(cmd), { desc = "Tether: " .. cmd })
+end
+-- In visual mode the selection itself, exactly as selected (characters with `v`).
+vim.keymap.set("x", "<Plug>(tether-add-selection)", function()
+  require("tether").ensure_setup()
+  require("tether.commands").add_visual()
+end, { desc = "Tether: attach the selection to the next prompt" })

@@ -91,7 +91,8 @@ function H.session()
   session.with_session(root, function(s)
     found = s
   end)
-  H.wait(15000, function()
+  -- Generous: on a loaded CI machine Python's start-up alone can take seconds.
+  H.wait(30000, function()
     return found
   end, "the daemon and a session to start")
   return found

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from tether import __version__
 from tether.cli.flags import Parser, UsageError, add_print_flags, print_options, print_parser
 
-SUBCOMMANDS = ("serve", "run", "acp", "sessions", "demo")
+SUBCOMMANDS = ("serve", "run", "acp", "sessions", "demo", "daemon")
 _DRIVING_FLAGS = ("--input-format", "--output-format")
 
 
@@ -33,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the LSP daemon on stdio (for editors)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument(
+        "--connect",
+        action="store_true",
+        help="pass stdio to the warm daemon (started if needed) instead of serving in-process",
+    )
 
     run = sub.add_parser(
         "run", help="run one prompt headless (the same flags as tether -p)", allow_abbrev=False
@@ -47,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--cwd", help="workspace root (default: current directory)")
     sessions.add_argument("--all", action="store_true", help="sessions of every workspace")
     sessions.add_argument("--limit", type=int, default=50)
+
+    from tether.daemon.commands import add_parser as add_daemon_parser
+
+    add_daemon_parser(sub)
 
     acp = sub.add_parser("acp", help="speak the Agent Client Protocol on stdio")
     acp.add_argument("--model")
@@ -124,6 +133,14 @@ def run_print_mode(args: argparse.Namespace) -> int:
 
 def _subcommand(args: argparse.Namespace) -> int:
     _logging(args.log_level)
+    if args.command == "serve" and args.connect:
+        from tether.daemon.proxy import proxy
+
+        return proxy()
+    if args.command == "daemon":
+        from tether.daemon.commands import daemon_command
+
+        return daemon_command(args)
     if args.command == "serve":
         from tether.lsp.main import serve
 

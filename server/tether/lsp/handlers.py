@@ -111,7 +111,9 @@ def register(server: TetherServer, hub: SessionHub) -> None:
     @server.feature("tether/newSession")
     @wire_errors
     def new_session(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return {"sessionId": hub.new_session(parse_params(NewSessionParams, params))}
+        session_id = hub.new_session(parse_params(NewSessionParams, params))
+        # The mode the settings chose, so a client can show it before anything changes it.
+        return {"sessionId": session_id, "mode": hub.get(session_id).mode}
 
     @server.feature("tether/prompt")
     @wire_errors
@@ -141,6 +143,7 @@ def register(server: TetherServer, hub: SessionHub) -> None:
             "title": session.title,
             "turns": session.turns,
             "usage": session.usage.to_wire(),
+            "mode": session.mode,
         }
 
     @server.feature("tether/setMode")

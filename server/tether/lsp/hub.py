@@ -10,8 +10,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -30,6 +31,7 @@ from tether.lsp.params import (
 )
 from tether.lsp.server import TetherServer
 from tether.lsp.turns import TurnPublisher, encode
+from tether.protocol.updates import Mode
 
 if TYPE_CHECKING:
     # The engine stack is imported on first use (and warmed in the background after
@@ -50,14 +52,20 @@ def uri_to_path(uri: str) -> Path:
 
 
 class SessionHub:
-    def __init__(self, server: TetherServer) -> None:
+    def __init__(self, server: TetherServer, sessions: Sessions | None = None) -> None:
         self.server = server
         self.folders: list[Path] = []
         """Workspace roots in the order the editor gave them."""
         self.diagnostics = DiagnosticsStore()
         self.init_options: dict[str, Any] = {}
-        self._sessions: Sessions | None = None
+        self._sessions = sessions
+        self._shared = sessions is not None
+        """The warm daemon's registry, shared with its other clients: leaving closes only
+        what nobody else follows."""
         self._publishers: dict[str, TurnPublisher] = {}
+        self._editors: dict[str, LspEditor] = {}
+        """This connection's editor in each session it follows."""
+        self._detach: dict[str, Callable[[], None]] = {}
 
     @property
     def sessions(self) -> Sessions:
@@ -72,15 +80,23 @@ class SessionHub:
     def _make_workspace(self, root: Path) -> Workspace:
         from tether.workspace import Workspace
 
-        overrides: dict[str, Any] = {}
-        if self.init_options.get("model"):
-            overrides["model"] = self.init_options["model"]
-        if self.init_options.get("permissionMode"):
-            overrides["permissions"] = {"defaultMode": self.init_options["permissionMode"]}
-        workspace = Workspace(root, overrides=overrides)
+        workspace = Workspace(root)
         for warning in workspace.loaded.warnings:
             self._log(types.MessageType.Warning, f"settings: {warning}")
         return workspace
+
+    def _init_model(self) -> str | None:
+        value = self.init_options.get("model")
+        return value if isinstance(value, str) and value else None
+
+    def _init_mode(self) -> Mode | None:
+        value = self.init_options.get("permissionMode")
+        for mode in get_args(Mode):
+            if value == mode:
+                return mode
+        if value is not None:
+            self._log(types.MessageType.Warning, f"unknown permissionMode {value!r} ignored")
+        return None
 
     def add_folder(self, uri: str) -> None:
         root = uri_to_path(uri).resolve()
@@ -130,24 +146,34 @@ class SessionHub:
         source = diagnostics_source(
             self.diagnostics, editor.edited, lambda: self.server.features.diagnostics
         )
+        # initializationOptions give this editor's defaults for model and mode.
+        model, mode = self._init_model(), self._init_mode()
         if params is None:
-            return SessionOptions(attachments=[source])
+            return SessionOptions(model=model, default_mode=mode, attachments=[source])
         return SessionOptions(
             session_id=editor.session_id,
-            model=params.model,
-            mode=params.permission_mode,
+            model=params.model or model,
+            mode=params.permission_mode or mode,
             title=params.title,
             attachments=[source],
         )
 
-    def _follow(self, session: Session) -> None:
-        if session.session_id not in self._publishers:
-            self._publishers[session.session_id] = TurnPublisher(self.server, session)
+    def _follow(self, session: Session, editor: LspEditor) -> None:
+        session_id = session.session_id
+        if session_id not in self._publishers:
+            self._publishers[session_id] = TurnPublisher(self.server, session)
+        if session_id not in self._editors:
+            self._editors[session_id] = editor
+            self._detach[session_id] = session.attach(editor)
 
     def _unfollow(self, session_id: str) -> None:
         publisher = self._publishers.pop(session_id, None)
         if publisher is not None:
             publisher.stop()
+        self._editors.pop(session_id, None)
+        detach = self._detach.pop(session_id, None)
+        if detach is not None:
+            detach()
 
     def new_session(self, params: NewSessionParams) -> str:
         root = self.root_for(params.workspace_folder)
@@ -156,20 +182,20 @@ class SessionHub:
             session = self.sessions.new(root, editor, self._options(editor, params))
         except ConfigError as e:
             raise SessionError(str(e))
-        self._follow(session)
+        self._follow(session, editor)
         return session.session_id
 
     async def load_session(self, session_id: str, *, recover: bool = False) -> list[dict[str, Any]]:
+        editor = self._editors.get(session_id) or LspEditor(self.server, session_id)
         session = self.sessions.find(session_id)
         if session is None:
             root = self.sessions.stored_in(self.folders, session_id)
             if root is None:
                 raise SessionError(f"unknown sessionId: {session_id}")
-            editor = LspEditor(self.server, session_id)
             session = await self.sessions.load(
                 root, session_id, editor, self._options(editor), recover=recover
             )
-        self._follow(session)
+        self._follow(session, editor)
         return [{"turnId": turn, **update.to_wire()} for turn, update in await session.history()]
 
     async def list_sessions(self, params: ListSessionsParams) -> list[dict[str, Any]]:
@@ -198,12 +224,16 @@ class SessionHub:
 
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         session = self.get(params.session_id)
+        # Another client's session (the warm daemon shares them): follow it from now on.
+        self._follow(session, LspEditor(self.server, session.session_id))
         publisher = self._publishers[session.session_id]
         turn_id = None
         if not session.busy:
             turn_id = await publisher.prompt_turn(params.work_done_token)
         try:
-            result = await session.prompt(params.prompt, turn_id=turn_id)
+            result = await session.prompt(
+                params.prompt, turn_id=turn_id, via=self._editors.get(session.session_id)
+            )
         finally:
             if turn_id is not None:
                 publisher.end_unfinished(turn_id)
@@ -242,10 +272,23 @@ class SessionHub:
     # -- lifecycle --------------------------------------------------------------------
 
     async def shutdown(self) -> None:
+        if self._shared:
+            await self.disconnect()
+            return
         if self._sessions is not None:
             await self._sessions.shutdown()
         for session_id in list(self._publishers):
             self._unfollow(session_id)
+
+    async def disconnect(self) -> None:
+        """This client left the shared daemon: stop following its sessions, and close the
+        ones nobody follows any more (their transcripts keep them)."""
+        for session_id in list(self._publishers):
+            session = self.sessions.find(session_id)
+            self._unfollow(session_id)
+            if session is not None and not session.events.followed:
+                session.cancel()
+                await session.close()
 
     def _log(self, kind: types.MessageType, message: str) -> None:
         with contextlib.suppress(Exception):

@@ -23,8 +23,15 @@ def tether_converter() -> Any:
     """lsprotocol's converter, except that messages of methods it does not know keep their
     params (and results) as plain dicts."""
     conv = default_converter()
-    conv.register_structure_hook(JsonRPCRequestMessage, lambda o, cls: cls(**o))  # type: ignore[misc]
-    conv.register_structure_hook(JsonRPCNotification, lambda o, cls: cls(**o))  # type: ignore[misc]
+    # JSON-RPC lets a request or notification leave out ``params``.
+    conv.register_structure_hook(
+        JsonRPCRequestMessage,
+        lambda o, cls: cls(**{"params": None, **o}),  # type: ignore[misc]
+    )
+    conv.register_structure_hook(
+        JsonRPCNotification,
+        lambda o, cls: cls(**{"params": None, **o}),  # type: ignore[misc]
+    )
     conv.register_structure_hook(JsonRPCResponseMessage, lambda o, cls: cls(**o))  # type: ignore[misc]
     return conv
 
@@ -58,9 +65,12 @@ class TetherProtocol(LanguageServerProtocol):
         self.initialized = True
         return result
 
+    before_initialize: frozenset[str] = frozenset({types.INITIALIZE, types.EXIT})
+    """Methods answered before ``initialize``; every other request gets -32002."""
+
     def handle_message(self, message: Any) -> None:
         method = getattr(message, "method", None)
-        if not self.initialized and method not in (types.INITIALIZE, types.EXIT):
+        if not self.initialized and method not in self.before_initialize:
             msg_id = getattr(message, "id", None)
             if method is not None and msg_id is not None:
                 self._send_response(

@@ -44,12 +44,12 @@ def uri_key(path: Path) -> str:
 
 
 class TetherServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, protocol_cls: type[TetherProtocol] = TetherProtocol) -> None:
         super().__init__(  # pyright: ignore[reportUnknownMemberType]
             "tether",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            protocol_cls=TetherProtocol,
+            protocol_cls=protocol_cls,
             converter_factory=tether_converter,
         )
         self.features = ClientFeatures()

@@ -8,14 +8,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from tether.engine.turns import TurnResult
 from tether.lsp.server import TetherServer
 from tether.protocol.updates import SessionUpdate, ToolCall, TurnEnd
-from tether.session.session import Session
+
+if TYPE_CHECKING:
+    # The engine stack is imported on first use, after ``initialize`` has been answered.
+    from tether.engine.turns import TurnResult
+    from tether.session.session import Session
 
 log = logging.getLogger(__name__)
 

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.editor.port import Editor
 from tether.engine.engine import QueryEngine
 from tether.engine.turns import TurnResult, TurnStream
 from tether.errors import ModelError, SessionError
@@ -30,6 +31,7 @@ from tether.providers.base import Provider
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints
 from tether.session.events import SessionEvents
 from tether.session.rewind import Rewound, rewind_conversation
+from tether.session.router import EditorRouter
 from tether.skills import commands
 from tether.tasks.registry import Task
 from tether.transcript.chain import build_chain
@@ -59,6 +61,7 @@ class Session:
         *,
         engine: QueryEngine,
         editor: CheckpointingEditor,
+        router: EditorRouter,
         checkpoints: Checkpoints,
         events: SessionEvents,
         hooks: SessionHooks,
@@ -67,6 +70,7 @@ class Session:
     ) -> None:
         self.engine = engine
         self.editor = editor
+        self._router = router
         self.checkpoints = checkpoints
         self.events = events
         self._hooks = hooks
@@ -121,17 +125,31 @@ class Session:
         """Turns ``rewind`` can undo (their checkpoints are known), oldest first."""
         return [t.turn_id for t in self.checkpoints.turns]
 
+    @property
+    def tasks_running(self) -> bool:
+        return bool(self.engine.tasks.running())
+
     def tasks(self) -> list[Task]:
         return self.engine.tasks.all()
 
     # -- turns ----------------------------------------------------------------------
 
+    def attach(self, editor: Editor) -> Callable[[], None]:
+        """Another client follows this session: its editor can answer questions (and
+        drives the turns it starts). Returns the function that detaches it."""
+        return self._router.attach(editor)
+
     async def prompt(
-        self, blocks: Sequence[ContentBlock], *, turn_id: str | None = None
+        self,
+        blocks: Sequence[ContentBlock],
+        *,
+        turn_id: str | None = None,
+        via: Editor | None = None,
     ) -> TurnResult:
         """Run a turn for the prompt and return when it ends; its updates go to ``events``.
         A prompt sent while a turn runs is never interleaved with it: it is injected at
-        the running turn's next boundary, and this returns when that turn ends."""
+        the running turn's next boundary, and this returns when that turn ends. ``via``
+        is the editor of the client that sent it (several clients may follow a session)."""
         if self._closed:
             raise SessionError(f"session {self.session_id} is closed")
         expanded = commands.expand_blocks(list(blocks), commands.discover(self.cwd))
@@ -142,6 +160,7 @@ class Session:
             future = await self.engine.enqueue(expanded)
             return await asyncio.shield(future)
         await self._first_prompt()
+        self._router.drive(via)
         return await self._drive(expanded, turn_id)
 
     async def answer_notifications(self) -> TurnResult | None:
@@ -149,6 +168,7 @@ class Session:
         with a turn of their own (``None`` when there is nothing to answer)."""
         if self.busy or not self.engine.notifications:
             return None
+        self._router.drive(None)
         return await self._drive(None, None)
 
     def cancel(self) -> bool:

@@ -34,6 +34,7 @@ from tether.providers.registry import create_provider, parse_model_spec
 from tether.sandbox.bwrap import Probe
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
 from tether.session.events import SessionEvents
+from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
 from tether.settings.load import LoadedSettings, add_local_rule
 from tether.settings.model import ContextSettings
@@ -44,6 +45,7 @@ from tether.tasks.registry import TaskRegistry
 from tether.tools.base import Tool
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
+from tether.transcript.records import SystemRecord
 from tether.transcript.resume import ResumedSession
 from tether.transcript.session import open_for_resume
 from tether.transcript.store import SessionInfo, TranscriptStore
@@ -70,6 +72,9 @@ class SessionOptions:
     """For a new session: its id (default: a fresh UUID)."""
     model: str | None = None
     mode: Mode | None = None
+    """The mode to start in (a resumed session too)."""
+    default_mode: Mode | None = None
+    """The mode when nothing else says: a resumed session keeps the mode it was left in."""
     title: str | None = None
     allow: Sequence[str] = ()
     deny: Sequence[str] = ()
@@ -163,7 +168,7 @@ class Workspace:
     ) -> QueryEngine:
         settings = self.loaded.settings
         provider = self.provider_factory(options.model or settings.model, self.root)
-        mode = options.mode or (resumed.mode if resumed else None)
+        mode = options.mode or (resumed.mode if resumed else None) or options.default_mode
         state = SessionRunState(mode=mode or settings.permissions.default_mode)
         if resumed is not None:
             state.todos = resumed.todos
@@ -326,7 +331,8 @@ class Workspace:
         resumed: ResumedSession | None,
     ) -> Session:
         checkpoints = saved_checkpoints(resumed) if resumed is not None else Checkpoints()
-        checkpointing = CheckpointingEditor(editor, checkpoints, session_id, writer.append)
+        router = EditorRouter(editor)
+        checkpointing = CheckpointingEditor(router, checkpoints, session_id, writer.append)
         events = SessionEvents()
         engine = self._engine(
             session_id=session_id,
@@ -343,6 +349,7 @@ class Workspace:
         session = Session(
             engine=engine,
             editor=checkpointing,
+            router=router,
             checkpoints=checkpoints,
             events=events,
             hooks=SessionHooks(
@@ -353,6 +360,13 @@ class Workspace:
             auto_wake=options.auto_wake,
             repaired=resumed.repaired if resumed is not None else (),
         )
+        if resumed is None:
+            # The mode a session starts in is on record like every later change.
+            engine.record(
+                SystemRecord(
+                    session_id=session_id, subtype="mode", data={"mode": engine.state.mode}
+                )
+            )
         self.sessions[session_id] = session
         return session
 

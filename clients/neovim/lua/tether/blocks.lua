@@ -1,5 +1,5 @@
---- The chat buffer's text: streamed prose, folded blocks that are rewritten in place when
---- their status changes (tool calls, thoughts), and a footer of virtual lines (the plan).
+--- The chat buffer's text: streamed prose, and folded blocks that are rewritten in place when
+--- their status changes (tool calls, thoughts).
 ---
 --- Only this module changes the buffer, so it knows where every block is: a rewrite shifts
 --- the blocks below it, everything else is appended at the end. Folding reads these ranges.
@@ -17,14 +17,13 @@ M.by_buf = {}
 ---@field size integer Lines, header included.
 ---@field pos integer Index in `order`.
 ---@field hl? integer Extmark id of the header highlight.
+---@field open? boolean Never folded (a plan to read).
 
 ---@class tether.Blocks
 ---@field buf integer
 ---@field tail "none"|"text"|"block" What the last line holds: streaming continues only after "text".
 ---@field order tether.BlockRange[] Blocks from top to bottom.
 ---@field index table<string, tether.BlockRange> Blocks by key.
----@field footer integer? Extmark id of the footer.
----@field footer_lines? string[][][]
 local Blocks = {}
 Blocks.__index = Blocks
 
@@ -50,7 +49,6 @@ function Blocks:write(fn)
   local ok, err = pcall(fn)
   bo.modifiable = false
   bo.modified = false
-  self:_place_footer()
   if not ok then
     error(err, 0)
   end
@@ -111,7 +109,8 @@ end
 ---@param header string
 ---@param body string[]
 ---@param hl? string Highlight group of the header line.
-function Blocks:put(key, header, body, hl)
+---@param open? boolean Keep the block unfolded.
+function Blocks:put(key, header, body, hl, open)
   local lines = { header }
   vim.list_extend(lines, body)
   local range = self.index[key]
@@ -138,6 +137,7 @@ function Blocks:put(key, header, body, hl)
       }
       self.order[range.pos] = range
       self.index[key] = range
+      range.open = open
       if gap then
         table.insert(lines, 1, "")
       end
@@ -181,34 +181,13 @@ function Blocks:block_at(row)
   end
 end
 
---- Show `lines` (chunks as for `virt_lines`) below the last line of the buffer.
----@param lines? string[][][]
-function Blocks:set_footer(lines)
-  self.footer_lines = lines
-  self:_place_footer()
-end
-
-function Blocks:_place_footer()
-  if not self.footer_lines or #self.footer_lines == 0 then
-    if self.footer then
-      vim.api.nvim_buf_del_extmark(self.buf, M.hl_ns, self.footer)
-      self.footer = nil
-    end
-    return
-  end
-  self.footer = vim.api.nvim_buf_set_extmark(self.buf, M.hl_ns, self:line_count() - 1, 0, {
-    id = self.footer,
-    virt_lines = self.footer_lines,
-  })
-end
-
 --- `foldexpr` of the chat window: a block's header opens a fold, its body stays in it.
 ---@return string|integer
 function M.foldexpr()
   local self = M.by_buf[vim.api.nvim_get_current_buf()]
   local row = vim.v.lnum - 1
   local range = self and self:block_at(row)
-  if not range or range.size < 2 then
+  if not range or range.size < 2 or range.open then
     return 0
   end
   return row == range.row and ">1" or 1

@@ -19,6 +19,13 @@ local augroup = nil ---@type integer?
 ---@type table<integer, true>
 local exited = {}
 
+--- Callbacks waiting for a client's daemon to exit, by client id.
+---@type table<integer, fun()[]>
+local exit_waiters = {}
+
+--- Seconds a daemon gets to exit after `shutdown` before it is terminated.
+local STOP_GRACE_MS = 3000
+
 ---@param path string
 ---@return string
 local function real(path)
@@ -199,17 +206,18 @@ function M.with_client(root, cb)
     cb(existing)
     return
   end
-  if vim.fn.executable(config.options.cmd[1]) ~= 1 then
-    log.error(("cannot start the daemon: %q is not executable (see :checkhealth tether)"):format(
-      config.options.cmd[1]
-    ))
+  local cmd = vim.deepcopy(config.options.cmd)
+  local daemon = require("tether.install").find(cmd[1])
+  if not daemon then
+    log.error(require("tether.install").missing_message(cmd[1]))
     return cb(nil)
   end
+  cmd[1] = daemon
   watch_buffers()
   local id = existing and existing.id
     or vim.lsp.start({
       name = M.name,
-      cmd = config.options.cmd,
+      cmd = cmd,
       cmd_env = config.options.cmd_env,
       root_dir = root,
       workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
@@ -221,7 +229,12 @@ function M.with_client(root, cb)
         exited[client_id] = true
         local never_ready = waiting[client_id] or {}
         waiting[client_id] = nil
+        local waiters = exit_waiters[client_id] or {}
+        exit_waiters[client_id] = nil
         vim.schedule(function()
+          for _, fn in ipairs(waiters) do
+            fn()
+          end
           if #never_ready > 0 then
             log.error(("the daemon exited during start-up (code %d); see :checkhealth tether"):format(code))
           end
@@ -238,6 +251,26 @@ function M.with_client(root, cb)
   end
   waiting[id] = waiting[id] or {}
   table.insert(waiting[id], cb)
+end
+
+--- Stop the client of `root` and call `cb` once its daemon has exited (a graceful stop
+--- first, so it closes its transcripts; terminated if it takes longer than a few seconds).
+---@param root string
+---@param cb fun()
+function M.stop(root, cb)
+  local client = M.get(root)
+  if not client then
+    return cb()
+  end
+  local id = client.id
+  exit_waiters[id] = exit_waiters[id] or {}
+  table.insert(exit_waiters[id], cb)
+  client:stop()
+  vim.defer_fn(function()
+    if not exited[id] then
+      client:stop(true)
+    end
+  end, STOP_GRACE_MS)
 end
 
 --- Send a request; `cb(err, result)` also runs (with an error) when the client is gone.

@@ -57,33 +57,50 @@ local function character(line, col, encoding)
   return ok and index or col
 end
 
---- The range of the command as an LSP range: characterwise when it comes from a `v`
---- selection, whole lines otherwise.
+--- An LSP range from 1-based lines and byte columns (`from_col`/`to_col` nil: whole lines).
+--- `to_col` is the column of the last selected character (its first byte), as in marks.
+---@param buf integer
+---@param line1 integer
+---@param line2 integer
+---@param from_col? integer
+---@param to_col? integer
+---@param encoding string
+---@return lsp.Range
+function M.range(buf, line1, line2, from_col, to_col, encoding)
+  local first, last = line1 - 1, line2 - 1
+  if not (from_col and to_col) then
+    return { start = { line = first, character = 0 }, ["end"] = { line = last + 1, character = 0 } }
+  end
+  local start_line = vim.api.nvim_buf_get_lines(buf, first, first + 1, false)[1] or ""
+  local end_line = vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
+  local end_col = math.min(to_col, #end_line) -- may be v:maxcol after `$`
+  if end_col > 0 then
+    end_col = end_col + vim.str_utf_end(end_line, end_col) -- through the last character
+  end
+  return {
+    start = { line = first, character = character(start_line, from_col - 1, encoding) },
+    ["end"] = { line = last, character = character(end_line, end_col, encoding) },
+  }
+end
+
+--- The range of the command: characterwise when it comes from a `v` selection, whole
+--- lines otherwise.
 ---@param buf integer
 ---@param args vim.api.keyset.create_user_command.command_args
 ---@param encoding string
 ---@return lsp.Range
 function M.selection_range(buf, args, encoding)
-  local first, last = args.line1 - 1, args.line2 - 1
   local from, to = vim.fn.getpos("'<"), vim.fn.getpos("'>")
-  if vim.fn.visualmode() == "v" and from[2] - 1 == first and to[2] - 1 == last then
-    local start_line = vim.api.nvim_buf_get_lines(buf, first, first + 1, false)[1] or ""
-    local end_line = vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
-    local end_col = math.min(to[3], #end_line) -- '> may be v:maxcol after `$`
-    if end_col > 0 then
-      end_col = end_col + vim.str_utf_end(end_line, end_col) -- through the last character
-    end
-    return {
-      start = { line = first, character = character(start_line, from[3] - 1, encoding) },
-      ["end"] = { line = last, character = character(end_line, end_col, encoding) },
-    }
+  if vim.fn.visualmode() == "v" and from[2] == args.line1 and to[2] == args.line2 then
+    return M.range(buf, args.line1, args.line2, from[3], to[3], encoding)
   end
-  return { start = { line = first, character = 0 }, ["end"] = { line = last + 1, character = 0 } }
+  return M.range(buf, args.line1, args.line2, nil, nil, encoding)
 end
 
----@param args vim.api.keyset.create_user_command.command_args
-function M.TetherAddSelection(args)
-  local buf = vim.api.nvim_get_current_buf()
+--- Attach `range` of `buf` (nil: the whole file) to the next prompt.
+---@param buf integer
+---@param range_of? fun(encoding: string): lsp.Range
+local function attach(buf, range_of)
   if vim.bo[buf].buftype ~= "" or vim.api.nvim_buf_get_name(buf) == "" then
     return log.warn("the selection must be in a file buffer")
   end
@@ -91,14 +108,38 @@ function M.TetherAddSelection(args)
     local c = assert(session.client_of(s))
     ---@type tether.ContentBlock
     local link = { type = "resource_link", uri = vim.uri_from_bufnr(buf) }
-    if args.range > 0 then
-      link.range = M.selection_range(buf, args, c.offset_encoding)
+    if range_of then
+      link.range = range_of(c.offset_encoding)
     end
     -- The daemon reads the text through didOpen/didChange, so the buffer must be attached.
     vim.lsp.buf_attach_client(buf, c.id)
     s.context[#s.context + 1] = link
     s.chat:show()
     s.chat:note(("📎 `%s` goes with the next prompt"):format(require("tether.render").link_label(link, s.root)))
+  end)
+end
+
+---@param args vim.api.keyset.create_user_command.command_args
+function M.TetherAddSelection(args)
+  local buf = vim.api.nvim_get_current_buf()
+  attach(buf, args.range > 0 and function(encoding)
+    return M.selection_range(buf, args, encoding)
+  end or nil)
+end
+
+--- The visual selection, from a mapping that runs in visual mode (`<Cmd>`, `<Plug>`):
+--- exactly the characters selected with `v`, whole lines with `V` (and CTRL-V).
+function M.add_visual()
+  local buf = vim.api.nvim_get_current_buf()
+  local mode = vim.fn.mode()
+  local a, b = vim.fn.getpos("v"), vim.fn.getpos(".")
+  if a[2] > b[2] or (a[2] == b[2] and a[3] > b[3]) then
+    a, b = b, a
+  end
+  vim.api.nvim_feedkeys(vim.keycode("<Esc>"), "nx", false)
+  local charwise = mode == "v"
+  attach(buf, function(encoding)
+    return M.range(buf, a[2], b[2], charwise and a[3] or nil, charwise and b[3] or nil, encoding)
   end)
 end
 
@@ -138,6 +179,26 @@ function M.TetherTasks()
   if s then
     pickers.tasks(s)
   end
+end
+
+function M.TetherAnswer()
+  local s = current()
+  if s and not require("tether.permission").reopen(s) then
+    log.info("no question is waiting for an answer")
+  end
+end
+
+function M.TetherRestart()
+  session.restart(root(), function(s)
+    if s then
+      s.chat:show()
+    end
+  end)
+end
+
+---@param args vim.api.keyset.create_user_command.command_args
+function M.TetherInstall(args)
+  require("tether.install").run(nil, args.bang)
 end
 
 return M

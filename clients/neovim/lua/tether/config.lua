@@ -9,7 +9,10 @@
 ---@field size number Width (left/right) or height (above/below): columns/rows, or a fraction of the editor if < 1.
 ---@field follow boolean Keep the chat scrolled to the end while the agent streams (unless you moved its cursor up).
 ---@field max_tool_lines integer Lines of tool output kept per tool call block (the rest is elided).
----@field keymaps table<string, string|false> Buffer-local keys of the chat: prompt, cancel, close.
+---@field input_height integer Lines of the prompt area below the chat.
+---@field keymaps table<string, string|false> Buffer-local keys (false disables one): prompt (chat: the prompt
+--- area, or the question under the cursor), send / send_insert (prompt area, normal / insert mode),
+--- history_prev / history_next (prompt area), cancel, close.
 
 ---@class (exact) tether.PermissionConfig
 ---@field preview_diff boolean Show an edit's diff in a float while the permission question is open.
@@ -19,9 +22,11 @@
 ---@field in_progress string
 ---@field completed string
 ---@field failed string
+---@field rejected string
+---@field waiting string
 
 ---@class (exact) tether.Config
----@field cmd string[] Command that starts the daemon (speaks LSP over stdio).
+---@field cmd string[] Command that starts the daemon (speaks LSP over stdio); `cmd[1]` is looked up on PATH.
 ---@field cmd_env? table<string, string> Extra environment for the daemon.
 ---@field model? string "anthropic:claude-sonnet-4-6", "openai:<model>@<base-url>", …; nil: the daemon's settings.
 ---@field permission_mode? tether.Mode Mode new sessions start in. Nil: the daemon's settings decide.
@@ -52,10 +57,19 @@ M.defaults = {
     size = 0.4,
     follow = true,
     max_tool_lines = 30,
-    keymaps = { prompt = "<CR>", cancel = "<C-c>", close = "q" },
+    input_height = 4,
+    keymaps = {
+      prompt = "<CR>",
+      send = "<CR>",
+      send_insert = "<C-s>",
+      history_prev = "<Up>",
+      history_next = "<Down>",
+      cancel = "<C-c>",
+      close = "q",
+    },
   },
   permissions = { preview_diff = true },
-  icons = { pending = "○", in_progress = "◐", completed = "✓", failed = "✗" },
+  icons = { pending = "○", in_progress = "◐", completed = "✓", failed = "✗", rejected = "⊘", waiting = "?" },
 }
 
 M.modes = { "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk" }

@@ -130,13 +130,15 @@ end
 local function check_daemon(root)
   local opts = require("tether.config").options
   health.start("Daemon")
-  local cmd = opts.cmd
-  if vim.fn.executable(cmd[1]) ~= 1 then
-    health.error(("%q is not executable"):format(cmd[1]), {
-      "Install it (pip install tether) or set `cmd` in setup(), e.g. { 'python', '-m', 'tether', 'serve' }",
-    })
+  local install = require("tether.install")
+  local cmd = vim.deepcopy(opts.cmd)
+  local path = install.find(cmd[1])
+  if not path then
+    local dirs = table.concat(install.bin_dirs(), ", ")
+    health.error(("%q is not executable (not on PATH, nor in %s)"):format(cmd[1], dirs), install.advice())
     return
   end
+  cmd[1] = path
   health.ok("command: " .. table.concat(cmd, " "))
   local out = vim.system(version_cmd(cmd), { text = true, env = opts.cmd_env }):wait(10000)
   if out.code == 0 then

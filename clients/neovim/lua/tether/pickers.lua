@@ -119,8 +119,10 @@ function M.tasks(s)
   vim.ui.select(tasks, { prompt = "Tether tasks", kind = "tether.task", format_item = M.task_label }, function(task)
     local row = task and task.toolCallId and s.chat.text:row_of(task.toolCallId)
     if row then
-      s.chat:show(true)
-      vim.api.nvim_win_set_cursor(0, { row + 1, 0 })
+      s.chat:show()
+      local win = s.chat:windows()[1]
+      vim.api.nvim_set_current_win(win)
+      vim.api.nvim_win_set_cursor(win, { row + 1, 0 })
     end
   end)
 end

@@ -30,11 +30,13 @@ function M.link_label(block, root)
   local range = block.range
   if range then
     local first, last = range.start.line + 1, range["end"].line + 1
-    if range["end"].character == 0 and last > first then
-      last = last - 1 -- an end at column 0 closes the previous line
+    local from, to = range.start.character, range["end"].character
+    if from == 0 and to == 0 then -- whole lines: an end at column 0 closes the previous line
+      last = last > first and last - 1 or last
+      return first == last and ("%s:%d"):format(label, first) or ("%s:%d-%d"):format(label, first, last)
     end
-    label = first == last and ("%s:%d"):format(label, first)
-      or ("%s:%d-%d"):format(label, first, last)
+    -- A characterwise selection: line:column of both ends (columns 1-based, end inclusive).
+    return ("%s:%d:%d-%d:%d"):format(label, first, from + 1, last, math.max(to, 1))
   end
   return label
 end
@@ -97,12 +99,40 @@ end
 ---@field toolKind? string
 ---@field rawInput? table
 ---@field content? tether.ToolContent[]
+---@field rejected? "user"|"rule"|"hook"|"mode" Why it did not run (a rejection is not a failure).
+---@field waiting? boolean A permission question about it is open.
+
+local REJECTED_BY = {
+  user = "Rejected by you",
+  rule = "Rejected by a permission rule",
+  hook = "Rejected by a hook",
+  mode = "Not allowed in this mode",
+}
+
+--- Absolute paths inside the workspace, as the workspace-relative paths users think in.
+---@param text string
+---@param root? string
+---@return string
+function M.relative(text, root)
+  if not root or root == "/" then
+    return text
+  end
+  return (text:gsub(vim.pesc(root .. "/"), ""))
+end
 
 ---@param icons tether.Icons
 ---@param tool tether.ToolState
+---@param root? string
 ---@return string
-function M.tool_header(icons, tool)
-  return ("%s %s"):format(icons[tool.status] or icons.pending, tool.title)
+function M.tool_header(icons, tool, root)
+  local title = M.relative(tool.title, root)
+  if tool.waiting then
+    return ("%s %s — waiting for your answer (<CR> here, or :TetherAnswer)"):format(icons.waiting, title)
+  end
+  if tool.rejected then
+    return ("%s %s — %s"):format(icons.rejected, title, REJECTED_BY[tool.rejected] or "Rejected")
+  end
+  return ("%s %s"):format(icons[tool.status] or icons.pending, title)
 end
 
 ---@param tool tether.ToolState
@@ -113,6 +143,11 @@ function M.tool_body(tool, max)
   local input = tool.rawInput or {}
   if tool.toolKind == "execute" and type(input.command) == "string" then
     vim.list_extend(out, fenced("sh", "$ " .. input.command, max))
+  end
+  if type(input.plan) == "string" then
+    -- A plan is prose for the user to read, not output: shown as Markdown, in full.
+    vim.list_extend(out, M.lines(vim.trim(input.plan)))
+    return out
   end
   for _, item in ipairs(tool.content or {}) do
     if item.type == "diff" then
@@ -132,7 +167,7 @@ end
 
 ---@param n integer?
 ---@return string
-local function count(n)
+function M.count(n)
   n = n or 0
   if n >= 1000 then
     return ("%.1fk"):format(n / 1000)
@@ -143,7 +178,7 @@ end
 ---@param usage tether.Usage
 ---@return string
 function M.usage(usage)
-  local parts = { ("%s in · %s out"):format(count(usage.inputTokens), count(usage.outputTokens)) }
+  local parts = { ("%s in · %s out"):format(M.count(usage.inputTokens), M.count(usage.outputTokens)) }
   if usage.costUsd then
     parts[#parts + 1] = ("$%.4f"):format(usage.costUsd)
   end
@@ -153,7 +188,7 @@ function M.usage(usage)
   return table.concat(parts, " · ")
 end
 
---- "2/3 Fixing mean()": how far the plan is and what runs now.
+--- "2/3 Fixing mean()": how far the todo list is and what runs now.
 ---@param entries tether.PlanEntry[]
 ---@return string
 function M.plan_summary(entries)
@@ -165,7 +200,7 @@ function M.plan_summary(entries)
       current = entry.activeForm or entry.content
     end
   end
-  local summary = ("plan %d/%d"):format(done, #entries)
+  local summary = ("%d/%d"):format(done, #entries)
   return current and (summary .. " " .. current) or summary
 end
 
@@ -179,44 +214,6 @@ function M.plan_lines(entries)
     out[#out + 1] = ("%s %s"):format(PLAN_MARK[entry.status] or "☐", entry.content)
   end
   return out
-end
-
---- The full plan as `virt_lines` chunks, for the chat's footer.
----@param entries tether.PlanEntry[]
----@return string[][][]
-function M.plan_footer(entries)
-  local out = {}
-  if #entries > 0 then
-    out[1] = { { "── plan ──", "Title" } }
-  end
-  for i, line in ipairs(M.plan_lines(entries)) do
-    out[#out + 1] = { { line, entries[i].status == "completed" and "Comment" or "Normal" } }
-  end
-  return out
-end
-
---- The chat's status: mode, what the agent is doing, plan progress, usage.
----@param s tether.Session
----@param waiting? string Title of a tool waiting for a permission answer.
----@param icons tether.Icons
----@return string
-function M.status_line(s, waiting, icons)
-  local parts = { "Tether" }
-  if s.mode then
-    parts[#parts + 1] = s.mode
-  end
-  if waiting then
-    parts[#parts + 1] = "⚠ waiting for permission: " .. waiting
-  elseif s.busy > 0 then
-    parts[#parts + 1] = icons.in_progress .. " working"
-  end
-  if s.plan and #s.plan > 0 then
-    parts[#parts + 1] = M.plan_summary(s.plan)
-  end
-  if s.usage then
-    parts[#parts + 1] = M.usage(s.usage)
-  end
-  return table.concat(parts, " │ ")
 end
 
 local STOP_TEXT = {

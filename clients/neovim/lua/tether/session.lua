@@ -17,12 +17,17 @@ local M = {}
 ---@field client_id integer
 ---@field chat tether.Chat
 ---@field busy integer Prompts sent and not answered yet.
----@field turns tether.Turn[] In conversation order, for `:TetherRewind`.
+---@field turns tether.Turn[] Live turns in conversation order, for `:TetherRewind`.
 ---@field mode? tether.Mode
 ---@field plan? tether.PlanEntry[]
----@field usage? tether.Usage
+---@field live? tether.Usage Usage of the running turn so far.
+---@field total? tether.Usage Usage of the finished turns (the whole session after a resume).
+---@field counted table<string, true> Turns whose usage is in `total`.
+---@field ctx? {tokens: integer, window: integer} Context use at the last model call.
 ---@field tasks table<string, tether.SessionUpdate> Background tasks by taskId.
 ---@field context tether.ContentBlock[] Selections that go with the next prompt.
+---@field questions tether.Question[] Permission questions waiting for an answer.
+---@field restarting? boolean `:TetherRestart` is replacing its daemon.
 
 ---@type table<string, tether.Session>
 M.sessions = {}
@@ -38,7 +43,17 @@ local creating = {}
 ---@return tether.Session
 local function remember(id, root, client_id)
   ---@type tether.Session
-  local s = { id = id, root = root, client_id = client_id, busy = 0, turns = {}, tasks = {}, context = {} }
+  local s = {
+    id = id,
+    root = root,
+    client_id = client_id,
+    busy = 0,
+    turns = {},
+    tasks = {},
+    context = {},
+    questions = {},
+    counted = {},
+  }
   s.chat = require("tether.chat").new(s)
   M.sessions[id] = s
   M.current[root] = id
@@ -87,10 +102,11 @@ function M.with_session(root, cb)
       local callbacks = creating[root] or {}
       creating[root] = nil
       if err then
-        return log.rpc_error("could not start a session", err)
+        -- Often the environment (an API key): once fixed in Neovim, a new daemon sees it.
+        return log.rpc_error("could not start a session (fix, then :TetherRestart)", err)
       end
       local new = remember(result.sessionId, root, c.id)
-      new.mode = config.options.permission_mode
+      new.mode = result.mode or config.options.permission_mode or "default"
       for _, fn in ipairs(callbacks) do
         fn(new)
       end
@@ -110,13 +126,41 @@ local function text_of(content)
   return table.concat(parts, " ")
 end
 
---- Send a prompt (with any selections added since the last one).
+---@param a? tether.Usage
+---@param b tether.Usage
+---@return tether.Usage
+local function add_usage(a, b)
+  local out = vim.deepcopy(a or {})
+  for _, key in ipairs({ "inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens" }) do
+    out[key] = (out[key] or 0) + (b[key] or 0)
+  end
+  if out.costUsd or b.costUsd then
+    out.costUsd = (out.costUsd or 0) + (b.costUsd or 0)
+  end
+  return out
+end
+
+--- A turn ended: its usage joins the session's totals (once, even when two prompts were
+--- answered by the same turn).
+---@param s tether.Session
+---@param result tether.PromptResult
+local function count_turn(s, result)
+  if result.usage and result.turnId and not s.counted[result.turnId] then
+    s.counted[result.turnId] = true
+    s.total = add_usage(s.total, result.usage)
+  end
+  s.live = nil
+end
+
+--- Send a prompt (with any selections added since the last one, and `links`).
 ---@param s tether.Session
 ---@param text string
 ---@param on_done? fun(err: lsp.ResponseError?, result: tether.PromptResult?)
-function M.prompt(s, text, on_done)
+---@param links? tether.ContentBlock[] Resource links of mentions in the text.
+function M.prompt(s, text, on_done, links)
   local content = s.context
   s.context = {}
+  vim.list_extend(content, links or {})
   if text ~= "" then
     content[#content + 1] = { type = "text", text = text }
   end
@@ -133,10 +177,20 @@ function M.prompt(s, text, on_done)
       log.rpc_error("prompt failed", err)
       s.chat:note("**Error:** " .. (err.message or "the prompt failed"))
     else
-      s.turns[#s.turns + 1] = { turnId = result.turnId, prompt = text_of(content) }
+      local known = vim.iter(s.turns):any(function(t)
+        return t.turnId == result.turnId
+      end)
+      if not known then
+        s.turns[#s.turns + 1] = { turnId = result.turnId, prompt = text_of(content) }
+      end
+      count_turn(s, result)
       if result.error then
         log.error(result.error.message)
       end
+    end
+    if s.busy == 0 then
+      -- The turn is over: a question still open was withdrawn with it.
+      require("tether.permission").withdraw(s)
     end
     s.chat:refresh_status()
     if on_done then
@@ -197,6 +251,7 @@ function M.rewind(s, turn, on_done)
     if err then
       return log.rpc_error("rewind failed", err)
     end
+    s.chat:mark_rewound(turn.turnId)
     for i, t in ipairs(s.turns) do
       if t.turnId == turn.turnId then
         for j = #s.turns, i, -1 do
@@ -221,18 +276,22 @@ end
 --- Track the state an update carries, then render it.
 ---@param s tether.Session
 ---@param update tether.SessionUpdate
-local function absorb(s, update)
+---@param turn_id? string
+local function absorb(s, update, turn_id)
   local kind = update.kind
   if kind == "plan" then
     s.plan = update.entries
   elseif kind == "usage" then
-    s.usage = update --[[@as tether.Usage]]
+    s.live = update --[[@as tether.Usage]]
+    if update.contextWindow then
+      s.ctx = { tokens = update.contextTokens or 0, window = update.contextWindow }
+    end
   elseif kind == "task" then
     s.tasks[update.taskId] = update
   elseif kind == "mode" then
     s.mode = update.mode
   end
-  s.chat:apply(update)
+  s.chat:apply(update, turn_id)
 end
 
 --- `tether/sessionUpdate` notifications.
@@ -240,7 +299,7 @@ end
 function M.on_update(params, _)
   local s = M.sessions[params.sessionId]
   if s then
-    absorb(s, params.update)
+    absorb(s, params.update, params.turnId)
   end
 end
 
@@ -264,20 +323,76 @@ function M.load(root, session_id, cb)
         return log.rpc_error("could not resume the session", err)
       end
       local s = remember(session_id, root, c.id)
-      local seen = {}
+      local last_usage = {} ---@type table<string, tether.Usage>
+      local seen = {} ---@type table<string, true>
       for _, update in ipairs(result.history or {}) do
         local turn = update.turnId
         if update.kind == "user_message" and turn and turn ~= "" and not seen[turn] then
           seen[turn] = true
           s.turns[#s.turns + 1] = { turnId = turn, prompt = text_of(update.content) }
         end
-        absorb(s, update)
+        absorb(s, update, turn)
+        if update.kind == "usage" and update.turnId then
+          last_usage[update.turnId] = update --[[@as tether.Usage]]
+        end
+      end
+      s.live = nil
+      s.mode = result.mode or s.mode
+      if result.usage then
+        s.total = result.usage
+      else -- a daemon without session totals: the last report of each turn is its usage
+        for turn_id, usage in pairs(last_usage) do
+          count_turn(s, { turnId = turn_id, usage = usage, stopReason = "end_turn" })
+        end
       end
       s.chat:note("_Session resumed._")
       s.chat:show()
       if cb then
         cb(s)
       end
+    end)
+  end)
+end
+
+--- Restart the daemon of `root` (with Neovim's environment as it is now, e.g. after fixing
+--- an API key) and continue the current session in the new one; its chat stays as it is.
+---@param root string
+---@param cb? fun(s: tether.Session?)
+function M.restart(root, cb)
+  local s = M.current[root] and M.sessions[M.current[root]]
+  if s and s.busy > 0 then
+    log.info("restarting the daemon: the running turn stops")
+  end
+  if s then
+    s.restarting = true
+  end
+  client.stop(root, function()
+    client.with_client(root, function(c)
+      if not c or not s then
+        if s then
+          s.restarting = nil
+        end
+        if c then
+          log.info("daemon restarted")
+        end
+        return cb and cb(nil)
+      end
+      client.request(c, "tether/loadSession", { sessionId = s.id }, function(err, result)
+        s.restarting = nil
+        if err then
+          log.rpc_error("the daemon restarted, but could not continue the session", err)
+          return cb and cb(nil)
+        end
+        s.client_id, s.busy = c.id, 0
+        M.current[root] = s.id
+        s.mode = result.mode or s.mode
+        s.total = result.usage or s.total
+        s.chat:note("_Daemon restarted; the session continues._")
+        s.chat:refresh_status()
+        if cb then
+          cb(s)
+        end
+      end)
     end)
   end)
 end
@@ -291,10 +406,11 @@ function M.on_exit(client_id, code, signal)
   for id, s in pairs(M.sessions) do
     if s.client_id == client_id then
       s.busy = 0
+      require("tether.permission").withdraw(s)
       if M.current[s.root] == id then
         M.current[s.root] = nil
       end
-      if code ~= 0 or (signal or 0) ~= 0 then
+      if not s.restarting and (code ~= 0 or (signal or 0) ~= 0) then
         local how = code ~= 0 and ("code %d"):format(code) or ("signal %d"):format(signal)
         s.chat:note(("_The daemon exited (%s); :TetherSessions resumes this session._"):format(how))
       end

@@ -52,12 +52,21 @@
 ---@field summary? string
 ---@field stopReason? tether.StopReason
 ---@field error? {code: string, message: string}
+---@field rejected? "user"|"rule"|"hook"|"mode" A tool call that did not run because it was rejected.
 ---@field level? "info"|"warning"|"error"
 ---@field message? string
 ---@field mode? tether.Mode
 ---@field trigger? string
 ---@field tokensBefore? integer
 ---@field tokensAfter? integer
+
+---@class tether.LoadSessionResult
+---@field sessionId string
+---@field history tether.SessionUpdate[]
+---@field title? string
+---@field turns? integer Live turns (rewound ones do not count).
+---@field usage? tether.Usage Session totals.
+---@field mode? tether.Mode
 
 ---@class tether.PromptResult
 ---@field stopReason tether.StopReason
@@ -77,6 +86,7 @@
 ---@field optionId string
 ---@field name string
 ---@field kind "allow_once"|"allow_always"|"reject_once"|"reject_always"
+---@field rule? string The exact permission rule an "always" answer saves.
 
 ---@class tether.PermissionToolCall
 ---@field toolCallId string
@@ -87,6 +97,8 @@
 
 ---@class tether.PermissionParams
 ---@field sessionId string
+---@field kind? "tool"|"plan" Absent: "tool".
+---@field plan? string The plan (Markdown) of a "plan" question.
 ---@field toolCall tether.PermissionToolCall
 ---@field options tether.PermissionOption[]
 

@@ -75,13 +75,15 @@ describe("chat", function()
     assert.same({ header, header }, { closed[1], closed[2] })
     assert.equals("```", lines[closed[3]], "the fold ends with the block")
 
-    -- Plan and usage in the winbar, the plan in full in the footer.
+    -- The todo list and usage in the winbar, the list in full in its own window.
+    vim.api.nvim_win_set_width(win, 64)
+    s.chat:refresh_status()
     local winbar = vim.wo[win].winbar
-    assert.matches("plan 1/2 Explaining it", winbar)
-    assert.matches("in · ", winbar)
-    local footer = vim.api.nvim_buf_get_extmarks(s.chat.buf, -1, 0, -1, { details = true, type = "virt_lines" })
-    assert.equals(1, #footer)
-    assert.equals("☑ Read the app", footer[1][4].virt_lines[2][1][1])
+    assert.matches("☑ 1/2 Explaining it", winbar, 1, true)
+    assert.matches("ctx %d+%%", winbar)
+    local plan_win = vim.fn.win_findbuf(s.chat.plan_buf)[1]
+    assert.is_not_nil(plan_win, "the todo list is shown")
+    assert.same({ "☑ Read the app", "◐ Explain it" }, vim.api.nvim_buf_get_lines(s.chat.plan_buf, 0, -1, false))
 
     -- The user's window kept the cursor all along.
     assert.equals(user_win, vim.api.nvim_get_current_win())
@@ -129,25 +131,147 @@ describe("chat", function()
     assert.equals("✓ sleep in the background", vim.api.nvim_get_current_line())
   end)
 
-  it("takes a prompt typed in the chat", function()
+  it("takes a multi-line prompt written in its prompt area, with history and mentions", function()
     local root = H.workspace()
-    H.setup(H.script(root, { { H.say("Hello from the chat.") } }))
+    H.setup(H.script(root, {
+      { expect = { contains = "first line\nsecond line" }, blocks = { H.say("Got both lines.") } },
+      -- @src/app.py went along as an attached file: the model sees its text.
+      { expect = { contains = 'return "Hello, " + name' }, blocks = { H.say("Read the mention.") } },
+    }))
     vim.cmd("Tether!")
     local s = H.session()
-    assert.equals(s.chat.buf, vim.api.nvim_get_current_buf(), ":Tether! moves into the chat")
-    local input = vim.ui.input
-    vim.ui.input = function(opts, on_confirm)
-      assert.equals("Tether> ", opts.prompt)
-      on_confirm("hi there")
-    end
-    vim.api.nvim_feedkeys(vim.keycode("<CR>"), "xt", false)
-    vim.ui.input = input
+    assert.equals(s.chat.input.buf, vim.api.nvim_get_current_buf(), ":Tether! moves into the prompt area")
+    assert.equals(1, #s.chat:windows())
+    vim.api.nvim_feedkeys(vim.keycode("ifirst line<CR>second line<Esc><CR>"), "xt", false)
     H.wait(10000, function()
-      return #s.turns == 1
+      return #s.turns == 1 and s.busy == 0
     end, "the turn")
-    assert.matches("## You\n\nhi there\n\n## Tether\n\nHello from the chat.", s.chat:contents(), 1, true)
-    vim.api.nvim_feedkeys("q", "xt", false)
-    assert.equals(0, #s.chat:windows(), "q closes the chat")
+    assert.matches("## You\n\nfirst line\nsecond line\n\n## Tether\n\nGot both lines.", s.chat:contents(), 1, true)
+    assert.same({ "" }, vim.api.nvim_buf_get_lines(s.chat.input.buf, 0, -1, false), "the area is empty again")
+
+    -- <Up> on the first line brings the last prompt back; <Down> returns to the draft.
+    vim.api.nvim_feedkeys(vim.keycode("idraft<Esc><Up>"), "xt", false)
+    assert.same({ "first line", "second line" }, vim.api.nvim_buf_get_lines(s.chat.input.buf, 0, -1, false))
+    vim.api.nvim_feedkeys(vim.keycode("G<Down>"), "xt", false)
+    assert.same({ "draft" }, vim.api.nvim_buf_get_lines(s.chat.input.buf, 0, -1, false))
+
+    -- Completion offers workspace files after @ and buffers after #.
+    vim.api.nvim_buf_set_lines(s.chat.input.buf, 0, -1, false, { "look at @src/ap" })
+    vim.api.nvim_win_set_cursor(0, { 1, #"look at @src/ap" })
+    local omni = require("tether.mentions").omnifunc
+    vim.cmd.startinsert({ bang = true })
+    local start = omni(1, "")
+    assert.equals(#"look at ", start)
+    local words = vim.tbl_map(function(item)
+      return item.word
+    end, omni(0, "@src/ap"))
+    assert.same({ "@src/app.py" }, words)
+    vim.cmd.stopinsert()
+    vim.cmd.edit(root .. "/README.md")
+    vim.cmd.buffer(s.chat.input.buf)
+    local buffers = vim.tbl_map(function(item)
+      return item.word
+    end, omni(0, "#READ"))
+    assert.same({ "#README.md" }, buffers)
+    vim.cmd.buffer("#")
+
+    -- <C-s> sends from insert mode; the mention becomes an attached file.
+    vim.cmd.buffer(s.chat.input.buf)
+    vim.api.nvim_buf_set_lines(s.chat.input.buf, 0, -1, false, {})
+    vim.api.nvim_feedkeys(vim.keycode("iexplain @src/app.py please<C-s>"), "xt", false)
+    H.wait(10000, function()
+      return #s.turns == 2 and s.busy == 0
+    end, "the second turn")
+    assert.matches("## You\n\n📎 `src/app.py`\nexplain @src/app.py please", s.chat:contents(), 1, true)
+    assert.matches("Read the mention.", s.chat:contents(), 1, true)
+    vim.cmd.wincmd("p")
+  end)
+
+  it("highlights Markdown with treesitter, code blocks in their language, fences hidden", function()
+    local root = H.workspace()
+    local reply = "Here:\n\n```lua\nlocal answer = 42\n```\n\n```diff\n-old\n+new\n```\n"
+    H.setup(H.script(root, { { H.say(reply) } }))
+    local s = H.session()
+    H.prompt(s, "show code")
+    local buf = s.chat.buf
+    assert.is_not_nil(vim.treesitter.highlighter.active[buf], "treesitter highlights the chat")
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local row
+    for i, line in ipairs(lines) do
+      if line == "local answer = 42" then
+        row = i - 1
+      end
+    end
+    vim.treesitter.get_parser(buf, require("tether.markdown").LANG):parse(true) -- injections too, as drawing does
+    local langs = vim.tbl_map(function(c)
+      return c.lang .. ":" .. c.capture
+    end, vim.treesitter.get_captures_at_pos(buf, row, 0))
+    assert.is_true(vim.tbl_contains(langs, "lua:keyword"), "lua is injected: " .. vim.inspect(langs))
+    -- The fences are concealed in the chat window (their text; the line stays, so that
+    -- Neovim scrolls right while following the reply).
+    local fence = vim.tbl_filter(function(c)
+      return c.metadata and c.metadata.conceal == ""
+    end, vim.treesitter.get_captures_at_pos(buf, row - 1, 0))
+    assert.is_true(#fence > 0, "the fence is concealed")
+    assert.equals(2, vim.wo[s.chat:windows()[1]].conceallevel)
+    -- Diff lines get colours even without a diff parser (drawn by a decoration provider).
+    local win = s.chat:windows()[1]
+    vim.api.nvim_set_current_win(win)
+    vim.cmd("normal! G")
+    vim.cmd.redraw()
+    local function attr_of(text)
+      for r = 1, vim.o.lines do
+        local col = vim.fn.win_screenpos(win)[2]
+        local cells = {}
+        for c = col, col + #text - 1 do
+          cells[#cells + 1] = vim.fn.screenstring(r, c)
+        end
+        if table.concat(cells) == text then
+          return vim.fn.screenattr(r, col)
+        end
+      end
+    end
+    local added, removed, plain = attr_of("+new"), attr_of("-old"), attr_of("Here:")
+    assert.is_not_nil(added, "the diff is on screen")
+    assert.are_not.equal(plain, added)
+    assert.are_not.equal(plain, removed)
+    assert.are_not.equal(added, removed)
+    vim.cmd.wincmd("p")
+  end)
+
+  it("falls back to regex syntax without a markdown parser", function()
+    local root = H.workspace()
+    H.setup(H.script(root, {}))
+    local start = vim.treesitter.start
+    vim.treesitter.start = function()
+      error("no parser for markdown")
+    end
+    local ok, s = pcall(H.session)
+    vim.treesitter.start = start
+    assert(ok, s)
+    assert.equals("markdown", vim.bo[s.chat.buf].syntax)
+    assert.is_nil(vim.treesitter.highlighter.active[s.chat.buf])
+  end)
+
+  it("keeps the todo list in sight when the chat is longer than its window", function()
+    local root = H.workspace()
+    local long = ("A long paragraph line.\n\n"):rep(60)
+    H.setup(H.script(root, {
+      { H.tool("TodoWrite", { todos = TODOS }) },
+      { H.say(long) },
+    }))
+    local s = H.session()
+    H.prompt(s, "go on at length")
+    local chat_win = s.chat:windows()[1]
+    assert.is_true(vim.api.nvim_buf_line_count(s.chat.buf) > vim.api.nvim_win_get_height(chat_win))
+    local plan_win = vim.fn.win_findbuf(s.chat.plan_buf)[1]
+    assert.is_not_nil(plan_win)
+    assert.equals(2, vim.api.nvim_win_get_height(plan_win))
+    -- Below the chat, above the prompt area.
+    local chat_row = vim.api.nvim_win_get_position(chat_win)[1]
+    local plan_row = vim.api.nvim_win_get_position(plan_win)[1]
+    local input_row = vim.api.nvim_win_get_position(vim.fn.win_findbuf(s.chat.input.buf)[1])[1]
+    assert.is_true(chat_row < plan_row and plan_row < input_row)
   end)
 
   it("sets the mode and shows it", function()
@@ -159,6 +283,6 @@ describe("chat", function()
     H.wait(5000, function()
       return s.mode == "plan"
     end, "the mode to change")
-    assert.matches("plan", vim.wo[s.chat:windows()[1]].winbar)
+    assert.matches("plan mode", vim.wo[s.chat:windows()[1]].winbar, 1, true)
   end)
 end)

@@ -51,6 +51,53 @@ describe(":checkhealth tether", function()
     assert.matches("ERROR no model provider is configured", report, 1, true)
   end)
 
+  it("without the daemon, says exactly how to install it from this repository", function()
+    H.workspace()
+    local path = vim.env.PATH
+    local home = vim.env.HOME
+    -- No tether anywhere: not on PATH, not in the tool bin folders.
+    vim.env.PATH = "/usr/bin:/bin"
+    vim.env.HOME = vim.fn.tempname()
+    local ok, report = pcall(function()
+      require("tether").setup({})
+      return checkhealth()
+    end)
+    vim.env.PATH, vim.env.HOME = path, home
+    assert(ok, report)
+    assert.matches('ERROR "tether" is not executable (not on PATH, nor in ', report, 1, true)
+    local repo = vim.fs.normalize(vim.fn.fnamemodify(H.here .. "/../../..", ":p"))
+    repo = repo:gsub("/$", "")
+    local advice = ("uv tool install --force %s   (or: pipx install --force %s)"):format(repo, repo)
+    assert.matches(advice, report, 1, true)
+    -- The advice points at what exists: the daemon's own project.
+    assert.matches('\nname = "tether"', H.read(repo .. "/pyproject.toml"), 1, true)
+    assert.matches(":TetherInstall runs that from Neovim", report, 1, true)
+  end)
+
+  it("with the daemon installed by uv/pipx but not on PATH, finds it in their bin folder", function()
+    local root = H.workspace()
+    local bin = vim.fn.tempname()
+    vim.fn.mkdir(bin, "p")
+    local real = vim.fn.exepath("tether")
+    assert.is_true(real ~= "", "the test needs the daemon on PATH to copy")
+    vim.uv.fs_symlink(real, bin .. "/tether")
+    local path, tool_bin = vim.env.PATH, vim.env.UV_TOOL_BIN_DIR
+    vim.env.PATH = "/usr/bin:/bin"
+    vim.env.UV_TOOL_BIN_DIR = bin
+    local ok, report = pcall(function()
+      H.setup(H.script(root, {}), { cmd = { "tether", "serve" } })
+      local r = checkhealth()
+      -- And the plugin starts that daemon.
+      local s = H.session()
+      return { r, s }
+    end)
+    vim.env.PATH, vim.env.UV_TOOL_BIN_DIR = path, tool_bin
+    assert(ok, report)
+    assert.matches(("OK command: %s/tether serve"):format(bin), report[1], 1, true)
+    assert.matches("OK protocol version: 1", report[1], 1, true)
+    assert.is_not_nil(report[2].id)
+  end)
+
   it("finds the model in the workspace settings", function()
     local root = H.workspace()
     H.write(root .. "/.tether/settings.json", vim.json.encode({ model = "openai:qwen@http://localhost:1/v1" }))

@@ -80,10 +80,10 @@ describe("daemon lifecycle", function()
     end, "a new daemon and session to answer")
     local again = assert(session.current_of(root))
     assert.are_not.equal(s.id, again.id)
-    -- The new session's chat took over the old chat's window instead of opening another.
+    -- The new session's chat took over the old chat's windows instead of opening others.
     assert.same({}, s.chat:windows())
     assert.equals(1, #again.chat:windows())
-    assert.equals(2, #vim.api.nvim_list_wins())
+    assert.equals(3, #vim.api.nvim_list_wins(), "the file, the chat and its prompt area")
   end)
 
   it("reports a daemon that cannot start, every time it is asked", function()
@@ -114,5 +114,83 @@ describe("daemon lifecycle", function()
     end)
     vim.notify = notify
     assert(ok, err)
+  end)
+end)
+
+describe(":TetherRestart", function()
+  local server
+  after_each(function()
+    if server then
+      server:kill("sigterm")
+      server:wait(5000)
+      server = nil
+    end
+    for _, var in ipairs({ "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL" }) do
+      vim.env[var] = nil
+    end
+    H.reset()
+  end)
+
+  it("brings up a daemon with Neovim's new environment and continues the session", function()
+    local root = H.workspace()
+    -- The fake Messages API, as the real SDK in the daemon talks to it.
+    local script = root .. ".api.json"
+    H.write(script, vim.json.encode({
+      { expect = { contains = "try again" }, blocks = { H.say("Now I can answer.") } },
+    }))
+    local port_file = root .. ".port"
+    local python = vim.fs.joinpath(vim.fs.dirname(vim.fn.exepath("tether")), "python")
+    server = vim.system({ python, "-m", "tether.testing.fake_anthropic", "--script", script, "--port-file", port_file })
+    H.wait(15000, function()
+      return vim.uv.fs_stat(port_file) ~= nil
+    end, "the fake Messages API")
+    local port = vim.trim(H.read(port_file))
+
+    require("tether").setup({}) -- no model: the daemon needs ANTHROPIC_API_KEY
+    local messages = {}
+    local notify = vim.notify
+    vim.notify = function(msg)
+      messages[#messages + 1] = msg
+    end
+    vim.cmd("Tether")
+    H.wait(15000, function()
+      return #messages > 0
+    end, "the error")
+    vim.notify = notify
+    assert.matches("could not start a session (fix, then :TetherRestart): No model is configured", messages[1], 1, true)
+    local old = assert(require("tether.client").get(root))
+
+    -- The user fixes the environment inside Neovim and restarts the daemon.
+    vim.env.ANTHROPIC_API_KEY = "sk-test-restart"
+    vim.env.ANTHROPIC_BASE_URL = "http://127.0.0.1:" .. port
+    vim.cmd("TetherRestart")
+    H.wait(20000, function()
+      local c = require("tether.client").get(root)
+      return c and c.id ~= old.id and c.initialized
+    end, "a new daemon")
+    assert.is_true(old:is_stopped())
+    local s = H.session()
+    local second = H.prompt(s, "try again", 20000)
+    assert.equals("end_turn", second.stopReason)
+    assert.matches("Now I can answer.", s.chat:contents(), 1, true)
+  end)
+
+  it("continues the current session in the new daemon, in the same chat", function()
+    local root = H.workspace()
+    H.setup(H.script(root, { { H.say("one") }, { H.say("two") } }))
+    local s = H.session()
+    H.prompt(s, "first")
+    local old_client = s.client_id
+    local restarted
+    require("tether.session").restart(root, function(again)
+      restarted = again
+    end)
+    H.wait(20000, function()
+      return restarted ~= nil
+    end, "the restart")
+    assert.equals(s, restarted)
+    assert.are_not.equal(old_client, s.client_id)
+    assert.matches("Daemon restarted; the session continues.", s.chat:contents(), 1, true)
+    assert.is_nil(s.chat:contents():find("The daemon exited", 1, true), "a restart is not a crash")
   end)
 end)

@@ -43,7 +43,7 @@ describe(":TetherAddSelection", function()
     H.wait(5000, function()
       return #s.context == 1
     end, "the selection to be added")
-    assert.matches("📎 `src/intl.txt:2-3` goes with the next prompt", s.chat:contents(), 1, true)
+    assert.matches("📎 `src/intl.txt:2:9-3:28` goes with the next prompt", s.chat:contents(), 1, true)
 
     vim.cmd("TetherPrompt what are these?")
     H.wait(15000, function()
@@ -62,8 +62,34 @@ describe(":TetherAddSelection", function()
     assert.same({ type = "text", text = "what are these?" }, text)
     assert.equals(0, #s.context, "the selection went with that prompt only")
     local chat = s.chat:contents()
-    assert.matches("## You\n\n📎 `src/intl.txt:2-3`\nwhat are these?", chat, 1, true)
+    assert.matches("## You\n\n📎 `src/intl.txt:2:9-3:28`\nwhat are these?", chat, 1, true)
     assert.matches("Those lines are about status.", chat, 1, true)
+  end)
+
+  it("sends exactly one selected word, from :'<,'> and from the <Plug> mapping", function()
+    local root = H.workspace()
+    H.setup(H.script(root, { { H.say("ok") } }))
+    vim.cmd.edit(root .. "/src/app.py")
+    local prompts = capture_prompts()
+    -- `v` on the word "Hello" of line 2, then the command (which gets '<,'>).
+    vim.api.nvim_feedkeys(vim.keycode('2G0fHviw:TetherAddSelection<CR>'), "xt", false)
+    local s = H.session()
+    H.wait(5000, function()
+      return #s.context == 1
+    end, "the word to be added")
+    -- The same word through the <Plug> mapping, which runs in visual mode.
+    vim.keymap.set("x", "<F5>", "<Plug>(tether-add-selection)")
+    vim.api.nvim_feedkeys(vim.keycode("2G0fHviw<F5>"), "xt", false)
+    H.wait(5000, function()
+      return #s.context == 2
+    end, "the word to be added again")
+    assert.equals("n", vim.api.nvim_get_mode().mode, "the mapping leaves visual mode")
+    H.prompt(s, "what is this word?")
+    local col = #'    return "'
+    local word = { start = { line = 1, character = col }, ["end"] = { line = 1, character = col + #"Hello" } }
+    assert.same(word, prompts[1].prompt[1].range)
+    assert.same(word, prompts[1].prompt[2].range)
+    assert.matches("📎 `src/app.py:2:13-2:17`", s.chat:contents(), 1, true)
   end)
 
   it("sends whole lines for a line range and the whole file without one", function()

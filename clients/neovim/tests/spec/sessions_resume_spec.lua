@@ -34,9 +34,13 @@ describe("sessions (fresh nvim)", function()
       return t.prompt
     end, s.turns))
     assert.is_not_nil(s.chat:windows()[1], "the chat is shown")
+    -- The session's usage so far comes back with it (the winbar's tokens and cost).
+    local before = assert(require("tether.status").totals(s))
+    assert.is_true(before.inputTokens > 0 and before.outputTokens > 0)
 
     assert.equals("end_turn", H.prompt(s, "So, what was the word?").stopReason)
     assert.matches("It was pineapple.", s.chat:contents(), 1, true)
     assert.equals(2, #s.turns)
+    assert.is_true(require("tether.status").totals(s).inputTokens > before.inputTokens)
   end)
 end)

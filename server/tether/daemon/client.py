@@ -1,0 +1,194 @@
+"""Reaching the warm daemon from a client process, with the standard library only.
+
+``connect`` finds the daemon on its socket, starts one if none answers (one starter at a
+time, under a lock), and replaces a daemon of another build (an upgrade, an edited
+checkout). ``Channel`` speaks JSON-RPC with LSP framing over the connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Generator, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from tether.daemon.build import build_id
+from tether.daemon.paths import ensure_private, log_path, runtime_dir, socket_path
+
+START_TIMEOUT_S = 20.0
+
+
+class DaemonUnavailable(ConnectionError):
+    """No daemon could be reached or started; the message says why and what to do."""
+
+
+class Channel:
+    """One JSON-RPC connection: requests out, messages in (blocking)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._buffer = b""
+        self._next_id = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message, separators=(",", ":")).encode()
+        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def request(self, method: str, params: Any = None) -> int:
+        self._next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self._next_id
+
+    def notify(self, method: str, params: Any = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+
+    def respond(self, msg_id: Any, result: Any) -> None:
+        self.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def receive(self) -> dict[str, Any] | None:
+        """The next message, or None when the daemon closed the connection."""
+        while True:
+            header_end = self._buffer.find(b"\r\n\r\n")
+            if header_end >= 0:
+                length = _content_length(self._buffer[:header_end])
+                start = header_end + 4
+                if len(self._buffer) - start >= length:
+                    body = self._buffer[start : start + length]
+                    self._buffer = self._buffer[start + length :]
+                    message: dict[str, Any] = json.loads(body)
+                    return message
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return None
+            self._buffer += chunk
+
+    def call(self, method: str, params: Any = None) -> Any:
+        """A request and its result (messages in between are dropped: for simple calls)."""
+        msg_id = self.request(method, params)
+        while True:
+            message = self.receive()
+            if message is None:
+                raise DaemonUnavailable("the daemon closed the connection")
+            if message.get("id") == msg_id and "method" not in message:
+                if "error" in message:
+                    raise RuntimeError(message["error"].get("message", "daemon error"))
+                return message.get("result")
+
+    def call_object(self, method: str, params: Any = None) -> dict[str, Any]:
+        result = self.call(method, params)
+        if not isinstance(result, dict):
+            raise RuntimeError(f"{method} answered {result!r}, not an object")
+        return cast(dict[str, Any], result)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+def _content_length(header: bytes) -> int:
+    for line in header.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value.strip())
+    raise ValueError("a message without Content-Length")
+
+
+def try_connect(path: Path) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(path))
+    except (FileNotFoundError, ConnectionRefusedError):
+        sock.close()
+        return None
+    except PermissionError as e:
+        sock.close()
+        raise DaemonUnavailable(f"cannot use the daemon socket {path}: {e}") from e
+    return sock
+
+
+@contextlib.contextmanager
+def _start_lock(directory: Path) -> Generator[None]:
+    with open(directory / "daemon.lock", "a+") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        yield
+
+
+def connect(env: Mapping[str, str] | None = None, *, start: bool = True) -> Channel:
+    """A channel to this user's daemon of this build, started if needed."""
+    env = os.environ if env is None else env
+    path = socket_path(env)
+    sock = try_connect(path)
+    if sock is not None:
+        channel = Channel(sock)
+        if _same_build(channel):
+            return channel
+        stop(channel, path)
+    if not start:
+        raise DaemonUnavailable("no Tether daemon is running")
+    directory = ensure_private(runtime_dir(env))
+    with _start_lock(directory):
+        sock = try_connect(path)  # another client may have started it meanwhile
+        if sock is None:
+            _spawn(env)
+            sock = _wait_for(path)
+    return Channel(sock)
+
+
+def _same_build(channel: Channel) -> bool:
+    try:
+        info = channel.call_object("tether/daemonInfo")
+    except (DaemonUnavailable, RuntimeError, OSError):
+        return False
+    return info.get("build") == build_id()
+
+
+def stop(channel: Channel, path: Path, timeout: float = 10.0) -> None:
+    """Ask a daemon to stop and wait until its socket is gone."""
+    with contextlib.suppress(DaemonUnavailable, RuntimeError, OSError):
+        channel.call("tether/daemonStop")
+    channel.close()
+    deadline = time.monotonic() + timeout
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def _spawn(env: Mapping[str, str]) -> None:
+    log = log_path(env)
+    with open(log, "ab") as out:
+        os.chmod(log, 0o600)
+        subprocess.Popen(
+            [sys.executable, "-m", "tether", "daemon", "run"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=dict(env),
+            cwd="/",
+            start_new_session=True,
+        )
+
+
+def _wait_for(path: Path) -> socket.socket:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        sock = try_connect(path)
+        if sock is not None:
+            return sock
+        time.sleep(0.02)
+    raise DaemonUnavailable(
+        f"the Tether daemon did not start within {START_TIMEOUT_S:.0f} s; its log is "
+        f"{log_path()} (run `tether daemon run` to see it in the foreground, or use "
+        "--no-daemon)"
+    )

@@ -1,0 +1,79 @@
+"""``tether daemon start|stop|status|run``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from tether.daemon.client import DaemonUnavailable, connect, stop, try_connect
+from tether.daemon.paths import socket_path
+
+IDLE_ENV = "TETHER_DAEMON_IDLE_S"
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``daemon`` to the ``tether`` subcommands (argparse's subparsers action)."""
+    daemon = sub.add_parser("daemon", help="the warm daemon the terminal and editors share")
+    action = daemon.add_subparsers(dest="daemon_command", required=True)
+    action.add_parser("start", help="start it (clients also start it on first use)")
+    action.add_parser("stop", help="stop it (sessions are saved; turns running are cancelled)")
+    status = action.add_parser("status", help="is it running, which build, which sessions")
+    status.add_argument("--json", action="store_true", help="print the status as JSON")
+    run = action.add_parser("run", help="run it in the foreground (what `start` starts)")
+    run.add_argument(
+        "--idle-timeout",
+        type=float,
+        help=f"exit after this many seconds without clients (default: ${IDLE_ENV} or 1800)",
+    )
+
+
+def daemon_command(args: argparse.Namespace) -> int:
+    path = socket_path()
+    if args.daemon_command == "run":
+        from tether.daemon.server import DEFAULT_IDLE_TIMEOUT_S, run_daemon
+
+        idle = args.idle_timeout or float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_TIMEOUT_S))
+        return run_daemon(path, idle)
+    if args.daemon_command == "start":
+        started = time.monotonic()
+        channel = connect()
+        info = channel.call_object("tether/daemonInfo")
+        channel.close()
+        print(
+            f"tether daemon {info['build']} running (pid {info['pid']}, {path}); "
+            f"ready in {time.monotonic() - started:.2f} s"
+        )
+        return 0
+    sock = try_connect(path)
+    if sock is None:
+        print(f"no tether daemon is running ({path})", file=sys.stderr)
+        return 3 if args.daemon_command == "status" else 0
+    from tether.daemon.client import Channel
+
+    channel = Channel(sock)
+    if args.daemon_command == "stop":
+        stop(channel, path)
+        print("tether daemon stopped")
+        return 0
+    try:
+        info = channel.call_object("tether/daemonInfo")
+    except (DaemonUnavailable, RuntimeError) as e:
+        print(f"the daemon at {path} does not answer: {e}", file=sys.stderr)
+        return 1
+    finally:
+        channel.close()
+    if args.json:
+        print(json.dumps(info))
+        return 0
+    uptime = time.time() - float(info["startedAt"])
+    print(
+        f"tether daemon {info['build']}: pid {info['pid']}, up {uptime:.0f} s, "
+        f"{info['clients']} client(s), {len(info['sessions'])} open session(s)"
+    )
+    for s in info["sessions"]:
+        print(f"  {s['sessionId']}  {s['workspace']}{'  (running)' if s['busy'] else ''}")
+    return 0

@@ -1,0 +1,199 @@
+"""The warm daemon's server: a Unix socket private to the user, one LSP connection per
+client, one registry of workspaces and sessions shared by all of them.
+
+Security: the socket lives in a 0700 runtime directory, is created 0600, and each
+connection's peer uid (``SO_PEERCRED``) must be the daemon's own; there is no TCP. Life:
+the daemon exits after ``idle_timeout`` seconds without clients or running turns, on
+``tether/daemonStop`` (``tether daemon stop``, or a client that finds an older build
+running), and on SIGTERM — closing every session, so transcripts are flushed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol import lsp_method
+
+from tether import __version__
+from tether.daemon.build import build_id
+from tether.daemon.paths import ensure_private
+from tether.lsp.handlers import register
+from tether.lsp.hub import SessionHub
+from tether.lsp.io import read_loop
+from tether.lsp.protocol import TetherProtocol
+from tether.lsp.server import TetherServer
+from tether.workspace.registry import Sessions
+
+log = logging.getLogger(__name__)
+
+DEFAULT_IDLE_TIMEOUT_S = 30 * 60
+
+
+def peer_uid(sock: socket.socket) -> int:
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid
+
+
+class SocketWriter:
+    """pygls's writer interface over one connection."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    def write(self, data: bytes) -> None:
+        if not self._writer.is_closing():
+            self._writer.write(data)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class ConnectionProtocol(TetherProtocol):
+    """``exit`` ends this client's connection, not the daemon; the daemon's own methods
+    answer before ``initialize`` (``tether daemon status`` needs no session)."""
+
+    before_initialize = TetherProtocol.before_initialize | {
+        "tether/daemonInfo",
+        "tether/daemonStop",
+    }
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Any:
+        if self.writer is not None:
+            self.writer.close()
+        yield from ()
+
+
+class ConnectionServer(TetherServer):
+    def __init__(self) -> None:
+        super().__init__(protocol_cls=ConnectionProtocol)
+
+
+class Daemon:
+    def __init__(self, socket_path: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S):
+        self.socket_path = socket_path
+        self.idle_timeout = idle_timeout
+        self.build = build_id()
+        self.started = time.time()
+        self.sessions = Sessions()
+        self.clients = 0
+        self._last_activity = time.monotonic()
+        self._stop = asyncio.Event()
+
+    # -- life -------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        ensure_private(self.socket_path.parent)
+        if self.socket_path.exists() or self.socket_path.is_symlink():
+            self.socket_path.unlink()  # a dead daemon's (the caller checked none answers)
+        old = os.umask(0o177)
+        try:
+            server = await asyncio.start_unix_server(self._accept, path=str(self.socket_path))
+        finally:
+            os.umask(old)
+        os.chmod(self.socket_path, 0o600)
+        pid_file = self.socket_path.with_suffix(".pid")
+        pid_file.write_text(f"{os.getpid()}\n")
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stop.set)
+        idle = loop.create_task(self._exit_when_idle())
+        log.info("tether daemon %s listening on %s", self.build, self.socket_path)
+        try:
+            await self._stop.wait()
+        finally:
+            idle.cancel()
+            server.close()
+            await self.sessions.shutdown()
+            for path in (self.socket_path, pid_file):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        return 0
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def _exit_when_idle(self) -> None:
+        while True:
+            await asyncio.sleep(min(self.idle_timeout, 5.0))
+            if self.clients or self._busy():
+                self._last_activity = time.monotonic()
+                continue
+            if time.monotonic() - self._last_activity >= self.idle_timeout:
+                log.info("no client for %.0f s: exiting", self.idle_timeout)
+                self._stop.set()
+                return
+
+    def _busy(self) -> bool:
+        return any(
+            session.busy or session.tasks_running
+            for workspace in self.sessions.workspaces.values()
+            for session in workspace.sessions.values()
+        )
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "version": __version__,
+            "build": self.build,
+            "pid": os.getpid(),
+            "startedAt": self.started,
+            "clients": self.clients,
+            "sessions": [
+                {"sessionId": s.session_id, "workspace": str(s.cwd), "busy": s.busy}
+                for w in self.sessions.workspaces.values()
+                for s in w.sessions.values()
+            ],
+        }
+
+    # -- clients ----------------------------------------------------------------------
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is None or peer_uid(sock) != os.getuid():
+            log.warning("refused a connection from another user")
+            writer.close()
+            return
+        self.clients += 1
+        self._last_activity = time.monotonic()
+        server = ConnectionServer()
+        hub = SessionHub(server, self.sessions)
+        register(server, hub)
+        self._register_daemon_methods(server)
+        server.protocol.set_writer(SocketWriter(writer))
+        try:
+            await read_loop(reader.readline, reader.readexactly, server.protocol)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self.clients -= 1
+            self._last_activity = time.monotonic()
+            try:
+                await hub.disconnect()
+            except Exception:
+                log.exception("closing a client's sessions failed")
+            writer.close()
+
+    def _register_daemon_methods(self, server: TetherServer) -> None:
+        @server.feature("tether/daemonInfo")
+        def daemon_info(ls: TetherServer, params: Any) -> dict[str, Any]:
+            return self.info()
+
+        @server.feature("tether/daemonStop")
+        def daemon_stop(ls: TetherServer, params: Any) -> None:
+            # Answer first, then stop: the caller waits for the socket to go away.
+            asyncio.get_running_loop().call_later(0.05, self._stop.set)
+
+
+def run_daemon(socket_path: Path, idle_timeout: float) -> int:
+    return asyncio.run(Daemon(socket_path, idle_timeout=idle_timeout).run())
