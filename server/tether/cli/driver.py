@@ -17,20 +17,21 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
-
-import mcp_types
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tether.core.hooks import Hooks
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Mode, SessionUpdate, StopReason, Usage
 
+if TYPE_CHECKING:
+    import mcp_types
+
 PermissionAsker = Callable[[PermissionRequest], Awaitable[PermissionReply]]
 TrustAsker = Callable[[Path, list[str]], Awaitable[bool]]
 UpdateListener = Callable[[str, SessionUpdate], None]
 """Receives ``(turn_id, update)``."""
-CallHostedTool = Callable[[str, dict[str, Any]], Awaitable[mcp_types.CallToolResult]]
+CallHostedTool = Callable[[str, dict[str, Any]], Awaitable["mcp_types.CallToolResult"]]
 
 
 @dataclass(frozen=True)

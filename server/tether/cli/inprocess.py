@@ -12,9 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-
-import mcp_types
+from typing import TYPE_CHECKING, Any
 
 from tether.cli.driver import (
     McpServerState,
@@ -27,7 +25,6 @@ from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.engine.turns import TurnResult
 from tether.errors import ConfigError, SessionError
-from tether.mcp.tools import mcp_tool_name, wrap_tool
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
@@ -39,6 +36,9 @@ from tether.skills import commands
 from tether.tools.base import Tool
 from tether.workspace import Workspace
 from tether.workspace.workspace import SessionOptions
+
+if TYPE_CHECKING:
+    import mcp_types
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 _KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -214,6 +214,8 @@ class InProcessDriver:
         return await self._live()[1].stop_task(task_id)
 
     async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        from tether.mcp.tools import mcp_tool_name  # MCP's SDK loads only when MCP is used
+
         hosted = self._request.hosted if self._request is not None else ()
         for server in hosted:
             for tool in server.tools:
@@ -250,6 +252,10 @@ class InProcessDriver:
 
 
 def _hosted_tools(request: OpenRequest) -> list[Tool[Any]]:
+    if not request.hosted:
+        return []
+    from tether.mcp.tools import wrap_tool  # MCP's SDK loads only when MCP is used
+
     return [wrap_tool(h.name, t, h.call_tool) for h in request.hosted for t in h.tools]
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
-
-import mcp_types
+from typing import TYPE_CHECKING, Any
 
 from tether.cli.driver import PermissionAsker, SessionDriver
 from tether.editor.port import PermissionReply, PermissionRequest
+
+if TYPE_CHECKING:
+    import mcp_types
 
 _UNCHANGED_ONLY = (
     "the permission tool changed the call's input; Tether runs a call only as it was "
@@ -48,7 +49,7 @@ def _no(request: PermissionRequest, why: str) -> PermissionReply:
 
 
 def _text(result: mcp_types.CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, mcp_types.TextContent))
+    return "".join(getattr(c, "text", "") for c in result.content if c.type == "text")
 
 
 def mcp_permission_asker(name: str, driver: SessionDriver) -> PermissionAsker:

@@ -11,7 +11,6 @@ and calls them; the tools then enter the session like any MCP server's
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
 from typing import Any
 
 import mcp_types
@@ -23,15 +22,6 @@ from tether.cli.control import ControlChannel, ControlError
 from tether.cli.driver import HostedServer
 
 LIST_PAGES = 20
-
-
-def sdk_server_names(servers: Mapping[str, Any]) -> list[str]:
-    """The ``--mcp-config`` entries the program hosts itself."""
-    return [
-        name
-        for name, config in servers.items()
-        if isinstance(config, Mapping) and config.get("type") == "sdk"  # pyright: ignore[reportUnknownMemberType]
-    ]
 
 
 class HostedMcpClient:

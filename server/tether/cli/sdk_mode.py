@@ -21,9 +21,9 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from tether import __version__
 from tether.cli.control import (
@@ -44,7 +44,6 @@ from tether.cli.permission_tool import answer_reply, mcp_permission_asker
 from tether.cli.render import Write
 from tether.cli.run import exit_code, open_request
 from tether.cli.sdk_hooks import SdkHooks
-from tether.cli.sdk_mcp import HostedMcpClient, sdk_server_names
 from tether.cli.stream_input import (
     ControlCancelLine,
     ControlRequestLine,
@@ -89,6 +88,15 @@ async def stdin_lines() -> AsyncIterator[str]:
     threading.Thread(target=read, name="stdin", daemon=True).start()
     while (line := await queue.get()) is not None:
         yield line
+
+
+def sdk_server_names(servers: Mapping[str, Any]) -> list[str]:
+    """The ``--mcp-config`` entries the program hosts itself (``"type": "sdk"``)."""
+    return [
+        name
+        for name, config in servers.items()
+        if isinstance(config, Mapping) and cast(Mapping[str, Any], config).get("type") == "sdk"
+    ]
 
 
 def _suggestions(request: PermissionRequest) -> list[dict[str, Any]]:
@@ -216,8 +224,11 @@ class SdkMode:
         options = self.options
         hosted_names = sdk_server_names(options.mcp_servers)
         hosted: list[HostedServer] = []
-        for name in hosted_names:
-            hosted.append(await HostedMcpClient(name, self.channel).connect())
+        if hosted_names:
+            from tether.cli.sdk_mcp import HostedMcpClient  # MCP's SDK loads only when used
+
+            for name in hosted_names:
+                hosted.append(await HostedMcpClient(name, self.channel).connect())
         external = {k: v for k, v in options.mcp_servers.items() if k not in hosted_names}
         hooks = None
         if self._hooks:
