@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import (
+    AgentDefinition,
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
@@ -245,3 +246,32 @@ async def test_a_bad_model_is_an_error_result(workspace: Path, daemon_env: dict[
     result = messages[-1]
     assert isinstance(result, ResultMessage) and result.is_error
     assert result.errors and "unknown model 'gpt-4o'" in result.errors[0]
+
+
+async def test_agents_defined_by_the_program(workspace: Path, daemon_env: dict[str, str]) -> None:
+    reviewer = AgentDefinition(
+        description="Reviews a change", prompt="You are the strict reviewer.", tools=["Read"]
+    )
+    script = [
+        [
+            use(
+                "Agent",
+                description="review it",
+                prompt="Review src/app.py",
+                subagent_type="reviewer",
+            )
+        ],
+        [say("Looks fine.")],
+        {"expect": {"contains": "Looks fine."}, "blocks": [say("Reviewed.")]},
+    ]
+    with FakeAnthropicServer(script) as api:
+        opts = options(workspace, daemon_env, api, agents={"reviewer": reviewer})
+        messages = [m async for m in query(prompt="review my change", options=opts)]
+        api.assert_complete()
+    end = messages[-1]
+    assert isinstance(end, ResultMessage) and end.result == "Reviewed."
+    sub_request = api.requests[1]
+    system = "\n".join(block["text"] for block in sub_request["system"])
+    assert "You are the strict reviewer." in system
+    offered = [t["name"] for t in sub_request["tools"]]
+    assert "Read" in offered and "Edit" not in offered and "Bash" not in offered

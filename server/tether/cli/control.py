@@ -45,10 +45,20 @@ class HookMatcherConfig(_Request):
         return self.on_failure is not None and self.on_failure != "continue"
 
 
+class SdkAgent(_Request):
+    """An agent the program defines (``ClaudeAgentOptions.agents``)."""
+
+    description: str
+    prompt: str
+    tools: list[str] | None = None
+    model: str | None = None
+    """An alias, a model id, or ``inherit``."""
+
+
 class InitializeRequest(_Request):
     subtype: Literal["initialize"]
     hooks: dict[str, list[HookMatcherConfig]] | None = None
-    agents: dict[str, dict[str, Any]] | None = None
+    agents: dict[str, SdkAgent] | None = None
 
 
 class InterruptRequest(_Request):

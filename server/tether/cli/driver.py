@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tether.agents.definitions import AgentDefinition
 from tether.core.hooks import Hooks
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.protocol.content import ContentBlock
@@ -77,6 +78,10 @@ class OpenRequest:
     hooks: Hooks | None = None
     """The caller's own hooks, asked along with the settings' command hooks."""
     hosted: Sequence[HostedServer] = ()
+    agents: Mapping[str, AgentDefinition] = field(
+        default_factory=lambda: dict[str, AgentDefinition]()
+    )
+    """Subagents the caller defines (the SDK's ``agents``), over the workspace's own."""
 
 
 @dataclass(frozen=True)

@@ -151,6 +151,7 @@ class InProcessDriver:
             builtin_tools=request.builtin_tools,
             system_prompt=request.system_prompt,
             append_system_prompt=request.append_system_prompt,
+            agents=request.agents,
         )
         resume = request.resume
         if request.continue_latest:

@@ -59,6 +59,7 @@ class SdkHooks:
         cwd: Path,
         mode: Callable[[], str],
         transcript_path: Callable[[], str] = lambda: "",
+        source: str = "startup",
     ) -> None:
         self._channel = channel
         self._config = {event: list(matchers) for event, matchers in config.items()}
@@ -66,6 +67,9 @@ class SdkHooks:
         self._cwd = cwd
         self._mode = mode
         self._transcript_path = transcript_path
+        self._source = source
+        """SessionStart's source for the first prompt: ``startup`` or ``resume``."""
+        self._started = False
 
     @property
     def unsupported(self) -> list[str]:
@@ -135,7 +139,12 @@ class SdkHooks:
         return post_tool_verdict(await self._ask("PostToolUse", tool, fields, tool_use_id))
 
     async def user_prompt_submit(self, prompt: str) -> PromptHookVerdict:
-        return prompt_verdict(await self._ask("UserPromptSubmit", None, {"prompt": prompt}, None))
+        context: list[str | None] = []
+        if not self._started:  # the session's first prompt: SessionStart comes first
+            self._started = True
+            context.append(await self.session_start(self._source))
+        outcomes = await self._ask("UserPromptSubmit", None, {"prompt": prompt}, None)
+        return prompt_verdict(outcomes, context)
 
     async def stop(self, *, stop_hook_active: bool, last_message: str) -> StopHookVerdict:
         fields = {"stop_hook_active": stop_hook_active, "last_assistant_message": last_message}

@@ -26,6 +26,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from tether import __version__
+from tether.agents.definitions import AgentDefinition
 from tether.cli.control import (
     ControlChannel,
     ControlError,
@@ -128,6 +129,7 @@ class SdkMode:
         self._lines = lines
         self._prompts: asyncio.Queue[UserLine | None] = asyncio.Queue()
         self._hooks: dict[str, list[HookMatcherConfig]] = {}
+        self._agents: dict[str, AgentDefinition] = {}
         self._open = False
         self._mode: Mode | None = options.mode
         self._model: str | None = options.model
@@ -239,6 +241,7 @@ class SdkMode:
                 cwd=options.cwd,
                 mode=lambda: self.driver.facts().mode,
                 transcript_path=lambda: self.driver.facts().transcript_path or "",
+                source="startup" if self._session_id is not None else "resume",
             )
             for event in sdk_hooks.unsupported:
                 sys.stderr.write(
@@ -253,6 +256,7 @@ class SdkMode:
             mcp_servers=external,
             hooks=hooks,
             hosted=hosted,
+            agents=self._agents,
         )
         facts = await self.driver.open(request)
         self._open = True
@@ -326,19 +330,23 @@ class SdkMode:
         if self._open:
             raise ControlError("initialize came after the session started")
         self._hooks = dict(request.hooks or {})
-        if request.agents:
-            names = ", ".join(request.agents)
-            sys.stderr.write(
-                f"[tether] agents defined by the program are not used ({names}); "
-                "put them in .claude/agents/ instead\n"
+        self._agents = {
+            name: AgentDefinition(
+                name=name,
+                description=agent.description,
+                prompt=agent.prompt,
+                tools=tuple(agent.tools) if agent.tools is not None else None,
+                model=None if agent.model in (None, "inherit") else agent.model,
             )
+            for name, agent in (request.agents or {}).items()
+        }
         found = commands.discover(self.options.cwd)
         return {
             "commands": [
                 {"name": c.name, "description": c.description, "argumentHint": c.hint or ""}
                 for c in found
             ],
-            "agents": [],
+            "agents": [{"name": n, "description": a.description} for n, a in self._agents.items()],
             "output_style": "default",
             "available_output_styles": ["default"],
             "models": [

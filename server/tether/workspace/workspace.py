@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tether.agents.definitions import AgentDefinition, load_definitions
 from tether.context.compaction import CompactionSettings
 from tether.core.hooks import Hooks
 from tether.editor.port import Editor
@@ -95,6 +96,10 @@ class SessionOptions:
     """Replaces the built-in identity section of the system prompt (blank: keep it)."""
     append_system_prompt: str | None = None
     """Added at the end of the system prompt."""
+    agents: Mapping[str, AgentDefinition] = field(
+        default_factory=lambda: dict[str, AgentDefinition]()
+    )
+    """Subagent definitions the front door brings (an SDK program's), over the workspace's."""
 
 
 def default_provider_factory(model: str | None, root: Path) -> Provider:
@@ -220,6 +225,9 @@ class Workspace:
             remember_rule=self._persist_rule,
             events=events,
             attachment_sources=options.attachments,
+            agent_definitions={**load_definitions(self.root), **options.agents}
+            if options.agents
+            else None,
         )
         if resumed is not None:
             engine.turns = resumed.turns
