@@ -19,7 +19,12 @@ it; the caller reports it and goes on with the next line.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import sys
+import threading
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -130,3 +135,31 @@ def parse_line(line: str) -> InputLine | None:
             for err in e.errors(include_url=False)[:3]
         )
         raise InputError(f"bad {fields['type']} message: {problems}") from None
+
+
+async def stdin_lines() -> AsyncIterator[str]:
+    """Lines of stdin as they arrive (a thread reads, so nothing blocks the loop and any
+    kind of stdin works: pipe, file, terminal)."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def put(item: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the run is over and its loop closed
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def read() -> None:
+        try:
+            binary = getattr(sys.stdin, "buffer", None)
+            if binary is None:  # a text stream standing in for stdin
+                for text in sys.stdin:
+                    put(text)
+                return
+            for raw in binary:
+                put(raw.decode("utf-8", "replace"))
+        finally:
+            # Whatever happened to stdin, the run learns that no more input comes.
+            put(None)
+
+    threading.Thread(target=read, name="stdin", daemon=True).start()
+    while (line := await queue.get()) is not None:
+        yield line

@@ -17,7 +17,8 @@ parse (``claude_agent_sdk._internal.message_parser``) and Claude Code 2.1 emits:
   background tasks;
 - ``result`` last, with the turn's usage, cost and permission denials.
 
-Everything is derived from ``SessionUpdate``s, so it works the same whichever driver runs
+``cli/assistant_stream.py`` writes each model response's lines. Everything is derived from
+``SessionUpdate``s, so it works the same whichever driver runs
 the session. What updates do not carry is rebuilt and documented here: message ids are
 Tether's own (``msg_tether_...``), thinking blocks have no signature, and a tool result's
 content is what the tool showed (its text, its terminal output, or its change as a unified
@@ -27,12 +28,11 @@ diff).
 from __future__ import annotations
 
 import difflib
-import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from tether.cli.assistant_stream import ResponseWriter
 from tether.cli.driver import SessionFacts, TurnOutcome
 from tether.cli.result import TurnCounter, result_message
 from tether.core.messages import INTERRUPTED_TOOL_RESULT
@@ -59,22 +59,6 @@ INTERRUPTED_FOR_TOOL = "[Request interrupted by user for tool use]"
 Write = Callable[[dict[str, Any]], None]
 
 
-def _usage(usage: UsageUpdate | None) -> dict[str, int]:
-    if usage is None:
-        return {
-            "input_tokens": 0,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "output_tokens": 0,
-        }
-    return {
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_tokens,
-        "cache_read_input_tokens": usage.cache_read_tokens,
-        "output_tokens": usage.output_tokens,
-    }
-
-
 def tool_result_text(content: list[ToolContent] | None) -> str:
     """What a tool showed, as the text of its ``tool_result``."""
     parts: list[str] = []
@@ -95,29 +79,6 @@ def tool_result_text(content: list[ToolContent] | None) -> str:
     return "\n".join(parts)
 
 
-@dataclass
-class _Block:
-    kind: str
-    """``text``, ``thinking`` or ``tool_use``."""
-    index: int
-    parts: list[str] = field(default_factory=lambda: list[str]())
-
-
-@dataclass
-class _Response:
-    """One model response while its updates arrive."""
-
-    id: str
-    blocks: int = 0
-    open: _Block | None = None
-    tool_uses: int = 0
-
-
-@dataclass
-class _Call:
-    done: bool = False
-
-
 class StreamJsonEncoder:
     """Turns one session's updates into stream-json lines, turn after turn."""
 
@@ -126,9 +87,9 @@ class StreamJsonEncoder:
         self.partial = partial
         self.session_id = ""
         self.model = ""
-        self._response: _Response | None = None
-        self._calls: dict[str, _Call] = {}
-        self._last_usage: UsageUpdate | None = None
+        self._response = ResponseWriter(self._emit, partial=partial, model=lambda: self.model)
+        self._calls: dict[str, bool] = {}
+        """Tool calls of the turn: finished or not."""
         self._tasks: set[str] = set()
         self._last_had_tools = False
         self.counter = TurnCounter()
@@ -179,14 +140,13 @@ class StreamJsonEncoder:
             self._emit({"type": "system", "subtype": "status", "status": "requesting"})
 
     def begin_turn(self) -> None:
-        self._response = None
+        self._response.reset()
         self._last_had_tools = False
         self._calls = {}
-        self._last_usage = None
         self.counter = TurnCounter()
 
     def result(self, outcome: TurnOutcome) -> None:
-        self._close_response()
+        self._response.close()
         self._emit(result_message(outcome, self.counter.stats, self.model))
 
     # -- updates ------------------------------------------------------------------------
@@ -194,11 +154,13 @@ class StreamJsonEncoder:
     def update(self, update: SessionUpdate) -> None:
         self.counter.update(update)
         if isinstance(update, AgentMessageChunk):
-            self._chunk("text", update.text)
+            self._response.chunk("text", update.text)
         elif isinstance(update, AgentThoughtChunk):
-            self._chunk("thinking", update.text)
+            self._response.chunk("thinking", update.text)
         elif isinstance(update, ToolCall):
-            self._tool_use(update)
+            self._calls[update.tool_call_id] = False
+            name = update.tool_name or update.title
+            self._response.tool_use(update.tool_call_id, name, update.raw_input)
         elif isinstance(update, ToolCallUpdate):
             self._tool_update(update)
         elif isinstance(update, UsageUpdate):
@@ -216,130 +178,19 @@ class StreamJsonEncoder:
         elif isinstance(update, TaskUpdate):
             self._task(update)
 
-    def _stream_event(self, event: dict[str, Any]) -> None:
-        if self.partial:
-            self._emit({"type": "stream_event", "event": event, "parent_tool_use_id": None})
-
-    def _response_now(self) -> _Response:
-        if self._response is None:
-            self._response = _Response(f"msg_tether_{uuid.uuid4().hex[:20]}")
-            self._stream_event(
-                {
-                    "type": "message_start",
-                    "message": {**self._envelope([]), "usage": _usage(None)},
-                }
-            )
-        return self._response
-
-    def _envelope(self, content: list[dict[str, Any]]) -> dict[str, Any]:
-        assert self._response is not None
-        return {
-            "id": self._response.id,
-            "type": "message",
-            "role": "assistant",
-            "model": self.model,
-            "content": content,
-            "stop_reason": None,
-            "stop_sequence": None,
-            # Blocks are written as they complete, before the response's usage is known.
-            "usage": _usage(None),
-        }
-
-    def _open(self, kind: str, opening: dict[str, Any]) -> _Block:
-        response = self._response_now()
-        if response.open is not None:
-            self._close_block()
-        block = _Block(kind, response.blocks)
-        response.blocks += 1
-        response.open = block
-        start = {"type": "content_block_start", "index": block.index, "content_block": opening}
-        self._stream_event(start)
-        return block
-
-    def _chunk(self, kind: str, text: str) -> None:
-        response = self._response_now()
-        block = response.open
-        if block is None or block.kind != kind:
-            empty = {"type": "text", "text": ""}
-            if kind == "thinking":
-                empty = {"type": "thinking", "thinking": "", "signature": ""}
-            block = self._open(kind, empty)
-        block.parts.append(text)
-        delta = (
-            {"type": "text_delta", "text": text}
-            if kind == "text"
-            else {"type": "thinking_delta", "thinking": text}
-        )
-        self._stream_event({"type": "content_block_delta", "index": block.index, "delta": delta})
-
-    def _close_block(self) -> None:
-        response = self._response
-        if response is None or response.open is None:
-            return
-        block, response.open = response.open, None
-        text = "".join(block.parts)
-        if block.kind == "text":
-            content = {"type": "text", "text": text}
-        elif block.kind == "thinking":
-            content = {"type": "thinking", "thinking": text, "signature": ""}
-        else:
-            return  # a tool_use block was written whole when it was announced
-        self._assistant(content)
-        self._stream_event({"type": "content_block_stop", "index": block.index})
-
-    def _assistant(self, content: dict[str, Any]) -> None:
-        message = self._envelope([content])
-        self._emit({"type": "assistant", "message": message, "parent_tool_use_id": None})
-
-    def _tool_use(self, call: ToolCall) -> None:
-        name = call.tool_name or call.title
-        self._calls[call.tool_call_id] = _Call()
-        response = self._response_now()
-        opening: dict[str, Any] = {
-            "type": "tool_use",
-            "id": call.tool_call_id,
-            "name": name,
-            "input": {},
-        }
-        block = self._open("tool_use", opening)
-        response.tool_uses += 1
-        delta = {"type": "input_json_delta", "partial_json": json.dumps(call.raw_input)}
-        self._stream_event({"type": "content_block_delta", "index": block.index, "delta": delta})
-        self._assistant({**opening, "input": call.raw_input})
-        self._stream_event({"type": "content_block_stop", "index": block.index})
-        response.open = None
-
     def _response_done(self, usage: UsageUpdate) -> None:
-        """A model response ended (its usage is known): close it."""
-        previous, self._last_usage = self._last_usage, usage
-        response = self._response
-        if response is None:
+        tool_uses = self._response.done(usage)
+        if tool_uses is None:
             return
-        self._close_block()
-        stop = "tool_use" if response.tool_uses else "end_turn"
-        self._last_had_tools = bool(response.tool_uses)
-        this = _usage(usage)
-        if previous is not None:
-            before = _usage(previous)
-            this = {k: v - before[k] for k, v in this.items()}
-        delta = {"stop_reason": stop, "stop_sequence": None}
-        self._stream_event({"type": "message_delta", "delta": delta, "usage": this})
-        self._stream_event({"type": "message_stop"})
-        self._response = None
-        if response.tool_uses and all(c.done for c in self._calls.values()):
+        self._last_had_tools = tool_uses > 0
+        if tool_uses and all(self._calls.values()):
             self.requesting()  # the tools finished while the response was still streaming
-
-    def _close_response(self) -> None:
-        if self._response is not None:
-            self._close_block()
-            self._response = None
 
     def _tool_update(self, update: ToolCallUpdate) -> None:
         if update.status not in ("completed", "failed"):
             return
-        call = self._calls.get(update.tool_call_id)
-        if call is not None:
-            call.done = True
+        if update.tool_call_id in self._calls:
+            self._calls[update.tool_call_id] = True
         text = tool_result_text(update.content)
         if not text and update.rejected is not None:
             name = self.counter.name_of(update.tool_call_id)
@@ -362,21 +213,16 @@ class StreamJsonEncoder:
         if update.raw_output is not None:
             line["tool_use_result"] = update.raw_output
         self._emit(line)
-        if (
-            self._last_had_tools
-            and self._response is None
-            and all(c.done for c in self._calls.values())
-        ):
+        if self._last_had_tools and not self._response.writing and all(self._calls.values()):
             self.requesting()  # every result is in: they go back to the model
 
     def _turn_end(self, end: TurnEnd) -> None:
-        self._close_response()
+        self._response.close()
         if end.stop_reason != "cancelled":
             return
-        pending = [(i, c) for i, c in self._calls.items() if not c.done]
-        interrupted_tools = bool(pending) or self._last_had_tools
-        for tool_id, call in pending:
-            call.done = True
+        pending = [tool_id for tool_id, done in self._calls.items() if not done]
+        for tool_id in pending:
+            self._calls[tool_id] = True
             block = {
                 "type": "tool_result",
                 "content": INTERRUPTED_TOOL_RESULT,
@@ -384,7 +230,7 @@ class StreamJsonEncoder:
                 "tool_use_id": tool_id,
             }
             self._user([block])
-        text = INTERRUPTED_FOR_TOOL if interrupted_tools else INTERRUPTED
+        text = INTERRUPTED_FOR_TOOL if pending or self._last_had_tools else INTERRUPTED
         self._user([{"type": "text", "text": text}])
 
     def _user(self, content: list[dict[str, Any]]) -> None:
