@@ -330,3 +330,22 @@ def test_verbose_shows_tool_output(print_mode: Run) -> None:
         api.assert_complete()
     assert "✓ echo visible-output" in quiet and "    visible-output" not in quiet
     assert "    visible-output" in loud
+
+
+def test_a_line_when_automatic_compaction_runs(print_mode: Run, workspace: Path) -> None:
+    big = workspace / "big.txt"
+    big.write_text("".join(f"line {i}: {'padding ' * 12}\n" for i in range(1500)))
+    context = {"autoCompactThreshold": 20_000, "toolResultMaxChars": 1_000_000}
+    script = [
+        {"blocks": [use("Read", file_path=str(big))], "usage": {"input_tokens": 60_000}},
+        say("<summary>The user asked to study big.txt; it was read.</summary>"),
+        say("It is a long list of padded lines."),
+    ]
+    with FakeAnthropicServer(script) as api:
+        code, out, err = print_mode(
+            api, "-p", "study big.txt", "--settings", json.dumps({"context": context})
+        )
+        api.assert_complete()
+    assert code == 0, err
+    assert out == "It is a long list of padded lines.\n"
+    assert "[tether] context compacted (auto): summarised the conversation, " in err
