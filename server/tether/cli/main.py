@@ -88,7 +88,9 @@ def _logging(level: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        if _command_index(args_list) is None and not {"-h", "--help", "--version"} & set(args_list):
+        wants_help = bool({"-h", "--help", "--version"} & set(args_list))
+        printing = bool({"-p", "--print"} & set(args_list))
+        if _command_index(args_list) is None and (printing or not wants_help):
             return _print_mode(args_list)
         return _subcommand(build_parser().parse_args(args_list))
     except UsageError as e:
