@@ -131,6 +131,11 @@ def run_print_mode(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader of stdout went away (`tether -p ... | head -1`)
+        from tether.cli.render import quiet_stdout
+
+        quiet_stdout()
+        return 1
 
 
 def _subcommand(args: argparse.Namespace) -> int:

@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, Protocol, TextIO
@@ -38,13 +40,31 @@ Write = Callable[[dict[str, Any]], None]
 
 
 def json_lines(stream: TextIO) -> Write:
-    """One JSON object per line, flushed at once (a program reads them as they come)."""
+    """One JSON object per line, flushed at once (a program reads them as they come). A
+    reader that went away gets nothing more (the turn still ends and is saved)."""
+    closed = False
 
     def write(obj: dict[str, Any]) -> None:
-        stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        stream.flush()
+        nonlocal closed
+        if closed:
+            return
+        try:
+            stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            stream.flush()
+        except BrokenPipeError:
+            closed = True
+            quiet_stdout()
 
     return write
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null: its reader is gone, and the interpreter's last flush must
+    not fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 class FrontEnd(Protocol):
