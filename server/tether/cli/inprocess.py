@@ -28,14 +28,13 @@ from tether.errors import ConfigError, SessionError
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
-from tether.providers.fallback import FallbackProvider
-from tether.providers.registry import ModelSpec, create_provider, parse_model_spec
+from tether.providers.registry import ModelSpec, parse_model_spec
 from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
 from tether.skills import commands
 from tether.tools.base import Tool
 from tether.workspace import Workspace
-from tether.workspace.workspace import SessionOptions
+from tether.workspace.workspace import SessionOptions, default_provider_factory
 
 if TYPE_CHECKING:
     import mcp_types
@@ -84,23 +83,6 @@ class InProcessDriver:
 
     # -- opening ------------------------------------------------------------------------
 
-    def _provider_factory(self, fallback: str | None) -> ProviderFactory:
-        if self._custom_factory is not None:
-            return self._custom_factory
-
-        def make(model: str | None, root: Path) -> Provider:
-            main = create_provider(parse_model_spec(model, cwd=root))
-            if not fallback:
-                return main
-            spare = create_provider(parse_model_spec(fallback, cwd=root))
-
-            def note(reason: str) -> None:
-                sys.stderr.write(f"[tether] {main.model} failed ({reason}); using {spare.model}\n")
-
-            return FallbackProvider(main, spare, on_fallback=note)
-
-        return make
-
     async def open(self, request: OpenRequest) -> SessionFacts:
         root = request.cwd.resolve()
         if not root.is_dir():
@@ -108,10 +90,12 @@ class InProcessDriver:
         workspace = Workspace(
             root,
             overrides=dict(request.settings) or None,
-            provider_factory=self._provider_factory(request.fallback_model),
             user_settings=self._user_settings,
             mcp_servers=request.mcp_servers,
             strict_mcp=request.strict_mcp,
+            fallback_model=request.fallback_model,
+            on_fallback=_say_fallback,
+            provider_factory=self._custom_factory or default_provider_factory,
         )
         try:
             settings = workspace.loaded.settings
@@ -250,6 +234,10 @@ class InProcessDriver:
         if isinstance(provider, ScriptedProvider) and provider.remaining:
             return [f"the script has {provider.remaining} unconsumed turn(s)"]
         return []
+
+
+def _say_fallback(reason: str) -> None:
+    sys.stderr.write(f"[tether] {reason}\n")
 
 
 def _hosted_tools(request: OpenRequest) -> list[Tool[Any]]:

@@ -64,7 +64,7 @@ class FallbackProvider:
                 raise
             reason = str(e)
         if self._on_fallback is not None:
-            self._on_fallback(reason)
+            self._on_fallback(f"{self.main.model} failed ({reason}); using {self.fallback.model}")
         events = self.fallback.stream(replace(request, model=self.fallback.model))
         try:
             async for event in events:

@@ -121,12 +121,17 @@ class Workspace:
         watch_settings: bool = True,
         mcp_servers: Mapping[str, Any] | None = None,
         strict_mcp: bool = False,
+        fallback_model: str | None = None,
+        on_fallback: Callable[[str], None] | None = None,
     ) -> None:
         self.root = root.resolve()
         self._cli_mcp_servers = dict(mcp_servers or {})
         """MCP servers from the command line (``--mcp-config``): trusted like flags."""
         self._strict_mcp = strict_mcp
         """Only the command line's MCP servers; settings and ``.mcp.json`` are ignored."""
+        self._fallback_model = fallback_model
+        """``--fallback-model``: asked when the model is overloaded."""
+        self._on_fallback = on_fallback
         self.store = store or TranscriptStore()
         self.guard = WorkspaceGuard(
             self.root,
@@ -172,7 +177,7 @@ class Workspace:
         resumed: ResumedSession | None = None,
     ) -> QueryEngine:
         settings = self.loaded.settings
-        provider = self.provider_factory(options.model or settings.model, self.root)
+        provider = self.make_provider(options.model or settings.model)
         mode = options.mode or (resumed.mode if resumed else None) or options.default_mode
         state = SessionRunState(mode=mode or settings.permissions.default_mode)
         if resumed is not None:
@@ -241,6 +246,16 @@ class Workspace:
         if settings.sandbox.enabled and not sandbox.active:
             engine.note(sandbox.describe())
         return engine
+
+    def make_provider(self, model: str | None) -> Provider:
+        """The provider for ``model``, backed by the fallback model when there is one."""
+        main = self.provider_factory(model, self.root)
+        if self._fallback_model is None:
+            return main
+        from tether.providers.fallback import FallbackProvider
+
+        spare = self.provider_factory(self._fallback_model, self.root)
+        return FallbackProvider(main, spare, on_fallback=self._on_fallback)
 
     def _attach_mcp(self, engine: QueryEngine) -> None:
         """Give a session the workspace's MCP tools; the servers start with the first
@@ -362,7 +377,7 @@ class Workspace:
             events=events,
             hooks=SessionHooks(
                 ready=self.ready,
-                provider_for=lambda spec: self.provider_factory(spec, self.root),
+                provider_for=self.make_provider,
                 close=close,
             ),
             auto_wake=options.auto_wake,
