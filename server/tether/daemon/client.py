@@ -75,7 +75,7 @@ class Channel:
                 return None
             self._buffer += chunk
 
-    def call(self, method: str, params: Any = None) -> Any:
+    def result(self, method: str, params: Any = None) -> Any:
         """A request and its result (messages in between are dropped: for simple calls)."""
         msg_id = self.request(method, params)
         while True:
@@ -88,7 +88,7 @@ class Channel:
                 return message.get("result")
 
     def call_object(self, method: str, params: Any = None) -> dict[str, Any]:
-        result = self.call(method, params)
+        result = self.result(method, params)
         if not isinstance(result, dict):
             raise RuntimeError(f"{method} answered {result!r}, not an object")
         return cast(dict[str, Any], result)
@@ -158,7 +158,7 @@ def _same_build(channel: Channel) -> bool:
 def stop(channel: Channel, path: Path, timeout: float = 10.0) -> None:
     """Ask a daemon to stop and wait until its socket is gone."""
     with contextlib.suppress(DaemonUnavailable, RuntimeError, OSError):
-        channel.call("tether/daemonStop")
+        channel.result("tether/daemonStop")
     channel.close()
     deadline = time.monotonic() + timeout
     while path.exists() and time.monotonic() < deadline:

@@ -11,6 +11,7 @@ running), and on SIGTERM — closing every session, so transcripts are flushed.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
@@ -30,8 +31,11 @@ from tether.daemon.paths import ensure_private
 from tether.lsp.handlers import register
 from tether.lsp.hub import SessionHub
 from tether.lsp.io import read_loop
+from tether.lsp.params import InvalidParamsError, parse_params
 from tether.lsp.protocol import TetherProtocol
 from tether.lsp.server import TetherServer
+from tether.protocol.base import LenientWireModel
+from tether.session.router import ClientGone
 from tether.workspace.registry import Sessions
 
 log = logging.getLogger(__name__)
@@ -43,6 +47,11 @@ def peer_uid(sock: socket.socket) -> int:
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", creds)
     return uid
+
+
+class ClientEnvironmentParams(LenientWireModel):
+    cwd: str | None = None
+    env: dict[str, str]
 
 
 class SocketWriter:
@@ -66,6 +75,7 @@ class ConnectionProtocol(TetherProtocol):
     before_initialize = TetherProtocol.before_initialize | {
         "tether/daemonInfo",
         "tether/daemonStop",
+        "tether/clientEnvironment",
     }
 
     @lsp_method(types.EXIT)
@@ -169,22 +179,30 @@ class Daemon:
         server = ConnectionServer()
         hub = SessionHub(server, self.sessions)
         register(server, hub)
-        self._register_daemon_methods(server)
+        self._register_daemon_methods(server, hub)
         server.protocol.set_writer(SocketWriter(writer))
         try:
             await read_loop(reader.readline, reader.readexactly, server.protocol)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass  # the client went away, or the daemon is stopping
         finally:
             self.clients -= 1
             self._last_activity = time.monotonic()
+            _abandon_questions(server)
             try:
                 await hub.disconnect()
             except Exception:
                 log.exception("closing a client's sessions failed")
             writer.close()
 
-    def _register_daemon_methods(self, server: TetherServer) -> None:
+    def _register_daemon_methods(self, server: TetherServer, hub: SessionHub) -> None:
+        @server.feature("tether/clientEnvironment")
+        def client_environment(ls: TetherServer, params: Any) -> None:
+            try:
+                hub.client_env = parse_params(ClientEnvironmentParams, params).env
+            except InvalidParamsError as e:
+                log.warning("tether/clientEnvironment: %s", e)
+
         @server.feature("tether/daemonInfo")
         def daemon_info(ls: TetherServer, params: Any) -> dict[str, Any]:
             return self.info()
@@ -193,6 +211,15 @@ class Daemon:
         def daemon_stop(ls: TetherServer, params: Any) -> None:
             # Answer first, then stop: the caller waits for the socket to go away.
             asyncio.get_running_loop().call_later(0.05, self._stop.set)
+
+
+def _abandon_questions(server: TetherServer) -> None:
+    """The client left: what the daemon asked it (permission questions) will never be
+    answered there; the session asks another attached client instead."""
+    pending: dict[Any, Any] = server.protocol._request_futures  # pyright: ignore[reportPrivateUsage]
+    for future in list(pending.values()):
+        if isinstance(future, concurrent.futures.Future) and not future.done():
+            future.set_exception(ClientGone("the client disconnected"))
 
 
 def run_daemon(socket_path: Path, idle_timeout: float) -> int:

@@ -58,6 +58,9 @@ class SessionHub:
         """Workspace roots in the order the editor gave them."""
         self.diagnostics = DiagnosticsStore()
         self.init_options: dict[str, Any] = {}
+        self.client_env: dict[str, str] | None = None
+        """The variables the client's sessions run with (the warm daemon's clients send
+        theirs); None: the daemon's own environment."""
         self._sessions = sessions
         self._shared = sessions is not None
         """The warm daemon's registry, shared with its other clients: leaving closes only
@@ -149,13 +152,16 @@ class SessionHub:
         # initializationOptions give this editor's defaults for model and mode.
         model, mode = self._init_model(), self._init_mode()
         if params is None:
-            return SessionOptions(model=model, default_mode=mode, attachments=[source])
+            return SessionOptions(
+                model=model, default_mode=mode, attachments=[source], env=self.client_env
+            )
         return SessionOptions(
             session_id=editor.session_id,
             model=params.model or model,
             mode=params.permission_mode or mode,
             title=params.title,
             attachments=[source],
+            env=self.client_env,
         )
 
     def _follow(self, session: Session, editor: LspEditor) -> None:

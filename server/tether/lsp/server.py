@@ -103,7 +103,7 @@ class TetherServer(LanguageServer):
             return await self.request_shielded(request)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
-                self.protocol.notify("$/cancelRequest", {"id": msg_id})
+                self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
 
     def report_server_error(self, error: Exception, source: Any) -> None:

@@ -100,6 +100,8 @@ class SessionOptions:
         default_factory=lambda: dict[str, AgentDefinition]()
     )
     """Subagent definitions the front door brings (an SDK program's), over the workspace's."""
+    env: Mapping[str, str] | None = None
+    """The client's environment (keys, base URLs, proxies); None: this process's."""
 
 
 def default_provider_factory(model: str | None, root: Path) -> Provider:

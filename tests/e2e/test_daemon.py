@@ -1,0 +1,201 @@
+"""The warm daemon: its life (start, status, stop, idle exit, replaced by another build), its
+privacy (another user cannot connect), and several clients on one live session."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.daemon.paths import socket_path
+from tether.testing.editor_client import EditorOptions, FakeEditor
+
+from .conftest import MODEL, make_editor
+
+BASH_ECHO = {"type": "tool_use", "name": "Bash", "input": {"command": "echo shared > out.txt"}}
+
+
+def tether(
+    env: dict[str, str], *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tether", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def env(daemon_env: dict[str, str], tmp_path: Path) -> Iterator[dict[str, str]]:
+    values = {**daemon_env, "TETHER_RUNTIME_DIR": str(tmp_path / "run")}
+    yield values
+    tether(values, "daemon", "stop")
+
+
+def status(env: dict[str, str]) -> dict[str, Any] | None:
+    done = tether(env, "daemon", "status", "--json")
+    return json.loads(done.stdout) if done.returncode == 0 else None
+
+
+def test_start_status_stop(env: dict[str, str]) -> None:
+    assert status(env) is None
+    started = tether(env, "daemon", "start")
+    assert started.returncode == 0, started.stderr
+    info = status(env)
+    assert info is not None and info["sessions"] == []
+    path = socket_path({**os.environ, **env})
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    stopped = tether(env, "daemon", "stop")
+    assert stopped.returncode == 0
+    assert status(env) is None
+    assert not path.exists()
+
+
+def test_another_user_cannot_connect(env: dict[str, str]) -> None:
+    if os.getuid() != 0:
+        pytest.skip("needs root to run a process as another user")
+    assert tether(env, "daemon", "start").returncode == 0
+    probe = (
+        "import socket,sys\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "try:\n"
+        f"    s.connect({str(socket_path({**os.environ, **env}))!r})\n"
+        "except OSError as e:\n"
+        "    print(type(e).__name__); sys.exit(3)\n"
+        "print('connected')\n"
+    )
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no system python3 another user may run")
+    done = subprocess.run(
+        [python, "-c", probe], user=65534, capture_output=True, text=True, timeout=30, cwd="/"
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "PermissionError" in done.stdout
+    assert status(env) is not None  # the daemon is unharmed
+
+
+def test_a_daemon_of_another_build_is_replaced(env: dict[str, str]) -> None:
+    old_env = {**env, "TETHER_BUILD_ID": "old-build"}
+    assert tether(old_env, "daemon", "start").returncode == 0
+    old = status(old_env)
+    assert old is not None and old["build"] == "old-build"
+    new_env = {**env, "TETHER_BUILD_ID": "new-build"}
+    assert tether(new_env, "daemon", "start").returncode == 0
+    new = status(new_env)
+    assert new is not None and new["build"] == "new-build"
+    assert new["pid"] != old["pid"]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(old["pid"], 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the old daemon is still running")
+
+
+def test_idle_daemon_exits(env: dict[str, str]) -> None:
+    idle = {**env, "TETHER_DAEMON_IDLE_S": "1"}
+    assert tether(idle, "daemon", "start").returncode == 0
+    path = socket_path({**os.environ, **idle})
+    deadline = time.monotonic() + 20
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not path.exists(), "the daemon did not exit when idle"
+
+
+async def connected(env: dict[str, str], folder: Path, api: Any, **options: Any) -> FakeEditor:
+    editor = make_editor(EditorOptions(init_options={"model": MODEL}, **options))
+    await editor.start(
+        [sys.executable, "-m", "tether", "serve", "--connect"],
+        [folder],
+        env={**env, "ANTHROPIC_BASE_URL": api.base_url},
+    )
+    return editor
+
+
+async def test_two_clients_follow_one_session(
+    env: dict[str, str], workspace: Path, fake_api: Any
+) -> None:
+    slow = {"chunk_delay_ms": 150, "blocks": [{"type": "text", "text": "slow " * 60}]}
+    api = fake_api(
+        [
+            [BASH_ECHO],
+            [{"type": "text", "text": "ran it"}],
+            slow,
+            [BASH_ECHO],
+            [{"type": "text", "text": "answered by the other"}],
+        ]
+    )
+    driver = await connected(env, workspace, api)
+    follower = await connected(env, workspace, api)
+    try:
+        session = await driver.new_session()
+        loaded = await follower.request("tether/loadSession", {"sessionId": session})
+        assert loaded["sessionId"] == session
+
+        # 1. Both see every update; the question goes to the client that started the turn.
+        result = await driver.prompt(session, "run it")
+        assert result["stopReason"] == "end_turn"
+        assert (workspace / "out.txt").exists()
+        assert len(driver.permission_requests) == 1 and follower.permission_requests == []
+        await follower.wait_for_update(
+            lambda u: u["sessionId"] == session and u["update"]["kind"] == "turn_end"
+        )
+        kinds = [u["kind"] for u in driver.updates_of(session)]
+        assert [u["kind"] for u in follower.updates_of(session)] == kinds
+
+        # 2. The follower cancels a turn the driver started.
+        running = asyncio.create_task(driver.prompt(session, "talk slowly"))
+        await follower.wait_for_update(
+            lambda u: u["update"]["kind"] == "agent_message_chunk" and "slow" in u["update"]["text"]
+        )
+        await follower.request("tether/cancel", {"sessionId": session})
+        assert (await asyncio.wait_for(running, 30))["stopReason"] == "cancelled"
+
+        # 3. The driver leaves while asked: the question goes to the follower, once.
+        asked = asyncio.Event()
+
+        async def never_answers(params: dict[str, Any]) -> str | None:
+            asked.set()
+            await asyncio.sleep(3600)
+            return None
+
+        driver.asker = never_answers
+        (workspace / "out.txt").unlink()
+        third = asyncio.create_task(driver.prompt(session, "run it again"))
+        await asyncio.wait_for(asked.wait(), 30)
+        assert not third.done()
+        # The driver's editor dies (its proxy with it): the daemon sees the client leave.
+        driver.client._server.kill()  # pyright: ignore
+        with contextlib.suppress(RuntimeError):  # pygls reports the killed process
+            await driver.client.stop()
+        ends = len([u for u in follower.updates_of(session) if u["kind"] == "turn_end"])
+        await follower.wait_for_update(
+            lambda u: (
+                u["sessionId"] == session
+                and u["update"]["kind"] == "turn_end"
+                and len([x for x in follower.updates_of(session) if x["kind"] == "turn_end"]) > ends
+            ),
+            timeout=60,
+        )
+        assert len(follower.permission_requests) == 1
+        assert (workspace / "out.txt").exists()
+    finally:
+        await follower.stop()
+    api.assert_complete()
