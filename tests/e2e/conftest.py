@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import shutil
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -77,3 +78,30 @@ async def running_daemon(
         yield editor
     finally:
         await editor.stop()
+
+
+@pytest.fixture
+def print_mode(
+    workspace: Path,
+    daemon_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Iterator[Callable[..., tuple[int, str, str]]]:
+    """``tether`` print mode run in-process in ``workspace``: ``run(api, *argv, stdin="")``
+    returns the exit code, stdout and stderr (``api``: the fake API the run talks to)."""
+    from tether.cli.main import main
+
+    for key, value in daemon_env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    monkeypatch.chdir(workspace)
+
+    def run(api: FakeAnthropicServer | None, *argv: str, stdin: str = "") -> tuple[int, str, str]:
+        if api is not None:
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        code = main(list(argv))
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    yield run

@@ -54,7 +54,7 @@ def test_four_turn_script_with_flags(workspace: Path, daemon_env: dict[str, str]
             "--allowedTools",
             "Bash(echo:*)",
             "--output-format",
-            "stream-json",
+            "tether-json",
             "Tidy up the farewell",
         )
         assert done.returncode == 0, done.stderr

@@ -11,13 +11,13 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from tether.cli.driver import OpenRequest
+from tether.cli.inprocess import InProcessDriver
 from tether.cli.render import TextRenderer
-from tether.cli.run import run_turn
-from tether.editor.disk import DiskEditor
-from tether.editor.port import PermissionAnswer, PermissionRequest
+from tether.cli.run import exit_code
+from tether.editor.port import PermissionReply, PermissionRequest
+from tether.protocol.content import TextContent
 from tether.providers.scripted import ScriptedProvider
-from tether.workspace import Workspace
-from tether.workspace.workspace import SessionOptions
 
 DEMO_PROMPT = "The mean() in calc/ops.py looks wrong. Fix it and make sure the tests pass."
 
@@ -35,27 +35,32 @@ def prepare_workspace(target: Path | None) -> Path:
     return dest
 
 
-async def _approve(request: PermissionRequest) -> PermissionAnswer:
+async def _approve(request: PermissionRequest) -> PermissionReply:
     """The demo's user says yes to every question (and shows it)."""
     command = request.raw_input.get("command")
     what = f"$ {command}" if isinstance(command, str) else request.title
     sys.stderr.write(f"  ? permission asked for {request.tool_name}: {what} -> allow once\n")
-    return "allow_once"
+    return request.reply("allow_once")
 
 
 async def run_in_process(root: Path) -> int:
     script = example_dir() / "script.json"
     provider = ScriptedProvider.from_file(script)
-    workspace = Workspace(root, provider_factory=lambda _m, _r: provider, user_settings=False)
-    session = workspace.new_session(DiskEditor(_approve), SessionOptions(mode="default"))
-    transcript = session.engine.transcript
+    driver = InProcessDriver(user_settings=False, provider_factory=lambda _m, _r: provider)
+    renderer = TextRenderer(verbose=True)
+    facts = await driver.open(OpenRequest(cwd=root, mode="default", ask=_approve))
+    unsubscribe = driver.subscribe(renderer.update)
     try:
-        code = await run_turn(session, DEMO_PROMPT, TextRenderer(verbose=True))
+        renderer.start(facts)
+        outcome = await driver.prompt([TextContent(text=DEMO_PROMPT)])
+        renderer.finish(outcome)
     finally:
-        await workspace.close()
+        unsubscribe()
+        await renderer.aclose()
+        await driver.close()
     provider.assert_complete()
-    print(f"\ntranscript: {transcript.path if transcript else '-'}", file=sys.stderr)
-    return code
+    print(f"\ntranscript: {facts.transcript_path or '-'}", file=sys.stderr)
+    return exit_code(outcome)
 
 
 def show_change(root: Path) -> None:

@@ -1,14 +1,32 @@
-"""How ``tether run`` prints a turn: streamed text, one JSON event per line, or one result."""
+"""How print mode shows a turn, per ``--output-format``.
+
+- ``text``: on a terminal, the answer streams in with colour, tool calls and their results
+  as lines on stderr, a spinner naming the current step, thinking dimmed with
+  ``--verbose``, a line when the conversation is compacted; piped, stdout gets the final
+  answer only (what a script wants) and stderr the same lines without colour;
+- ``json``: the ``result`` object only;
+- ``stream-json``: Claude Code's lines (``cli/stream_json.py``);
+- ``tether-json``: Tether's own events, every ``SessionUpdate`` as it is, for Tether's tools.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
-from tether.engine.engine import TurnResult
+from tether.cli.driver import SessionFacts, TurnOutcome
+from tether.cli.result import TurnCounter, result_message, usage_line
+from tether.cli.stream_json import StreamJsonEncoder, tool_result_text
+from tether.cli.style import Spinner, Style, colour_wanted, is_terminal
 from tether.protocol.updates import (
     AgentMessageChunk,
+    AgentThoughtChunk,
+    Compaction,
+    ModeChange,
     Notice,
     Plan,
     SessionUpdate,
@@ -18,130 +36,287 @@ from tether.protocol.updates import (
     TurnEnd,
 )
 
-_SUBTYPES = {
-    "completed": "success",
-    "max_turns": "error_max_turns",
-    "budget_exhausted": "error_max_budget_usd",
-}
+Write = Callable[[dict[str, Any]], None]
 
 
-class Renderer(Protocol):
-    def start(self, info: dict[str, Any]) -> None: ...
-    def update(self, session_id: str, turn_id: str, update: SessionUpdate) -> None: ...
-    def finish(self, result: TurnResult, info: dict[str, Any]) -> None: ...
+def json_lines(stream: TextIO) -> Write:
+    """One JSON object per line, flushed at once (a program reads them as they come). A
+    reader that went away gets nothing more (the turn still ends and is saved)."""
+    closed = False
+
+    def write(obj: dict[str, Any]) -> None:
+        nonlocal closed
+        if closed:
+            return
+        try:
+            stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            stream.flush()
+        except BrokenPipeError:
+            closed = True
+            quiet_stdout()
+
+    return write
 
 
-def result_object(result: TurnResult, info: dict[str, Any]) -> dict[str, Any]:
-    terminal = result.terminal
-    usage = result.usage
-    return {
-        "type": "result",
-        "subtype": _SUBTYPES.get(terminal.reason, "error_during_execution"),
-        "is_error": terminal.stop_reason != "end_turn",
-        "stop_reason": terminal.stop_reason,
-        "terminal_reason": terminal.reason,
-        "error": terminal.message if terminal.stop_reason == "error" else None,
-        "result": info.get("text", ""),
-        "session_id": info["session_id"],
-        "num_turns": info.get("model_calls", 0),
-        "duration_ms": info.get("duration_ms", 0),
-        "total_cost_usd": usage.cost_usd,
-        "usage": usage.to_wire(),
-    }
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null: its reader is gone, and the interpreter's last flush must
+    not fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
-def usage_line(result: TurnResult, info: dict[str, Any]) -> str:
-    u = result.usage
-    cost = f" · ${u.cost_usd:.4f}" if u.cost_usd is not None else ""
-    cache = f" (cache read {u.cache_read_tokens})" if u.cache_read_tokens else ""
-    return (
-        f"[tether] {result.terminal.stop_reason} · {info.get('model_calls', 0)} model request(s) · "
-        f"{u.input_tokens} in{cache} / {u.output_tokens} out tokens{cost} · "
-        f"{info.get('duration_ms', 0)} ms · session {info['session_id']}"
-    )
+class FrontEnd(Protocol):
+    def start(self, facts: SessionFacts) -> None:
+        """A turn starts."""
+        ...
+
+    def update(self, turn_id: str, update: SessionUpdate) -> None: ...
+
+    def finish(self, outcome: TurnOutcome) -> None:
+        """The turn ended."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+def explain(error: str, endpoint: str | None) -> str:
+    """A turn's error as the user should read it: a connection failure names the URL."""
+    if endpoint and "connection error" in error and endpoint not in error:
+        return f"{error} (tried {endpoint}; check ANTHROPIC_BASE_URL or the --model URL)"
+    return error
 
 
 class TextRenderer:
-    def __init__(self, verbose: bool = False, out: TextIO | None = None, err: TextIO | None = None):
+    def __init__(
+        self, *, verbose: bool = False, out: TextIO | None = None, err: TextIO | None = None
+    ) -> None:
         self.verbose = verbose
         self.out = out or sys.stdout
         self.err = err or sys.stderr
+        self.live = is_terminal(self.out)
+        """Stream the answer as it comes (a person watches); else print it at the end."""
+        self.o = Style(colour_wanted(self.out))
+        self.e = Style(colour_wanted(self.err))
+        self.spinner = Spinner(self.err, self.e, enabled=is_terminal(self.err))
+        self.counter = TurnCounter()
         self._titles: dict[str, str] = {}
+        self._running: set[str] = set()
         self._at_line_start = True
+        self._thinking = False
+        self._facts: SessionFacts | None = None
 
-    def start(self, info: dict[str, Any]) -> None:
-        return None
+    # -- writing ------------------------------------------------------------------------
 
-    def _err(self, text: str) -> None:
+    def _end_text_line(self) -> None:
         if not self._at_line_start:
             self.out.write("\n")
             self.out.flush()
             self._at_line_start = True
+        if self._thinking:
+            self.err.write("\n")
+            self._thinking = False
+
+    def line(self, text: str) -> None:
+        """A line on stderr (tool calls, notices), after whatever is on screen."""
+        self.spinner.hide()
+        self._end_text_line()
         self.err.write(text + "\n")
         self.err.flush()
 
-    def update(self, session_id: str, turn_id: str, update: SessionUpdate) -> None:
+    def _step(self) -> None:
+        if self._running:
+            title = self._titles.get(next(iter(self._running)), "a tool")
+            self.spinner.show(f"Running {title}")
+        else:
+            self.spinner.show("Thinking")
+
+    # -- the turn -----------------------------------------------------------------------
+
+    def start(self, facts: SessionFacts) -> None:
+        if self._facts is None:
+            for note in facts.notes:
+                self.line(self.e.yellow(f"[tether] {note}"))
+        self._facts = facts
+        self.counter = TurnCounter()
+        self._step()
+
+    def update(self, turn_id: str, update: SessionUpdate) -> None:
+        self.counter.update(update)
         if isinstance(update, AgentMessageChunk):
-            self.out.write(update.text)
-            self.out.flush()
-            self._at_line_start = update.text.endswith("\n")
+            if self._thinking:
+                self._end_text_line()
+            if self.live:
+                self.spinner.hide()
+                self.out.write(update.text)
+                self.out.flush()
+                self._at_line_start = update.text.endswith("\n")
+        elif isinstance(update, AgentThoughtChunk):
+            if self.verbose:
+                self.spinner.hide()
+                if not self._thinking:
+                    self._end_text_line()
+                    self.err.write(self.e.dim("✻ "))
+                    self._thinking = True
+                self.err.write(self.e.dim(update.text))
+                self.err.flush()
         elif isinstance(update, ToolCall):
             self._titles[update.tool_call_id] = update.title
-            self._err(f"⏺ {update.title}")
-        elif isinstance(update, ToolCallUpdate) and update.status in ("completed", "failed"):
-            mark = "✓" if update.status == "completed" else "✗"
-            title = self._titles.get(update.tool_call_id, update.tool_call_id)
-            detail = ""
-            if self.verbose and update.content:
-                detail = "\n" + "\n".join(
-                    "    " + line
-                    for c in update.content
-                    for line in str(getattr(c, "text", getattr(c, "output", ""))).splitlines()[:20]
-                )
-            self._err(f"  {mark} {title}{detail}")
-        elif isinstance(update, Plan):
-            marks = {"completed": "☑", "in_progress": "▶", "pending": "☐"}
-            self._err("\n".join(f"  {marks[e.status]} {e.content}" for e in update.entries))
-        elif isinstance(update, Notice):
-            self._err(f"[tether] {update.message}")
-        elif isinstance(update, TaskUpdate):
-            self._err(f"[task {update.task_id}] {update.status}: {update.description}")
-        elif isinstance(update, TurnEnd) and update.error is not None:
-            self._err(f"[tether] error ({update.error.code}): {update.error.message}")
+            self.line(f"{self.e.cyan('⏺')} {update.title}")
+            self._step()
+        elif isinstance(update, ToolCallUpdate):
+            self._tool_update(update)
+        else:
+            self._other(update)
 
-    def finish(self, result: TurnResult, info: dict[str, Any]) -> None:
-        if not self._at_line_start:
-            self.out.write("\n")
+    def _tool_update(self, update: ToolCallUpdate) -> None:
+        call_id = update.tool_call_id
+        if update.status == "in_progress":
+            self._running.add(call_id)
+            self._step()
+            return
+        if update.status not in ("completed", "failed"):
+            return
+        self._running.discard(call_id)
+        title = self._titles.get(call_id, call_id)
+        mark = self.e.green("✓") if update.status == "completed" else self.e.red("✗")
+        why = f" {self.e.dim(f'(rejected by {update.rejected})')}" if update.rejected else ""
+        detail = ""
+        if self.verbose and update.content:
+            lines = tool_result_text(update.content).splitlines()[:20]
+            detail = "".join("\n    " + self.e.dim(line) for line in lines)
+        self.line(f"  {mark} {title}{why}{detail}")
+        self._step()
+
+    def _other(self, update: SessionUpdate) -> None:
+        e = self.e
+        if isinstance(update, Plan):
+            marks = {"completed": "☑", "in_progress": "▶", "pending": "☐"}
+            self.line("\n".join(f"  {marks[p.status]} {p.content}" for p in update.entries))
+        elif isinstance(update, Notice):
+            paint = e.red if update.level == "error" else e.yellow
+            self.line(paint(f"[tether] {update.message}"))
+        elif isinstance(update, Compaction) and update.trigger != "manual":
+            what = {
+                "summary": "summarised the conversation",
+                "microcompact": "cleared old tool results",
+                "tool_result_budget": "moved large tool results to files",
+            }[update.strategy]
+            self.line(
+                e.yellow(
+                    f"[tether] context compacted ({update.trigger}): {what}, "
+                    f"{update.tokens_before} → {update.tokens_after} tokens"
+                )
+            )
+        elif isinstance(update, TaskUpdate):
+            self.line(e.dim(f"[task {update.task_id}] {update.status}: {update.description}"))
+        elif isinstance(update, ModeChange):
+            self.line(e.dim(f"[tether] permission mode: {update.mode}"))
+        elif isinstance(update, TurnEnd) and update.error is not None:
+            endpoint = self._facts.endpoint if self._facts else None
+            message = explain(update.error.message, endpoint)
+            self.line(e.red(f"[tether] error ({update.error.code}): {message}"))
+
+    def finish(self, outcome: TurnOutcome) -> None:
+        self.spinner.hide()
+        self._end_text_line()
+        stats = self.counter.stats
+        if not self.live and stats.last_text:
+            self.out.write(stats.last_text.rstrip("\n") + "\n")
             self.out.flush()
-        self.err.write(usage_line(result, info) + "\n")
+        session = self._facts.session_id if self._facts else "?"
+        self.err.write(self.e.dim(usage_line(outcome, stats, session)) + "\n")
         self.err.flush()
 
+    async def aclose(self) -> None:
+        await self.spinner.stop()
 
-class JsonRenderer:
-    """``stream-json``: every event on its own line; ``json``: only the result."""
 
-    def __init__(self, stream: bool, out: TextIO | None = None):
-        self.stream = stream
-        self.out = out or sys.stdout
+class JsonResultRenderer:
+    """``--output-format json``: the ``result`` object, nothing else."""
 
-    def _line(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        self.out.flush()
+    def __init__(self, write: Write) -> None:
+        self._write = write
+        self.counter = TurnCounter()
+        self._facts: SessionFacts | None = None
 
-    def start(self, info: dict[str, Any]) -> None:
-        if self.stream:
-            self._line({"type": "system", "subtype": "init", **info})
+    def start(self, facts: SessionFacts) -> None:
+        self._facts = facts
+        self.counter = TurnCounter()
 
-    def update(self, session_id: str, turn_id: str, update: SessionUpdate) -> None:
-        if self.stream:
-            self._line(
-                {
-                    "type": "update",
-                    "session_id": session_id,
-                    "turn_id": turn_id,
-                    "update": update.to_wire(),
-                }
-            )
+    def update(self, turn_id: str, update: SessionUpdate) -> None:
+        self.counter.update(update)
 
-    def finish(self, result: TurnResult, info: dict[str, Any]) -> None:
-        self._line(result_object(result, info))
+    def finish(self, outcome: TurnOutcome) -> None:
+        assert self._facts is not None
+        message = result_message(outcome, self.counter.stats, self._facts.model)
+        self._write({**message, "session_id": self._facts.session_id})
+
+    async def aclose(self) -> None:
+        return None
+
+
+class StreamJsonRenderer:
+    """``--output-format stream-json``."""
+
+    def __init__(self, encoder: StreamJsonEncoder) -> None:
+        self.encoder = encoder
+
+    def start(self, facts: SessionFacts) -> None:
+        self.encoder.begin_turn()
+        self.encoder.init(facts)
+
+    def update(self, turn_id: str, update: SessionUpdate) -> None:
+        self.encoder.update(update)
+
+    def finish(self, outcome: TurnOutcome) -> None:
+        self.encoder.result(outcome)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class TetherJsonRenderer:
+    """``--output-format tether-json``: ``system``/``init``, then every update as
+    ``{"type": "update", "session_id", "turn_id", "update"}``, then the ``result``."""
+
+    def __init__(self, write: Write) -> None:
+        self._write = write
+        self.counter = TurnCounter()
+        self._facts: SessionFacts | None = None
+
+    def start(self, facts: SessionFacts) -> None:
+        self._facts = facts
+        self.counter = TurnCounter()
+        self._write(
+            {
+                "type": "system",
+                "subtype": "init",
+                "session_id": facts.session_id,
+                "cwd": str(facts.cwd),
+                "model": facts.model,
+                "permissionMode": facts.mode,
+                "tools": facts.tools,
+            }
+        )
+
+    def update(self, turn_id: str, update: SessionUpdate) -> None:
+        self.counter.update(update)
+        assert self._facts is not None
+        self._write(
+            {
+                "type": "update",
+                "session_id": self._facts.session_id,
+                "turn_id": turn_id,
+                "update": update.to_wire(),
+            }
+        )
+
+    def finish(self, outcome: TurnOutcome) -> None:
+        assert self._facts is not None
+        message = result_message(outcome, self.counter.stats, self._facts.model)
+        self._write({**message, "session_id": self._facts.session_id})
+
+    async def aclose(self) -> None:
+        return None

@@ -1,142 +1,133 @@
-"""``tether run PROMPT``: one headless turn (plus any turns background tasks trigger)."""
+"""Print mode with a text prompt: ``tether -p PROMPT`` / ``tether run PROMPT``.
+
+One turn for the prompt, then a turn for each batch of background tasks that finishes
+(Ctrl+C stops them), shown by the front end ``--output-format`` picks. The exit code is 0
+when the last turn ended normally, 1 when it did not, 2 when the command line or the
+configuration is wrong (nothing ran).
+"""
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import os
 import sys
-import time
-from pathlib import Path
-from typing import Any
 
-from tether.cli.render import JsonRenderer, Renderer, TextRenderer
-from tether.cli.terminal import terminal_editor
-from tether.errors import ConfigError, SessionError
+from tether.cli.driver import OpenRequest, PermissionAsker, SessionDriver, TurnOutcome
+from tether.cli.flags import PrintOptions, UsageError
+from tether.cli.permission_tool import mcp_permission_asker
+from tether.cli.render import (
+    FrontEnd,
+    JsonResultRenderer,
+    StreamJsonRenderer,
+    TetherJsonRenderer,
+    TextRenderer,
+    json_lines,
+)
+from tether.cli.stream_json import StreamJsonEncoder
+from tether.cli.style import Spinner
+from tether.cli.terminal import TerminalAsker
 from tether.protocol.content import TextContent
-from tether.protocol.updates import AgentMessageChunk, SessionUpdate
-from tether.providers.scripted import ScriptedProvider
-from tether.session.session import Session
-from tether.workspace import Workspace
-from tether.workspace.workspace import SessionOptions
+
+EMPTY_PROMPT = (
+    "no prompt: give it as an argument (tether -p 'fix the tests') or on stdin "
+    "(echo 'fix the tests' | tether -p)"
+)
 
 
-def _read_prompt(args: argparse.Namespace) -> str:
-    if args.prompt and args.prompt != "-":
-        return args.prompt
+def read_prompt(options: PrintOptions) -> tuple[str, bool]:
+    """The prompt, and whether it came from stdin (which then cannot answer questions)."""
+    if options.prompt and options.prompt != "-":
+        return options.prompt, False
     if sys.stdin.isatty():
-        raise ConfigError("no prompt given (pass it as an argument or on stdin)")
-    return sys.stdin.read()
+        raise UsageError(EMPTY_PROMPT)
+    text = sys.stdin.read()
+    if not text.strip():
+        raise UsageError(EMPTY_PROMPT)
+    return text, True
 
 
-def _renderer(args: argparse.Namespace) -> Renderer:
-    if args.output_format == "text":
-        return TextRenderer(verbose=args.verbose)
-    return JsonRenderer(stream=args.output_format == "stream-json")
+def front_end(options: PrintOptions) -> FrontEnd:
+    write = json_lines(sys.stdout)
+    if options.output_format == "json":
+        return JsonResultRenderer(write)
+    if options.output_format == "stream-json":
+        return StreamJsonRenderer(StreamJsonEncoder(write, partial=options.partial))
+    if options.output_format == "tether-json":
+        return TetherJsonRenderer(write)
+    return TextRenderer(verbose=options.verbose)
 
 
-async def run_turn(session: Session, prompt: str | None, renderer: Renderer) -> int:
-    """One turn for ``prompt`` (``None``: answer finished background tasks)."""
-    engine = session.engine
-    info: dict[str, Any] = {
-        "session_id": session.session_id,
-        "cwd": str(session.cwd),
-        "model": session.model,
-        "permissionMode": session.mode,
-        "tools": [s.name for s in engine.tool_specs()],
-    }
-    renderer.start(info)
-    started = time.monotonic()
-    text: list[str] = []
+def open_request(
+    options: PrintOptions, ask: PermissionAsker | None, asker: TerminalAsker | None
+) -> OpenRequest:
+    return OpenRequest(
+        cwd=options.cwd,
+        resume=options.resume,
+        continue_latest=options.continue_latest,
+        session_id=options.session_id,
+        recover=options.recover,
+        model=options.model,
+        fallback_model=options.fallback_model,
+        mode=options.mode,
+        allow=options.allow,
+        deny=options.deny,
+        builtin_tools=options.builtin_tools,
+        max_turns=options.max_turns,
+        max_budget_usd=options.max_budget_usd,
+        system_prompt=options.system_prompt,
+        append_system_prompt=options.append_system_prompt,
+        settings=options.settings,
+        mcp_servers=options.mcp_servers,
+        strict_mcp=options.strict_mcp,
+        ask=ask,
+        trust=asker.trust if asker is not None else None,
+    )
 
-    def show(turn_id: str, update: SessionUpdate) -> None:
-        if isinstance(update, AgentMessageChunk):
-            text.append(update.text)
-        renderer.update(session.session_id, turn_id, update)
 
-    unsubscribe = session.events.subscribe(show)
+def exit_code(outcome: TurnOutcome) -> int:
+    return 0 if outcome.stop_reason == "end_turn" else 1
+
+
+async def run_print(options: PrintOptions, driver: SessionDriver) -> int:
+    prompt, from_stdin = read_prompt(options)
+    shown = front_end(options)
+    spinner = shown.spinner if isinstance(shown, TextRenderer) else None
+    asker = TerminalAsker(sys.stdin.isatty() and not from_stdin, spinner=spinner)
+    ask: PermissionAsker = asker
+    if options.permission_prompt_tool is not None:
+        ask = mcp_permission_asker(options.permission_prompt_tool, driver)
+    facts = await driver.open(open_request(options, ask, asker))
+    unsubscribe = driver.subscribe(shown.update)
     try:
-        if prompt is None:
-            result = await session.answer_notifications()
-            if result is None:
-                return 0
-        else:
-            result = await session.prompt([TextContent(text=prompt)])
+        shown.start(facts)
+        outcome = await driver.prompt([TextContent(text=prompt)])
+        shown.finish(outcome)
+        code = exit_code(outcome)
+        code = await _follow_background(driver, shown, code, spinner)
     finally:
         unsubscribe()
-    info.update(
-        text="".join(text),
-        duration_ms=int((time.monotonic() - started) * 1000),
-        model_calls=result.model_calls,
-    )
-    renderer.finish(result, info)
-    return 0 if result.terminal.stop_reason == "end_turn" else 1
+        await shown.aclose()
+        problems = await driver.close()
+    for problem in problems:
+        print(f"[tether] error: {problem}", file=sys.stderr)
+    return 1 if problems else code
 
 
-async def _main(args: argparse.Namespace) -> int:
-    prompt = _read_prompt(args)
-    root = Path(args.cwd or os.getcwd()).resolve()
-    if not root.is_dir():
-        raise ConfigError(f"--cwd {root} is not a directory")
-    thinking = getattr(args, "thinking", None)
-    overrides = {"modelOptions": {"thinking": thinking}} if thinking else None
-    workspace = Workspace(root, overrides=overrides)
-    for warning in workspace.loaded.warnings:
-        print(f"[tether] settings: {warning}", file=sys.stderr)
-    editor = terminal_editor()
-    options = SessionOptions(
-        model=args.model,
-        mode=args.permission_mode,
-        allow=args.allowed_tools or (),
-        deny=args.disallowed_tools or (),
-        max_turns=args.max_turns,
-        max_budget_usd=args.max_budget_usd,
-        auto_wake=False,
-    )
-    if args.resume:
-        session = await workspace.load_session(args.resume, editor, options, recover=args.recover)
-        for note in session.repaired:
-            print(f"[tether] resume: {note}", file=sys.stderr)
-    else:
-        session = workspace.new_session(editor, options)
-    renderer = _renderer(args)
-    for problem in await workspace.ready():
-        print(f"[tether] {problem}", file=sys.stderr)
-    provider = session.engine.provider
-    try:
-        code = await run_turn(session, prompt, renderer)
-        code = await follow_background(session, renderer, code)
-    finally:
-        await workspace.close()
-    if isinstance(provider, ScriptedProvider) and provider.remaining:
-        print(
-            f"[tether] error: the script has {provider.remaining} unconsumed turn(s)",
-            file=sys.stderr,
-        )
-        return 1
-    return code
-
-
-async def follow_background(session: Session, renderer: Renderer, code: int) -> int:
+async def _follow_background(
+    driver: SessionDriver, shown: FrontEnd, code: int, spinner: Spinner | None
+) -> int:
     """Do not exit while background tasks of the session run: wait for them and answer
-    their notifications with turns of their own (Ctrl+C stops them)."""
-    engine = session.engine
-    while engine.tasks.running() or engine.notifications:
-        if engine.notifications:
-            code = await run_turn(session, None, renderer)
+    their notifications with turns of their own."""
+
+    def waiting(count: int) -> None:
+        if spinner is not None and spinner.enabled:
+            spinner.show(f"Waiting for {count} background task(s)")
+        else:
+            print(f"[tether] waiting for {count} background task(s)...", file=sys.stderr)
+
+    while await driver.background_pending(waiting):
+        shown.start(driver.facts())
+        outcome = await driver.answer_background()
+        if outcome is None:
             continue
-        count = len(engine.tasks.running())
-        print(f"[tether] waiting for {count} background task(s)...", file=sys.stderr)
-        await engine.tasks.wait_any()
-        await asyncio.sleep(0)  # let the finished task's notification be queued
+        shown.finish(outcome)
+        code = exit_code(outcome)
     return code
-
-
-def run_command(args: argparse.Namespace) -> int:
-    try:
-        return asyncio.run(_main(args))
-    except (ConfigError, SessionError) as e:
-        print(f"tether: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130

@@ -1,43 +1,91 @@
-"""The headless Editor: files on disk, permission questions on the terminal."""
+"""Permission questions on the terminal, and the workspace trust question.
+
+A question about an edit shows the change as a coloured unified diff; a command shows the
+command. Without a terminal to ask on (stdin piped), every question is a no, said on stderr.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import sys
 from pathlib import Path
+from typing import TextIO
 
-from tether.editor.disk import DiskEditor
+from tether.cli.style import Spinner, Style, colour_wanted
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.permissions.display import visible
 from tether.protocol.content import DiffContent
+
+MAX_DIFF_LINES = 60
+
+
+def diff_lines(item: DiffContent, style: Style) -> list[str]:
+    """The change as a unified diff, coloured, cut after ``MAX_DIFF_LINES`` lines."""
+    lines = list(
+        difflib.unified_diff(
+            (item.old_text or "").splitlines(),
+            item.new_text.splitlines(),
+            f"{item.uri} (before)",
+            f"{item.uri} (after)",
+            lineterm="",
+        )
+    )
+    out: list[str] = []
+    for line in lines[:MAX_DIFF_LINES]:
+        shown = visible(line)
+        if line.startswith(("+++", "---")):
+            out.append(style.bold(shown))
+        elif line.startswith("+"):
+            out.append(style.green(shown))
+        elif line.startswith("-"):
+            out.append(style.red(shown))
+        elif line.startswith("@@"):
+            out.append(style.cyan(shown))
+        else:
+            out.append(shown)
+    if len(lines) > MAX_DIFF_LINES:
+        out.append(style.dim(f"… {len(lines) - MAX_DIFF_LINES} more line(s)"))
+    return out
 
 
 class TerminalAsker:
     """Asks on the controlling terminal when interactive; otherwise every question is a no."""
 
-    def __init__(self, interactive: bool | None = None) -> None:
+    def __init__(
+        self,
+        interactive: bool | None = None,
+        *,
+        spinner: Spinner | None = None,
+        err: TextIO | None = None,
+    ) -> None:
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
+        self.err = err or sys.stderr
+        self.style = Style(colour_wanted(self.err))
+        self._spinner = spinner
         self._lock = asyncio.Lock()
 
     async def __call__(self, request: PermissionRequest) -> PermissionReply:
+        if self._spinner is not None:
+            self._spinner.hide()
         if not self.interactive:
-            sys.stderr.write(f"[tether] denied (not interactive): {visible(request.title)}\n")
+            self.err.write(f"[tether] denied (not interactive): {visible(request.title)}\n")
             return request.reply("reject_once")
         async with self._lock:
             return await asyncio.to_thread(self._ask, request)
 
     def _ask(self, request: PermissionRequest) -> PermissionReply:
-        err = sys.stderr
+        err, s = self.err, self.style
         if request.kind == "plan":
-            err.write(f"\nThe plan:\n{visible(request.plan or '')}\n")
+            err.write(f"\n{s.bold('The plan:')}\n{visible(request.plan or '')}\n")
         else:
-            err.write(f"\n{request.tool_name} wants to run: {visible(request.title)}\n")
+            err.write(f"\n{s.bold(request.tool_name)} wants to run: {visible(request.title)}\n")
             command = request.raw_input.get("command")
             if isinstance(command, str):
                 err.write(f"  $ {visible(command)}\n")
             for item in request.content:
                 if isinstance(item, DiffContent):
-                    err.write(f"  edits {item.uri}\n")
+                    err.write("\n".join("  " + line for line in diff_lines(item, s)) + "\n")
         options = request.options()
         menu = " / ".join(f"[{n}] {o.name}" for n, o in enumerate(options, 1))
         while True:
@@ -58,22 +106,19 @@ class TerminalAsker:
 
     async def trust(self, root: Path, withheld: list[str]) -> bool:
         """The one-time workspace trust question (not interactive: not trusted)."""
+        if self._spinner is not None:
+            self._spinner.hide()
         if not self.interactive:
-            sys.stderr.write(f"[tether] {root} is not trusted; its own hooks/env do not run\n")
+            self.err.write(f"[tether] {root} is not trusted; its own hooks/env do not run\n")
             return False
         async with self._lock:
             return await asyncio.to_thread(self._ask_trust, root, withheld)
 
     def _ask_trust(self, root: Path, withheld: list[str]) -> bool:
-        err = sys.stderr
+        err = self.err
         err.write(f"\nThe workspace {visible(str(root))} wants to run its own configuration:\n")
         for item in withheld:
             err.write(f"  - {visible(item)}\n")
         err.write("Trust this workspace? [y]es / [n]o: ")
         err.flush()
         return sys.stdin.readline().strip().lower().startswith("y")
-
-
-def terminal_editor(interactive: bool | None = None) -> DiskEditor:
-    asker = TerminalAsker(interactive)
-    return DiskEditor(asker, asker.trust)

@@ -274,6 +274,7 @@ class TurnLoop:
                 tool_call_id=use.id,
                 title=title,
                 tool_kind=kind,
+                tool_name=use.name,
                 status="pending",
                 raw_input=use.input,
                 locations=locations or None,

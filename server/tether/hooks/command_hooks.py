@@ -17,8 +17,15 @@ from typing import Any
 
 from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.hooks.matchers import select
-from tether.hooks.outcome import HookOutcome, joined, read_outcome, strongest
+from tether.hooks.outcome import HookOutcome, joined, read_outcome
 from tether.hooks.runner import hook_env, run_hook
+from tether.hooks.verdicts import (
+    compact_block,
+    post_tool_verdict,
+    pre_tool_verdict,
+    prompt_verdict,
+    stop_verdict,
+)
 from tether.settings.model import HookEvent, HookMatcher
 
 log = logging.getLogger(__name__)
@@ -118,20 +125,7 @@ class CommandHooks:
         self, tool: str, tool_input: dict[str, Any], tool_use_id: str
     ) -> ToolHookVerdict:
         fields = {"tool_name": tool, "tool_input": tool_input, "tool_use_id": tool_use_id}
-        outcomes = await self._run("PreToolUse", tool, fields)
-        if not outcomes:
-            return ToolHookVerdict()
-        blocked = [o.reason for o in outcomes if o.blocked and o.permission is None]
-        decision = "deny" if blocked else strongest([o.permission for o in outcomes])
-        reasons = blocked or [o.permission_reason for o in outcomes if o.permission == decision]
-        updated = next((o.updated_input for o in outcomes if o.updated_input is not None), None)
-        return ToolHookVerdict(
-            decision=decision,
-            reason=joined(list(reasons)) or "",
-            updated_input=updated,
-            stop_turn=next((o.stop for o in outcomes if o.stop), None),
-            additional_context=joined([o.context for o in outcomes]),
-        )
+        return pre_tool_verdict(await self._run("PreToolUse", tool, fields))
 
     async def post_tool_use(
         self, tool: str, tool_input: dict[str, Any], tool_use_id: str, response: Any, is_error: bool
@@ -142,13 +136,7 @@ class CommandHooks:
             "tool_use_id": tool_use_id,
             "tool_response": response,
         }
-        outcomes = await self._run("PostToolUse", tool, fields)
-        # A block after the fact cannot undo the call: its reason goes to the model.
-        feedback = [f"PostToolUse hook: {o.reason}" for o in outcomes if o.blocked]
-        return ToolHookVerdict(
-            stop_turn=next((o.stop for o in outcomes if o.stop), None),
-            additional_context=joined([*feedback, *(o.context for o in outcomes)]),
-        )
+        return post_tool_verdict(await self._run("PostToolUse", tool, fields))
 
     async def user_prompt_submit(self, prompt: str) -> PromptHookVerdict:
         context: list[str | None] = []
@@ -163,12 +151,7 @@ class CommandHooks:
         outcomes = await self._run(
             "UserPromptSubmit", None, {"prompt": prompt}, plain_stdout_is_context=True
         )
-        block = next((o.reason or "blocked by a hook" for o in outcomes if o.blocked), None)
-        block = block or next((o.stop for o in outcomes if o.stop), None)
-        return PromptHookVerdict(
-            block_reason=block,
-            additional_context=joined([*context, *(o.context for o in outcomes)]),
-        )
+        return prompt_verdict(outcomes, context)
 
     async def stop(self, *, stop_hook_active: bool, last_message: str) -> StopHookVerdict:
         return await self._stop_event("Stop", stop_hook_active, last_message, {})
@@ -185,12 +168,7 @@ class CommandHooks:
         self, event: HookEvent, active: bool, last: str, extra: Mapping[str, Any]
     ) -> StopHookVerdict:
         fields = {"stop_hook_active": active, "last_assistant_message": last, **extra}
-        outcomes = await self._run(event, None, fields)
-        stop = next((o.stop for o in outcomes if o.stop), None)
-        if stop is not None:
-            return StopHookVerdict(stop_turn=stop)
-        block = joined([o.reason or "a Stop hook asked to continue" for o in outcomes if o.blocked])
-        return StopHookVerdict(block_reason=block)
+        return stop_verdict(await self._run(event, None, fields))
 
     async def session_start(self, source: str) -> str | None:
         """SessionStart (startup|resume|clear|compact): context for the model, if any."""
@@ -206,5 +184,4 @@ class CommandHooks:
     async def pre_compact(self, trigger: str, custom_instructions: str = "") -> str | None:
         """PreCompact (manual|auto): a reason to block compaction, or None."""
         fields = {"trigger": trigger, "custom_instructions": custom_instructions}
-        outcomes = await self._run("PreCompact", trigger, fields)
-        return joined([o.reason or "blocked by a PreCompact hook" for o in outcomes if o.blocked])
+        return compact_block(await self._run("PreCompact", trigger, fields))

@@ -72,6 +72,9 @@ class ToolCall(WireModel):
     tool_call_id: str
     title: str
     tool_kind: ToolKind
+    tool_name: str | None = None
+    """The tool's canonical name (``Read``, ``mcp__github__create_issue``), as rules and
+    hooks match it."""
     status: ToolStatus = "pending"
     raw_input: dict[str, Any] = Field(default_factory=dict)
     locations: list[Location] | None = None

@@ -1,5 +1,6 @@
 """Choose a provider from a model spec: ``anthropic:<model>``, ``openai:<model>@<base-url>``,
-``scripted:<path>``; a bare model name means Anthropic."""
+``scripted:<path>``; a bare Claude model id (``claude-...``) or an alias users type
+(``sonnet``, ``opus``, ``haiku``) means Anthropic."""
 
 from __future__ import annotations
 
@@ -28,6 +29,29 @@ def resolve_alias(model: str) -> str:
         return model
     return os.environ.get(alias[0], "").strip() or alias[1]
 
+MODEL_ALIASES: dict[str, tuple[str, str]] = {
+    "sonnet": ("claude-sonnet-5-5", "ANTHROPIC_DEFAULT_SONNET_MODEL"),
+    "opus": ("claude-opus-5-5", "ANTHROPIC_DEFAULT_OPUS_MODEL"),
+    "haiku": ("claude-haiku-5-5", "ANTHROPIC_DEFAULT_HAIKU_MODEL"),
+}
+"""Alias -> (current model id, the variable that overrides it), as Claude Code resolves
+them (measured against Claude Code 2.1.332)."""
+
+MODEL_FORMS = (
+    "an alias (sonnet, opus, haiku), a Claude model id (claude-...), anthropic:<model>, "
+    "openai:<model>@<base-url> or scripted:<script.json>"
+)
+
+
+def resolve_alias(name: str) -> str:
+    """The model id an alias stands for (``ANTHROPIC_DEFAULT_*_MODEL`` wins); other names
+    are returned as they are."""
+    found = MODEL_ALIASES.get(name.strip().lower())
+    if found is None:
+        return name
+    model, variable = found
+    return os.environ.get(variable) or model
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -53,7 +77,7 @@ def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
             for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
         ):
             model = os.environ.get("ANTHROPIC_MODEL") or DEFAULT_ANTHROPIC_MODEL
-            return ModelSpec("anthropic", model)
+            return ModelSpec("anthropic", resolve_alias(model))
         raise ConfigError(
             "No model is configured. Set ANTHROPIC_API_KEY, or pass --model "
             "(anthropic:<model>, openai:<model>@<base-url> for Ollama/vLLM/llama.cpp/LM Studio, "
@@ -61,7 +85,10 @@ def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
         )
     kind, sep, rest = spec.partition(":")
     if not sep or kind not in ("anthropic", "openai", "scripted"):
-        return ModelSpec("anthropic", resolve_alias(spec))
+        model = resolve_alias(spec)
+        if not model.startswith("claude"):
+            raise ConfigError(f"unknown model {spec!r}: use {MODEL_FORMS}")
+        return ModelSpec("anthropic", model)
     if kind == "scripted":
         if not rest:
             raise ConfigError("scripted: needs a path, e.g. scripted:turns.json")
@@ -84,7 +111,7 @@ def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
         return ModelSpec("openai", model, base_url=base)
     if not rest:
         raise ConfigError("anthropic: needs a model name, e.g. anthropic:claude-sonnet-4-6")
-    return ModelSpec("anthropic", rest)
+    return ModelSpec("anthropic", resolve_alias(rest))
 
 
 def create_provider(spec: ModelSpec, options: ModelOptions | None = None) -> Provider:

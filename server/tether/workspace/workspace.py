@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tether.agents.definitions import AgentDefinition, load_definitions
 from tether.context.compaction import CompactionSettings
 from tether.core.hooks import Hooks
 from tether.editor.port import Editor
@@ -22,6 +23,7 @@ from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.engine.turns import AttachmentSource, EngineEvents
 from tether.errors import SessionError
+from tether.hooks.chain import HooksChain
 from tether.hooks.command_hooks import CommandHooks
 from tether.mcp.config import McpConfig
 from tether.mcp.config import load_config as load_mcp_config
@@ -43,6 +45,7 @@ from tether.settings.trust import TrustStore
 from tether.skills.attach import attach as attach_skills
 from tether.skills.registry import SkillRegistry
 from tether.tasks.registry import TaskRegistry
+from tether.tools.base import Tool
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
 from tether.tools.web_search import search_options, web_search_tool
@@ -54,6 +57,9 @@ from tether.transcript.writer import TranscriptWriter
 from tether.workspace.guard import WorkspaceGuard, build_rules
 
 if TYPE_CHECKING:
+    from mcp_types import CallToolResult
+
+    from tether.mcp.connection import ServerStatus
     from tether.mcp.manager import McpManager
     from tether.skills.expand import McpPrompts
 
@@ -83,6 +89,21 @@ class SessionOptions:
     """Answer finished background tasks with a turn of their own while idle."""
     attachments: Sequence[AttachmentSource] = ()
     """Sources of urgent context at turn boundaries (the LSP door's new diagnostics)."""
+    hooks: Hooks | None = None
+    """Hooks of the front door's own (an SDK program's callbacks), asked along with the
+    settings' command hooks."""
+    tools: Sequence[Tool[Any]] = ()
+    """Tools the front door brings (MCP servers hosted by an SDK program)."""
+    builtin_tools: Sequence[str] | None = None
+    """Which built-in tools the model gets (``--tools``); None: all of them."""
+    system_prompt: str | None = None
+    """Replaces the built-in identity section of the system prompt (blank: keep it)."""
+    append_system_prompt: str | None = None
+    """Added at the end of the system prompt."""
+    agents: Mapping[str, AgentDefinition] = field(
+        default_factory=lambda: dict[str, AgentDefinition]()
+    )
+    """Subagent definitions the front door brings (an SDK program's), over the workspace's."""
     env: Mapping[str, str] | None = None
     """The client's environment (keys, base URLs, proxies); None: this process's."""
 
@@ -119,8 +140,19 @@ class Workspace:
         trust: TrustStore | None = None,
         sandbox_probe: Probe | None = None,
         watch_settings: bool = True,
+        mcp_servers: Mapping[str, Any] | None = None,
+        strict_mcp: bool = False,
+        fallback_model: str | None = None,
+        on_fallback: Callable[[str], None] | None = None,
     ) -> None:
         self.root = root.resolve()
+        self._cli_mcp_servers = dict(mcp_servers or {})
+        """MCP servers from the command line (``--mcp-config``): trusted like flags."""
+        self._strict_mcp = strict_mcp
+        """Only the command line's MCP servers; settings and ``.mcp.json`` are ignored."""
+        self._fallback_model = fallback_model
+        """``--fallback-model``: asked when the model is overloaded."""
+        self._on_fallback = on_fallback
         self.store = store or TranscriptStore()
         self.guard = WorkspaceGuard(
             self.root,
@@ -169,7 +201,7 @@ class Workspace:
         resumed: ResumedSession | None = None,
     ) -> QueryEngine:
         settings = self.loaded.settings
-        provider = self.provider_factory(options.model or settings.model, self.root)
+        provider = self.make_provider(options.model or settings.model)
         mode = options.mode or (resumed.mode if resumed else None) or options.default_mode
         state = SessionRunState(mode=mode or settings.permissions.default_mode)
         if resumed is not None:
@@ -182,15 +214,22 @@ class Workspace:
             command_hooks = self.guard.session_hooks(
                 session_id, editor, state, writer.path, resumed=resumed is not None
             )
+        hooks = self.hooks or command_hooks
+        if options.hooks is not None:
+            hooks = HooksChain([hooks, options.hooks]) if hooks is not None else options.hooks
+        builtin = [*core_tools(), EXIT_PLAN_MODE_TOOL]
+        if options.builtin_tools is not None:
+            wanted = set(options.builtin_tools)
+            builtin = [t for t in builtin if t.name in wanted]
         allow, deny = list(options.allow), list(options.deny)
         engine = QueryEngine(
             session_id=session_id,
             cwd=self.root,
             provider=provider,
-            tools=[*core_tools(), EXIT_PLAN_MODE_TOOL],
+            tools=[*builtin, *options.tools],
             editor=editor,
             rules=self.rules(allow, deny),
-            hooks=self.hooks or command_hooks,
+            hooks=hooks,
             config=EngineConfig(
                 max_turns=options.max_turns
                 if options.max_turns is not None
@@ -203,12 +242,22 @@ class Workspace:
             state=state,
             history=resumed.messages if resumed else None,
             transcript=writer,
-            assembler=ContextAssembler(cwd=self.root, model=provider.model),
+            assembler=ContextAssembler(
+                cwd=self.root,
+                model=provider.model,
+                custom=options.system_prompt,
+                extra_sections=[options.append_system_prompt]
+                if options.append_system_prompt
+                else [],
+            ),
             tasks=TaskRegistry(writer.path.parent / session_id / "tasks"),
             title=options.title or (resumed.title if resumed else None),
             remember_rule=self._persist_rule,
             events=events,
             attachment_sources=options.attachments,
+            agent_definitions={**load_definitions(self.root), **options.agents}
+            if options.agents
+            else None,
         )
         if resumed is not None:
             engine.turns = resumed.turns
@@ -225,12 +274,25 @@ class Workspace:
             engine.note(sandbox.describe())
         return engine
 
+    def make_provider(self, model: str | None) -> Provider:
+        """The provider for ``model``, backed by the fallback model when there is one."""
+        main = self.provider_factory(model, self.root)
+        if self._fallback_model is None:
+            return main
+        from tether.providers.fallback import FallbackProvider
+
+        spare = self.provider_factory(self._fallback_model, self.root)
+        return FallbackProvider(main, spare, on_fallback=self._on_fallback)
+
     def _attach_mcp(self, engine: QueryEngine) -> None:
         """Give a session the workspace's MCP tools; the servers start with the first
         session. The project's ``.mcp.json`` counts only in a trusted workspace."""
         if self._mcp_config is None:
+            servers = {} if self._strict_mcp else dict(self.loaded.settings.mcp_servers)
             self._mcp_config = load_mcp_config(
-                self.root, self.loaded.settings.mcp_servers, project_file=self.guard.trusted
+                self.root,
+                {**servers, **self._cli_mcp_servers},
+                project_file=self.guard.trusted and not self._strict_mcp,
             )
             for name, problem in self._mcp_config.problems.items():
                 log.warning("MCP server %s skipped: %s", name, problem)
@@ -260,6 +322,25 @@ class Workspace:
         await self._mcp.wait_ready(timeout=timeout)
         return [f"MCP server {s.name}: {s.error}" for s in self._mcp.statuses() if s.error]
 
+    async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        """Call one of the workspace's MCP tools by its ``mcp__server__tool`` name (the
+        command line's ``--permission-prompt-tool`` asks one); raises ``SessionError``
+        when no server offers it."""
+        from tether.mcp.tools import mcp_tool_name
+
+        if self._mcp is not None:
+            await self._mcp.wait_ready(timeout=10.0)
+            for server, connection in self._mcp.connections.items():
+                for tool in connection.tools:
+                    if mcp_tool_name(server, tool.name) == name:
+                        return await connection.call_tool(tool.name, arguments)
+        raise SessionError(f"no MCP server offers the tool {name}")
+
+    def mcp_statuses(self) -> list[ServerStatus]:
+        """The workspace's MCP servers and how they are doing (empty until a session
+        started them)."""
+        return self._mcp.statuses() if self._mcp is not None else []
+
     def _persist_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:
         try:
             add_local_rule(self.root, kind, rule)
@@ -274,7 +355,13 @@ class Workspace:
             raise SessionError(f"a session with ID {session_id} exists already")
         writer = TranscriptWriter(self.store.session_path(self.root, session_id), session_id)
         writer.open()
-        return self._session(session_id, editor, writer, options, None)
+        try:
+            return self._session(session_id, editor, writer, options, None)
+        except BaseException:
+            # A session that could not start (a bad model, say) leaves no empty file behind.
+            writer.release()
+            writer.path.unlink(missing_ok=True)
+            raise
 
     async def load_session(
         self,
@@ -325,7 +412,7 @@ class Workspace:
             events=events,
             hooks=SessionHooks(
                 ready=self.ready,
-                provider_for=lambda spec: self.provider_factory(spec, self.root),
+                provider_for=self.make_provider,
                 close=close,
                 mcp_prompts=self.mcp_prompts,
             ),

@@ -1,0 +1,258 @@
+"""``InProcessDriver``: the session runs in this process, on the session core.
+
+It assembles a ``Workspace`` with the command line's settings and MCP servers, opens or
+resumes a ``Session`` with a ``DiskEditor`` whose questions go to the caller's asker, and
+maps the driver calls one to one onto the session's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tether.cli.driver import (
+    McpServerState,
+    OpenRequest,
+    SessionFacts,
+    TurnOutcome,
+    UpdateListener,
+)
+from tether.editor.disk import DiskEditor
+from tether.editor.port import PermissionReply, PermissionRequest
+from tether.engine.turns import TurnResult
+from tether.errors import ConfigError, SessionError
+from tether.protocol.content import ContentBlock
+from tether.protocol.updates import Mode
+from tether.providers.base import Provider
+from tether.providers.registry import ModelSpec, parse_model_spec
+from tether.providers.scripted import ScriptedProvider
+from tether.session.session import Session
+from tether.skills import commands
+from tether.tools.base import Tool
+from tether.workspace import Workspace
+from tether.workspace.workspace import SessionOptions, default_provider_factory
+
+if TYPE_CHECKING:
+    import mcp_types
+
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+_KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+async def _refuse(request: PermissionRequest) -> PermissionReply:
+    return request.reply("reject_once")
+
+
+def endpoint_of(spec: ModelSpec) -> str | None:
+    """The URL requests for ``spec`` go to (named when they cannot get there)."""
+    if spec.provider == "anthropic":
+        return os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL
+    return spec.base_url
+
+
+def check_credentials(spec: ModelSpec, settings_helper: str | None) -> None:
+    """An Anthropic model without any way to authenticate is refused before anything
+    starts, naming what to set."""
+    if spec.provider != "anthropic" or settings_helper:
+        return
+    if not any(os.environ.get(v) for v in _KEY_VARIABLES):
+        raise ConfigError(
+            f"no API key for {spec.model}: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+            "or choose a local model with --model openai:<model>@<base-url>"
+        )
+
+
+ProviderFactory = Callable[[str | None, Path], Provider]
+
+
+class InProcessDriver:
+    def __init__(
+        self, *, user_settings: bool = True, provider_factory: ProviderFactory | None = None
+    ) -> None:
+        self._user_settings = user_settings
+        self._custom_factory = provider_factory
+        self._workspace: Workspace | None = None
+        self._session: Session | None = None
+        self._request: OpenRequest | None = None
+        self._notes: list[str] = []
+        self._endpoint: str | None = None
+
+    # -- opening ------------------------------------------------------------------------
+
+    async def open(self, request: OpenRequest) -> SessionFacts:
+        root = request.cwd.resolve()
+        if not root.is_dir():
+            raise ConfigError(f"the working directory {root} is not a directory")
+        workspace = Workspace(
+            root,
+            overrides=dict(request.settings) or None,
+            user_settings=self._user_settings,
+            mcp_servers=request.mcp_servers,
+            strict_mcp=request.strict_mcp,
+            fallback_model=request.fallback_model,
+            on_fallback=_say_fallback,
+            provider_factory=self._custom_factory or default_provider_factory,
+        )
+        try:
+            settings = workspace.loaded.settings
+            if self._custom_factory is None:
+                spec = parse_model_spec(request.model or settings.model, cwd=root)
+                if request.fallback_model:
+                    parse_model_spec(request.fallback_model, cwd=root)
+                check_credentials(spec, settings.api_key_helper)
+                self._endpoint = endpoint_of(spec)
+            self._notes = [f"settings: {w}" for w in workspace.loaded.warnings]
+            self._session = await self._start(workspace, request)
+        except BaseException:
+            await workspace.close()
+            raise
+        self._workspace, self._request = workspace, request
+        self._notes += [f"resume: {note}" for note in self._session.repaired]
+        return self.facts()
+
+    async def _start(self, workspace: Workspace, request: OpenRequest) -> Session:
+        ask = request.ask or _refuse
+        editor = DiskEditor(ask, request.trust)
+        deny = list(request.deny)
+        if request.builtin_tools is not None and "Agent" not in request.builtin_tools:
+            # The engine adds Agent itself; a bare deny rule takes it out of the model's view.
+            deny.append("Agent")
+        options = SessionOptions(
+            session_id=request.session_id,
+            model=request.model,
+            mode=request.mode,
+            allow=request.allow,
+            deny=deny,
+            max_turns=request.max_turns,
+            max_budget_usd=request.max_budget_usd,
+            auto_wake=False,
+            hooks=request.hooks,
+            tools=_hosted_tools(request),
+            builtin_tools=request.builtin_tools,
+            system_prompt=request.system_prompt,
+            append_system_prompt=request.append_system_prompt,
+            agents=request.agents,
+        )
+        resume = request.resume
+        if request.continue_latest:
+            latest = workspace.list_sessions(1)
+            if not latest:
+                raise SessionError(f"No conversation found to continue in {workspace.root}")
+            resume = latest[0].session_id
+        if resume:
+            return await workspace.load_session(resume, editor, options, recover=request.recover)
+        return workspace.new_session(editor, options)
+
+    def _live(self) -> tuple[Workspace, Session]:
+        if self._workspace is None or self._session is None:
+            raise SessionError("no session is open")
+        return self._workspace, self._session
+
+    def facts(self) -> SessionFacts:
+        workspace, session = self._live()
+        hosted = self._request.hosted if self._request is not None else ()
+        servers = [McpServerState(s.name, s.state) for s in workspace.mcp_statuses()]
+        servers += [McpServerState(h.name, "connected") for h in hosted]
+        return SessionFacts(
+            session_id=session.session_id,
+            cwd=session.cwd,
+            model=session.model,
+            mode=session.mode,
+            tools=[s.name for s in session.engine.tool_specs()],
+            mcp_servers=servers,
+            slash_commands=[c.name for c in commands.discover(session.cwd)],
+            notes=list(self._notes),
+            endpoint=self._endpoint,
+            transcript_path=str(writer.path) if (writer := session.engine.transcript) else None,
+        )
+
+    # -- driving --------------------------------------------------------------------------
+
+    def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
+        return self._live()[1].events.subscribe(listener)
+
+    async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
+        workspace, session = self._live()
+        for problem in await workspace.ready():
+            sys.stderr.write(f"[tether] {problem}\n")
+        return _outcome(await session.prompt(blocks))
+
+    def interrupt(self) -> bool:
+        return self._live()[1].cancel()
+
+    async def set_mode(self, mode: Mode) -> None:
+        self._live()[1].set_mode(mode)
+
+    async def set_model(self, model: str) -> str:
+        session = self._live()[1]
+        spec = parse_model_spec(model, cwd=session.cwd)
+        check_credentials(spec, self._live()[0].loaded.settings.api_key_helper)
+        session.set_model(model)
+        self._endpoint = endpoint_of(spec)
+        return session.model
+
+    async def stop_task(self, task_id: str) -> bool:
+        return await self._live()[1].stop_task(task_id)
+
+    async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+        from tether.mcp.tools import mcp_tool_name  # MCP's SDK loads only when MCP is used
+
+        hosted = self._request.hosted if self._request is not None else ()
+        for server in hosted:
+            for tool in server.tools:
+                if mcp_tool_name(server.name, tool.name) == name:
+                    return await server.call_tool(tool.name, arguments)
+        return await self._live()[0].call_mcp_tool(name, arguments)
+
+    async def background_pending(self, waiting: Callable[[int], None]) -> bool:
+        session = self._live()[1]
+        tasks = session.engine.tasks
+        while not session.engine.notifications:
+            running = tasks.running()
+            if not running:
+                return False
+            waiting(len(running))
+            await tasks.wait_any()
+            await asyncio.sleep(0)  # let the finished task's notification be queued
+        return True
+
+    async def answer_background(self) -> TurnOutcome | None:
+        result = await self._live()[1].answer_notifications()
+        return _outcome(result) if result is not None else None
+
+    async def close(self) -> list[str]:
+        workspace, session = self._workspace, self._session
+        self._workspace = self._session = None
+        if workspace is None:
+            return []
+        provider = session.engine.provider if session is not None else None
+        await workspace.close()
+        if isinstance(provider, ScriptedProvider) and provider.remaining:
+            return [f"the script has {provider.remaining} unconsumed turn(s)"]
+        return []
+
+
+def _say_fallback(reason: str) -> None:
+    sys.stderr.write(f"[tether] {reason}\n")
+
+
+def _hosted_tools(request: OpenRequest) -> list[Tool[Any]]:
+    if not request.hosted:
+        return []
+    from tether.mcp.tools import wrap_tool  # MCP's SDK loads only when MCP is used
+
+    return [wrap_tool(h.name, t, h.call_tool) for h in request.hosted for t in h.tools]
+
+
+def _outcome(result: TurnResult) -> TurnOutcome:
+    terminal = result.terminal
+    return TurnOutcome(
+        stop_reason=terminal.stop_reason,
+        reason=terminal.reason,
+        error=(terminal.message or terminal.reason) if terminal.reason != "completed" else None,
+        usage=result.usage,
+    )

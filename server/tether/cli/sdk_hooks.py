@@ -1,0 +1,168 @@
+"""Hook callbacks registered by an Agent SDK program, as the engine's ``Hooks``.
+
+``initialize`` names, per event, matchers with callback ids. When the event fires, every
+matching callback is asked with a ``hook_callback`` control request carrying the same
+input a command hook gets on stdin; its answer is the JSON a command hook prints, and is
+read and combined the same way (``tether.hooks.outcome``, ``tether.hooks.verdicts``). A
+callback that fails is a non-blocking error, unless its matcher says ``onFailure: block``.
+
+Events Tether's engine does not have (PostToolUseFailure, Notification, SubagentStart,
+PermissionRequest...) are reported by ``unsupported`` so the caller can say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tether.cli.control import ControlChannel, ControlError, HookMatcherConfig
+from tether.core.hooks import PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.hooks.matchers import matcher_matches
+from tether.hooks.outcome import HookOutcome, read_outcome
+from tether.hooks.runner import HookRun
+from tether.hooks.verdicts import (
+    compact_block,
+    post_tool_verdict,
+    pre_tool_verdict,
+    prompt_verdict,
+    session_context,
+    stop_verdict,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 60.0
+EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionStart",
+)
+
+
+class SdkHooks:
+    """Implements ``tether.core.hooks.Hooks`` by calling back into the SDK program."""
+
+    def __init__(
+        self,
+        channel: ControlChannel,
+        config: Mapping[str, Sequence[HookMatcherConfig]],
+        *,
+        session_id: Callable[[], str],
+        cwd: Path,
+        mode: Callable[[], str],
+        transcript_path: Callable[[], str] = lambda: "",
+        source: str = "startup",
+    ) -> None:
+        self._channel = channel
+        self._config = {event: list(matchers) for event, matchers in config.items()}
+        self._session_id = session_id
+        self._cwd = cwd
+        self._mode = mode
+        self._transcript_path = transcript_path
+        self._source = source
+        """SessionStart's source for the first prompt: ``startup`` or ``resume``."""
+        self._started = False
+
+    @property
+    def unsupported(self) -> list[str]:
+        return [event for event in self._config if event not in EVENTS]
+
+    async def _ask(
+        self, event: str, subject: str | None, fields: Mapping[str, Any], tool_use_id: str | None
+    ) -> list[HookOutcome]:
+        payload = {
+            "session_id": self._session_id(),
+            "transcript_path": self._transcript_path(),
+            "cwd": str(self._cwd),
+            "permission_mode": self._mode(),
+            "hook_event_name": event,
+            **fields,
+        }
+        calls = [
+            self._call(callback_id, matcher, payload, tool_use_id)
+            for matcher in self._config.get(event, ())
+            if matcher_matches(matcher.matcher, subject)
+            for callback_id in matcher.callback_ids
+        ]
+        return list(await asyncio.gather(*calls))
+
+    async def _call(
+        self,
+        callback_id: str,
+        matcher: HookMatcherConfig,
+        payload: Mapping[str, Any],
+        tool_use_id: str | None,
+    ) -> HookOutcome:
+        request = {
+            "subtype": "hook_callback",
+            "callback_id": callback_id,
+            "input": payload,
+            "tool_use_id": tool_use_id,
+        }
+        label = f"SDK hook {callback_id}"
+        try:
+            answer = await self._channel.request(
+                request, timeout=matcher.timeout or DEFAULT_TIMEOUT_S
+            )
+        except ControlError as e:
+            if matcher.blocks_on_failure:
+                return HookOutcome(blocked=True, reason=f"{label} failed: {e}")
+            log.warning("%s failed: %s", label, e)
+            return HookOutcome(failed=f"{label} failed ({e})")
+        # The answer is what a command hook prints on stdout: read it the same way.
+        run = HookRun(command=label, exit_code=0, stdout=json.dumps(answer))
+        return read_outcome(run)
+
+    async def pre_tool_use(
+        self, tool: str, tool_input: dict[str, Any], tool_use_id: str
+    ) -> ToolHookVerdict:
+        fields = {"tool_name": tool, "tool_input": tool_input, "tool_use_id": tool_use_id}
+        return pre_tool_verdict(await self._ask("PreToolUse", tool, fields, tool_use_id))
+
+    async def post_tool_use(
+        self, tool: str, tool_input: dict[str, Any], tool_use_id: str, response: Any, is_error: bool
+    ) -> ToolHookVerdict:
+        fields = {
+            "tool_name": tool,
+            "tool_input": tool_input,
+            "tool_use_id": tool_use_id,
+            "tool_response": response,
+        }
+        return post_tool_verdict(await self._ask("PostToolUse", tool, fields, tool_use_id))
+
+    async def user_prompt_submit(self, prompt: str) -> PromptHookVerdict:
+        context: list[str | None] = []
+        if not self._started:  # the session's first prompt: SessionStart comes first
+            self._started = True
+            context.append(await self.session_start(self._source))
+        outcomes = await self._ask("UserPromptSubmit", None, {"prompt": prompt}, None)
+        return prompt_verdict(outcomes, context)
+
+    async def stop(self, *, stop_hook_active: bool, last_message: str) -> StopHookVerdict:
+        fields = {"stop_hook_active": stop_hook_active, "last_assistant_message": last_message}
+        return stop_verdict(await self._ask("Stop", None, fields, None))
+
+    async def subagent_stop(
+        self, *, stop_hook_active: bool, last_message: str, agent_transcript_path: str = ""
+    ) -> StopHookVerdict:
+        fields = {
+            "stop_hook_active": stop_hook_active,
+            "last_assistant_message": last_message,
+            "agent_transcript_path": agent_transcript_path,
+        }
+        return stop_verdict(await self._ask("SubagentStop", None, fields, None))
+
+    async def pre_compact(self, trigger: str, custom_instructions: str = "") -> str | None:
+        fields = {"trigger": trigger, "custom_instructions": custom_instructions}
+        return compact_block(await self._ask("PreCompact", trigger, fields, None))
+
+    async def session_start(self, source: str) -> str | None:
+        return session_context(await self._ask("SessionStart", source, {"source": source}, None))

@@ -1,0 +1,192 @@
+"""The control protocol's plumbing: our requests and their answers, cancellation, a program
+that goes away, and hook callbacks read like command hooks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.cli.control import ControlChannel, ControlError, HookMatcherConfig, parse_request
+from tether.cli.sdk_hooks import SdkHooks
+from tether.cli.stream_input import (
+    ControlResponseLine,
+    InputError,
+    UserLine,
+    parse_line,
+)
+from tether.protocol.content import ImageContent, TextContent
+
+
+class Program:
+    """The other end: records our lines and answers requests as told."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+        self.channel = ControlChannel(self.lines.append)
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [line for line in self.lines if line["type"] == "control_request"]
+
+    def answer(
+        self, request_id: str, payload: dict[str, Any] | None, error: str | None = None
+    ) -> None:
+        body: dict[str, Any] = {
+            "subtype": "error" if error else "success",
+            "request_id": request_id,
+        }
+        if error:
+            body["error"] = error
+        else:
+            body["response"] = payload
+        line = parse_line(json.dumps({"type": "control_response", "response": body}))
+        assert isinstance(line, ControlResponseLine)
+        self.channel.deliver(line.response)
+
+
+async def test_a_request_gets_its_answer() -> None:
+    program = Program()
+    asking = asyncio.ensure_future(program.channel.request({"subtype": "can_use_tool"}))
+    await asyncio.sleep(0)
+    (sent,) = program.requests()
+    assert sent["request"] == {"subtype": "can_use_tool"} and sent["request_id"]
+    program.answer(sent["request_id"], {"behavior": "allow"})
+    assert await asking == {"behavior": "allow"}
+
+
+async def test_an_error_answer_raises() -> None:
+    program = Program()
+    asking = asyncio.ensure_future(program.channel.request({"subtype": "hook_callback"}))
+    await asyncio.sleep(0)
+    program.answer(program.requests()[0]["request_id"], None, error="callback crashed")
+    with pytest.raises(ControlError, match="callback crashed"):
+        await asking
+
+
+async def test_giving_up_tells_the_program() -> None:
+    program = Program()
+    asking = asyncio.ensure_future(program.channel.request({"subtype": "can_use_tool"}))
+    await asyncio.sleep(0)
+    asking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    request_id = program.requests()[0]["request_id"]
+    assert program.lines[-1] == {"type": "control_cancel_request", "request_id": request_id}
+    assert program.channel.waiting == 0
+
+
+async def test_a_program_that_closed_its_input_answers_nothing() -> None:
+    program = Program()
+    asking = asyncio.ensure_future(program.channel.request({"subtype": "can_use_tool"}))
+    await asyncio.sleep(0)
+    program.channel.close("the program closed its input")
+    with pytest.raises(ControlError, match="closed its input"):
+        await asking
+    with pytest.raises(ControlError):
+        await program.channel.request({"subtype": "can_use_tool"})
+
+
+def test_incoming_requests_are_typed() -> None:
+    init = parse_request(
+        {
+            "subtype": "initialize",
+            "hooks": {
+                "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"], "timeout": 5}]
+            },
+        }
+    )
+    assert init.subtype == "initialize" and init.hooks is not None
+    matcher = init.hooks["PreToolUse"][0]
+    assert (matcher.matcher, matcher.callback_ids, matcher.timeout) == ("Bash", ["hook_0"], 5)
+    with pytest.raises(ControlError, match="Unsupported control request subtype: rewind_files"):
+        parse_request({"subtype": "rewind_files", "user_message_id": "u"})
+    with pytest.raises(ControlError, match="bad set_permission_mode request: mode"):
+        parse_request({"subtype": "set_permission_mode"})
+
+
+def test_input_lines() -> None:
+    line = parse_line(
+        '{"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "hi"},'
+        ' {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA=="}}]},'
+        ' "parent_tool_use_id": null, "session_id": ""}'
+    )
+    assert isinstance(line, UserLine)
+    assert line.blocks() == [
+        TextContent(text="hi"),
+        ImageContent(mime_type="image/png", data="AA=="),
+    ]
+    assert parse_line("   \n") is None
+    with pytest.raises(InputError, match="not JSON"):
+        parse_line("{oops")
+    with pytest.raises(InputError, match="unknown message type 'assistant'"):
+        parse_line('{"type": "assistant"}')
+    with pytest.raises(InputError, match="bad user message: message"):
+        parse_line('{"type": "user"}')
+
+
+async def test_hook_callbacks_decide_like_command_hooks(tmp_path: Path) -> None:
+    program = Program()
+    config = {
+        "PreToolUse": [
+            HookMatcherConfig(matcher="Bash", hookCallbackIds=["deny_bash"]),
+            HookMatcherConfig(matcher="Read|Bash", hookCallbackIds=["note"]),
+        ],
+        "Stop": [HookMatcherConfig(hookCallbackIds=["failing"], onFailure="block")],
+        "Notification": [HookMatcherConfig(hookCallbackIds=["never"])],
+    }
+    hooks = SdkHooks(
+        program.channel, config, session_id=lambda: "s", cwd=tmp_path, mode=lambda: "default"
+    )
+    assert hooks.unsupported == ["Notification"]
+
+    async def respond() -> None:
+        answered: set[str] = set()
+        while True:
+            await asyncio.sleep(0)
+            for request in program.requests():
+                rid = request["request_id"]
+                if rid in answered:
+                    continue
+                answered.add(rid)
+                body = request["request"]
+                payload = body["input"]
+                assert payload["session_id"] == "s" and payload["cwd"] == str(tmp_path)
+                if body["callback_id"] == "deny_bash":
+                    program.answer(
+                        rid,
+                        {
+                            "hookSpecificOutput": {
+                                "hookEventName": "PreToolUse",
+                                "permissionDecision": "deny",
+                                "permissionDecisionReason": "no shell",
+                            }
+                        },
+                    )
+                elif body["callback_id"] == "note":
+                    program.answer(
+                        rid,
+                        {
+                            "hookSpecificOutput": {
+                                "hookEventName": "PreToolUse",
+                                "additionalContext": "seen",
+                            }
+                        },
+                    )
+                else:
+                    program.answer(rid, None, error="it broke")
+
+    responder = asyncio.ensure_future(respond())
+    try:
+        bash = await hooks.pre_tool_use("Bash", {"command": "ls"}, "u1")
+        read = await hooks.pre_tool_use("Read", {"file_path": "a"}, "u2")
+        stop = await hooks.stop(stop_hook_active=False, last_message="done")
+    finally:
+        responder.cancel()
+    assert (bash.decision, bash.reason, bash.additional_context) == ("deny", "no shell", "seen")
+    assert (read.decision, read.additional_context) == (None, "seen")
+    assert stop.block_reason is not None and "it broke" in stop.block_reason
+    asked = [r["request"]["callback_id"] for r in program.requests()]
+    assert sorted(asked) == ["deny_bash", "failing", "note", "note"]
