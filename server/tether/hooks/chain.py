@@ -13,7 +13,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from tether.core.hooks import Hooks, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.core.hooks import (
+    HookNotice,
+    Hooks,
+    PromptHookVerdict,
+    StopHookVerdict,
+    ToolHookVerdict,
+)
 from tether.hooks.outcome import joined, strongest
 
 T = TypeVar("T")
@@ -88,6 +94,9 @@ class HooksChain:
     async def session_start(self, source: str) -> str | None:
         contexts = await asyncio.gather(*(s.session_start(source) for s in self.sources))
         return joined(list(contexts))
+
+    def drain_notices(self) -> list[HookNotice]:
+        return [notice for s in self.sources for notice in s.drain_notices()]
 
 
 def _tool_verdict(verdicts: Sequence[ToolHookVerdict]) -> ToolHookVerdict:

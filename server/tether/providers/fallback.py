@@ -15,6 +15,7 @@ from typing import Any
 
 from tether.errors import ModelError, PromptTooLongError
 from tether.providers.base import ModelRequest, Provider, Retrying, StreamEvent
+from tether.providers.models import ModelLimits
 
 FALLBACK_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 
@@ -45,6 +46,17 @@ class FallbackProvider:
     def context_window(self) -> int:
         # The history must fit either model.
         return min(self.main.context_window, self.fallback.context_window)
+
+    @property
+    def limits(self) -> ModelLimits:
+        # Requests are built for the main model; the history and the output must fit both.
+        main, other = self.main.limits, self.fallback.limits
+        return replace(
+            main,
+            window=min(main.window, other.window),
+            max_output=min(main.max_output, other.max_output),
+            default_output=min(main.default_output, other.default_output),
+        )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         started = False

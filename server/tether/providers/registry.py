@@ -15,20 +15,6 @@ from tether.providers.models import ModelOptions
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 ProviderName = Literal["anthropic", "openai", "scripted"]
-MODEL_ALIASES = {
-    "haiku": ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5"),
-    "sonnet": ("ANTHROPIC_DEFAULT_SONNET_MODEL", DEFAULT_ANTHROPIC_MODEL),
-    "opus": ("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-6"),
-}
-"""Claude Code's short names (agent and command front matter), overridable as there."""
-
-
-def resolve_alias(model: str) -> str:
-    alias = MODEL_ALIASES.get(model.strip().lower())
-    if alias is None:
-        return model
-    return os.environ.get(alias[0], "").strip() or alias[1]
-
 MODEL_ALIASES: dict[str, tuple[str, str]] = {
     "sonnet": ("claude-sonnet-5-5", "ANTHROPIC_DEFAULT_SONNET_MODEL"),
     "opus": ("claude-opus-5-5", "ANTHROPIC_DEFAULT_OPUS_MODEL"),
