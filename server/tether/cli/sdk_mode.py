@@ -42,6 +42,7 @@ from tether.cli.stream_input import (
     stdin_lines,
 )
 from tether.cli.stream_json import StreamJsonEncoder
+from tether.core.hooks import Hooks
 from tether.errors import ConfigError, SessionError
 from tether.protocol.updates import Usage
 
@@ -185,13 +186,14 @@ class SdkMode:
             )
             for event in hooks.unsupported:
                 sys.stderr.write(f"[tether] SDK hooks for {event} never fire (no such event)\n")
+        chosen: Hooks | None = hooks  # dataclasses.replace() is not type-checked
         request = replace(
             open_request(options, self._asker(), None),
             session_id=self._session_id,
             mode=choices.mode,
             model=choices.model,
             mcp_servers=external,
-            hooks=hooks,
+            hooks=chosen,
             hosted=hosted,
             agents=choices.agents,
         )
