@@ -34,7 +34,7 @@ from tether.session.session import Session
 from tether.skills import commands
 from tether.tools.base import Tool
 from tether.workspace import Workspace
-from tether.workspace.workspace import SessionOptions, default_provider_factory
+from tether.workspace.workspace import SessionOptions
 
 if TYPE_CHECKING:
     import mcp_types
@@ -95,7 +95,7 @@ class InProcessDriver:
             strict_mcp=request.strict_mcp,
             fallback_model=request.fallback_model,
             on_fallback=_say_fallback,
-            provider_factory=self._custom_factory or default_provider_factory,
+            provider_factory=self._custom_factory,
         )
         try:
             settings = workspace.loaded.settings

@@ -20,6 +20,9 @@ error type and message wording (``{"type": "error", "error": {"type":
   every thinking block's signature is one this fake issued for exactly that text (the
   fake signs with HMAC-SHA256 under a fixed key, so signatures stay valid across fake
   instances, like the real ones across requests);
+* ``role: "system"`` messages (text only, with an optional per-message ``output_config``)
+  only under the ``per-turn-control-2026-07-01`` beta, as Claude Code sends them; they
+  take no part in merging and tool pairing;
 * the context window: the request's input tokens, counted by ``count_input_tokens``,
   must not exceed the window: ``prompt is too long: N tokens > M maximum``.
 
@@ -66,6 +69,7 @@ __all__ = [
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 MAX_CACHE_MARKS = 4
+PER_TURN_CONTROL = "per-turn-control-2026-07-01"
 
 TOP_LEVEL = {
     "model", "max_tokens", "messages", "system", "tools", "tool_choice", "stream", "thinking",
@@ -114,7 +118,7 @@ def _check(body: dict[str, Any], ctx: RequestContext) -> None:
     marks: list[tuple[str, str]] = []
     _check_tools(body.get("tools"), marks)
     _check_system(body.get("system"), marks)
-    messages = _check_messages(body["messages"], marks)
+    messages = _check_messages(body["messages"], marks, PER_TURN_CONTROL in ctx.betas)
     _check_cache_marks(marks)
     thinking = check_thinking_config(body.get("thinking"), max_tokens, ctx)
     merged = _merge(messages)
@@ -200,15 +204,20 @@ def _check_system(system: Any, marks: list[tuple[str, str]]) -> None:
         _cache_mark(block, f"system.{i}", marks)
 
 
-def _check_messages(raw_messages: Any, marks: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def _check_messages(
+    raw_messages: Any, marks: list[tuple[str, str]], system_messages: bool
+) -> list[dict[str, Any]]:
     messages = as_list(raw_messages, "messages")
     if not messages:
         raise fail("messages: at least one message is required")
     out: list[dict[str, Any]] = []
     for i, raw in enumerate(messages):
         message = as_dict(raw, f"messages.{i}")
-        extra(message, {"role", "content"}, f"messages.{i}")
         role = message.get("role")
+        if role == "system" and system_messages:
+            _check_system_message(message, f"messages.{i}", marks)
+            continue
+        extra(message, {"role", "content"}, f"messages.{i}")
         if role not in ("user", "assistant"):
             raise fail(f"messages.{i}.role: Input should be 'user' or 'assistant'")
         content = message.get("content")
@@ -231,6 +240,26 @@ def _check_messages(raw_messages: Any, marks: list[tuple[str, str]]) -> list[dic
                 )
         out.append({"role": role, "content": blocks, "index": i})
     return out
+
+
+def _check_system_message(message: dict[str, Any], path: str, marks: list[tuple[str, str]]) -> None:
+    """A system message of the per-turn-control beta: instructions at a point of the
+    conversation, text blocks only."""
+    extra(message, {"role", "content", "output_config"}, path)
+    content = message.get("content")
+    if isinstance(content, str):
+        _check_text(content, path)
+        return
+    blocks = as_list(content, f"{path}.content")
+    if not blocks:
+        raise fail(f"{path}: all messages must have non-empty content")
+    for k, raw in enumerate(blocks):
+        block = as_dict(raw, f"{path}.content.{k}")
+        if block.get("type") != "text":
+            raise fail(f"{path}.content.{k}.type: Input should be 'text'")
+        extra(block, BLOCK_FIELDS["text"], f"{path}.content.{k}")
+        _check_text(block.get("text"), f"{path}.content.{k}")
+        _cache_mark(block, f"{path}.content.{k}", marks)
 
 
 def _check_block(

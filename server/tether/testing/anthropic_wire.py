@@ -71,6 +71,8 @@ class RequestContext:
     window: int
     thought_before_tools: set[str] = field(default_factory=lambda: set[str]())
     """tool_use ids of responses that began with a thinking block."""
+    betas: frozenset[str] = frozenset()
+    """The ``anthropic-beta`` header's features: some request shapes exist only under one."""
 
 
 def count_input_tokens(body: dict[str, Any]) -> int:

@@ -114,7 +114,10 @@ class FakeAnthropicServer(FakeModelServer):
                 limits = type(limits)(
                     limits.window, self.max_output_tokens, limits.default_output, limits.thinking
                 )
-            ctx = RequestContext(limits, self.window_for(model), self._thought_before_tools)
+            betas = frozenset(b.strip() for b in headers.get("anthropic-beta", "").split(","))
+            ctx = RequestContext(
+                limits, self.window_for(model), self._thought_before_tools, betas - {""}
+            )
             error = check_request(body, ctx)
         if error is None:
             self.input_tokens.append(count_input_tokens(body))

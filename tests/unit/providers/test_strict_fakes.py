@@ -24,9 +24,13 @@ OK = [{"type": "text", "text": "ok"}]
 TOOL = {"name": "Read", "description": "Read a file.", "input_schema": {"type": "object"}}
 
 
-def post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def post(
+    url: str, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", **(headers or {})},
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
@@ -101,6 +105,24 @@ def test_unknown_fields(api: FakeAnthropicServer) -> None:
         body([user(text("hi", cache_control={"type": "ephemeral", "tll": "1h"}))]),
         "messages.0.content.0.cache_control.tll: Extra inputs are not permitted",
     )
+
+
+def test_system_messages_only_under_the_per_turn_control_beta(api: FakeAnthropicServer) -> None:
+    """Claude Code 2.1 sends ``role: "system"`` messages (with ``output_config``) under the
+    ``per-turn-control`` beta; without the beta the API refuses the role."""
+    note = {"role": "system", "content": [text("be brief")], "output_config": {"effort": "low"}}
+    payload = body([user(text("hi")), note])
+    refused(api, payload, "messages.1.output_config: Extra inputs are not permitted")
+    bare = body([user(text("hi")), {"role": "system", "content": [text("be brief")]}])
+    refused(api, bare, "messages.1.role: Input should be 'user' or 'assistant'")
+    beta = {"anthropic-beta": "claude-code-20250219,per-turn-control-2026-07-01"}
+    status, answer = post(f"{api.url}/v1/messages", {**payload, "extra": 1}, beta)
+    assert (status, answer["error"]["message"]) == (400, "extra: Extra inputs are not permitted")
+    empty = body([user(text("hi")), {"role": "system", "content": [text(" ")]}])
+    status, answer = post(f"{api.url}/v1/messages", empty, beta)
+    assert status == 400 and "non-whitespace" in answer["error"]["message"]
+    status, answer = post(f"{api.url}/v1/messages", payload, beta)
+    assert status == 200 and answer["content"] == OK
 
 
 def test_empty_and_whitespace_text(api: FakeAnthropicServer) -> None:
