@@ -1,11 +1,12 @@
 """QueryEngine: one per conversation. ``submit`` runs a turn and yields its updates.
 
-The engine owns the conversation (``messages``), the run state tools share, the usage
-meter and the transcript writer. A turn runs as its own asyncio task feeding a queue, so
-``cancel`` can stop it at any await (stream, tool, permission question) and the history is
-closed consistently before ``turn_end`` is yielded. History recording, tool plumbing and
-background-task notifications live in the mixins of ``history``, ``tooling`` and
-``background``.
+The engine composes its parts, each built here with what it needs: the ``History``
+(messages and the transcript writer), the ``Tooling`` (tool pool, call contexts, rules),
+the ``TaskInbox`` (background-task notifications), the ``Compactor`` (working on the
+engine's narrow ``Conversation`` view) and the ``BoundaryContext`` (memory, changed
+files). A turn runs as its own asyncio task feeding a queue, driven by a ``TurnLoop``
+over those parts, so ``cancel`` can stop it at any await (stream, tool, permission
+question) and the history is closed consistently before ``turn_end`` is yielded.
 """
 
 from __future__ import annotations
@@ -20,19 +21,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tether.agents.definitions import AgentDefinition, load_definitions
-from tether.context.compaction import CompactionSettings, Compactor
-from tether.context.memory import MAX_RECALLED, Bm25Recaller, Recaller, memory_attachment
-from tether.context.recall import memory_entries
-from tether.context.watcher import ChangeWatcher, change_notice
-from tether.core.hooks import Hooks, NoHooks
-from tether.core.messages import Message, TextBlock
+from tether.agents.tool import make_agent_tool
+from tether.context.compaction import Compactor
+from tether.context.reattach import Essentials
+from tether.core.hooks import Hooks, NoHooks, SubagentHooks
+from tether.core.messages import Message, TextBlock, ToolUseBlock
 from tether.editor.port import Editor
-from tether.engine.background import BackgroundMixin
+from tether.engine.attachments import BoundaryContext
+from tether.engine.background import TaskInbox
 from tether.engine.context import ContextAssembler
-from tether.engine.history import HistoryMixin
-from tether.engine.loop import TurnLoop
+from tether.engine.history import History
+from tether.engine.loop import TurnLoop, TurnParts
 from tether.engine.prompt_input import prompt_text, prompt_to_message
-from tether.engine.tooling import ToolingMixin
+from tether.engine.subagents import EngineSpawner
+from tether.engine.tooling import PersistRule, Tooling
 from tether.engine.transitions import Terminal
 from tether.engine.turns import (
     AttachmentSource,
@@ -51,20 +53,30 @@ from tether.permissions.policy import RuleSet
 from tether.protocol.content import ContentBlock, TextContent
 from tether.protocol.updates import (
     Compaction,
+    Location,
     Mode,
     ModeChange,
     Notice,
     Plan,
     SessionUpdate,
+    ToolKind,
     TurnEnd,
     UserMessage,
 )
-from tether.providers.base import Provider, ToolSpec
-from tether.tasks.registry import TaskRegistry
+from tether.providers.base import Provider, SystemBlock, TokenUsage, ToolSpec
+from tether.tasks.registry import TaskRegistry, new_task_id
 from tether.tools.base import Tool
-from tether.tools.context import SessionRunState, ToolConfig
+from tether.tools.context import SessionRunState, ToolConfig, ToolContext
 from tether.tools.pool import ToolPool
-from tether.transcript.records import SystemRecord, UserRecord, now_iso
+from tether.transcript.payloads import ModeData, PlanData, SubagentData
+from tether.transcript.records import (
+    MetaRecord,
+    ProgressRecord,
+    Record,
+    SystemRecord,
+    UserRecord,
+    now_iso,
+)
 from tether.transcript.writer import TranscriptWriter
 
 __all__ = ["EngineConfig", "QueryEngine", "TurnResult", "TurnStream"]
@@ -72,7 +84,7 @@ __all__ = ["EngineConfig", "QueryEngine", "TurnResult", "TurnStream"]
 log = logging.getLogger(__name__)
 
 
-class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
+class QueryEngine:
     def __init__(
         self,
         *,
@@ -91,11 +103,12 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         assembler: ContextAssembler | None = None,
         tasks: TaskRegistry | None = None,
         title: str | None = None,
-        remember_rule: Callable[[Literal["allow", "deny"], str], None] | None = None,
+        remember_rule: PersistRule | None = None,
         agent_definitions: dict[str, AgentDefinition] | None = None,
         events: EngineEvents | None = None,
         attachment_sources: Sequence[AttachmentSource] = (),
         parent_tool_use_id: str | None = None,
+        refresh_settings: Callable[[], None] | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
@@ -106,51 +119,128 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         self.config = config or EngineConfig()
         self.tool_config = tool_config or ToolConfig()
         self.state = state or SessionRunState()
-        self.messages: list[Message] = list(history or [])
-        self.transcript = transcript
         self.assembler = assembler or ContextAssembler(cwd=cwd, model=provider.model)
         self.meter = UsageMeter(provider.model, provider.context_window)
         self.title = title
         self.turns = 0
         self.created_at = now_iso()
+        self.events: EngineEvents = events or NoEvents()
+        self.parent_tool_use_id = parent_tool_use_id
+        """For a subagent: the Agent tool call it works for."""
+        self.boundary = BoundaryContext(cwd)
+        self.history = History(session_id, history or (), transcript, on_reset=self.boundary.reset)
         self.tasks = tasks or TaskRegistry(
             Path(tempfile.gettempdir()) / "tether-tasks" / session_id
         )
-        self.tasks.set_listener(self.task_changed)
+        self.inbox = TaskInbox(
+            session_id,
+            record=self.history.record,
+            emit=self._emit,
+            events=self.events,
+            busy=lambda: self.busy,
+        )
+        self.tasks.set_listener(self.inbox.task_changed)
         self.tools = ToolPool(tools, removed=self.rules.removes_tool)
+        self.tooling = Tooling(
+            session_id=session_id,
+            cwd=cwd,
+            editor=editor,
+            state=self.state,
+            config=self.tool_config,
+            tasks=self.tasks,
+            pool=self.tools,
+            rules=self.rules,
+            emit=self._emit,
+            persist_rule=remember_rule,
+        )
         self.agent_definitions = (
             agent_definitions if agent_definitions is not None else load_definitions(cwd)
         )
-        self.parent_tool_use_id = parent_tool_use_id
-        """For a subagent: the Agent tool call it works for."""
-        self.events: EngineEvents = events or NoEvents()
         if "Agent" not in self.tools and self.state.agent_depth < self.config.max_agent_depth:
-            from tether.agents.tool import make_agent_tool
-
-            self.tools.add(make_agent_tool(self))
-        self._persist_rule = remember_rule
+            spawner = EngineSpawner(
+                self.agent_definitions, self.config.max_agent_depth, self.spawn_child
+            )
+            self.tools.add(make_agent_tool(spawner))
         self.tool_runtime = ToolRuntime(
             session_id=session_id,
             tools=self.tools,
             rules=self.rules,
             hooks=self.hooks,
             make_context=self.tool_context,
-            remember_rule=self.remember_rule,
+            remember_rule=self.tooling.remember_rule,
+            refresh=refresh_settings or (lambda: None),
+        )
+        self.compactor = Compactor(
+            self.config.compaction,
+            self.tasks.output_dir.parent / "tool-results",
+            essentials=Essentials(editor, self.state, self.tasks),
         )
         self._turn: Turn | None = None
         self._loop: TurnLoop | None = None
-        self._inbox: list[Queued] = []
-        self.notifications: list[Message] = []
-        """Finished-task notifications waiting for a turn boundary."""
+        self._queued: list[Queued] = []
         self.last_result: TurnResult | None = None
-        self.compactor = Compactor(
-            CompactionSettings(), self.tasks.output_dir.parent / "tool-results"
-        )
-        self.recaller: Recaller = Bm25Recaller()
-        self.watcher = ChangeWatcher()
-        self._recalled: set[Path] = set()
         self.attachment_sources: list[AttachmentSource] = list(attachment_sources)
         """Urgent attachments (new diagnostics): they make the model go on at a turn's end."""
+
+    # -- the parts' faces -------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.history.messages
+
+    @property
+    def transcript(self) -> TranscriptWriter | None:
+        return self.history.transcript
+
+    @property
+    def notifications(self) -> list[Message]:
+        """Finished-task notifications waiting for a turn boundary."""
+        return self.inbox.pending
+
+    def record(self, record: Record) -> None:
+        self.history.record(record)
+
+    def tool_context(self, tool_use_id: str) -> ToolContext:
+        return self.tooling.tool_context(tool_use_id)
+
+    def describe_call(self, use: ToolUseBlock) -> tuple[str, ToolKind, list[Location]]:
+        return self.tooling.describe_call(use)
+
+    async def save_meta(self) -> None:
+        """Write the tail metadata now (title, turns, usage) and make it durable."""
+        self.history.record(self.meta())
+        await self.history.flush()
+
+    def meta(self) -> MetaRecord:
+        return MetaRecord(
+            session_id=self.session_id,
+            title=self.title,
+            workspace=str(self.cwd),
+            created_at=self.created_at,
+            model=self.provider.model,
+            mode=self.state.mode,
+            turns=self.turns,
+            usage=self.meter.session,
+        )
+
+    def replace_conversation(self, messages: list[Message], last_uuid: str | None) -> None:
+        """Continue from an earlier point (rewind): these messages, and the transcript
+        branching off after ``last_uuid``."""
+        self.history.rewind(messages, last_uuid)
+
+    # -- the compactor's view (``Conversation``) ---------------------------------------
+
+    def request_prefix(self) -> tuple[list[SystemBlock], list[ToolSpec]]:
+        return self.assembler.system(), self.tool_specs()
+
+    def discovered_tools(self) -> list[str]:
+        return sorted(self.tools.discovered)
+
+    def replace_history(self, messages: list[Message]) -> None:
+        self.history.replace(messages)
+
+    def count_usage(self, usage: TokenUsage) -> None:
+        self.meter.add(usage)
 
     # -- public API -----------------------------------------------------------------
 
@@ -219,7 +309,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         resolves when the turn that consumed it ends."""
         message = await prompt_to_message(prompt, self.editor)
         future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        self._inbox.append(Queued(message, list(prompt), future))
+        self._queued.append(Queued(message, list(prompt), future))
         return future
 
     def set_provider(self, provider: Provider) -> None:
@@ -252,7 +342,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._turn.task
         await self.tasks.shutdown()
-        self.watcher.close()
+        self.boundary.close()
         if self.transcript is not None:
             await self.transcript.close()
 
@@ -260,7 +350,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
 
     async def _run(self, turn: Turn, blocks: list[ContentBlock] | None) -> None:
         self.meter.start_turn()
-        loop = TurnLoop(self, turn.turn_id, self._emit)
+        loop = TurnLoop(self._parts(), turn.turn_id, self._emit)
         self._loop = loop
         terminal: Terminal
         try:
@@ -291,14 +381,16 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         if self.title is None:
             self.title = _title_from(blocks)
         self._emit(UserMessage(content=blocks))
-        await self.record_durable(
+        await self.history.record_durable(
             UserRecord(session_id=self.session_id, turn_id=turn_id, message=message, content=blocks)
         )
         self.messages.append(message)
-        self._recall_memory(turn_id, prompt_text(blocks))
+        recalled = self.boundary.memory(prompt_text(blocks))
+        if recalled is not None:
+            self.history.append_meta(turn_id, recalled, "memory")
         if verdict.additional_context:
             note = f"<system-reminder>\n{verdict.additional_context}\n</system-reminder>"
-            self.append_meta(
+            self.history.append_meta(
                 turn_id, Message(role="user", content=[TextBlock(text=note)]), "hook_context"
             )
         return None
@@ -306,7 +398,13 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
     async def _finish(self, turn: Turn, terminal: Terminal) -> None:
         self.turns += 1
         calls = self._loop.model_calls if self._loop is not None else 0
-        self.record_turn_end(turn.turn_id, terminal.reason, terminal.message)
+        files = None
+        if self.state.files.changed:
+            self.state.files.changed = False
+            files = self.state.files.snapshot()
+        self.history.record_turn_end(
+            turn.turn_id, terminal.reason, terminal.message, files, self.meta()
+        )
         if self.transcript is not None:
             try:
                 await self.transcript.flush()
@@ -322,10 +420,10 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
             if not fut.done():
                 fut.set_result(result)
         # Prompts that arrived too late for this turn's last boundary are given back.
-        for queued in self._inbox:
+        for queued in self._queued:
             if not queued.future.done():
                 queued.future.set_result(result)
-        self._inbox.clear()
+        self._queued.clear()
         self._turn = None
         self._loop = None
         if self.notifications:
@@ -336,15 +434,15 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         and queued user prompts (last: the user's words are nearest and win attention)."""
         count = 0
         # Files changed by someone else: worth knowing, not worth another model call.
-        for note in await self._changed_files():
-            self.append_meta(turn_id, note, "file_changed")
+        for note in await self.boundary.changed_files(self.state.files):
+            self.history.append_meta(turn_id, note, "file_changed")
         for source in self.attachment_sources:
             for note in await source():
-                self.append_meta(turn_id, note, "attachment")
+                self.history.append_meta(turn_id, note, "attachment")
                 count += 1
         count += self._inject_notifications(turn_id)
         turn = self._turn
-        for queued in self._inbox:
+        for queued in self._queued:
             self.messages.append(queued.message)
             self._emit(UserMessage(content=queued.content))
             self.record(
@@ -358,32 +456,98 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
             if turn is not None:
                 turn.waiters.append(queued.future)
             count += 1
-        self._inbox.clear()
+        self._queued.clear()
         return count
 
     def _inject_notifications(self, turn_id: str) -> int:
-        pending, self.notifications = self.notifications, []
+        pending = self.inbox.take()
         for note in pending:
-            self.append_meta(turn_id, note, "task_notification")
+            self.history.append_meta(turn_id, note, "task_notification")
         return len(pending)
 
-    # -- context ----------------------------------------------------------------------
+    def _parts(self) -> TurnParts:
+        return TurnParts(
+            history=self.history,
+            tooling=self.tooling,
+            runtime=self.tool_runtime,
+            compactor=self.compactor,
+            conversation=self,
+            assembler=self.assembler,
+            meter=self.meter,
+            hooks=self.hooks,
+            config=self.config,
+            provider=lambda: self.provider,
+            tool_specs=self.tool_specs,
+            drain=self.drain_inbox,
+        )
 
-    def _recall_memory(self, turn_id: str, query: str) -> None:
-        entries = [e for e in memory_entries(self.cwd) if e.path not in self._recalled]
-        chosen = self.recaller.recall(query, entries, MAX_RECALLED)
-        text = memory_attachment(chosen)
-        if text:
-            self._recalled.update(e.path for e in chosen)
-            self.append_meta(
-                turn_id, Message(role="user", content=[TextBlock(text=text)]), "memory"
+    # -- subagents --------------------------------------------------------------------
+
+    def spawn_child(
+        self, definition: AgentDefinition, tool_use_id: str, background: bool
+    ) -> QueryEngine:
+        """A subagent: a fresh engine holding only its task, with its definition's system
+        prompt and tool set, this engine's editor, rules and hooks, and a side-chain
+        transcript linked to the Agent tool call."""
+        agent_id = new_task_id()
+        allowed = set(definition.tools) if definition.tools is not None else None
+        tools = [
+            t
+            for t in self.tools.core
+            if (allowed is None or t.name in allowed) and t.name != "Agent"
+        ]
+        state = SessionRunState(
+            mode="plan" if definition.read_only else self.state.mode,
+            agent_depth=self.state.agent_depth + 1,
+            background_worker=background or self.state.background_worker,
+        )
+        writer = None
+        path = self.side_chain_path(agent_id)
+        if path is not None:
+            writer = TranscriptWriter(path, agent_id)
+            writer.open()
+            self.record(
+                ProgressRecord(
+                    session_id=self.session_id,
+                    data=SubagentData(
+                        agent_id=agent_id,
+                        tool_use_id=tool_use_id,
+                        type=definition.name,
+                        path=str(path),
+                        background=background,
+                    ),
+                )
             )
+        assembler = ContextAssembler(
+            cwd=self.cwd,
+            model=self.provider.model,
+            max_tokens=self.assembler.max_tokens,
+            agent=definition.prompt,
+        )
+        rules = RuleSet(list(self.rules.allow), list(self.rules.ask), list(self.rules.deny))
+        return QueryEngine(
+            session_id=agent_id,
+            cwd=self.cwd,
+            provider=self.provider,
+            tools=tools,
+            editor=self.editor,
+            rules=rules,
+            hooks=SubagentHooks(self.hooks, str(path or "")),
+            config=EngineConfig(max_turns=self.config.subagent_max_turns),
+            tool_config=self.tool_config,
+            state=state,
+            transcript=writer,
+            assembler=assembler,
+            tasks=TaskRegistry(self.tasks.output_dir / agent_id),
+            title=definition.name,
+            agent_definitions=self.agent_definitions,
+            parent_tool_use_id=tool_use_id,
+        )
 
-    async def _changed_files(self) -> list[Message]:
-        files = self.state.files
-        self.watcher.follow(files.paths())
-        changed = await asyncio.to_thread(self.watcher.changed_since_read, files)
-        return [change_notice(changed)] if changed else []
+    def side_chain_path(self, agent_id: str) -> Path | None:
+        if self.transcript is None:
+            return None
+        return self.transcript.path.parent / self.session_id / "subagents" / f"{agent_id}.jsonl"
 
     # -- updates ----------------------------------------------------------------------
 
@@ -395,8 +559,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
                 SystemRecord(
                     session_id=self.session_id,
                     turn_id=self.current_turn_id,
-                    subtype="mode",
-                    data={"mode": update.mode},
+                    data=ModeData(mode=update.mode),
                 )
             )
         if isinstance(update, Plan):
@@ -404,8 +567,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
                 SystemRecord(
                     session_id=self.session_id,
                     turn_id=self.current_turn_id,
-                    subtype="plan",
-                    data={"entries": [e.model_dump(mode="json") for e in update.entries]},
+                    data=PlanData(entries=list(update.entries)),
                 )
             )
         if self._turn is not None:
