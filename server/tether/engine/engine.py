@@ -24,7 +24,7 @@ from tether.agents.definitions import AgentDefinition, load_definitions
 from tether.agents.tool import make_agent_tool
 from tether.context.compaction import Compactor
 from tether.context.reattach import Essentials
-from tether.core.hooks import Hooks, NoHooks, SubagentHooks
+from tether.core.hooks import Hooks, NoHooks
 from tether.core.messages import Message, TextBlock, ToolUseBlock
 from tether.editor.port import Editor
 from tether.engine.attachments import BoundaryContext
@@ -57,24 +57,19 @@ from tether.protocol.updates import (
     Mode,
     ModeChange,
     Notice,
-    Plan,
     SessionUpdate,
     ToolKind,
     TurnEnd,
     UserMessage,
 )
 from tether.providers.base import Provider, SystemBlock, TokenUsage, ToolSpec
-from tether.tasks.registry import TaskRegistry, new_task_id
+from tether.tasks.registry import TaskRegistry
 from tether.tools.base import Tool
 from tether.tools.context import SessionRunState, ToolConfig, ToolContext
 from tether.tools.pool import ToolPool
-from tether.transcript.payloads import ModeData, PlanData, SubagentData
 from tether.transcript.records import (
     MetaRecord,
-    ProgressRecord,
     Record,
-    SystemRecord,
-    UserRecord,
     now_iso,
 )
 from tether.transcript.writer import TranscriptWriter
@@ -157,9 +152,7 @@ class QueryEngine:
             agent_definitions if agent_definitions is not None else load_definitions(cwd)
         )
         if "Agent" not in self.tools and self.state.agent_depth < self.config.max_agent_depth:
-            spawner = EngineSpawner(
-                self.agent_definitions, self.config.max_agent_depth, self.spawn_child
-            )
+            spawner = EngineSpawner(self, make_engine=QueryEngine)
             self.tools.add(make_agent_tool(spawner))
         self.tool_runtime = ToolRuntime(
             session_id=session_id,
@@ -381,10 +374,7 @@ class QueryEngine:
         if self.title is None:
             self.title = _title_from(blocks)
         self._emit(UserMessage(content=blocks))
-        await self.history.record_durable(
-            UserRecord(session_id=self.session_id, turn_id=turn_id, message=message, content=blocks)
-        )
-        self.messages.append(message)
+        await self.history.append_user(turn_id, message, blocks, durable=True)
         recalled = self.boundary.memory(prompt_text(blocks))
         if recalled is not None:
             self.history.append_meta(turn_id, recalled, "memory")
@@ -443,16 +433,8 @@ class QueryEngine:
         count += self._inject_notifications(turn_id)
         turn = self._turn
         for queued in self._queued:
-            self.messages.append(queued.message)
             self._emit(UserMessage(content=queued.content))
-            self.record(
-                UserRecord(
-                    session_id=self.session_id,
-                    turn_id=turn_id,
-                    message=queued.message,
-                    content=queued.content,
-                )
-            )
+            await self.history.append_user(turn_id, queued.message, queued.content)
             if turn is not None:
                 turn.waiters.append(queued.future)
             count += 1
@@ -481,95 +463,10 @@ class QueryEngine:
             drain=self.drain_inbox,
         )
 
-    # -- subagents --------------------------------------------------------------------
-
-    def spawn_child(
-        self, definition: AgentDefinition, tool_use_id: str, background: bool
-    ) -> QueryEngine:
-        """A subagent: a fresh engine holding only its task, with its definition's system
-        prompt and tool set, this engine's editor, rules and hooks, and a side-chain
-        transcript linked to the Agent tool call."""
-        agent_id = new_task_id()
-        allowed = set(definition.tools) if definition.tools is not None else None
-        tools = [
-            t
-            for t in self.tools.core
-            if (allowed is None or t.name in allowed) and t.name != "Agent"
-        ]
-        state = SessionRunState(
-            mode="plan" if definition.read_only else self.state.mode,
-            agent_depth=self.state.agent_depth + 1,
-            background_worker=background or self.state.background_worker,
-        )
-        writer = None
-        path = self.side_chain_path(agent_id)
-        if path is not None:
-            writer = TranscriptWriter(path, agent_id)
-            writer.open()
-            self.record(
-                ProgressRecord(
-                    session_id=self.session_id,
-                    data=SubagentData(
-                        agent_id=agent_id,
-                        tool_use_id=tool_use_id,
-                        type=definition.name,
-                        path=str(path),
-                        background=background,
-                    ),
-                )
-            )
-        assembler = ContextAssembler(
-            cwd=self.cwd,
-            model=self.provider.model,
-            max_tokens=self.assembler.max_tokens,
-            agent=definition.prompt,
-        )
-        rules = RuleSet(list(self.rules.allow), list(self.rules.ask), list(self.rules.deny))
-        return QueryEngine(
-            session_id=agent_id,
-            cwd=self.cwd,
-            provider=self.provider,
-            tools=tools,
-            editor=self.editor,
-            rules=rules,
-            hooks=SubagentHooks(self.hooks, str(path or "")),
-            config=EngineConfig(max_turns=self.config.subagent_max_turns),
-            tool_config=self.tool_config,
-            state=state,
-            transcript=writer,
-            assembler=assembler,
-            tasks=TaskRegistry(self.tasks.output_dir / agent_id),
-            title=definition.name,
-            agent_definitions=self.agent_definitions,
-            parent_tool_use_id=tool_use_id,
-        )
-
-    def side_chain_path(self, agent_id: str) -> Path | None:
-        if self.transcript is None:
-            return None
-        return self.transcript.path.parent / self.session_id / "subagents" / f"{agent_id}.jsonl"
-
     # -- updates ----------------------------------------------------------------------
 
     def _emit(self, update: SessionUpdate) -> None:
-        if isinstance(update, ModeChange):
-            # Every mode change (a front door's, or a tool's like ExitPlanMode) is on record,
-            # so a resumed session is in the mode it was left in.
-            self.record(
-                SystemRecord(
-                    session_id=self.session_id,
-                    turn_id=self.current_turn_id,
-                    data=ModeData(mode=update.mode),
-                )
-            )
-        if isinstance(update, Plan):
-            self.record(
-                SystemRecord(
-                    session_id=self.session_id,
-                    turn_id=self.current_turn_id,
-                    data=PlanData(entries=list(update.entries)),
-                )
-            )
+        self.history.record_state(self.current_turn_id, update)
         if self._turn is not None:
             self._turn.queue.put_nowait(update)
         else:

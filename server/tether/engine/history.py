@@ -13,9 +13,17 @@ from typing import Any
 from tether.core.messages import INTERRUPTED_TOOL_RESULT, Message, ToolResultBlock, tool_result
 from tether.engine.transitions import Transition
 from tether.orchestration.pipeline import ToolOutcome
-from tether.protocol.updates import RejectedBy, Usage
+from tether.protocol.content import ContentBlock
+from tether.protocol.updates import ModeChange, Plan, RejectedBy, SessionUpdate, Usage
 from tether.providers.base import Completed
-from tether.transcript.payloads import AttachmentKind, FilesData, TransitionData, TurnEndData
+from tether.transcript.payloads import (
+    AttachmentKind,
+    FilesData,
+    ModeData,
+    PlanData,
+    TransitionData,
+    TurnEndData,
+)
 from tether.transcript.records import (
     AssistantRecord,
     AttachmentRecord,
@@ -23,6 +31,7 @@ from tether.transcript.records import (
     Record,
     SystemRecord,
     ToolResultRecord,
+    UserRecord,
 )
 from tether.transcript.writer import TranscriptWriter
 
@@ -66,6 +75,25 @@ class History:
             await self.transcript.flush()
 
     # -- messages ---------------------------------------------------------------------
+
+    async def append_user(
+        self,
+        turn_id: str,
+        message: Message,
+        content: Sequence[ContentBlock],
+        *,
+        durable: bool = False,
+    ) -> None:
+        """A prompt; ``content`` is what the editor showed. A turn's own prompt is on disk
+        (``durable``) before the model is called."""
+        record = UserRecord(
+            session_id=self.session_id, turn_id=turn_id, message=message, content=list(content)
+        )
+        if durable:
+            await self.record_durable(record)
+        else:
+            self.record(record)
+        self.messages.append(message)
 
     def append_assistant(
         self, turn_id: str, message: Message, model: str, completed: Completed | None = None
@@ -136,15 +164,10 @@ class History:
             )
         )
 
-    def replace(
-        self, messages: Sequence[Message], records: Sequence[Record] = (), *, branch: bool = False
-    ) -> None:
+    def replace(self, messages: Sequence[Message]) -> None:
         """The conversation starts over from ``messages`` (a compaction's summary and what
-        it kept, written as ``records``). With ``branch`` (a rewind) the transcript goes on
-        from the point ``messages`` were read at (``last_uuid`` set by the caller)."""
+        it kept); the caller records the boundary."""
         self.messages[:] = messages
-        for record in records:
-            self.record(record)
         self._on_reset()
 
     def rewind(self, messages: Sequence[Message], last_uuid: str | None) -> None:
@@ -166,6 +189,17 @@ class History:
                     data=TransitionData(kind=step.kind),
                 )
             )
+
+    def record_state(self, turn_id: str | None, update: SessionUpdate) -> None:
+        """Every mode change (a front door's, or a tool's like ExitPlanMode) and todo plan
+        is on record, so a resumed session is in the state it was left in."""
+        data: ModeData | PlanData | None = None
+        if isinstance(update, ModeChange):
+            data = ModeData(mode=update.mode)
+        elif isinstance(update, Plan):
+            data = PlanData(entries=list(update.entries))
+        if data is not None:
+            self.record(SystemRecord(session_id=self.session_id, turn_id=turn_id, data=data))
 
     def record_turn_end(
         self,
