@@ -27,8 +27,8 @@ from tether.context.reattach import Essentials
 from tether.core.hooks import Hooks, NoHooks
 from tether.core.messages import Message, TextBlock, ToolUseBlock
 from tether.editor.port import Editor
-from tether.engine.attachments import BoundaryContext
 from tether.engine.background import TaskInbox
+from tether.engine.boundary import Boundary
 from tether.engine.context import ContextAssembler
 from tether.engine.history import History
 from tether.engine.loop import TurnLoop, TurnParts
@@ -41,7 +41,6 @@ from tether.engine.turns import (
     EngineConfig,
     EngineEvents,
     NoEvents,
-    Queued,
     Turn,
     TurnResult,
     TurnStream,
@@ -122,8 +121,7 @@ class QueryEngine:
         self.events: EngineEvents = events or NoEvents()
         self.parent_tool_use_id = parent_tool_use_id
         """For a subagent: the Agent tool call it works for."""
-        self.boundary = BoundaryContext(cwd)
-        self.history = History(session_id, history or (), transcript, on_reset=self.boundary.reset)
+        self.history = History(session_id, history or (), transcript, on_reset=self._reset)
         self.tasks = tasks or TaskRegistry(
             Path(tempfile.gettempdir()) / "tether-tasks" / session_id
         )
@@ -135,6 +133,15 @@ class QueryEngine:
             busy=lambda: self.busy,
         )
         self.tasks.set_listener(self.inbox.task_changed)
+        self.boundary = Boundary(
+            cwd=cwd,
+            history=self.history,
+            tasks=self.inbox,
+            files=self.state.files,
+            editor=editor,
+            emit=self._emit,
+            sources=attachment_sources,
+        )
         self.tools = ToolPool(tools, removed=self.rules.removes_tool)
         self.tooling = Tooling(
             session_id=session_id,
@@ -170,12 +177,16 @@ class QueryEngine:
         )
         self._turn: Turn | None = None
         self._loop: TurnLoop | None = None
-        self._queued: list[Queued] = []
         self.last_result: TurnResult | None = None
-        self.attachment_sources: list[AttachmentSource] = list(attachment_sources)
-        """Urgent attachments (new diagnostics): they make the model go on at a turn's end."""
 
     # -- the parts' faces -------------------------------------------------------------
+
+    @property
+    def attachment_sources(self) -> list[AttachmentSource]:
+        return self.boundary.sources
+
+    def _reset(self) -> None:
+        self.boundary.reset()
 
     @property
     def messages(self) -> list[Message]:
@@ -300,10 +311,7 @@ class QueryEngine:
     async def enqueue(self, prompt: Sequence[ContentBlock]) -> asyncio.Future[TurnResult]:
         """A prompt sent while a turn runs: injected at the next boundary; the future
         resolves when the turn that consumed it ends."""
-        message = await prompt_to_message(prompt, self.editor)
-        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        self._queued.append(Queued(message, list(prompt), future))
-        return future
+        return await self.boundary.enqueue(prompt)
 
     def set_provider(self, provider: Provider) -> None:
         """Use another model from the next request on (the system prompt names it)."""
@@ -365,7 +373,7 @@ class QueryEngine:
         """Put the user's prompt (or pending notifications) into the history; it is on disk
         before the model is called. A UserPromptSubmit hook may refuse it."""
         if blocks is None:
-            self._inject_notifications(turn_id)
+            self.boundary.notifications(turn_id)
             return None
         message = await prompt_to_message(blocks, self.editor)
         verdict = await self.hooks.user_prompt_submit(prompt_text(blocks))
@@ -375,9 +383,7 @@ class QueryEngine:
             self.title = _title_from(blocks)
         self._emit(UserMessage(content=blocks))
         await self.history.append_user(turn_id, message, blocks, durable=True)
-        recalled = self.boundary.memory(prompt_text(blocks))
-        if recalled is not None:
-            self.history.append_meta(turn_id, recalled, "memory")
+        self.boundary.recall(turn_id, prompt_text(blocks))
         if verdict.additional_context:
             note = f"<system-reminder>\n{verdict.additional_context}\n</system-reminder>"
             self.history.append_meta(
@@ -409,43 +415,15 @@ class QueryEngine:
         for fut in turn.waiters:
             if not fut.done():
                 fut.set_result(result)
-        # Prompts that arrived too late for this turn's last boundary are given back.
-        for queued in self._queued:
-            if not queued.future.done():
-                queued.future.set_result(result)
-        self._queued.clear()
+        self.boundary.release(result)
         self._turn = None
         self._loop = None
         if self.notifications:
             self.events.wake()
 
     async def drain_inbox(self, turn_id: str) -> int:
-        """Turn boundary: inject attachments (diagnostics, notices), task notifications
-        and queued user prompts (last: the user's words are nearest and win attention)."""
-        count = 0
-        # Files changed by someone else: worth knowing, not worth another model call.
-        for note in await self.boundary.changed_files(self.state.files):
-            self.history.append_meta(turn_id, note, "file_changed")
-        for source in self.attachment_sources:
-            for note in await source():
-                self.history.append_meta(turn_id, note, "attachment")
-                count += 1
-        count += self._inject_notifications(turn_id)
-        turn = self._turn
-        for queued in self._queued:
-            self._emit(UserMessage(content=queued.content))
-            await self.history.append_user(turn_id, queued.message, queued.content)
-            if turn is not None:
-                turn.waiters.append(queued.future)
-            count += 1
-        self._queued.clear()
-        return count
-
-    def _inject_notifications(self, turn_id: str) -> int:
-        pending = self.inbox.take()
-        for note in pending:
-            self.history.append_meta(turn_id, note, "task_notification")
-        return len(pending)
+        """Turn boundary: what arrived meanwhile joins the conversation (``Boundary``)."""
+        return await self.boundary.drain(turn_id, self._turn.waiters if self._turn else [])
 
     def _parts(self) -> TurnParts:
         return TurnParts(
