@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.cli.control import ControlChannel, ControlError, HookMatcherConfig
-from tether.core.hooks import PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.hooks.matchers import matcher_matches
 from tether.hooks.outcome import HookOutcome, read_outcome
 from tether.hooks.runner import HookRun
@@ -70,6 +70,7 @@ class SdkHooks:
         self._source = source
         """SessionStart's source for the first prompt: ``startup`` or ``resume``."""
         self._started = False
+        self._notices: list[HookNotice] = []
 
     @property
     def unsupported(self) -> list[str]:
@@ -92,7 +93,15 @@ class SdkHooks:
             if matcher_matches(matcher.matcher, subject)
             for callback_id in matcher.callback_ids
         ]
-        return list(await asyncio.gather(*calls))
+        outcomes = list(await asyncio.gather(*calls))
+        for o in outcomes:  # a callback's systemMessage reaches the user as a notice
+            if o.system_message:
+                self._notices.append(HookNotice("info", o.system_message))
+        return outcomes
+
+    def drain_notices(self) -> list[HookNotice]:
+        notices, self._notices = self._notices, []
+        return notices
 
     async def _call(
         self,
