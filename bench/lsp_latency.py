@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import ms, summary
 
-from tether.testing.editor_client import EditorOptions, FakeEditor
+from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 from tether.testing.fake_anthropic import FakeAnthropicServer
 
 FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "workspaces" / "basic"

@@ -14,7 +14,7 @@ import pytest
 import pytest_lsp
 
 from tether.lsp.protocol import tether_converter
-from tether.testing.editor_client import EditorOptions, FakeEditor
+from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 from tether.testing.fake_anthropic import FakeAnthropicServer
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "workspaces"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tether.daemon.paths import socket_path
-from tether.testing.editor_client import EditorOptions, FakeEditor
+from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 
 from .conftest import MODEL, make_editor
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from tether.testing.editor_client import FakeEditor
+from tether.lsp.testing.editor_client import FakeEditor
 
 from .conftest import MODEL, running_daemon
 

@@ -16,7 +16,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from tether.testing.editor_client import FakeEditor
+from tether.lsp.testing.editor_client import FakeEditor
 
 from .conftest import MODEL, running_daemon
 

@@ -96,7 +96,7 @@ async def test_initialize_reports_model_and_sandbox(
 ) -> None:
     import shutil
 
-    from tether.testing.editor_client import EditorOptions, FakeEditor
+    from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 
     editor = FakeEditor(EditorOptions(init_options={"model": "scripted:/nowhere.json"}))
     result = await editor.start(

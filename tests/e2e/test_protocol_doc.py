@@ -45,9 +45,9 @@ from pydantic import BaseModel
 from pygls.exceptions import JsonRpcException
 
 from tether.lsp.main import create_server
+from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 from tether.protocol import content, updates
 from tether.protocol.base import WireModel
-from tether.testing.editor_client import EditorOptions, FakeEditor
 
 from .conftest import MODEL, make_editor
 

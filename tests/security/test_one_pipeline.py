@@ -178,4 +178,4 @@ def test_only_the_pipeline_ever_calls_a_tool() -> None:
                 callers.append(str(path.relative_to(package)))
     assert callers == ["orchestration/pipeline.py"]
     source = (package / "engine" / "loop.py").read_text()
-    assert "run_tool_use(use, engine.tool_runtime)" in source
+    assert "run_tool_use(use, parts.runtime)" in source

@@ -8,20 +8,53 @@ nesting depth and concurrent tasks are capped."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
+from tether.agents.definitions import AgentDefinition
 from tether.errors import ToolError
 from tether.protocol.content import TextToolContent
-from tether.protocol.updates import AgentMessageChunk, ToolCall, ToolCallUpdate
+from tether.protocol.updates import AgentMessageChunk, SessionUpdate, ToolCall, ToolCallUpdate
 from tether.tasks.registry import Task, TaskOutcome
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
 
-if TYPE_CHECKING:
-    from tether.engine.engine import QueryEngine, TurnResult
+
+@dataclass(frozen=True)
+class SubagentReport:
+    """How a subagent's run ended, and its final words."""
+
+    text: str
+    completed: bool
+    stop_reason: str
+    """The wire's stop reason of its turn."""
+
+
+class Subagent(Protocol):
+    @property
+    def agent_id(self) -> str: ...
+
+    async def run(self, prompt: str, on_update: Callable[[SessionUpdate], None]) -> SubagentReport:
+        """Run the task to its end (then release the subagent); updates go to ``on_update``."""
+        ...
+
+
+class Spawner(Protocol):
+    """Makes subagents for one session (the engine's side of the Agent tool)."""
+
+    @property
+    def definitions(self) -> Mapping[str, AgentDefinition]: ...
+
+    @property
+    def max_depth(self) -> int: ...
+
+    def spawn(
+        self, definition: AgentDefinition, *, tool_use_id: str, background: bool
+    ) -> Subagent: ...
 
 
 class AgentInput(BaseModel):
@@ -42,36 +75,15 @@ async def _allow(_inp: AgentInput, _ctx: ToolContext) -> PermissionCheck:
     return PermissionCheck("allow")
 
 
-def _final_text(child: QueryEngine, result: TurnResult) -> str:
-    last = next((m for m in reversed(child.messages) if m.role == "assistant"), None)
-    text = last.text.strip() if last is not None else ""
-    if result.terminal.reason != "completed":
-        terminal = result.terminal
-        return f"The agent stopped early ({terminal.reason}: {terminal.message}).\n{text}"
-    return text or "(the agent finished without a report)"
-
-
-async def _drive(child: QueryEngine, prompt: str, on_update: Any) -> TurnResult:
-    try:
-        async for update in child.submit(prompt):
-            on_update(update)
-    finally:
-        await child.close()
-    assert child.last_result is not None
-    return child.last_result
-
-
-def make_agent_tool(parent: QueryEngine) -> Tool[AgentInput]:
+def make_agent_tool(spawner: Spawner) -> Tool[AgentInput]:
     def describe() -> str:
-        kinds = "\n".join(f"- {d.name}: {d.description}" for d in parent.agent_definitions.values())
+        kinds = "\n".join(f"- {d.name}: {d.description}" for d in spawner.definitions.values())
         return prompts.render("tools/Agent.md", agents=kinds)
 
     async def call(inp: AgentInput, ctx: ToolContext) -> ToolResult:
-        from tether.agents.spawn import spawn_child
-
-        definition = parent.agent_definitions.get(inp.subagent_type)
+        definition = spawner.definitions.get(inp.subagent_type)
         if definition is None:
-            known = ", ".join(sorted(parent.agent_definitions))
+            known = ", ".join(sorted(spawner.definitions))
             raise ToolError(f"Unknown subagent_type {inp.subagent_type!r}. Available: {known}")
         state = ctx.state
         if inp.run_in_background and state.background_worker:
@@ -79,19 +91,19 @@ def make_agent_tool(parent: QueryEngine) -> Tool[AgentInput]:
                 "Background agents cannot start other background agents: this agent is itself "
                 "running in the background. Do the work yourself, or run a foreground agent."
             )
-        if state.agent_depth >= parent.config.max_agent_depth:
+        if state.agent_depth >= spawner.max_depth:
             raise ToolError(
-                f"Agents may nest at most {parent.config.max_agent_depth} levels deep; do this "
+                f"Agents may nest at most {spawner.max_depth} levels deep; do this "
                 "part of the work yourself."
             )
-        child = spawn_child(
-            parent, definition, tool_use_id=ctx.tool_use_id, background=inp.run_in_background
+        child = spawner.spawn(
+            definition, tool_use_id=ctx.tool_use_id, background=inp.run_in_background
         )
         if inp.run_in_background:
             return _start_background(child, inp, ctx)
         calls = 0
 
-        def progress(update: Any) -> None:
+        def progress(update: SessionUpdate) -> None:
             nonlocal calls
             if isinstance(update, ToolCall):
                 calls += 1
@@ -102,12 +114,11 @@ def make_agent_tool(parent: QueryEngine) -> Tool[AgentInput]:
                     )
                 )
 
-        result = await _drive(child, inp.prompt, progress)
-        report = _final_text(child, result)
+        report = await child.run(inp.prompt, progress)
         return ToolResult(
-            content=f"{report}\n\n[agent {child.session_id}, {calls} tool call(s)]",
-            is_error=result.terminal.reason != "completed",
-            raw_output={"agentId": child.session_id, "stopReason": result.terminal.stop_reason},
+            content=f"{report.text}\n\n[agent {child.agent_id}, {calls} tool call(s)]",
+            is_error=not report.completed,
+            raw_output={"agentId": child.agent_id, "stopReason": report.stop_reason},
         )
 
     return build_tool(
@@ -124,24 +135,23 @@ def make_agent_tool(parent: QueryEngine) -> Tool[AgentInput]:
     )
 
 
-def _start_background(child: QueryEngine, inp: AgentInput, ctx: ToolContext) -> ToolResult:
+def _start_background(child: Subagent, inp: AgentInput, ctx: ToolContext) -> ToolResult:
     async def run(task: Task) -> TaskOutcome:
         lines: list[str] = []
 
-        def log(update: Any) -> None:
+        def log(update: SessionUpdate) -> None:
             if isinstance(update, AgentMessageChunk):
                 lines.append(update.text)
             elif isinstance(update, ToolCall):
                 lines.append(f"\n[tool] {update.title}\n")
 
-        result = await _drive(child, inp.prompt, log)
+        report = await child.run(inp.prompt, log)
         await asyncio.to_thread(task.output_path.write_text, "".join(lines), "utf-8")
-        report = _final_text(child, result)
-        ok = result.terminal.reason == "completed"
+        ok = report.completed
         return TaskOutcome(
             status="completed" if ok else "failed",
             summary=f'Agent "{inp.description}" {"completed" if ok else "stopped early"}',
-            result=report,
+            result=report.text,
         )
 
     try:
@@ -159,7 +169,7 @@ def _start_background(child: QueryEngine, inp: AgentInput, ctx: ToolContext) -> 
         ),
         raw_output={
             "status": "async_launched",
-            "agentId": child.session_id,
+            "agentId": child.agent_id,
             "taskId": task.id,
             "outputFile": str(task.output_path),
         },

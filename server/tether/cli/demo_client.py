@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tether.testing.editor_client import EditorOptions, FakeEditor
+from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 from tether.transcript.store import TranscriptStore
 
 UNSAVED_NOTE = "\n\n# NOTE (unsaved): keep these helpers free of I/O.\n"
@@ -80,10 +80,10 @@ async def _approve(params: dict[str, Any]) -> str:
 async def run_through_daemon(root: Path, prompt: str, script: Path) -> int:
     view = DemoView()
     editor = FakeEditor(
-        EditorOptions(init_options={"model": f"scripted:{script}", "permissionMode": "default"})
+        EditorOptions(init_options={"model": f"scripted:{script}", "permissionMode": "default"}),
+        on_update=view,
+        asker=_approve,
     )
-    editor.on_update = view
-    editor.asker = _approve
     command = [sys.executable, "-m", "tether", "serve"]
     _out(f"[editor] starting the daemon: {' '.join(command[1:])}\n")
     result = await editor.start(command, [root])

@@ -14,15 +14,16 @@ auto-compact threshold. ``compact`` also serves manual (``/compact``) and reacti
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from tether import prompts
+from tether.context.reattach import Essentials, ReattachLimits
 from tether.context.summarize import summarize
-from tether.context.tokens import ContextGauge, TokenCounter, estimate_text
+from tether.context.tokens import ContextGauge, TokenCounter
+from tether.core.hooks import Hooks
 from tether.core.messages import (
     Block,
     Message,
@@ -34,11 +35,9 @@ from tether.core.messages import (
 )
 from tether.errors import ModelError
 from tether.protocol.updates import Compaction, SessionUpdate
-from tether.providers.base import TokenUsage
-from tether.transcript.records import AttachmentRecord, SystemRecord
-
-if TYPE_CHECKING:
-    from tether.engine.engine import QueryEngine
+from tether.providers.base import Provider, SystemBlock, TokenUsage, ToolSpec
+from tether.transcript.payloads import AttachmentKind, CompactBoundaryData, ContextTrimData
+from tether.transcript.records import AttachmentRecord, Record, SystemRecord
 
 Trigger = Literal["auto", "manual", "reactive"]
 Emit = Callable[[SessionUpdate], None]
@@ -46,7 +45,42 @@ CLEARED = "[An older tool result was cleared to save context. Run the tool again
 MICROCOMPACTABLE = frozenset(
     {"Read", "Bash", "Grep", "Glob", "Edit", "Write", "TaskOutput", "WebFetch", "WebSearch"}
 )
-_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+
+
+class Conversation(Protocol):
+    """What the ladder works on: the engine's view of its conversation."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def messages(self) -> list[Message]:
+        """The history; the ladder rewrites oversized and old results in place."""
+        ...
+
+    @property
+    def provider(self) -> Provider: ...
+
+    @property
+    def hooks(self) -> Hooks: ...
+
+    def request_prefix(self) -> tuple[list[SystemBlock], list[ToolSpec]]:
+        """The system prompt and tools the next request sends with the history."""
+        ...
+
+    def discovered_tools(self) -> list[str]: ...
+
+    def record(self, record: Record) -> None: ...
+
+    def replace_history(self, messages: list[Message]) -> None:
+        """The history becomes ``messages`` (the summary, what is kept after it)."""
+        ...
+
+    def count_usage(self, usage: TokenUsage) -> None:
+        """A summary request's tokens count like any other request's."""
+        ...
+
+    def note(self, text: str) -> None: ...
 
 
 class CompactionBlockedError(ModelError):
@@ -86,39 +120,40 @@ class Compactor:
     settings: CompactionSettings
     results_dir: Path
     counter: TokenCounter = field(default_factory=TokenCounter)
-    reattach_sources: list[Callable[[], str]] = field(
-        default_factory=lambda: list[Callable[[], str]]()
-    )
-    """Extra essentials to keep after a summary (e.g. invoked skills)."""
+    essentials: Essentials | None = None
+    """What is re-attached after a summary (None: only the summary stays)."""
     gauge: ContextGauge | None = None
 
     def __post_init__(self) -> None:
         self.gauge = self.gauge or ContextGauge(self.counter)
 
-    def observe(self, engine: QueryEngine, usage: TokenUsage) -> None:
+    def add_reattach_source(self, source: Callable[[], str]) -> None:
+        """Something else to keep after a summary (e.g. the skills invoked so far)."""
+        if self.essentials is not None:
+            self.essentials.add_source(source)
+
+    def observe(self, engine: Conversation, usage: TokenUsage) -> None:
         """A response's usage anchors the context size (see ``ContextGauge``)."""
         assert self.gauge is not None
         self.gauge.observe(engine.messages, usage, self._estimate(engine))
 
-    def context_tokens(self, engine: QueryEngine) -> int:
+    def context_tokens(self, engine: Conversation) -> int:
         assert self.gauge is not None
         measured = self.gauge.measure(engine.messages)
         if measured is not None:
             return measured
         return round(self._estimate(engine) * self.gauge.ratio)
 
-    def _estimate(self, engine: QueryEngine) -> int:
-        system = engine.assembler.system()
-        return self.counter.prefix(system, engine.tool_specs()) + self.counter.messages(
-            engine.messages
-        )
+    def _estimate(self, engine: Conversation) -> int:
+        system, tools = engine.request_prefix()
+        return self.counter.prefix(system, tools) + self.counter.messages(engine.messages)
 
-    def limits(self, engine: QueryEngine) -> Thresholds:
+    def limits(self, engine: Conversation) -> Thresholds:
         return thresholds(
             engine.provider.context_window, engine.provider.limits.default_output, self.settings
         )
 
-    async def before_request(self, engine: QueryEngine, turn_id: str, emit: Emit) -> None:
+    async def before_request(self, engine: Conversation, turn_id: str, emit: Emit) -> None:
         limits = self.limits(engine)
         before = self.context_tokens(engine)
         stored = await self._budget_results(engine)
@@ -147,7 +182,7 @@ class Compactor:
 
     # -- (a) tool-result budget -------------------------------------------------------
 
-    async def _budget_results(self, engine: QueryEngine) -> int:
+    async def _budget_results(self, engine: Conversation) -> int:
         cap = self.settings.tool_result_max_chars
         stored = 0
         for i, message in enumerate(engine.messages):
@@ -180,7 +215,7 @@ class Compactor:
 
     # -- (b) microcompact -------------------------------------------------------------
 
-    def _microcompact(self, engine: QueryEngine) -> int:
+    def _microcompact(self, engine: Conversation) -> int:
         names = {
             u.id: u.name for m in engine.messages if m.role == "assistant" for u in m.tool_uses
         }
@@ -212,7 +247,7 @@ class Compactor:
 
     async def compact(
         self,
-        engine: QueryEngine,
+        engine: Conversation,
         turn_id: str | None,
         trigger: Trigger,
         emit: Emit,
@@ -228,7 +263,15 @@ class Compactor:
         if self.counter.messages(tail) > engine.provider.context_window // 8:
             history, tail = engine.messages, []
         out_tokens = self.summary_max_tokens(engine.provider.context_window)
-        summary = await summarize(engine, history, instructions, emit, out_tokens, self.counter)
+        summary = await summarize(
+            engine.provider,
+            history,
+            instructions,
+            emit,
+            out_tokens,
+            self.counter,
+            engine.count_usage,
+        )
         kept = [
             user_text(prompts.render("compaction/continuation.md", summary=summary)),
             *await self._essentials(engine),
@@ -236,9 +279,10 @@ class Compactor:
         context = await engine.hooks.session_start("compact")
         if context:
             kept.append(user_text(f"<system-reminder>\n{context}\n</system-reminder>"))
-        engine.messages[:] = [*kept, *tail]
+        engine.replace_history([*kept, *tail])
         after = self.context_tokens(engine)
-        engine.record_compaction(turn_id, trigger, before, after, [*kept, *tail])
+        for record in boundary_records(engine, turn_id, trigger, before, after, [*kept, *tail]):
+            engine.record(record)
         update = Compaction(trigger=trigger, tokens_before=before, tokens_after=after)
         emit(update)
         return update
@@ -246,51 +290,19 @@ class Compactor:
     def summary_max_tokens(self, window: int) -> int:
         return max(min(self.settings.summary_max_tokens, window // 8), 256)
 
-    async def _essentials(self, engine: QueryEngine) -> list[Message]:
-        parts: list[str] = []
-        window = engine.provider.context_window
-        # Re-read files take a share of the window, not a fixed amount: on a small local
-        # model 30k tokens of files would not fit at all.
-        budget = min(self.settings.reattach_total_tokens, window // 20)
-        per_file = min(self.settings.reattach_file_tokens, window // 40)
-        for path in list(reversed(engine.state.files.paths()))[: self.settings.reattach_files]:
-            try:
-                doc = await engine.editor.read(path)
-            except (OSError, UnicodeDecodeError):
-                continue
-            limit = min(per_file, budget) * 3
-            if limit <= 0:
-                break
-            text = doc.text[:limit]
-            budget -= estimate_text(text)
-            numbered = "\n".join(f"{n}\t{line}" for n, line in enumerate(text.splitlines(), 1))
-            cut = (
-                "" if len(text) == len(doc.text) else "\n[... cut; Read the file for the rest ...]"
-            )
-            parts.append(f"Contents of {path}, re-read after compaction:\n{numbered}{cut}")
-            engine.state.files.record(doc, partial=bool(cut))
-        if engine.state.todos:
-            plan = "\n".join(f"- [{e.status}] {e.content}" for e in engine.state.todos)
-            parts.append(f"The current todo list:\n{plan}")
-        running = engine.tasks.running()
-        if running:
-            tasks = "\n".join(
-                f'<task id="{t.id}" tool_use_id="{t.tool_use_id or ""}" status="{t.status}">'
-                f"{t.description} (output: {t.output_path})</task>"
-                for t in running
-            )
-            parts.append(f"Background tasks still running (use TaskOutput / TaskStop):\n{tasks}")
-        parts += [text for source in self.reattach_sources if (text := source())]
-        return [
-            Message(
-                role="user", content=[TextBlock(text=f"<system-reminder>\n{p}\n</system-reminder>")]
-            )
-            for p in parts
-        ]
+    async def _essentials(self, engine: Conversation) -> list[Message]:
+        if self.essentials is None:
+            return []
+        limits = ReattachLimits(
+            self.settings.reattach_files,
+            self.settings.reattach_file_tokens,
+            self.settings.reattach_total_tokens,
+        )
+        return await self.essentials.gather(engine.provider.context_window, limits)
 
     def _announce(
         self,
-        engine: QueryEngine,
+        engine: Conversation,
         turn_id: str,
         emit: Emit,
         kind: Literal["tool_result_budget", "microcompact"],
@@ -302,8 +314,9 @@ class Compactor:
             SystemRecord(
                 session_id=engine.session_id,
                 turn_id=turn_id,
-                subtype=kind,
-                data={"count": n, "tokensBefore": before, "tokensAfter": after},
+                data=ContextTrimData(
+                    subtype=kind, count=n, tokens_before=before, tokens_after=after
+                ),
             )
         )
         emit(Compaction(trigger="auto", tokens_before=before, tokens_after=after, strategy=kind))
@@ -325,31 +338,30 @@ def split_tail(messages: list[Message]) -> tuple[list[Message], list[Message]]:
 
 
 def boundary_records(
-    engine: QueryEngine,
+    engine: Conversation,
     turn_id: str | None,
     trigger: Trigger,
     before: int,
     after: int,
     kept: list[Message],
-) -> list[SystemRecord | AttachmentRecord]:
-    discovered = sorted(engine.tools.discovered)
-    records: list[SystemRecord | AttachmentRecord] = [
+) -> list[Record]:
+    records: list[Record] = [
         SystemRecord(
             session_id=engine.session_id,
             turn_id=turn_id,
-            subtype="compact_boundary",
-            data={
-                "trigger": trigger,
-                "tokensBefore": before,
-                "tokensAfter": after,
-                "discoveredTools": discovered,
-            },
+            data=CompactBoundaryData(
+                trigger=trigger,
+                tokens_before=before,
+                tokens_after=after,
+                discovered_tools=sorted(engine.discovered_tools()),
+            ),
         )
     ]
-    kinds = ["compact_summary"] + [
+    tail: list[AttachmentKind] = [
         "compact_tail" if m.role == "assistant" or m.tool_results else "compact_reattach"
         for m in kept[1:]
     ]
+    kinds: list[AttachmentKind] = ["compact_summary", *tail]
     records += [
         AttachmentRecord(session_id=engine.session_id, turn_id=turn_id, message=m, attachment=k)
         for m, k in zip(kept, kinds, strict=True)

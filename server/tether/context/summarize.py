@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from tether import prompts
 from tether.context.summary_request import SummaryPart, plan_summary
@@ -12,21 +11,19 @@ from tether.context.tokens import TokenCounter
 from tether.core.messages import Message, user_text
 from tether.errors import ModelError, PromptTooLongError
 from tether.protocol.updates import Notice, SessionUpdate
-from tether.providers.base import Completed, ModelRequest, SystemBlock
-
-if TYPE_CHECKING:
-    from tether.engine.engine import QueryEngine
+from tether.providers.base import Completed, ModelRequest, Provider, SystemBlock, TokenUsage
 
 _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
 
 
 async def summarize(
-    engine: QueryEngine,
+    provider: Provider,
     history: list[Message],
     instructions: str,
     emit: Callable[[SessionUpdate], None],
     max_tokens: int,
     counter: TokenCounter,
+    count_usage: Callable[[TokenUsage], None],
 ) -> str:
     """Summarise ``history`` in requests that fit the window; if the API still says a
     request is too long, plan again once with half the room."""
@@ -34,27 +31,30 @@ async def summarize(
         f"\nAlso follow these instructions for the summary: {instructions}" if instructions else ""
     )
     system = [SystemBlock(prompts.load("compaction/system.md").strip())]
-    budget = engine.provider.context_window - max_tokens - counter.prefix(system, [])
+    budget = provider.context_window - max_tokens - counter.prefix(system, [])
     try:
-        return await _run(engine, plan_summary(history, budget, extra), system, max_tokens, extra)
+        return await _run(
+            provider, plan_summary(history, budget, extra), system, max_tokens, extra, count_usage
+        )
     except PromptTooLongError:
         emit(Notice(level="info", message="The summary request was too long; trying in parts"))
         parts = plan_summary(history, budget // 2, extra)
-        return await _run(engine, parts, system, max_tokens, extra)
+        return await _run(provider, parts, system, max_tokens, extra, count_usage)
 
 
 async def _run(
-    engine: QueryEngine,
+    provider: Provider,
     parts: list[SummaryPart],
     system: list[SystemBlock],
     max_tokens: int,
     extra: str,
+    count_usage: Callable[[TokenUsage], None],
 ) -> str:
     summary = ""
     for part in parts:
         part = SummaryPart(part.transcript, summary, part.part, part.parts)
         request = ModelRequest(
-            model=engine.provider.model,
+            model=provider.model,
             system=system,
             messages=[user_text(part.prompt(extra))],
             tools=[],
@@ -63,12 +63,12 @@ async def _run(
             thinking=False,
         )
         completed: Completed | None = None
-        async for event in engine.provider.stream(request):
+        async for event in provider.stream(request):
             if isinstance(event, Completed):
                 completed = event
         if completed is None or not completed.message.text.strip():
             raise ModelError("the summary request returned no text")
-        engine.meter.add(completed.usage)
+        count_usage(completed.usage)
         text = completed.message.text
         match = _SUMMARY.search(text)
         summary = (match.group(1) if match else text).strip()

@@ -1,15 +1,17 @@
 """Background tasks seen from the engine: lifecycle records and updates, and completion
-notifications queued for the next turn boundary (or a new turn, if the session is idle)."""
+notifications held for the next turn boundary (or a turn of their own, if the session is
+idle)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from tether.core.messages import Message, TextBlock
 from tether.engine.turns import EngineEvents
-from tether.protocol.updates import SessionUpdate, TaskUpdate
-from tether.tasks.registry import Task
-from tether.transcript.records import ProgressRecord
+from tether.protocol.updates import SessionUpdate, TaskStatus, TaskUpdate
+from tether.tasks.registry import Task, TaskState
+from tether.transcript.payloads import TaskData
+from tether.transcript.records import ProgressRecord, Record
 
 
 def task_notification(task: Task) -> Message:
@@ -27,48 +29,63 @@ def task_notification(task: Task) -> Message:
     return Message(role="user", content=[TextBlock(text=body)])
 
 
-class BackgroundMixin:
-    session_id: str
-    notifications: list[Message]
-    events: EngineEvents
+class TaskInbox:
+    """Listens to a session's task registry; holds the notifications of finished tasks."""
 
-    @property
-    def busy(self) -> bool:
-        raise NotImplementedError
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        record: Callable[[Record], None],
+        emit: Callable[[SessionUpdate], None],
+        events: EngineEvents,
+        busy: Callable[[], bool],
+    ) -> None:
+        self.session_id = session_id
+        self._record = record
+        self._emit = emit
+        self._events = events
+        self._busy = busy
+        self.pending: list[Message] = []
+        """Finished-task notifications waiting for a turn boundary."""
 
-    def record(self, record: Any) -> None:
-        raise NotImplementedError
-
-    def _emit(self, update: SessionUpdate) -> None:
-        raise NotImplementedError
+    def take(self) -> list[Message]:
+        pending, self.pending = self.pending, []
+        return pending
 
     def task_changed(self, task: Task) -> None:
         if task.status == "pending" or task.finished:
             # Out of the chain, so a crash with the task running is known on resume.
-            self.record(
+            self._record(
                 ProgressRecord(
                     session_id=self.session_id,
-                    event="task_started" if task.status == "pending" else "task_finished",
-                    data={
-                        "taskId": task.id,
-                        "toolUseId": task.tool_use_id,
-                        "description": task.description,
-                        "outputFile": str(task.output_path),
-                        "status": task.status,
-                    },
+                    data=TaskData(
+                        event="task_started" if task.status == "pending" else "task_finished",
+                        task_id=task.id,
+                        tool_use_id=task.tool_use_id,
+                        description=task.description,
+                        output_file=str(task.output_path),
+                        status=task.status,
+                    ),
                 )
             )
-        status = "running" if task.status in ("pending", "running") else task.status
         self._emit(
             TaskUpdate(
                 task_id=task.id,
                 tool_call_id=task.tool_use_id,
-                status=status,  # type: ignore[arg-type]
+                status=_wire_status(task.status),
                 description=task.description,
                 summary=task.summary or None,
             )
         )
         if task.finished:
-            self.notifications.append(task_notification(task))
-            if not self.busy:
-                self.events.wake()
+            self.pending.append(task_notification(task))
+            if not self._busy():
+                self._events.wake()
+
+
+def _wire_status(state: TaskState) -> TaskStatus:
+    # Editors show a task as running until it is over; "pending" is the engine's own.
+    if state == "pending" or state == "running":
+        return "running"
+    return state

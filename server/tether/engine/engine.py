@@ -1,11 +1,12 @@
 """QueryEngine: one per conversation. ``submit`` runs a turn and yields its updates.
 
-The engine owns the conversation (``messages``), the run state tools share, the usage
-meter and the transcript writer. A turn runs as its own asyncio task feeding a queue, so
-``cancel`` can stop it at any await (stream, tool, permission question) and the history is
-closed consistently before ``turn_end`` is yielded. History recording, tool plumbing and
-background-task notifications live in the mixins of ``history``, ``tooling`` and
-``background``.
+The engine composes its parts, each built here with what it needs: the ``History``
+(messages and the transcript writer), the ``Tooling`` (tool pool, call contexts, rules),
+the ``TaskInbox`` (background-task notifications), the ``Compactor`` (working on the
+engine's narrow ``Conversation`` view) and the ``BoundaryContext`` (memory, changed
+files). A turn runs as its own asyncio task feeding a queue, driven by a ``TurnLoop``
+over those parts, so ``cancel`` can stop it at any await (stream, tool, permission
+question) and the history is closed consistently before ``turn_end`` is yielded.
 """
 
 from __future__ import annotations
@@ -20,26 +21,26 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tether.agents.definitions import AgentDefinition, load_definitions
-from tether.context.compaction import CompactionSettings, Compactor
-from tether.context.memory import MAX_RECALLED, Bm25Recaller, Recaller, memory_attachment
-from tether.context.recall import memory_entries
-from tether.context.watcher import ChangeWatcher, change_notice
+from tether.agents.tool import make_agent_tool
+from tether.context.compaction import Compactor
+from tether.context.reattach import Essentials
 from tether.core.hooks import Hooks, NoHooks
-from tether.core.messages import Message, TextBlock
+from tether.core.messages import Message, TextBlock, ToolUseBlock
 from tether.editor.port import Editor
-from tether.engine.background import BackgroundMixin
+from tether.engine.background import TaskInbox
+from tether.engine.boundary import Boundary
 from tether.engine.context import ContextAssembler
-from tether.engine.history import HistoryMixin
-from tether.engine.loop import TurnLoop
+from tether.engine.history import History
+from tether.engine.loop import TurnLoop, TurnParts
 from tether.engine.prompt_input import prompt_text, prompt_to_message
-from tether.engine.tooling import ToolingMixin
+from tether.engine.subagents import EngineSpawner
+from tether.engine.tooling import PersistRule, Tooling
 from tether.engine.transitions import Terminal
 from tether.engine.turns import (
     AttachmentSource,
     EngineConfig,
     EngineEvents,
     NoEvents,
-    Queued,
     Turn,
     TurnResult,
     TurnStream,
@@ -51,20 +52,25 @@ from tether.permissions.policy import RuleSet
 from tether.protocol.content import ContentBlock, TextContent
 from tether.protocol.updates import (
     Compaction,
+    Location,
     Mode,
     ModeChange,
     Notice,
-    Plan,
     SessionUpdate,
+    ToolKind,
     TurnEnd,
     UserMessage,
 )
-from tether.providers.base import Provider, ToolSpec
+from tether.providers.base import Provider, SystemBlock, TokenUsage, ToolSpec
 from tether.tasks.registry import TaskRegistry
 from tether.tools.base import Tool
-from tether.tools.context import SessionRunState, ToolConfig
+from tether.tools.context import SessionRunState, ToolConfig, ToolContext
 from tether.tools.pool import ToolPool
-from tether.transcript.records import SystemRecord, UserRecord, now_iso
+from tether.transcript.records import (
+    MetaRecord,
+    Record,
+    now_iso,
+)
 from tether.transcript.writer import TranscriptWriter
 
 __all__ = ["EngineConfig", "QueryEngine", "TurnResult", "TurnStream"]
@@ -72,7 +78,7 @@ __all__ = ["EngineConfig", "QueryEngine", "TurnResult", "TurnStream"]
 log = logging.getLogger(__name__)
 
 
-class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
+class QueryEngine:
     def __init__(
         self,
         *,
@@ -91,11 +97,12 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         assembler: ContextAssembler | None = None,
         tasks: TaskRegistry | None = None,
         title: str | None = None,
-        remember_rule: Callable[[Literal["allow", "deny"], str], None] | None = None,
+        remember_rule: PersistRule | None = None,
         agent_definitions: dict[str, AgentDefinition] | None = None,
         events: EngineEvents | None = None,
         attachment_sources: Sequence[AttachmentSource] = (),
         parent_tool_use_id: str | None = None,
+        refresh_settings: Callable[[], None] | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
@@ -106,51 +113,138 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         self.config = config or EngineConfig()
         self.tool_config = tool_config or ToolConfig()
         self.state = state or SessionRunState()
-        self.messages: list[Message] = list(history or [])
-        self.transcript = transcript
         self.assembler = assembler or ContextAssembler(cwd=cwd, model=provider.model)
         self.meter = UsageMeter(provider.model, provider.context_window)
         self.title = title
         self.turns = 0
         self.created_at = now_iso()
+        self.events: EngineEvents = events or NoEvents()
+        self.parent_tool_use_id = parent_tool_use_id
+        """For a subagent: the Agent tool call it works for."""
+        self.history = History(session_id, history or (), transcript, on_reset=self._reset)
         self.tasks = tasks or TaskRegistry(
             Path(tempfile.gettempdir()) / "tether-tasks" / session_id
         )
-        self.tasks.set_listener(self.task_changed)
+        self.inbox = TaskInbox(
+            session_id,
+            record=self.history.record,
+            emit=self._emit,
+            events=self.events,
+            busy=lambda: self.busy,
+        )
+        self.tasks.set_listener(self.inbox.task_changed)
+        self.boundary = Boundary(
+            cwd=cwd,
+            history=self.history,
+            tasks=self.inbox,
+            files=self.state.files,
+            editor=editor,
+            emit=self._emit,
+            sources=attachment_sources,
+        )
         self.tools = ToolPool(tools, removed=self.rules.removes_tool)
+        self.tooling = Tooling(
+            session_id=session_id,
+            cwd=cwd,
+            editor=editor,
+            state=self.state,
+            config=self.tool_config,
+            tasks=self.tasks,
+            pool=self.tools,
+            rules=self.rules,
+            emit=self._emit,
+            persist_rule=remember_rule,
+        )
         self.agent_definitions = (
             agent_definitions if agent_definitions is not None else load_definitions(cwd)
         )
-        self.parent_tool_use_id = parent_tool_use_id
-        """For a subagent: the Agent tool call it works for."""
-        self.events: EngineEvents = events or NoEvents()
         if "Agent" not in self.tools and self.state.agent_depth < self.config.max_agent_depth:
-            from tether.agents.tool import make_agent_tool
-
-            self.tools.add(make_agent_tool(self))
-        self._persist_rule = remember_rule
+            spawner = EngineSpawner(self, make_engine=QueryEngine)
+            self.tools.add(make_agent_tool(spawner))
         self.tool_runtime = ToolRuntime(
             session_id=session_id,
             tools=self.tools,
             rules=self.rules,
             hooks=self.hooks,
             make_context=self.tool_context,
-            remember_rule=self.remember_rule,
+            remember_rule=self.tooling.remember_rule,
+            refresh=refresh_settings or (lambda: None),
+        )
+        self.compactor = Compactor(
+            self.config.compaction,
+            self.tasks.output_dir.parent / "tool-results",
+            essentials=Essentials(editor, self.state, self.tasks),
         )
         self._turn: Turn | None = None
         self._loop: TurnLoop | None = None
-        self._inbox: list[Queued] = []
-        self.notifications: list[Message] = []
-        """Finished-task notifications waiting for a turn boundary."""
         self.last_result: TurnResult | None = None
-        self.compactor = Compactor(
-            CompactionSettings(), self.tasks.output_dir.parent / "tool-results"
+
+    # -- the parts' faces -------------------------------------------------------------
+
+    @property
+    def attachment_sources(self) -> list[AttachmentSource]:
+        return self.boundary.sources
+
+    def _reset(self) -> None:
+        self.boundary.reset()
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.history.messages
+
+    @property
+    def transcript(self) -> TranscriptWriter | None:
+        return self.history.transcript
+
+    @property
+    def notifications(self) -> list[Message]:
+        """Finished-task notifications waiting for a turn boundary."""
+        return self.inbox.pending
+
+    def record(self, record: Record) -> None:
+        self.history.record(record)
+
+    def tool_context(self, tool_use_id: str) -> ToolContext:
+        return self.tooling.tool_context(tool_use_id)
+
+    def describe_call(self, use: ToolUseBlock) -> tuple[str, ToolKind, list[Location]]:
+        return self.tooling.describe_call(use)
+
+    async def save_meta(self) -> None:
+        """Write the tail metadata now (title, turns, usage) and make it durable."""
+        self.history.record(self.meta())
+        await self.history.flush()
+
+    def meta(self) -> MetaRecord:
+        return MetaRecord(
+            session_id=self.session_id,
+            title=self.title,
+            workspace=str(self.cwd),
+            created_at=self.created_at,
+            model=self.provider.model,
+            mode=self.state.mode,
+            turns=self.turns,
+            usage=self.meter.session,
         )
-        self.recaller: Recaller = Bm25Recaller()
-        self.watcher = ChangeWatcher()
-        self._recalled: set[Path] = set()
-        self.attachment_sources: list[AttachmentSource] = list(attachment_sources)
-        """Urgent attachments (new diagnostics): they make the model go on at a turn's end."""
+
+    def replace_conversation(self, messages: list[Message], last_uuid: str | None) -> None:
+        """Continue from an earlier point (rewind): these messages, and the transcript
+        branching off after ``last_uuid``."""
+        self.history.rewind(messages, last_uuid)
+
+    # -- the compactor's view (``Conversation``) ---------------------------------------
+
+    def request_prefix(self) -> tuple[list[SystemBlock], list[ToolSpec]]:
+        return self.assembler.system(), self.tool_specs()
+
+    def discovered_tools(self) -> list[str]:
+        return sorted(self.tools.discovered)
+
+    def replace_history(self, messages: list[Message]) -> None:
+        self.history.replace(messages)
+
+    def count_usage(self, usage: TokenUsage) -> None:
+        self.meter.add(usage)
 
     # -- public API -----------------------------------------------------------------
 
@@ -217,10 +311,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
     async def enqueue(self, prompt: Sequence[ContentBlock]) -> asyncio.Future[TurnResult]:
         """A prompt sent while a turn runs: injected at the next boundary; the future
         resolves when the turn that consumed it ends."""
-        message = await prompt_to_message(prompt, self.editor)
-        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        self._inbox.append(Queued(message, list(prompt), future))
-        return future
+        return await self.boundary.enqueue(prompt)
 
     def set_provider(self, provider: Provider) -> None:
         """Use another model from the next request on (the system prompt names it)."""
@@ -252,7 +343,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._turn.task
         await self.tasks.shutdown()
-        self.watcher.close()
+        self.boundary.close()
         if self.transcript is not None:
             await self.transcript.close()
 
@@ -260,7 +351,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
 
     async def _run(self, turn: Turn, blocks: list[ContentBlock] | None) -> None:
         self.meter.start_turn()
-        loop = TurnLoop(self, turn.turn_id, self._emit)
+        loop = TurnLoop(self._parts(), turn.turn_id, self._emit)
         self._loop = loop
         terminal: Terminal
         try:
@@ -282,7 +373,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         """Put the user's prompt (or pending notifications) into the history; it is on disk
         before the model is called. A UserPromptSubmit hook may refuse it."""
         if blocks is None:
-            self._inject_notifications(turn_id)
+            self.boundary.notifications(turn_id)
             return None
         message = await prompt_to_message(blocks, self.editor)
         verdict = await self.hooks.user_prompt_submit(prompt_text(blocks))
@@ -291,14 +382,11 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         if self.title is None:
             self.title = _title_from(blocks)
         self._emit(UserMessage(content=blocks))
-        await self.record_durable(
-            UserRecord(session_id=self.session_id, turn_id=turn_id, message=message, content=blocks)
-        )
-        self.messages.append(message)
-        self._recall_memory(turn_id, prompt_text(blocks))
+        await self.history.append_user(turn_id, message, blocks, durable=True)
+        self.boundary.recall(turn_id, prompt_text(blocks))
         if verdict.additional_context:
             note = f"<system-reminder>\n{verdict.additional_context}\n</system-reminder>"
-            self.append_meta(
+            self.history.append_meta(
                 turn_id, Message(role="user", content=[TextBlock(text=note)]), "hook_context"
             )
         return None
@@ -306,7 +394,13 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
     async def _finish(self, turn: Turn, terminal: Terminal) -> None:
         self.turns += 1
         calls = self._loop.model_calls if self._loop is not None else 0
-        self.record_turn_end(turn.turn_id, terminal.reason, terminal.message)
+        files = None
+        if self.state.files.changed:
+            self.state.files.changed = False
+            files = self.state.files.snapshot()
+        self.history.record_turn_end(
+            turn.turn_id, terminal.reason, terminal.message, files, self.meta()
+        )
         if self.transcript is not None:
             try:
                 await self.transcript.flush()
@@ -321,93 +415,36 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         for fut in turn.waiters:
             if not fut.done():
                 fut.set_result(result)
-        # Prompts that arrived too late for this turn's last boundary are given back.
-        for queued in self._inbox:
-            if not queued.future.done():
-                queued.future.set_result(result)
-        self._inbox.clear()
+        self.boundary.release(result)
         self._turn = None
         self._loop = None
         if self.notifications:
             self.events.wake()
 
     async def drain_inbox(self, turn_id: str) -> int:
-        """Turn boundary: inject attachments (diagnostics, notices), task notifications
-        and queued user prompts (last: the user's words are nearest and win attention)."""
-        count = 0
-        # Files changed by someone else: worth knowing, not worth another model call.
-        for note in await self._changed_files():
-            self.append_meta(turn_id, note, "file_changed")
-        for source in self.attachment_sources:
-            for note in await source():
-                self.append_meta(turn_id, note, "attachment")
-                count += 1
-        count += self._inject_notifications(turn_id)
-        turn = self._turn
-        for queued in self._inbox:
-            self.messages.append(queued.message)
-            self._emit(UserMessage(content=queued.content))
-            self.record(
-                UserRecord(
-                    session_id=self.session_id,
-                    turn_id=turn_id,
-                    message=queued.message,
-                    content=queued.content,
-                )
-            )
-            if turn is not None:
-                turn.waiters.append(queued.future)
-            count += 1
-        self._inbox.clear()
-        return count
+        """Turn boundary: what arrived meanwhile joins the conversation (``Boundary``)."""
+        return await self.boundary.drain(turn_id, self._turn.waiters if self._turn else [])
 
-    def _inject_notifications(self, turn_id: str) -> int:
-        pending, self.notifications = self.notifications, []
-        for note in pending:
-            self.append_meta(turn_id, note, "task_notification")
-        return len(pending)
-
-    # -- context ----------------------------------------------------------------------
-
-    def _recall_memory(self, turn_id: str, query: str) -> None:
-        entries = [e for e in memory_entries(self.cwd) if e.path not in self._recalled]
-        chosen = self.recaller.recall(query, entries, MAX_RECALLED)
-        text = memory_attachment(chosen)
-        if text:
-            self._recalled.update(e.path for e in chosen)
-            self.append_meta(
-                turn_id, Message(role="user", content=[TextBlock(text=text)]), "memory"
-            )
-
-    async def _changed_files(self) -> list[Message]:
-        files = self.state.files
-        self.watcher.follow(files.paths())
-        changed = await asyncio.to_thread(self.watcher.changed_since_read, files)
-        return [change_notice(changed)] if changed else []
+    def _parts(self) -> TurnParts:
+        return TurnParts(
+            history=self.history,
+            tooling=self.tooling,
+            runtime=self.tool_runtime,
+            compactor=self.compactor,
+            conversation=self,
+            assembler=self.assembler,
+            meter=self.meter,
+            hooks=self.hooks,
+            config=self.config,
+            provider=lambda: self.provider,
+            tool_specs=self.tool_specs,
+            drain=self.drain_inbox,
+        )
 
     # -- updates ----------------------------------------------------------------------
 
     def _emit(self, update: SessionUpdate) -> None:
-        if isinstance(update, ModeChange):
-            # Every mode change (a front door's, or a tool's like ExitPlanMode) is on record,
-            # so a resumed session is in the mode it was left in.
-            self.record(
-                SystemRecord(
-                    session_id=self.session_id,
-                    turn_id=self.current_turn_id,
-                    subtype="mode",
-                    data={"mode": update.mode},
-                )
-            )
-        if isinstance(update, Plan):
-            self.record(
-                SystemRecord(
-                    session_id=self.session_id,
-                    turn_id=self.current_turn_id,
-                    subtype="plan",
-                    data={"entries": [e.model_dump(mode="json") for e in update.entries]},
-                )
-            )
+        self.history.record_state(self.current_turn_id, update)
         if self._turn is not None:
             self._turn.queue.put_nowait(update)
         else:

@@ -1,24 +1,37 @@
-"""The conversation and its transcript: every change to ``messages`` is recorded."""
+"""The conversation and its transcript: every change to the messages is recorded.
+
+``History`` owns the message list the model sees and the transcript writer that keeps it
+on disk; the turn loop, the compactor and the session core change the conversation only
+through it, so the file and the list cannot drift apart.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from tether.context.compaction import boundary_records
 from tether.core.messages import INTERRUPTED_TOOL_RESULT, Message, ToolResultBlock, tool_result
 from tether.engine.transitions import Transition
-from tether.engine.usage import UsageMeter
 from tether.orchestration.pipeline import ToolOutcome
-from tether.protocol.updates import RejectedBy, Usage
-from tether.providers.base import Completed, Provider
-from tether.tools.context import SessionRunState
+from tether.protocol.content import ContentBlock
+from tether.protocol.updates import ModeChange, Plan, RejectedBy, SessionUpdate, Usage
+from tether.providers.base import Completed
+from tether.transcript.payloads import (
+    AttachmentKind,
+    FilesData,
+    ModeData,
+    PlanData,
+    TransitionData,
+    TurnEndData,
+)
 from tether.transcript.records import (
     AssistantRecord,
     AttachmentRecord,
     MetaRecord,
+    Record,
     SystemRecord,
     ToolResultRecord,
+    UserRecord,
 )
 from tether.transcript.writer import TranscriptWriter
 
@@ -26,29 +39,64 @@ MAX_DISPLAY_CHARS = 200_000
 """Display content (diffs hold whole files) larger than this is not kept in the transcript."""
 
 
-class HistoryMixin:
-    session_id: str
-    cwd: Path
-    messages: list[Message]
-    transcript: TranscriptWriter | None
-    provider: Provider
-    state: SessionRunState
-    title: str | None
-    turns: int
-    created_at: str
-    meter: UsageMeter
-    _recalled: set[Path]
+def interrupted_result(tool_use_id: str) -> ToolResultBlock:
+    """The answer to a tool call that never finished (a cancel, a crash)."""
+    return tool_result(tool_use_id, INTERRUPTED_TOOL_RESULT, is_error=True)
 
-    def record(self, record: Any) -> None:
+
+class History:
+    def __init__(
+        self,
+        session_id: str,
+        messages: Sequence[Message] = (),
+        transcript: TranscriptWriter | None = None,
+        *,
+        on_reset: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.session_id = session_id
+        self.messages: list[Message] = list(messages)
+        self.transcript = transcript
+        self._on_reset = on_reset
+        """Told when the conversation is replaced (compaction, rewind): what was attached
+        to the old one (recalled memory) may be attached again."""
+
+    # -- records ----------------------------------------------------------------------
+
+    def record(self, record: Record) -> None:
         if self.transcript is not None:
             self.transcript.append(record)
 
-    async def record_durable(self, record: Any) -> None:
+    async def record_durable(self, record: Record) -> None:
         if self.transcript is not None:
             await self.transcript.append_durable(record)
 
+    async def flush(self) -> None:
+        if self.transcript is not None:
+            await self.transcript.flush()
+
+    # -- messages ---------------------------------------------------------------------
+
+    async def append_user(
+        self,
+        turn_id: str,
+        message: Message,
+        content: Sequence[ContentBlock],
+        *,
+        durable: bool = False,
+    ) -> None:
+        """A prompt; ``content`` is what the editor showed. A turn's own prompt is on disk
+        (``durable``) before the model is called."""
+        record = UserRecord(
+            session_id=self.session_id, turn_id=turn_id, message=message, content=list(content)
+        )
+        if durable:
+            await self.record_durable(record)
+        else:
+            self.record(record)
+        self.messages.append(message)
+
     def append_assistant(
-        self, turn_id: str, message: Message, completed: Completed | None = None
+        self, turn_id: str, message: Message, model: str, completed: Completed | None = None
     ) -> None:
         self.messages.append(message)
         usage = None
@@ -65,7 +113,7 @@ class HistoryMixin:
                 session_id=self.session_id,
                 turn_id=turn_id,
                 message=message,
-                model=self.provider.model,
+                model=model,
                 stop_reason=completed.stop_reason if completed else None,
                 usage=usage,
             )
@@ -75,7 +123,7 @@ class HistoryMixin:
         self, turn_id: str, assistant: Message, outcomes: list[ToolOutcome]
     ) -> None:
         by_id = {o.block.tool_use_id: o.block for o in outcomes}
-        blocks = [by_id.get(u.id) or self.interrupted_result(u.id) for u in assistant.tool_uses]
+        blocks = [by_id.get(u.id) or interrupted_result(u.id) for u in assistant.tool_uses]
         display = {
             o.block.tool_use_id: [c.to_wire() for c in o.display]
             for o in outcomes
@@ -107,7 +155,7 @@ class HistoryMixin:
             )
         )
 
-    def append_meta(self, turn_id: str | None, message: Message, kind: str) -> None:
+    def append_meta(self, turn_id: str | None, message: Message, kind: AttachmentKind) -> None:
         """A message for the model that editors do not show (memory, notifications...)."""
         self.messages.append(message)
         self.record(
@@ -116,8 +164,21 @@ class HistoryMixin:
             )
         )
 
-    def interrupted_result(self, tool_use_id: str) -> ToolResultBlock:
-        return tool_result(tool_use_id, INTERRUPTED_TOOL_RESULT, is_error=True)
+    def replace(self, messages: Sequence[Message]) -> None:
+        """The conversation starts over from ``messages`` (a compaction's summary and what
+        it kept); the caller records the boundary."""
+        self.messages[:] = messages
+        self._on_reset()
+
+    def rewind(self, messages: Sequence[Message], last_uuid: str | None) -> None:
+        """Continue from an earlier point: these messages, and the transcript branching off
+        after ``last_uuid``."""
+        self.messages[:] = messages
+        if self.transcript is not None:
+            self.transcript.last_uuid = last_uuid
+        self._on_reset()
+
+    # -- system records ---------------------------------------------------------------
 
     def record_transition(self, turn_id: str, step: Transition) -> None:
         if step.kind != "next_turn":
@@ -125,61 +186,42 @@ class HistoryMixin:
                 SystemRecord(
                     session_id=self.session_id,
                     turn_id=turn_id,
-                    subtype="transition",
-                    data={"kind": step.kind},
+                    data=TransitionData(kind=step.kind),
                 )
             )
 
-    def record_compaction(
-        self, turn_id: str | None, trigger: str, before: int, after: int, kept: list[Message]
+    def record_state(self, turn_id: str | None, update: SessionUpdate) -> None:
+        """Every mode change (a front door's, or a tool's like ExitPlanMode) and todo plan
+        is on record, so a resumed session is in the state it was left in."""
+        data: ModeData | PlanData | None = None
+        if isinstance(update, ModeChange):
+            data = ModeData(mode=update.mode)
+        elif isinstance(update, Plan):
+            data = PlanData(entries=list(update.entries))
+        if data is not None:
+            self.record(SystemRecord(session_id=self.session_id, turn_id=turn_id, data=data))
+
+    def record_turn_end(
+        self,
+        turn_id: str,
+        reason: str,
+        message: str,
+        files: dict[str, dict[str, object]] | None,
+        meta: MetaRecord,
     ) -> None:
-        for record in boundary_records(self, turn_id, trigger, before, after, kept):  # type: ignore[arg-type]
-            self.record(record)
-        self._recalled.clear()
-
-    def replace_conversation(self, messages: list[Message], last_uuid: str | None) -> None:
-        """Continue from an earlier point (rewind): these messages, and the transcript
-        branching off after ``last_uuid``."""
-        self.messages[:] = messages
-        if self.transcript is not None:
-            self.transcript.last_uuid = last_uuid
-        self._recalled.clear()
-
-    async def save_meta(self) -> None:
-        """Write the tail metadata now (title, turns, usage) and make it durable."""
-        self.record(self.meta())
-        if self.transcript is not None:
-            await self.transcript.flush()
-
-    def record_turn_end(self, turn_id: str, reason: str, message: str) -> None:
+        """The end of a turn, the files read so far when they changed, and the tail
+        metadata."""
         self.record(
             SystemRecord(
                 session_id=self.session_id,
                 turn_id=turn_id,
-                subtype="turn_end",
-                data={"reason": reason, "message": message},
+                data=TurnEndData(reason=reason, message=message),
             )
         )
-        if self.state.files.changed:
-            self.state.files.changed = False
+        if files is not None:
             self.record(
                 SystemRecord(
-                    session_id=self.session_id,
-                    turn_id=turn_id,
-                    subtype="files",
-                    data={"files": self.state.files.snapshot()},
+                    session_id=self.session_id, turn_id=turn_id, data=FilesData(files=files)
                 )
             )
-        self.record(self.meta())
-
-    def meta(self) -> MetaRecord:
-        return MetaRecord(
-            session_id=self.session_id,
-            title=self.title,
-            workspace=str(self.cwd),
-            created_at=self.created_at,
-            model=self.provider.model,
-            mode=self.state.mode,
-            turns=self.turns,
-            usage=self.meter.session,
-        )
+        self.record(meta)

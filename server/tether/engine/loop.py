@@ -10,10 +10,11 @@ Each iteration ends in a ``Step`` (engine/transitions.py). Cancellation can land
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 
+from tether.context.compaction import Compactor, Conversation
+from tether.core.hooks import Hooks
 from tether.core.messages import (
     Block,
     Message,
@@ -22,6 +23,9 @@ from tether.core.messages import (
     ToolUseBlock,
     user_text,
 )
+from tether.engine.context import ContextAssembler
+from tether.engine.history import History, interrupted_result
+from tether.engine.tooling import Tooling
 from tether.engine.transitions import (
     CompactRetry,
     InputInjected,
@@ -33,9 +37,11 @@ from tether.engine.transitions import (
     StopHookContinue,
     Terminal,
 )
+from tether.engine.turns import EngineConfig
+from tether.engine.usage import UsageMeter
 from tether.errors import ModelError, PromptTooLongError
 from tether.orchestration.executor import StreamingToolExecutor
-from tether.orchestration.pipeline import ToolOutcome, run_tool_use
+from tether.orchestration.pipeline import ToolOutcome, ToolRuntime, run_tool_use
 from tether.protocol.server_tools import server_tool_update
 from tether.protocol.updates import (
     AgentMessageChunk,
@@ -47,6 +53,8 @@ from tether.protocol.updates import (
 )
 from tether.providers.base import (
     Completed,
+    ModelRequest,
+    Provider,
     Retrying,
     ServerToolFinished,
     ServerToolStarted,
@@ -54,12 +62,11 @@ from tether.providers.base import (
     TextDelta,
     ThinkingDelta,
     ThinkingReady,
+    ToolSpec,
     ToolUseReady,
 )
+from tether.transcript.payloads import ToolFinishedData, ToolStartedData
 from tether.transcript.records import ProgressRecord
-
-if TYPE_CHECKING:
-    from tether.engine.engine import QueryEngine
 
 CONTINUE_PROMPT = (
     "Your previous reply was cut off at the output limit. Continue exactly where you "
@@ -70,13 +77,34 @@ MAX_PAUSES = 10
 """Paused server-side tool loops resumed in one turn before giving up."""
 
 
+@dataclass(frozen=True)
+class TurnParts:
+    """What a turn works with: the engine's parts, passed explicitly."""
+
+    history: History
+    tooling: Tooling
+    runtime: ToolRuntime
+    compactor: Compactor
+    conversation: Conversation
+    """The compactor's view of the conversation."""
+    assembler: ContextAssembler
+    meter: UsageMeter
+    hooks: Hooks
+    config: EngineConfig
+    provider: Callable[[], Provider]
+    """The model to ask now (another may be chosen between turns)."""
+    tool_specs: Callable[[], list[ToolSpec]]
+    drain: Callable[[str], Awaitable[int]]
+    """Turn boundary: inject queued input and notifications; returns how many."""
+
+
 class TurnLoop:
-    """Runs one turn for ``engine``; updates go to ``emit``."""
+    """Runs one turn with ``parts``; updates go to ``emit``."""
 
     def __init__(
-        self, engine: QueryEngine, turn_id: str, emit: Callable[[SessionUpdate], None]
+        self, parts: TurnParts, turn_id: str, emit: Callable[[SessionUpdate], None]
     ) -> None:
-        self.engine = engine
+        self.parts = parts
         self.turn_id = turn_id
         self.emit = emit
         self.model_calls = 0
@@ -96,32 +124,34 @@ class TurnLoop:
             step = await self.iterate()
             if isinstance(step, Terminal):
                 return step
-            self.engine.record_transition(self.turn_id, step)
+            self.parts.history.record_transition(self.turn_id, step)
 
     # -- one iteration ---------------------------------------------------------------
 
     async def iterate(self) -> Step:
-        engine = self.engine
-        cfg = engine.config
+        parts = self.parts
+        history = parts.history
+        cfg = parts.config
         if self.model_calls > 0:
             if cfg.max_turns is not None and self.model_calls >= cfg.max_turns:
                 return Terminal("max_turns", f"stopped after {self.model_calls} model requests")
-            if engine.meter.budget_exhausted(cfg.max_budget_usd):
+            if parts.meter.budget_exhausted(cfg.max_budget_usd):
                 return Terminal(
                     "budget_exhausted",
                     f"the budget of ${cfg.max_budget_usd:.2f} is used up "
-                    f"(${engine.meter.session.cost_usd or 0:.4f} spent)",
+                    f"(${parts.meter.session.cost_usd or 0:.4f} spent)",
                 )
-        await engine.compactor.before_request(engine, self.turn_id, self.emit)
+        await parts.compactor.before_request(parts.conversation, self.turn_id, self.emit)
         self.hook_notices()
-        request = engine.assembler.request(engine.messages, engine.tool_specs())
-        limits = engine.provider.limits
+        request = parts.assembler.request(history.messages, parts.tool_specs())
+        provider = parts.provider()
+        limits = provider.limits
         max_tokens = limits.max_output if self.escalated else limits.default_output
         request = replace(request, max_tokens=max_tokens)
         self.model_calls += 1
         executor = self._new_executor()
         try:
-            completed = await self.call_model(request, executor)
+            completed = await self.call_model(provider, request, executor)
         except PromptTooLongError as e:
             await executor.cancel()
             return await self._reactive_compaction(e)
@@ -136,19 +166,19 @@ class TurnLoop:
             and limits.max_output > max_tokens
         ):
             self._escalate(limits.max_output)
-        engine.append_assistant(self.turn_id, assistant, completed)
-        engine.compactor.observe(engine, completed.usage)
+        history.append_assistant(self.turn_id, assistant, provider.model, completed)
+        parts.compactor.observe(parts.conversation, completed.usage)
         self._partial, self._partial_text = [], ""
         # A server may have reported its window with this first response (discovery).
-        engine.meter.context_window = engine.provider.context_window
-        self.emit(engine.meter.add(completed.usage))
+        parts.meter.context_window = provider.context_window
+        self.emit(parts.meter.add(completed.usage))
 
         if assistant.tool_uses:
             outcomes = await executor.results()
             self._executor = None
-            engine.append_tool_results(self.turn_id, assistant, outcomes)
+            history.append_tool_results(self.turn_id, assistant, outcomes)
             self.hook_notices()
-            await engine.drain_inbox(self.turn_id)
+            await parts.drain(self.turn_id)
             stopped = next((o.stop_turn for o in outcomes if o.stop_turn), None)
             if stopped is not None:
                 return Terminal("hook_stopped", stopped)
@@ -159,7 +189,7 @@ class TurnLoop:
             if self.continuations >= cfg.max_tokens_continuations:
                 return Terminal("max_tokens", "the reply kept reaching the output token limit")
             self.continuations += 1
-            engine.append_meta(self.turn_id, user_text(CONTINUE_PROMPT), "continuation")
+            history.append_meta(self.turn_id, user_text(CONTINUE_PROMPT), "continuation")
             return MaxTokensContinue(self.continuations)
         if completed.stop_reason == "refusal":
             return Terminal("refusal", "the model declined to continue")
@@ -168,10 +198,10 @@ class TurnLoop:
                 return Terminal("model_error", "the provider kept pausing its server-side tools")
             self.pauses += 1
             return PauseTurnContinue(self.pauses)
-        injected = await engine.drain_inbox(self.turn_id)
+        injected = await parts.drain(self.turn_id)
         if injected:
             return InputInjected(injected)
-        verdict = await engine.hooks.stop(
+        verdict = await parts.hooks.stop(
             stop_hook_active=self.stop_blocks > 0, last_message=assistant.text
         )
         if verdict.stop_turn is not None:
@@ -179,7 +209,7 @@ class TurnLoop:
         if verdict.block_reason is not None and self.stop_blocks < cfg.max_stop_hook_blocks:
             self.stop_blocks += 1
             note = f"A Stop hook asked you to keep going: {verdict.block_reason}"
-            engine.append_meta(self.turn_id, user_text(note), "stop_hook")
+            history.append_meta(self.turn_id, user_text(note), "stop_hook")
             return StopHookContinue(verdict.block_reason)
         return Terminal("completed")
 
@@ -188,7 +218,7 @@ class TurnLoop:
         for the model's full limit (once; then the continuation prompts take over). What
         was streamed stays: editors cannot take text back, so the model continues it."""
         self.escalated = True
-        self.engine.record_transition(self.turn_id, MaxTokensEscalate(max_tokens))
+        self.parts.history.record_transition(self.turn_id, MaxTokensEscalate(max_tokens))
         self.emit(
             Notice(
                 level="info",
@@ -199,7 +229,7 @@ class TurnLoop:
 
     def hook_notices(self) -> None:
         """Hook ``systemMessage``s and hook failures reach the user as notices."""
-        for notice in self.engine.hooks.drain_notices():
+        for notice in self.parts.hooks.drain_notices():
             self.emit(Notice(level=notice.level, message=notice.message))
 
     async def _reactive_compaction(self, error: PromptTooLongError) -> Step:
@@ -209,16 +239,18 @@ class TurnLoop:
         self.reactive_done = True
         self.model_calls -= 1  # the refused request does not count as a model turn
         try:
-            await self.engine.compactor.compact(self.engine, self.turn_id, "reactive", self.emit)
+            parts = self.parts
+            await parts.compactor.compact(parts.conversation, self.turn_id, "reactive", self.emit)
         except ModelError as e:
             return Terminal("prompt_too_long", f"{error}; compaction failed too: {e}")
         return CompactRetry()
 
     # -- model phase ------------------------------------------------------------------
 
-    async def call_model(self, request: Any, executor: StreamingToolExecutor) -> Completed:
-        engine = self.engine
-        async for event in engine.provider.stream(request):
+    async def call_model(
+        self, provider: Provider, request: ModelRequest, executor: StreamingToolExecutor
+    ) -> Completed:
+        async for event in provider.stream(request):
             if isinstance(event, TextDelta):
                 self._partial_text += event.text
                 self.emit(AgentMessageChunk(text=event.text))
@@ -267,7 +299,7 @@ class TurnLoop:
             self._partial_text = ""
 
     def _announce(self, use: ToolUseBlock) -> None:
-        title, kind, locations = self.engine.describe_call(use)
+        title, kind, locations = self.parts.tooling.describe_call(use)
         self._announced.add(use.id)
         self.emit(
             ToolCall(
@@ -286,7 +318,7 @@ class TurnLoop:
     def _new_executor(self) -> StreamingToolExecutor:
         self._executor = StreamingToolExecutor(
             self._run_one,
-            self.engine.is_concurrency_safe,
+            self.parts.tooling.is_concurrency_safe,
             on_start=lambda use: self.emit(
                 ToolCallUpdate(tool_call_id=use.id, status="in_progress")
             ),
@@ -295,33 +327,31 @@ class TurnLoop:
         return self._executor
 
     async def _run_one(self, use: ToolUseBlock) -> ToolOutcome:
-        engine = self.engine
-        if engine.transcript is not None and not engine.is_read_only(use):
+        parts = self.parts
+        history = parts.history
+        if history.transcript is not None and not parts.tooling.is_read_only(use):
             # Durable before the side effect: a crash mid-tool is known on resume.
-            await engine.transcript.append_durable(
+            await history.record_durable(
                 ProgressRecord(
-                    session_id=engine.session_id,
+                    session_id=history.session_id,
                     turn_id=self.turn_id,
-                    event="tool_started",
-                    data={"toolUseId": use.id, "name": use.name},
+                    data=ToolStartedData(tool_use_id=use.id, name=use.name),
                 )
             )
-        return await run_tool_use(use, engine.tool_runtime)
+        return await run_tool_use(use, parts.runtime)
 
     def _finished(self, use: ToolUseBlock, outcome: ToolOutcome) -> None:
-        transcript = self.engine.transcript
-        if transcript is not None:
-            # Each result reaches the file as its tool finishes (the message with all of a
-            # batch's results is written when the last one ends): after a crash mid-batch,
-            # resume keeps the finished ones instead of calling them interrupted.
-            transcript.append(
-                ProgressRecord(
-                    session_id=self.engine.session_id,
-                    turn_id=self.turn_id,
-                    event="tool_finished",
-                    data={"toolUseId": use.id, "result": outcome.block.model_dump(mode="json")},
-                )
+        history = self.parts.history
+        # Each result reaches the file as its tool finishes (the message with all of a
+        # batch's results is written when the last one ends): after a crash mid-batch,
+        # resume keeps the finished ones instead of calling them interrupted.
+        history.record(
+            ProgressRecord(
+                session_id=history.session_id,
+                turn_id=self.turn_id,
+                data=ToolFinishedData(tool_use_id=use.id, result=outcome.block),
             )
+        )
         self.emit(
             ToolCallUpdate(
                 tool_call_id=use.id,
@@ -337,7 +367,7 @@ class TurnLoop:
     async def abort(self) -> None:
         """Close the history after a cancel: keep what the user saw, answer every tool_use
         (finished calls keep their real result, the rest say they were interrupted)."""
-        engine = self.engine
+        history = self.parts.history
         executor, self._executor = self._executor, None
         outcomes: list[ToolOutcome] = []
         if executor is not None:
@@ -345,15 +375,16 @@ class TurnLoop:
         self._flush_partial_text()
         if self._partial:
             uses = [b for b in self._partial if isinstance(b, ToolUseBlock)]
-            engine.append_assistant(self.turn_id, Message(role="assistant", content=self._partial))
+            partial = Message(role="assistant", content=self._partial)
+            history.append_assistant(self.turn_id, partial, self.parts.provider().model)
             by_id = {o.block.tool_use_id: o for o in outcomes}
             results: list[ToolResultBlock] = []
             for use in uses:
                 outcome = by_id.get(use.id)
-                results.append(outcome.block if outcome else engine.interrupted_result(use.id))
+                results.append(outcome.block if outcome else interrupted_result(use.id))
             if results:
-                engine.append_tool_result_blocks(self.turn_id, results)
+                history.append_tool_result_blocks(self.turn_id, results)
         elif outcomes:
-            engine.append_tool_result_blocks(self.turn_id, [o.block for o in outcomes])
+            history.append_tool_result_blocks(self.turn_id, [o.block for o in outcomes])
         self._partial = []
-        engine.append_meta(self.turn_id, user_text(INTERRUPTED_BY_USER), "interrupt")
+        history.append_meta(self.turn_id, user_text(INTERRUPTED_BY_USER), "interrupt")

@@ -1,8 +1,10 @@
-"""How the engine sees its tools: the context of a call, safety flags, titles."""
+"""How the engine sees its tools: the context of a call, safety flags, titles, and the
+rules a user's "always allow" adds."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,20 +18,22 @@ from tether.tools.base import Tool
 from tether.tools.context import SessionRunState, ToolConfig, ToolContext
 from tether.tools.pool import ToolPool
 
+PersistRule = Callable[[Literal["allow", "deny"], str], None]
+"""Saves a rule the user chose to keep (the workspace writes it to the local settings)."""
 
-class ToolingMixin:
+
+@dataclass
+class Tooling:
     session_id: str
     cwd: Path
     editor: Editor
     state: SessionRunState
-    tool_config: ToolConfig
+    config: ToolConfig
     tasks: TaskRegistry
-    tools: ToolPool
+    pool: ToolPool
     rules: RuleSet
-    _persist_rule: Callable[[Literal["allow", "deny"], str], None] | None
-
-    def _emit(self, update: SessionUpdate) -> None:
-        raise NotImplementedError
+    emit: Callable[[SessionUpdate], None]
+    persist_rule: PersistRule | None = None
 
     def tool_context(self, tool_use_id: str) -> ToolContext:
         return ToolContext(
@@ -38,19 +42,19 @@ class ToolingMixin:
             cwd=self.cwd,
             editor=self.editor,
             state=self.state,
-            config=self.tool_config,
+            config=self.config,
             tasks=self.tasks,
-            emit=self._emit,
+            emit=self.emit,
         )
 
     def remember_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:
         parsed = Rule.parse(rule)
         (self.rules.allow if kind == "allow" else self.rules.deny).append(parsed)
-        if self._persist_rule is not None:
-            self._persist_rule(kind, rule)
+        if self.persist_rule is not None:
+            self.persist_rule(kind, rule)
 
     def _parse(self, use: ToolUseBlock) -> tuple[Tool[Any], Any] | None:
-        tool = self.tools.get(use.name)
+        tool = self.pool.get(use.name)
         if tool is None or use.truncated:
             return None
         data = tool.parse(use.input)
@@ -68,7 +72,7 @@ class ToolingMixin:
     def describe_call(self, use: ToolUseBlock) -> tuple[str, ToolKind, list[Location]]:
         parsed = self._parse(use)
         if parsed is None:
-            tool = self.tools.get(use.name)
+            tool = self.pool.get(use.name)
             return use.name, tool.kind if tool else "other", []
         tool, data = parsed
         try:

@@ -8,33 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from tether.protocol.stop_reasons import STOP_REASONS, TerminalReason
 from tether.protocol.updates import StopReason, TurnError
-
-TerminalReason = Literal[
-    "completed",
-    "max_turns",
-    "aborted",
-    "prompt_too_long",
-    "model_error",
-    "hook_stopped",
-    "budget_exhausted",
-    "max_tokens",
-    "refusal",
-    "transcript_error",
-]
-
-_STOP_REASONS: dict[TerminalReason, StopReason] = {
-    "completed": "end_turn",
-    "max_turns": "max_turn_requests",
-    "aborted": "cancelled",
-    "max_tokens": "max_tokens",
-    "refusal": "refusal",
-    "prompt_too_long": "error",
-    "model_error": "error",
-    "hook_stopped": "error",
-    "budget_exhausted": "error",
-    "transcript_error": "error",
-}
 
 
 @dataclass(frozen=True)
@@ -46,7 +21,7 @@ class Terminal:
 
     @property
     def stop_reason(self) -> StopReason:
-        return _STOP_REASONS[self.reason]
+        return STOP_REASONS[self.reason]
 
     @property
     def error(self) -> TurnError | None:

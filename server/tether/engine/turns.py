@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from tether.context.compaction import CompactionSettings
 from tether.core.messages import Message
 from tether.engine.transitions import Terminal
 from tether.protocol.content import ContentBlock
@@ -49,6 +50,7 @@ class EngineConfig:
     max_agent_depth: int = 2
     """How deep subagents may nest (a subagent's subagent is depth 2)."""
     subagent_max_turns: int | None = 50
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
 
 
 @dataclass

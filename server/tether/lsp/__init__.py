@@ -1,1 +1,1 @@
-"""The LSP front door: ``tether serve`` (pygls), to the contract in PROTOCOL.md."""
+"""The LSP front door: ``tether serve`` (pygls), to the contract in docs/protocol.md."""

@@ -1,1 +1,1 @@
-"""Wire-level types shared by every front door (shapes from PROTOCOL.md, camelCase on the wire)."""
+"""Wire-level types shared by every front door (docs/protocol.md; camelCase on the wire)."""

@@ -1,4 +1,4 @@
-"""SessionUpdate: everything the user can see, as typed variants (PROTOCOL.md, `update.kind`).
+"""SessionUpdate: everything the user can see, as typed variants (docs/protocol.md, `update.kind`).
 
 The shapes follow ACP's ``session/update`` variants so the ACP front door is a thin mapping;
 the LSP front door wraps them in ``tether/sessionUpdate``.

@@ -17,7 +17,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from tether.core.messages import (
     Block,
@@ -45,6 +45,7 @@ from tether.providers.base import (
     ToolUseReady,
     ToolUseStarted,
 )
+from tether.providers.connection import ClientCache, Connection, ConnectionArgs
 from tether.providers.convert_anthropic import (
     AnthropicParams,
     completed_from_response,
@@ -64,10 +65,12 @@ from tether.providers.models import (
 from tether.providers.retry import (
     EmptyStreamError,
     Failure,
-    RetryPolicy,
-    parse_retry_after,
-    should_retry_header,
+    SdkFaults,
+    connection_lost,
+    first_event,
+    status_failure,
     stream_with_recovery,
+    timed_out,
 )
 
 if TYPE_CHECKING:
@@ -102,33 +105,19 @@ class AnthropicProvider:
         self,
         model: str,
         *,
-        api_key: str | None = None,
         base_url: str | None = None,
-        max_retries: int = 4,
-        base_delay_s: float = 0.5,
-        max_delay_s: float = 30.0,
-        timeout_s: float = 600.0,
         options: ModelOptions | None = None,
+        **connection: Unpack[ConnectionArgs],
     ):
-        self._model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._policy = RetryPolicy(max_retries, base_delay_s, max_delay_s)
-        self._timeout_s = timeout_s
-        self._options = options or ModelOptions()
+        self.name = "anthropic"
+        self.model = model
+        self._conn = Connection.of(base_url, options, **connection)
+        self._options = self._conn.options
         self._limits = effective_limits(anthropic_limits(model), self._options)
         self._key_helper = (
             ApiKeyHelper(self._options.api_key_helper) if self._options.api_key_helper else None
         )
-        self._client: AsyncAnthropic | None = None
-
-    @property
-    def name(self) -> str:
-        return "anthropic"
-
-    @property
-    def model(self) -> str:
-        return self._model
+        self._clients: ClientCache[AsyncAnthropic] = ClientCache(self._make_client)
 
     @property
     def context_window(self) -> int:
@@ -139,32 +128,27 @@ class AnthropicProvider:
         return self._limits
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._clients.aclose()
 
     async def _get_client(self) -> AsyncAnthropic:
-        if self._key_helper is not None and self._key_helper.stale():
-            # apiKeyHelper: a fresh key means a new client (the SDK fixes its headers).
-            key = await self._key_helper.key()
-            if self._client is not None:
-                await self._client.close()
-            self._client = self._make_client(key, {"X-Api-Key": key})
-        if self._client is None:
-            self._client = self._make_client(self._api_key, None)
-        return self._client
+        if self._key_helper is None:
+            return await self._clients.get(self._conn.api_key)
+        # apiKeyHelper: its key (fetched again once stale) picks the client.
+        return await self._clients.get(await self._key_helper.key())
 
-    def _make_client(self, api_key: str | None, headers: dict[str, str] | None) -> AsyncAnthropic:
+    def _make_client(self, api_key: str | None) -> AsyncAnthropic:
         import anthropic
 
+        # A helper's key goes in both headers: proxies read either.
+        headers = {"X-Api-Key": api_key} if self._key_helper is not None and api_key else None
         # api_key/base_url None: the SDK reads ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN /
         # ANTHROPIC_BASE_URL (and its profiles) itself. Its own retries are off: see retry.py.
         return anthropic.AsyncAnthropic(
             api_key=api_key,
-            base_url=self._base_url,
+            base_url=self._conn.base_url,
             default_headers=headers,
             max_retries=0,
-            timeout=self._timeout_s,
+            timeout=self._conn.timeout_s,
         )
 
     def _thinking(self, request: ModelRequest, max_tokens: int) -> ThinkingConfigParam | None:
@@ -186,8 +170,10 @@ class AnthropicProvider:
         return tuple(betas)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        # aclosing: a consumer that stops early (a cancelled turn) closes the HTTP stream now,
+        # not whenever the garbage collector finalizes the inner generator.
         try:
-            async with aclosing(self._stream(request)) as events:
+            async with aclosing(await self._events(request)) as events:
                 async for event in events:
                     yield event
         except ModelError as e:
@@ -195,16 +181,13 @@ class AnthropicProvider:
                 raise
             # The helper's key was refused: fetch a fresh one and try once more.
             self._key_helper.invalidate()
-            async with aclosing(self._stream(request)) as events:
+            async with aclosing(await self._events(request)) as events:
                 async for event in events:
                     yield event
 
-    async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent]:
-        import anthropic
-        import httpx2
-
+    async def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent]:
         client = await self._get_client()
-        request = request if request.model else replace(request, model=self._model)
+        request = request if request.model else replace(request, model=self.model)
         max_tokens = min(request.max_tokens, self._limits.max_output)
         thinking = self._thinking(request, max_tokens)
         params = request_params(
@@ -212,22 +195,15 @@ class AnthropicProvider:
         )
 
         async def fallback() -> Completed:
-            return completed_from_response(await _create(client, params, self._timeout_s))
+            return completed_from_response(await _create(client, params, self._conn.timeout_s))
 
-        events = stream_with_recovery(
-            self._policy,
-            _classify,
+        return stream_with_recovery(
+            self._conn.policy,
+            _faults(),
             open_stream=lambda: _open(client, params),
             state=_StreamState(),
-            mid_stream_faults=(httpx2.TransportError, anthropic.APIError),
-            describe_fault=_describe_fault,
             fallback=fallback,
         )
-        # aclosing: a consumer that stops early (a cancelled turn) closes the HTTP stream now,
-        # not whenever the garbage collector finalizes the inner generator.
-        async with aclosing(events):
-            async for event in events:
-                yield event
 
 
 async def _open(client: AsyncAnthropic, params: AnthropicParams) -> OpenStream:
@@ -244,15 +220,7 @@ async def _open(client: AsyncAnthropic, params: AnthropicParams) -> OpenStream:
         extra_headers=_beta_headers(params),
         stream=True,
     )
-    try:
-        first = await anext(stream)
-    except StopAsyncIteration:
-        await stream.close()
-        raise EmptyStreamError("the response ended before its first event") from None
-    except BaseException:
-        await stream.close()
-        raise
-    return stream, first
+    return stream, await first_event(stream, "event")
 
 
 async def _create(client: AsyncAnthropic, params: AnthropicParams, timeout_s: float) -> WireMessage:
@@ -277,6 +245,14 @@ def _beta_headers(params: AnthropicParams) -> dict[str, str] | None:
     return {"anthropic-beta": ",".join(params.betas)} if params.betas else None
 
 
+def _faults() -> SdkFaults:
+    import anthropic
+    import httpx2
+
+    mid_stream = (httpx2.TransportError, anthropic.APIError)
+    return SdkFaults(_classify, mid_stream, _describe_fault)
+
+
 def _classify(exc: Exception) -> Failure | None:
     import anthropic
     import httpx2
@@ -284,11 +260,9 @@ def _classify(exc: Exception) -> Failure | None:
     if isinstance(exc, anthropic.APIStatusError):
         return _status_failure(exc)
     if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
-        return Failure("request timed out", True, ModelError("Anthropic API: request timed out"))
+        return timed_out("Anthropic API")
     if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError | EmptyStreamError):
-        detail = exc.__cause__ or exc
-        reason = f"connection error ({type(detail).__name__}: {detail})"
-        return Failure(reason, True, ModelError(f"Anthropic API: {reason}"))
+        return connection_lost(exc, "Anthropic API")
     if isinstance(exc, TypeError) and "authentication" in str(exc):
         # The SDK found no credentials: a setup problem the user must fix, not a crash.
         message = "no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
@@ -304,14 +278,14 @@ def _status_failure(exc: APIStatusError) -> Failure:
     headers = exc.response.headers
     if status == 400 and "prompt is too long" in message.lower():
         return Failure("prompt too long", False, PromptTooLongError(message, status=400))
-    retryable = status in (408, 429, 529) or status >= 500
-    verdict = should_retry_header(headers)
-    retryable = retryable if verdict is None else verdict
-    reason = _STATUS_REASONS.get(status) or ("server error" if status >= 500 else "HTTP error")
-    error = ModelError(
-        f"Anthropic API error {status}: {message}", status=status, retryable=retryable
+    return status_failure(
+        status,
+        message,
+        headers,
+        api_error="Anthropic API error",
+        retry_statuses=(408, 429, 529),
+        reasons=_STATUS_REASONS,
     )
-    return Failure(f"{reason} ({status})", retryable, error, parse_retry_after(headers))
 
 
 def _describe_fault(exc: Exception) -> str:

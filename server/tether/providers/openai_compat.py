@@ -12,10 +12,11 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from tether.core.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
-from tether.errors import ModelError, PromptTooLongError
+from tether.errors import PromptTooLongError
+from tether.providers import retry
 from tether.providers.base import (
     Completed,
     ModelRequest,
@@ -26,6 +27,7 @@ from tether.providers.base import (
     ToolUseReady,
     ToolUseStarted,
 )
+from tether.providers.connection import ClientCache, Connection, ConnectionArgs
 from tether.providers.convert_openai import (
     completed_from_response,
     fallback_call_id,
@@ -38,14 +40,6 @@ from tether.providers.convert_openai import (
 )
 from tether.providers.discovery import discover_window
 from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOptions
-from tether.providers.retry import (
-    EmptyStreamError,
-    Failure,
-    RetryPolicy,
-    parse_retry_after,
-    should_retry_header,
-    stream_with_recovery,
-)
 
 if TYPE_CHECKING:
     from openai import APIError, AsyncOpenAI, AsyncStream
@@ -68,32 +62,21 @@ class OpenAICompatProvider:
         model: str,
         *,
         base_url: str,
-        api_key: str | None = None,
-        max_retries: int = 4,
-        base_delay_s: float = 0.5,
-        max_delay_s: float = 30.0,
-        timeout_s: float = 600.0,
         options: ModelOptions | None = None,
+        **connection: Unpack[ConnectionArgs],
     ):
-        self._model = model
+        self.name = "openai"
+        self.model = model
         self._base_url = base_url
         # Local servers need no key, but the SDK refuses to start without one.
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        self._policy = RetryPolicy(max_retries, base_delay_s, max_delay_s)
-        self._timeout_s = timeout_s
-        self._options = options or ModelOptions()
+        key = connection.get("api_key") or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self._api_key = key
+        self._conn = Connection.of(base_url, options, **{**connection, "api_key": key})
+        self._options = self._conn.options
         self._max_output_tokens = self._options.max_output_tokens
         self._discovered: int | None = None
         self._asked = False
-        self._client: AsyncOpenAI | None = None
-
-    @property
-    def name(self) -> str:
-        return "openai"
-
-    @property
-    def model(self) -> str:
-        return self._model
+        self._clients: ClientCache[AsyncOpenAI] = ClientCache(self._make_client)
 
     @property
     def context_window(self) -> int:
@@ -112,48 +95,37 @@ class OpenAICompatProvider:
         if self._asked or self._options.context_window:
             return
         self._asked = True
-        self._discovered = await discover_window(self._base_url, self._model, self._api_key)
+        self._discovered = await discover_window(self._base_url, self.model, self._api_key)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        await self._clients.aclose()
 
-    def _get_client(self) -> AsyncOpenAI:
-        if self._client is None:
-            import openai
-
-            self._client = openai.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self._base_url,
-                max_retries=0,
-                timeout=self._timeout_s,
-            )
-        return self._client
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        import httpx2
+    def _make_client(self, api_key: str | None) -> AsyncOpenAI:
         import openai
 
+        return openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=self._conn.base_url,
+            max_retries=0,
+            timeout=self._conn.timeout_s,
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         await self.discover()
-        request = request if request.model else replace(request, model=self._model)
-        call = _Call(self._get_client(), request, self._max_output_tokens)
+        request = request if request.model else replace(request, model=self.model)
+        call = _Call(await self._clients.get(self._api_key), request, self._max_output_tokens)
 
         async def fallback() -> Completed:
             return completed_from_response(await call.create())
 
-        events = stream_with_recovery(
-            self._policy,
-            _classify,
+        recovering = retry.stream_with_recovery(
+            self._conn.policy,
+            _faults(),
             open_stream=call.open,
             state=_StreamState(),
-            mid_stream_faults=(httpx2.TransportError, openai.APIError),
-            describe_fault=_describe_fault,
             fallback=fallback,
         )
-        # aclosing: a consumer that stops early (a cancelled turn) closes the HTTP stream now,
-        # not whenever the garbage collector finalizes the inner generator.
-        async with aclosing(events):
+        async with aclosing(recovering) as events:  # closed now if the consumer stops early
             async for event in events:
                 yield event
 
@@ -177,15 +149,7 @@ class _Call:
             stream=True,
             stream_options={"include_usage": True},
         )
-        try:
-            first = await anext(stream)
-        except StopAsyncIteration:
-            await stream.close()
-            raise EmptyStreamError("the response ended before its first chunk") from None
-        except BaseException:
-            await stream.close()
-            raise
-        return stream, first
+        return stream, await retry.first_event(stream, "chunk")
 
     async def create(self) -> ChatCompletion:
         from openai import omit
@@ -206,18 +170,23 @@ class _Call:
         return min(self.request.max_tokens, self.max_output_tokens)
 
 
-def _classify(exc: Exception) -> Failure | None:
+def _faults() -> retry.SdkFaults:
+    import httpx2
+    import openai
+
+    return retry.SdkFaults(_classify, (httpx2.TransportError, openai.APIError), _describe_fault)
+
+
+def _classify(exc: Exception) -> retry.Failure | None:
     import httpx2
     import openai
 
     if isinstance(exc, openai.APIStatusError):
         return _status_failure(exc, exc.status_code, exc.response.headers)
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
-        return Failure("request timed out", True, ModelError("model server: request timed out"))
-    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | EmptyStreamError):
-        detail = exc.__cause__ or exc
-        reason = f"connection error ({type(detail).__name__}: {detail})"
-        return Failure(reason, True, ModelError(f"model server: {reason}"))
+        return retry.timed_out("model server")
+    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | retry.EmptyStreamError):
+        return retry.connection_lost(exc, "model server")
     if isinstance(exc, openai.APIError):
         # An error chunk instead of the first chunk: the server failed while starting.
         return _status_failure(exc, 500, None)
@@ -229,20 +198,19 @@ def _describe_fault(exc: Exception) -> str:
     return f"stream broke: {type(detail).__name__}: {detail}"
 
 
-def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | None) -> Failure:
+def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | None) -> retry.Failure:
     message = _api_message(exc)
     lowered = f"{message} {exc.code or ''}".lower()
     if status in (400, 413) and any(marker in lowered for marker in _CONTEXT_MARKERS):
-        return Failure("prompt too long", False, PromptTooLongError(message, status=status))
-    retryable = status in (408, 429) or status >= 500
-    verdict = should_retry_header(headers)
-    retryable = retryable if verdict is None else verdict
-    reason = {429: "rate limited", 408: "request timeout"}.get(status)
-    reason = reason or ("server error" if status >= 500 else "HTTP error")
-    error = ModelError(
-        f"model server error {status}: {message}", status=status, retryable=retryable
+        return retry.Failure("prompt too long", False, PromptTooLongError(message, status=status))
+    return retry.status_failure(
+        status,
+        message,
+        headers,
+        api_error="model server error",
+        retry_statuses=(408, 429),
+        reasons={429: "rate limited", 408: "request timeout"},
     )
-    return Failure(f"{reason} ({status})", retryable, error, parse_retry_after(headers))
 
 
 def _api_message(exc: APIError) -> str:

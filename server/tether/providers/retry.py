@@ -87,6 +87,56 @@ class EmptyStreamError(Exception):
     """A streaming response ended before its first event (retried like a connection error)."""
 
 
+class EventStream(Protocol[E_co]):
+    """An SDK's streaming response: its events, and a way to hang up."""
+
+    def __anext__(self) -> Awaitable[E_co]: ...
+
+    async def close(self) -> None: ...
+
+
+async def first_event(stream: EventStream[E], what: str) -> E:
+    """Read a fresh stream's first event: until it arrives, failures are retried (a stream
+    that ends at once is ``EmptyStreamError``); the stream is closed on any failure."""
+    try:
+        return await anext(stream)
+    except StopAsyncIteration:
+        await stream.close()
+        raise EmptyStreamError(f"the response ended before its first {what}") from None
+    except BaseException:
+        await stream.close()
+        raise
+
+
+def timed_out(api: str) -> Failure:
+    return Failure("request timed out", True, ModelError(f"{api}: request timed out"))
+
+
+def connection_lost(exc: Exception, api: str) -> Failure:
+    detail = exc.__cause__ or exc
+    reason = f"connection error ({type(detail).__name__}: {detail})"
+    return Failure(reason, True, ModelError(f"{api}: {reason}"))
+
+
+def status_failure(
+    status: int,
+    message: str,
+    headers: Mapping[str, str] | None,
+    *,
+    api_error: str,
+    retry_statuses: tuple[int, ...],
+    reasons: Mapping[int, str],
+) -> Failure:
+    """An HTTP error status: retried when the status says so (or 5xx), unless the server
+    says otherwise (``x-should-retry``), after the wait it asks for (``retry-after``)."""
+    retryable = status in retry_statuses or status >= 500
+    verdict = should_retry_header(headers)
+    retryable = retryable if verdict is None else verdict
+    reason = reasons.get(status) or ("server error" if status >= 500 else "HTTP error")
+    error = ModelError(f"{api_error} {status}: {message}", status=status, retryable=retryable)
+    return Failure(f"{reason} ({status})", retryable, error, parse_retry_after(headers))
+
+
 @dataclass(frozen=True)
 class Opened(Generic[T]):
     """The successful result of ``with_retries``; always its last item."""
@@ -199,14 +249,23 @@ class Accumulator(Protocol[E_contra]):
         ...
 
 
+@dataclass(frozen=True)
+class SdkFaults:
+    """How one SDK fails: ``classify`` judges an exception from a request attempt;
+    ``mid_stream`` are the exceptions that break a stream already under way, which
+    ``describe`` puts in words for the ``StreamReset``."""
+
+    classify: Callable[[Exception], Failure | None]
+    mid_stream: tuple[type[Exception], ...]
+    describe: Callable[[Exception], str]
+
+
 async def stream_with_recovery(
     policy: RetryPolicy,
-    classify: Callable[[Exception], Failure | None],
+    faults: SdkFaults,
     *,
     open_stream: Callable[[], Awaitable[tuple[WireStream[E], E]]],
     state: Accumulator[E],
-    mid_stream_faults: tuple[type[Exception], ...],
-    describe_fault: Callable[[Exception], str],
     fallback: Callable[[], Awaitable[Completed]],
 ) -> AsyncGenerator[StreamEvent, None]:
     """Stream one response, recovering the way both providers do.
@@ -216,6 +275,7 @@ async def stream_with_recovery(
     early) voids what was streamed: we yield ``StreamReset`` and replay the result of one
     non-streaming ``fallback`` request, itself retried under the same policy.
     """
+    classify = faults.classify
     opened: tuple[WireStream[E], E] | None = None
     async for item in with_retries(policy, open_stream, classify):
         if isinstance(item, Opened):
@@ -233,8 +293,8 @@ async def stream_with_recovery(
                 event = await anext(stream)
             except StopAsyncIteration:
                 break
-            except mid_stream_faults as exc:
-                fault = describe_fault(exc)
+            except faults.mid_stream as exc:
+                fault = faults.describe(exc)
                 break
     finally:
         await stream.close()

@@ -18,6 +18,7 @@ from tether.editor.port import (
     WriteOutcome,
     Written,
 )
+from tether.transcript.payloads import CheckpointData
 from tether.transcript.records import ProgressRecord
 from tether.transcript.resume import ResumedSession
 
@@ -110,12 +111,9 @@ class CheckpointingEditor:
                 ProgressRecord(
                     session_id=self._session_id,
                     turn_id=turn.turn_id,
-                    event="checkpoint",
-                    data={
-                        "turnId": turn.turn_id,
-                        "path": str(path),
-                        "before": turn.before[path],
-                    },
+                    data=CheckpointData(
+                        turn_id=turn.turn_id, path=str(path), before=turn.before[path]
+                    ),
                 )
             )
         return outcome
@@ -168,8 +166,8 @@ def saved_checkpoints(resumed: ResumedSession) -> Checkpoints:
             turns[record.turn_id] = record.parent_uuid
     loaded = resumed.loaded
     saved = [
-        (str(p.data.get("turnId")), Path(str(p.data.get("path"))), p.data.get("before"))
+        (p.data.turn_id, Path(p.data.path), p.data.before)
         for p in (loaded.progress if loaded is not None else [])
-        if p.event == "checkpoint"
+        if isinstance(p.data, CheckpointData)
     ]
     return Checkpoints.rebuild(list(turns.items()), saved)

@@ -11,6 +11,7 @@ from pathlib import Path
 from tether.engine.engine import QueryEngine
 from tether.errors import SessionError
 from tether.session.checkpoints import Restored
+from tether.transcript.payloads import RewindData
 from tether.transcript.records import SystemRecord
 from tether.transcript.resume import conversation_at
 
@@ -44,11 +45,10 @@ async def rewind_conversation(
     engine.record(
         SystemRecord(
             session_id=engine.session_id,
-            subtype="rewind",
-            data={
-                "turnId": turn_id,
-                "restored": [p.as_uri() for p in result.restored],
-                "failed": {o.path.as_uri(): o.problem for o in result.failed},
-            },
+            data=RewindData(
+                turn_id=turn_id,
+                restored=[p.as_uri() for p in result.restored],
+                failed={o.path.as_uri(): o.problem for o in result.failed},
+            ),
         )
     )

@@ -49,7 +49,7 @@ def attach(engine: QueryEngine, registry: SkillRegistry) -> SkillOffers:
             return f"Skills loaded earlier in this session:\n{kept}" if kept else ""
 
         engine.tools.add(skill_tool(registry, grant, remember))
-        engine.compactor.reattach_sources.append(essentials)
+        engine.compactor.add_reattach_source(essentials)
     offers = SkillOffers(registry, engine.state.files)
     engine.attachment_sources.append(offers)
     return offers

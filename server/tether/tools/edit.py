@@ -13,21 +13,19 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from tether import prompts
 from tether.editor.port import Conflict, Document, Unconfirmed, Written
 from tether.errors import ToolError
 from tether.protocol.content import DiffContent
-from tether.tools.base import Tool, ToolResult, build_tool
+from tether.tools.base import Tool, ToolResult
 from tether.tools.context import ToolContext, text_hash
 from tether.tools.edit_match import Ambiguous, NotFound, replace, snippet
 from tether.tools.file_write import (
-    file_location,
-    preview_by_planning,
+    FileInput,
+    file_tool,
     refuse_unconfirmed,
     unconfirmed_result,
-    validate_by_planning,
     write_change,
 )
 from tether.tools.paths import resolve_tool_path
@@ -50,9 +48,7 @@ RETRY_NOTE = (
 )
 
 
-class EditInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class EditInput(FileInput):
     file_path: str = Field(description="Absolute path of the file to modify.")
     old_string: str = Field(
         description="The exact text to replace (empty to create a new file with new_string)."
@@ -197,15 +193,4 @@ async def _call(inp: EditInput, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=_summary(inp, plan, written.document), display=[diff])
 
 
-EDIT_TOOL: Tool[EditInput] = build_tool(
-    name="Edit",
-    description=prompts.load("tools/Edit.md"),
-    input_model=EditInput,
-    call=_call,
-    kind="edit",
-    validate=validate_by_planning(plan_edit),
-    check_permissions=preview_by_planning(plan_edit),
-    title=lambda inp: f"Edit {inp.file_path}",
-    locations=file_location,
-    rule_content=lambda inp: inp.file_path,
-)
+EDIT_TOOL: Tool[EditInput] = file_tool("Edit", EditInput, plan_edit, _call, lambda i: i.file_path)

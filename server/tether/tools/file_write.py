@@ -1,7 +1,8 @@
-"""What Edit and Write share: the plan's checks serve as the call's validation and as the
-permission question's preview (the diff), and the apply step — parent folder, one write
-through the editor versioned against the text read, the diff the editor shows — and what a
-write whose outcome the editor never showed means for the next one."""
+"""What Edit, Write and NotebookEdit share: one way to declare a file-changing tool; the
+plan's checks serve as the call's validation and as the permission question's preview (the
+diff); the apply step (parent folder, one write through the editor versioned against the
+text read, the diff the editor shows); and what a write whose outcome the editor never
+showed means for the next one."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
+from tether import prompts
 from tether.editor.port import Document, Unconfirmed, WriteOutcome
 from tether.errors import ToolError
 from tether.protocol.content import DiffContent
 from tether.protocol.updates import Location
-from tether.tools.base import PermissionCheck, ToolResult
+from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
 from tether.tools.paths import display_path
 from tether.tools.read import file_uri
@@ -43,18 +45,43 @@ class FileChange(Protocol):
     def new_text(self) -> str: ...
 
 
+class FileInput(BaseModel):
+    """The input of a tool that changes one file: unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 InputT = TypeVar("InputT", bound=BaseModel)
 Planner = Callable[[InputT, ToolContext], Awaitable[FileChange]]
 
 
-class NamesAFile(Protocol):
-    @property
-    def file_path(self) -> str: ...
+def file_tool(
+    name: str,
+    input_model: type[InputT],
+    plan: Planner[InputT],
+    call: Callable[[InputT, ToolContext], Awaitable[ToolResult]],
+    file_of: Callable[[InputT], str],
+    *,
+    title: Callable[[InputT], str] | None = None,
+) -> Tool[InputT]:
+    """A tool that changes one file: validated by planning, its permission question showing
+    the plan's diff, located at the file it names, and matched by rules on that file."""
 
+    def locations(inp: InputT, ctx: ToolContext) -> list[Location]:
+        return [Location(uri=file_uri(file_of(inp), ctx.cwd))]
 
-def file_location(inp: NamesAFile, ctx: ToolContext) -> list[Location]:
-    """Where the editor can show the call: the file it names."""
-    return [Location(uri=file_uri(inp.file_path, ctx.cwd))]
+    return build_tool(
+        name=name,
+        description=prompts.load(f"tools/{name}.md"),
+        input_model=input_model,
+        call=call,
+        kind="edit",
+        validate=validate_by_planning(plan),
+        check_permissions=preview_by_planning(plan),
+        title=title or (lambda inp: f"{name} {file_of(inp)}"),
+        locations=locations,
+        rule_content=file_of,
+    )
 
 
 def diff_of(change: FileChange) -> DiffContent:

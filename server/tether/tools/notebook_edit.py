@@ -16,21 +16,18 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tether import prompts
 from tether.editor.port import Conflict, Document, Unconfirmed
 from tether.errors import ToolError
-from tether.protocol.updates import Location
-from tether.tools.base import Tool, ToolResult, build_tool
+from tether.tools.base import Tool, ToolResult
 from tether.tools.context import ToolContext, text_hash
 from tether.tools.file_write import (
     diff_of,
-    preview_by_planning,
+    file_tool,
     unconfirmed_result,
-    validate_by_planning,
     write_change,
 )
 from tether.tools.paths import resolve_tool_path
-from tether.tools.read import file_uri, missing_file_message, read_document
+from tether.tools.read import missing_file_message, read_document
 from tether.tools.write import CHANGED, conflict_message
 
 if TYPE_CHECKING:
@@ -152,19 +149,11 @@ async def _call(inp: NotebookEditInput, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=plan.summary, display=[diff_of(plan)])
 
 
-def _locations(inp: NotebookEditInput, ctx: ToolContext) -> list[Location]:
-    return [Location(uri=file_uri(inp.notebook_path, ctx.cwd))]
-
-
-NOTEBOOK_EDIT_TOOL: Tool[NotebookEditInput] = build_tool(
-    name="NotebookEdit",
-    description=prompts.load("tools/NotebookEdit.md"),
-    input_model=NotebookEditInput,
-    call=_call,
-    kind="edit",
-    validate=validate_by_planning(plan_notebook_edit),
-    check_permissions=preview_by_planning(plan_notebook_edit),
-    title=lambda inp: f"NotebookEdit {inp.notebook_path} ({inp.edit_mode})",
-    locations=_locations,
-    rule_content=lambda inp: inp.notebook_path,
+NOTEBOOK_EDIT_TOOL: Tool[NotebookEditInput] = file_tool(
+    "NotebookEdit",
+    NotebookEditInput,
+    plan_notebook_edit,
+    _call,
+    lambda i: i.notebook_path,
+    title=lambda i: f"NotebookEdit {i.notebook_path} ({i.edit_mode})",
 )

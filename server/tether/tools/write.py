@@ -12,21 +12,19 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from tether import prompts
 from tether.editor.port import Conflict, Document, Unconfirmed
 from tether.errors import ToolError
-from tether.tools.base import Tool, ToolResult, build_tool
+from tether.tools.base import Tool, ToolResult
 from tether.tools.context import ToolContext, text_hash
 from tether.tools.edit_match import snippet, split_lines, uses_crlf
 from tether.tools.file_write import (
+    FileInput,
     diff_of,
-    file_location,
-    preview_by_planning,
+    file_tool,
     refuse_unconfirmed,
     unconfirmed_result,
-    validate_by_planning,
     write_change,
 )
 from tether.tools.paths import resolve_tool_path
@@ -39,9 +37,7 @@ CHANGED = (
 )
 
 
-class WriteInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class WriteInput(FileInput):
     file_path: str = Field(description="Absolute path of the file to write (created if missing).")
     content: str = Field(description="The complete new content of the file.")
 
@@ -113,15 +109,6 @@ async def _call(inp: WriteInput, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=text, display=[display])
 
 
-WRITE_TOOL: Tool[WriteInput] = build_tool(
-    name="Write",
-    description=prompts.load("tools/Write.md"),
-    input_model=WriteInput,
-    call=_call,
-    kind="edit",
-    validate=validate_by_planning(plan_write),
-    check_permissions=preview_by_planning(plan_write),
-    title=lambda inp: f"Write {inp.file_path}",
-    locations=file_location,
-    rule_content=lambda inp: inp.file_path,
+WRITE_TOOL: Tool[WriteInput] = file_tool(
+    "Write", WriteInput, plan_write, _call, lambda i: i.file_path
 )

@@ -10,15 +10,25 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid as uuidlib
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from tether.core.messages import Message
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import RejectedBy, Usage
 from tether.transcript.migrate import migrate
+from tether.transcript.payloads import ATTACHMENT_KINDS, AttachmentKind, ProgressData, SystemData
 
 SCHEMA_VERSION = 1
 
@@ -73,15 +83,31 @@ class AttachmentRecord(_Record):
 
     type: Literal["attachment"] = "attachment"
     message: Message
-    attachment: str = "context"
+    attachment: AttachmentKind = "context"
+
+    @field_validator("attachment", mode="before")
+    @classmethod
+    def _known_kind(cls, kind: object) -> object:
+        # A kind this Tether does not know still carries a message the model saw.
+        return kind if isinstance(kind, str) and kind in ATTACHMENT_KINDS else "context"
 
 
 class SystemRecord(_Record):
-    """An event in the conversation: turn end, compaction boundary, mode change, tool start."""
+    """An event in the conversation: turn end, compaction boundary, mode change... The
+    payload's model says which (``subtype`` on disk)."""
 
     type: Literal["system"] = "system"
-    subtype: str
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: SystemData
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tag_data(cls, raw: object) -> object:
+        return _tag(raw, "subtype")
+
+    @computed_field
+    @property
+    def subtype(self) -> str:
+        return self.data.subtype
 
 
 class MetaRecord(_Record):
@@ -99,11 +125,34 @@ class MetaRecord(_Record):
 
 
 class ProgressRecord(_Record):
-    """Progress outside the chain, e.g. "tool started" (durable before a side effect)."""
+    """Progress outside the chain, e.g. "tool started" (durable before a side effect). The
+    payload's model says which (``event`` on disk)."""
 
     type: Literal["progress"] = "progress"
-    event: str
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: ProgressData
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tag_data(cls, raw: object) -> object:
+        return _tag(raw, "event")
+
+    @computed_field
+    @property
+    def event(self) -> str:
+        return self.data.event
+
+
+def _tag(raw: object, key: str) -> object:
+    """On disk the payload's kind sits beside it; the payload models carry it inside."""
+    if not isinstance(raw, dict):
+        return raw
+    fields = cast("dict[str, Any]", raw)
+    if key in fields:
+        data = fields.get("data")
+        if not isinstance(data, BaseModel):
+            inner = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
+            return {**fields, "data": {**inner, key: fields[key]}}
+    return fields
 
 
 ChainRecord = UserRecord | AssistantRecord | ToolResultRecord | AttachmentRecord | SystemRecord

@@ -17,12 +17,12 @@ from tether.core.messages import (
 )
 from tether.protocol.content import TextContent, TextToolContent, ToolContent
 from tether.protocol.server_tools import server_tool_update
+from tether.protocol.stop_reasons import stop_reason
 from tether.protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
     Location,
     Plan,
-    PlanEntry,
     SessionUpdate,
     ToolCall,
     ToolCallUpdate,
@@ -32,6 +32,7 @@ from tether.protocol.updates import (
     UsageUpdate,
     UserMessage,
 )
+from tether.transcript.payloads import PlanData, TurnEndData
 from tether.transcript.records import (
     AssistantRecord,
     ChainRecord,
@@ -42,13 +43,6 @@ from tether.transcript.records import (
 
 _TOOL_CONTENT: TypeAdapter[ToolContent] = TypeAdapter(ToolContent)
 Describe = Callable[[ToolUseBlock], tuple[str, ToolKind, list[Location]]]
-_STOP = {
-    "completed": "end_turn",
-    "max_turns": "max_turn_requests",
-    "aborted": "cancelled",
-    "max_tokens": "max_tokens",
-    "refusal": "refusal",
-}
 
 
 def history_updates(
@@ -111,18 +105,16 @@ def history_updates(
                         ),
                     )
                 )
-        elif isinstance(record, SystemRecord) and record.subtype == "plan":
-            entries = [PlanEntry.model_validate(e) for e in record.data.get("entries", [])]
-            out.append((turn, Plan(entries=entries)))
-        elif isinstance(record, SystemRecord) and record.subtype == "turn_end":
+        elif isinstance(record, SystemRecord) and isinstance(record.data, PlanData):
+            out.append((turn, Plan(entries=list(record.data.entries))))
+        elif isinstance(record, SystemRecord) and isinstance(record.data, TurnEndData):
             if usage != Usage():
                 update = UsageUpdate(
                     **usage.model_dump(), context_tokens=context, context_window=context_window
                 )
                 out.append((turn, update))
                 usage = Usage()
-            reason = str(record.data.get("reason", "completed"))
-            out.append((turn, TurnEnd(stop_reason=_STOP.get(reason, "error"))))  # type: ignore[arg-type]
+            out.append((turn, TurnEnd(stop_reason=stop_reason(record.data.reason))))
     return out
 
 

@@ -30,6 +30,15 @@ from tether.transcript.load import (
     paused_gc,
     read_transcript,
 )
+from tether.transcript.payloads import (
+    CompactBoundaryData,
+    FilesData,
+    ModeData,
+    PlanData,
+    TaskData,
+    ToolFinishedData,
+    ToolStartedData,
+)
 from tether.transcript.records import (
     AssistantRecord,
     AttachmentRecord,
@@ -128,9 +137,9 @@ def live_conversation(
     start = 0
     discovered: list[str] = []
     for i, record in enumerate(chain):
-        if isinstance(record, SystemRecord) and record.subtype == "compact_boundary":
+        if isinstance(record, SystemRecord) and isinstance(record.data, CompactBoundaryData):
             start = i + 1
-            discovered = [str(n) for n in record.data.get("discoveredTools", [])]
+            discovered = list(record.data.discovered_tools)
     return [r for r in chain[start:] if isinstance(r, CONVERSATION)], discovered
 
 
@@ -150,12 +159,13 @@ def _run_state(chain: list[ChainRecord]) -> dict[str, Any]:
     for record in chain:
         if not isinstance(record, SystemRecord):
             continue
-        if record.subtype == "mode":
-            mode = record.data.get("mode")
-        elif record.subtype == "plan":
-            todos = [PlanEntry.model_validate(e) for e in record.data.get("entries", [])]
-        elif record.subtype == "files":
-            files = dict(record.data.get("files", {}))
+        data = record.data
+        if isinstance(data, ModeData):
+            mode = data.mode
+        elif isinstance(data, PlanData):
+            todos = list(data.entries)
+        elif isinstance(data, FilesData):
+            files = dict(data.files)
     return {"mode": mode, "todos": todos, "files": files}
 
 
@@ -165,7 +175,7 @@ def _answer_dangling(
     dangling = unanswered_tool_uses(messages)
     if not dangling:
         return []
-    started = {str(p.data.get("toolUseId")) for p in progress if p.event == "tool_started"}
+    started = {p.data.tool_use_id for p in progress if isinstance(p.data, ToolStartedData)}
     finished = _finished_results(progress)
     results: list[ToolResultBlock] = []
     for use in dangling:
@@ -190,34 +200,30 @@ def _answer_dangling(
 def _finished_results(progress: list[ProgressRecord]) -> dict[str, ToolResultBlock]:
     out: dict[str, ToolResultBlock] = {}
     for record in progress:
-        if record.event != "tool_finished":
-            continue
-        try:
-            block = ToolResultBlock.model_validate(record.data.get("result"))
-        except ValueError:
-            continue  # a damaged record: that call counts as cut off
-        out[block.tool_use_id] = block
+        # A damaged record loads as an unknown payload: that call counts as cut off.
+        if isinstance(record.data, ToolFinishedData):
+            out[record.data.result.tool_use_id] = record.data.result
     return out
 
 
 def _interrupted_tasks(
     progress: list[ProgressRecord], session_id: str, messages: list[Message], notes: list[str]
 ) -> list[ChainRecord | ProgressRecord]:
-    started: dict[str, dict[str, Any]] = {}
+    started: dict[str, TaskData] = {}
     for record in progress:
-        task_id = str(record.data.get("taskId"))
-        if record.event == "task_started":
-            started[task_id] = record.data
-        elif record.event == "task_finished":
-            started.pop(task_id, None)
+        data = record.data
+        if isinstance(data, TaskData) and data.event == "task_started":
+            started[data.task_id] = data
+        elif isinstance(data, TaskData):
+            started.pop(data.task_id, None)
     if not started:
         return []
     lines = [
         "<task-notification>\n"
-        f"<task-id>{task_id}</task-id>\n<tool-use-id>{data.get('toolUseId') or ''}</tool-use-id>\n"
-        f"<status>killed</status>\n<summary>{data.get('description', '')}: interrupted when "
+        f"<task-id>{task_id}</task-id>\n<tool-use-id>{data.tool_use_id or ''}</tool-use-id>\n"
+        f"<status>killed</status>\n<summary>{data.description}: interrupted when "
         "the session ended; it is no longer running</summary>\n"
-        f"<output-file>{data.get('outputFile', '')}</output-file>\n</task-notification>"
+        f"<output-file>{data.output_file}</output-file>\n</task-notification>"
         for task_id, data in started.items()
     ]
     notes.append(f"{len(started)} background task(s) that were running are reported as interrupted")
@@ -226,8 +232,9 @@ def _interrupted_tasks(
     ended: list[ChainRecord | ProgressRecord] = [
         ProgressRecord(
             session_id=session_id,
-            event="task_finished",
-            data={"taskId": task_id, "status": "killed", "reason": "session ended"},
+            data=TaskData(
+                event="task_finished", task_id=task_id, status="killed", reason="session ended"
+            ),
         )
         for task_id in started
     ]

@@ -187,7 +187,6 @@ class WorkspaceGuard:
         self._sessions[engine.session_id] = _Session(
             engine, config, hooks, list(extra_allow or []), list(extra_deny or [])
         )
-        engine.tool_runtime.refresh = self.refresh
         if self._watch:
             self.watcher.start()
 

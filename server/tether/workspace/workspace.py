@@ -49,6 +49,7 @@ from tether.tools.base import Tool
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
 from tether.tools.web_search import search_options, web_search_tool
+from tether.transcript.payloads import ModeData
 from tether.transcript.records import SystemRecord
 from tether.transcript.resume import ResumedSession
 from tether.transcript.session import open_for_resume
@@ -237,6 +238,7 @@ class Workspace:
                 max_budget_usd=options.max_budget_usd
                 if options.max_budget_usd is not None
                 else settings.max_budget_usd,
+                compaction=compaction_settings(settings.context),
             ),
             tool_config=tool_config,
             state=state,
@@ -258,12 +260,12 @@ class Workspace:
             agent_definitions={**load_definitions(self.root), **options.agents}
             if options.agents
             else None,
+            refresh_settings=self.guard.refresh,
         )
         if resumed is not None:
             engine.turns = resumed.turns
             engine.meter.session = resumed.usage
             engine.tools.discovered.update(resumed.discovered_tools)
-        engine.compactor.settings = compaction_settings(settings.context)
         self.guard.attach(engine, tool_config, command_hooks, allow, deny)
         rules = engine.rules
         engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
@@ -422,9 +424,7 @@ class Workspace:
         if resumed is None:
             # The mode a session starts in is on record like every later change.
             engine.record(
-                SystemRecord(
-                    session_id=session_id, subtype="mode", data={"mode": engine.state.mode}
-                )
+                SystemRecord(session_id=session_id, data=ModeData(mode=engine.state.mode))
             )
         self.sessions[session_id] = session
         return session

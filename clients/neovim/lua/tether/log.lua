@@ -3,7 +3,7 @@
 
 local M = {}
 
---- JSON-RPC error codes the daemon uses on purpose (PROTOCOL.md "Errors").
+--- JSON-RPC error codes the daemon uses on purpose (docs/protocol.md "Errors").
 ---@enum tether.ErrorCode
 M.codes = {
   invalid_params = -32602,

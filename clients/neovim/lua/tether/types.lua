@@ -1,4 +1,4 @@
---- Wire types of the Tether protocol (PROTOCOL.md), for LuaCATS only: this module has no code.
+--- Wire types of the Tether protocol (docs/protocol.md), for LuaCATS only: this module has no code.
 ---@meta
 
 ---@alias tether.StopReason "end_turn"|"max_tokens"|"max_turn_requests"|"cancelled"|"refusal"|"error"
@@ -35,7 +35,7 @@
 ---@field contextWindow? integer
 
 ---@class tether.SessionUpdate
----@field kind string See PROTOCOL.md: user_message, agent_message_chunk, tool_call, plan, usage, turn_end, …
+---@field kind string See docs/protocol.md: user_message, agent_message_chunk, tool_call, plan, usage, turn_end, …
 ---@field turnId? string (history entries of loadSession)
 ---@field content? tether.ContentBlock[]|tether.ToolContent[]
 ---@field text? string

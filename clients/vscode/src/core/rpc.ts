@@ -33,7 +33,7 @@ export interface RpcConnection {
   onRequest(method: string, handler: (params: unknown, token: CancelToken) => unknown): Disposable;
 }
 
-/** Typed client→server calls of PROTOCOL.md. */
+/** Typed client→server calls of docs/protocol.md. */
 export class TetherApi {
   constructor(private readonly conn: RpcConnection) {}
 

@@ -1,5 +1,5 @@
 /**
- * The Tether wire protocol (../../shared/PROTOCOL.md) as TypeScript types.
+ * The Tether wire protocol (docs/protocol.md) as TypeScript types.
  *
  * This is the one place where shapes arrive untyped from JSON-RPC; everything past it uses
  * these types. Fields the daemon may add later are tolerated (structural typing), unknown
@@ -185,7 +185,7 @@ export type PermissionOutcome =
   | { outcome: { outcome: 'selected'; optionId: string; feedback?: string } }
   | { outcome: { outcome: 'cancelled' } };
 
-/** Option ids of a plan approval (PROTOCOL.md, permission questions). */
+/** Option ids of a plan approval (docs/protocol.md, permission questions). */
 export const PLAN_OPTIONS = { startDefault: 'plan_default', startAcceptEdits: 'plan_accept_edits', keep: 'plan_keep' } as const;
 
 /** What `initialize` reports about the daemon's set-up (`capabilities.experimental.tether`). */

@@ -33,8 +33,8 @@ from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.client import BaseLanguageClient  # pyright: ignore[reportPrivateImportUsage]
 
 from tether.lsp.protocol import tether_converter
-from tether.testing.editor_buffers import Buffer, ChangeOutbox, apply_workspace_edit, path_of
-from tether.testing.editor_options import EditorOptions, EditReports, client_capabilities
+from tether.lsp.testing.editor_buffers import Buffer, ChangeOutbox, apply_workspace_edit, path_of
+from tether.lsp.testing.editor_options import EditorOptions, EditReports, client_capabilities
 
 __all__ = ["Buffer", "EditReports", "EditorOptions", "FakeEditor", "action_title", "path_of"]
 
@@ -61,7 +61,12 @@ def action_title(answer: str, actions: Sequence[types.MessageActionItem]) -> str
 
 class FakeEditor:
     def __init__(
-        self, options: EditorOptions | None = None, client: BaseLanguageClient | None = None
+        self,
+        options: EditorOptions | None = None,
+        client: BaseLanguageClient | None = None,
+        *,
+        on_update: Callable[[dict[str, Any]], None] | None = None,
+        asker: Asker | None = None,
     ) -> None:
         self.options = options or EditorOptions()
         self.client = client or BaseLanguageClient(
@@ -79,8 +84,9 @@ class FakeEditor:
         self.feedback: list[str] = []
         """Feedback sent with the next rich permission answers, in order (plans)."""
         self.default_answer: str = "allow_once"
-        self.asker: Asker | None = None
-        self.on_update: Callable[[dict[str, Any]], None] | None = None
+        self.asker: Asker | None = asker
+        """Answers permission questions (None: the queued ``answers``); a test may swap it."""
+        self.on_update: Callable[[dict[str, Any]], None] | None = on_update
         self.before_apply: Callable[[types.ApplyWorkspaceEditParams], None] | None = None
         """Runs when an applyEdit arrives, before the editor looks at it (the user typing
         just then)."""

@@ -13,8 +13,8 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
+from tether.lsp.testing.editor_options import EditorOptions
 from tether.lsp.textedits import Edit, Pos, apply_edits
-from tether.testing.editor_options import EditorOptions
 
 
 def path_of(uri: str) -> Path:

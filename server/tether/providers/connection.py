@@ -1,0 +1,82 @@
+"""What the SDK-backed providers share about reaching their API: the connection settings
+(where, which key, how patient) and the one SDK client each provider keeps, made on first
+use, made again when its key changes, closed with the provider. How a request body looks
+is each provider's own (``convert_*``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypedDict, TypeVar, Unpack
+
+from tether.providers.models import ModelOptions
+from tether.providers.retry import RetryPolicy
+
+
+class SdkClient(Protocol):
+    async def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=SdkClient)
+
+
+class ConnectionArgs(TypedDict, total=False):
+    """The constructor keywords every SDK-backed provider takes (defaults in ``Connection.of``)."""
+
+    api_key: str | None
+    max_retries: int
+    base_delay_s: float
+    max_delay_s: float
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Connection:
+    base_url: str | None
+    api_key: str | None
+    """None: the SDK finds its own (environment variables, profiles)."""
+    policy: RetryPolicy
+    timeout_s: float
+    options: ModelOptions
+
+    @classmethod
+    def of(
+        cls,
+        base_url: str | None,
+        options: ModelOptions | None,
+        **args: Unpack[ConnectionArgs],
+    ) -> Connection:
+        return cls(
+            base_url,
+            args.get("api_key"),
+            RetryPolicy(
+                args.get("max_retries", 4),
+                args.get("base_delay_s", 0.5),
+                args.get("max_delay_s", 30.0),
+            ),
+            args.get("timeout_s", 600.0),
+            options or ModelOptions(),
+        )
+
+
+class ClientCache(Generic[C]):
+    """One SDK client, keyed by the API key it was made with. The SDK fixes a client's
+    headers at construction, so a new key (an ``apiKeyHelper`` refresh) means a new client."""
+
+    def __init__(self, make: Callable[[str | None], C]) -> None:
+        self._make = make
+        self._client: C | None = None
+        self._key: str | None = None
+
+    async def get(self, key: str | None) -> C:
+        if self._client is not None and key != self._key:
+            await self.aclose()
+        if self._client is None:
+            self._client = self._make(key)
+            self._key = key
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
