@@ -102,6 +102,7 @@ class QueryEngine:
         events: EngineEvents | None = None,
         attachment_sources: Sequence[AttachmentSource] = (),
         parent_tool_use_id: str | None = None,
+        parent_meter: UsageMeter | None = None,
         refresh_settings: Callable[[], None] | None = None,
     ) -> None:
         self.session_id = session_id
@@ -114,7 +115,7 @@ class QueryEngine:
         self.tool_config = tool_config or ToolConfig()
         self.state = state or SessionRunState()
         self.assembler = assembler or ContextAssembler(cwd=cwd, model=provider.model)
-        self.meter = UsageMeter(provider.model, provider.context_window)
+        self.meter = UsageMeter(provider.model, provider.context_window, parent_meter)
         self.title = title
         self.turns = 0
         self.created_at = now_iso()

@@ -139,7 +139,7 @@ class TurnLoop:
                 return Terminal(
                     "budget_exhausted",
                     f"the budget of ${cfg.max_budget_usd:.2f} is used up "
-                    f"(${parts.meter.session.cost_usd or 0:.4f} spent)",
+                    f"(${parts.meter.spent_usd() or 0:.4f} spent)",
                 )
         await parts.compactor.before_request(parts.conversation, self.turn_id, self.emit)
         self.hook_notices()

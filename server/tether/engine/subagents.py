@@ -20,6 +20,7 @@ from tether.core.messages import Message
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.turns import EngineConfig, TurnResult
+from tether.engine.usage import UsageMeter
 from tether.permissions.policy import RuleSet
 from tether.protocol.updates import SessionUpdate
 from tether.providers.base import Provider
@@ -94,6 +95,9 @@ class ParentEngine(Protocol):
     @property
     def agent_definitions(self) -> dict[str, AgentDefinition]: ...
 
+    @property
+    def meter(self) -> UsageMeter: ...
+
     def record(self, record: Record) -> None: ...
 
 
@@ -119,6 +123,7 @@ class MakeEngine(Protocol):
         title: str | None = None,
         agent_definitions: dict[str, AgentDefinition] | None = None,
         parent_tool_use_id: str | None = None,
+        parent_meter: UsageMeter | None = None,
     ) -> ChildEngine: ...
 
 
@@ -207,7 +212,14 @@ class EngineSpawner:
             editor=parent.editor,
             rules=rules,
             hooks=SubagentHooks(parent.hooks, str(path or "")),
-            config=EngineConfig(max_turns=parent.config.subagent_max_turns),
+            # The session's limits hold for the whole tree: the budget (spend is shared
+            # through the meters) and how deep agents may nest.
+            config=EngineConfig(
+                max_turns=parent.config.subagent_max_turns,
+                max_budget_usd=parent.config.max_budget_usd,
+                max_agent_depth=parent.config.max_agent_depth,
+                subagent_max_turns=parent.config.subagent_max_turns,
+            ),
             tool_config=parent.tool_config,
             state=state,
             transcript=writer,
@@ -216,6 +228,7 @@ class EngineSpawner:
             title=definition.name,
             agent_definitions=parent.agent_definitions,
             parent_tool_use_id=tool_use_id,
+            parent_meter=parent.meter,
         )
         return EngineSubagent(child)
 

@@ -1,4 +1,7 @@
-"""Token and cost accounting for a session and its current turn."""
+"""Token and cost accounting for a session and its current turn.
+
+A subagent's meter has its parent's as ``parent``: what the subagent spends counts for the
+parent's turn and session too, so ``--max-budget-usd`` covers the whole tree of agents."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from tether.providers.pricing import cost_usd
 
 
 class UsageMeter:
-    def __init__(self, model: str, context_window: int) -> None:
+    def __init__(self, model: str, context_window: int, parent: UsageMeter | None = None) -> None:
+        self.parent = parent
         self.model = model
         self.context_window = context_window
         self.session = Usage()
@@ -27,8 +31,7 @@ class UsageMeter:
             cache_creation_tokens=usage.cache_creation_tokens,
             cost_usd=cost_usd(self.model, usage),
         )
-        self.turn = self.turn.plus(response)
-        self.session = self.session.plus(response)
+        self._count(response)
         self.context_tokens = usage.context_tokens + usage.output_tokens
         return UsageUpdate(
             **self.turn.model_dump(),
@@ -36,7 +39,21 @@ class UsageMeter:
             context_window=self.context_window,
         )
 
+    def _count(self, response: Usage) -> None:
+        self.turn = self.turn.plus(response)
+        self.session = self.session.plus(response)
+        if self.parent is not None:
+            self.parent._count(response)
+
+    def spent_usd(self) -> float | None:
+        """What the whole session has cost so far, its subagents included."""
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        return root.session.cost_usd
+
     def budget_exhausted(self, max_budget_usd: float | None) -> bool:
-        if max_budget_usd is None or self.session.cost_usd is None:
+        spent = self.spent_usd()
+        if max_budget_usd is None or spent is None:
             return False
-        return self.session.cost_usd >= max_budget_usd
+        return spent >= max_budget_usd

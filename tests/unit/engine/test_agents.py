@@ -11,6 +11,7 @@ from typing import Any
 
 from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
+from tether.engine.turns import EngineConfig
 from tether.protocol.content import TextContent
 from tether.providers.base import Completed, ModelRequest, StreamEvent
 from tether.providers.models import ModelLimits
@@ -64,7 +65,12 @@ class Routing:
             provider.assert_complete()
 
 
-def make(tmp_path: Path, provider: Any, events: SessionEvents | None = None) -> QueryEngine:
+def make(
+    tmp_path: Path,
+    provider: Any,
+    events: SessionEvents | None = None,
+    config: EngineConfig | None = None,
+) -> QueryEngine:
     writer = TranscriptWriter(tmp_path / "s.jsonl", "parent")
     writer.open()
     return QueryEngine(
@@ -77,6 +83,7 @@ def make(tmp_path: Path, provider: Any, events: SessionEvents | None = None) -> 
         transcript=writer,
         tasks=TaskRegistry(tmp_path / "tasks"),
         events=events,
+        config=config,
     )
 
 
@@ -252,3 +259,49 @@ async def test_foreground_agent_returns_only_its_report(tmp_path: Path) -> None:
     assert "FOUND" in parent_view and "secret-detail" not in parent_view
     side = list((tmp_path).glob("parent/subagents/*.jsonl"))
     assert len(side) == 1 and "secret-detail" in side[0].read_text()
+
+
+class PricedRouting(Routing):
+    model = "claude-sonnet-4-6"  # a model with a list price, so spend is counted
+
+
+async def test_the_budget_covers_what_subagents_spend(tmp_path: Path) -> None:
+    """A subagent's spend counts for the session: the child stops when the session's budget
+    is used up, and the parent does not ask the model again."""
+    costly = {"blocks": [tool("Bash", command="echo hi")], "usage": {"input_tokens": 2_000_000}}
+    provider = PricedRouting(
+        {
+            "parent": [[tool("Agent", description="spend", prompt="marker S: spend a lot")]],
+            "marker S": [costly],
+        }
+    )
+    engine = make(tmp_path, provider, config=EngineConfig(max_budget_usd=5.0))
+    result = await engine.run("delegate")
+    provider.assert_complete()  # neither asked the model again once the budget was gone
+    assert result.terminal.reason == "budget_exhausted"
+    report = next(m for m in engine.messages if "stopped early" in m.model_dump_json())
+    assert "budget_exhausted" in report.model_dump_json()
+    assert engine.meter.session.cost_usd is not None and engine.meter.session.cost_usd >= 6.0
+
+
+async def test_subagents_inherit_the_depth_limit(tmp_path: Path) -> None:
+    """With ``max_agent_depth: 1`` a subagent may not start one of its own (its engine
+    used to fall back to the default depth of 2)."""
+    provider = Routing(
+        {
+            "parent": [
+                [tool("Agent", description="outer", prompt="marker O: delegate again")],
+                say("all done"),
+            ],
+            "marker O": [
+                [tool("Agent", description="inner", prompt="marker I: finish")],
+                say("outer could not nest"),
+            ],
+            "marker I": [say("inner done")],
+        }
+    )
+    engine = make(tmp_path, provider, config=EngineConfig(max_agent_depth=1))
+    result = await engine.run("go deep")
+    assert result.terminal.reason == "completed"
+    assert provider.providers["marker I"].remaining == 1  # the inner agent never ran
+    assert provider.providers["marker O"].remaining == 0
