@@ -243,3 +243,39 @@ async def test_session_totals_follow_rewind_and_restart(
         assert loaded["usage"]["outputTokens"] > 0 and loaded["usage"]["inputTokens"] > 0
         kinds = [u["kind"] for u in loaded["history"]]
         assert kinds.count("user_message") == 1
+
+
+async def test_rewind_after_a_compaction_drops_the_summary_of_the_undone_turn(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    """Turns 1 and 2, a compaction summarising both, then a rewind of turn 2: the file
+    goes back and the conversation is turn 1 as it was, not the summary that includes
+    turn 2 (checkpoint positions from before the compaction must not matter)."""
+    app = workspace / "src" / "app.py"
+    api = fake_api(
+        [
+            say("First answer: FIRST-TURN-MARK"),
+            [tool("Read", file_path="src/app.py")],
+            [tool("Edit", file_path="src/app.py", old_string="Hello", new_string="Howdy")],
+            say("edited"),
+            say("<summary>SUMMARY-MARK: greeted, then Hello became Howdy.</summary>"),
+            {"expect": {"contains": "after the rewind"}, "blocks": say("back at turn one")},
+        ]
+    )
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        session = await editor.new_session()
+        await editor.prompt(session, "say hi")
+        second = await editor.prompt(session, "rename the greeting")
+        assert "Howdy" in app.read_text()
+        compacted = await editor.request("tether/compact", {"sessionId": session})
+        assert compacted["tokensAfter"] < compacted["tokensBefore"]
+        result = await editor.request(
+            "tether/rewind", {"sessionId": session, "turnId": second["turnId"]}
+        )
+        assert result["restored"] == [app.as_uri()]
+        assert "Howdy" not in app.read_text()
+        await editor.prompt(session, "after the rewind")
+    sent = str(api.requests[-1]["messages"])
+    assert "FIRST-TURN-MARK" in sent  # turn 1 is back, verbatim
+    assert "SUMMARY-MARK" not in sent and "rename the greeting" not in sent
+    api.assert_complete()
