@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tether import prompts
 from tether.context.summarize import summarize
-from tether.context.tokens import ContextGauge, TokenCounter, estimate_text
+from tether.context.tokens import ContextGauge, RunningEstimate, TokenCounter, estimate_text
 from tether.core.messages import (
     Block,
     Message,
@@ -91,9 +91,14 @@ class Compactor:
     )
     """Extra essentials to keep after a summary (e.g. invoked skills)."""
     gauge: ContextGauge | None = None
+    running: RunningEstimate | None = None
+    """The history's estimate, kept current as it grows (reset when rewritten)."""
+    _budget_checked: tuple[int, Message | None] = (0, None)
+    """How many messages the tool-result budget has checked, and the last of them."""
 
     def __post_init__(self) -> None:
         self.gauge = self.gauge or ContextGauge(self.counter)
+        self.running = self.running or RunningEstimate(self.counter)
 
     def observe(self, engine: QueryEngine, usage: TokenUsage) -> None:
         """A response's usage anchors the context size (see ``ContextGauge``)."""
@@ -108,10 +113,15 @@ class Compactor:
         return round(self._estimate(engine) * self.gauge.ratio)
 
     def _estimate(self, engine: QueryEngine) -> int:
+        assert self.running is not None
         system = engine.assembler.system()
-        return self.counter.prefix(system, engine.tool_specs()) + self.counter.messages(
-            engine.messages
-        )
+        return self.counter.prefix(system, engine.tool_specs()) + self.running.of(engine.messages)
+
+    def _rewritten(self) -> None:
+        """Messages before the newest were replaced: nothing measured before still holds."""
+        assert self.gauge is not None and self.running is not None
+        self.gauge.invalidate()
+        self.running.reset()
 
     def limits(self, engine: QueryEngine) -> Thresholds:
         return thresholds(
@@ -123,8 +133,7 @@ class Compactor:
         before = self.context_tokens(engine)
         stored = await self._budget_results(engine)
         if stored:
-            assert self.gauge is not None
-            self.gauge.invalidate()
+            self._rewritten()
         after = self.context_tokens(engine) if stored else before
         if stored:
             self._announce(engine, turn_id, emit, "tool_result_budget", before, after, stored)
@@ -132,8 +141,7 @@ class Compactor:
             return
         cleared = self._microcompact(engine)
         if cleared:
-            assert self.gauge is not None
-            self.gauge.invalidate()
+            self._rewritten()
             cleared_to = self.context_tokens(engine)
             self._announce(engine, turn_id, emit, "microcompact", after, cleared_to, cleared)
             after = cleared_to
@@ -148,9 +156,16 @@ class Compactor:
     # -- (a) tool-result budget -------------------------------------------------------
 
     async def _budget_results(self, engine: QueryEngine) -> int:
+        """Store oversized results of the messages not checked yet (results do not grow
+        once in the history; a replaced history is checked again from the start)."""
         cap = self.settings.tool_result_max_chars
         stored = 0
-        for i, message in enumerate(engine.messages):
+        messages = engine.messages
+        start, last = self._budget_checked
+        if start > len(messages) or (start and messages[start - 1] is not last):
+            start = 0
+        for i in range(start, len(messages)):
+            message = messages[i]
             if message.role != "user" or not any(
                 isinstance(b, ToolResultBlock) and len(b.text) > cap for b in message.content
             ):
@@ -168,6 +183,7 @@ class Compactor:
                     stored += 1
                 content.append(block)
             engine.messages[i] = Message(role="user", content=content)
+        self._budget_checked = (len(messages), messages[-1] if messages else None)
         return stored
 
     def _store(self, block: ToolResultBlock) -> Path:
@@ -237,6 +253,7 @@ class Compactor:
         if context:
             kept.append(user_text(f"<system-reminder>\n{context}\n</system-reminder>"))
         engine.messages[:] = [*kept, *tail]
+        self._rewritten()
         after = self.context_tokens(engine)
         engine.record_compaction(turn_id, trigger, before, after, [*kept, *tail])
         update = Compaction(trigger=trigger, tokens_before=before, tokens_after=after)
