@@ -105,6 +105,13 @@ class Compactor:
         assert self.gauge is not None
         self.gauge.observe(engine.messages, usage, self._estimate(engine))
 
+    def anchor(self, messages: list[Message], covered: int, usage: TokenUsage) -> None:
+        """A resumed history: the usage stored with its newest response (covering
+        ``messages[:covered]``) anchors the size, as if that response had just arrived."""
+        assert self.gauge is not None
+        if 0 < covered <= len(messages):
+            self.gauge.observe(messages[:covered], usage, 0)
+
     def context_tokens(self, engine: QueryEngine) -> int:
         assert self.gauge is not None
         measured = self.gauge.measure(engine.messages)
