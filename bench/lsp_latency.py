@@ -5,12 +5,17 @@
 - model text delta flushed by the fake API to ``tether/sessionUpdate`` at the client
   (p50 and p99; target p99 < 5 ms)
 - idle RSS of the daemon with one and with ten workspace folders
+- ``minimal_edits`` on a 1 MB, 20k-line file with a one-line change (target <= 30 ms),
+  against the line diff of the whole texts it used to run (the ratio is printed)
+- the longest event-loop stall of the real daemon while its agent edits that file in an
+  open buffer (``workspace/applyEdit``), seen by a heartbeat callback on the daemon's loop
 
-    python bench/lsp_latency.py
+    python bench/lsp_latency.py [--edits-only]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import shutil
@@ -24,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import ms, summary
 
+from tether.lsp import textedits
 from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 from tether.testing.fake_anthropic import FakeAnthropicServer
 
@@ -117,9 +123,104 @@ async def idle_rss(tmp: Path, count: int) -> float:
     return value
 
 
-async def main() -> None:
+def big_text() -> str:
+    return "".join(
+        f"line {i:05d} = compute({i}, 'payload')" + " " * 8 + "\n" for i in range(20_000)
+    )
+
+
+def edit_cost(runs: int = 7) -> tuple[list[float], list[float]]:
+    """``minimal_edits`` now, and the whole-text line diff it replaced, on one change."""
+    old = big_text()
+    new = old.replace("line 12345 = compute(", "line 12345 = compute_fast(", 1)
+    trimmed: list[float] = []
+    whole: list[float] = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        edits = textedits.minimal_edits(old, new)
+        trimmed.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        reference = textedits._diff(old, new, "utf-16")  # pyright: ignore[reportPrivateUsage]
+        whole.append(time.perf_counter() - started)
+        assert edits == reference, (edits, reference)
+    return trimmed, whole
+
+
+# The daemon with a heartbeat on its event loop: a callback every millisecond notes how late
+# it ran; stalls over 2 ms are written to a file (monotonic start, length), one a line.
+WATCHED_DAEMON = [
+    sys.executable,
+    "-c",
+    """
+import asyncio, os, sys, time
+out = open(os.environ["BENCH_STALLS"], "a", buffering=1)
+run_forever = asyncio.BaseEventLoop.run_forever
+def watched(loop):
+    last = [time.monotonic()]
+    def beat():
+        now = time.monotonic()
+        if now - last[0] > 0.003:
+            out.write(f"{last[0]} {now - last[0] - 0.001}\\n")
+        last[0] = now
+        loop.call_later(0.001, beat)
+    loop.call_soon(beat)
+    return run_forever(loop)
+asyncio.BaseEventLoop.run_forever = watched
+from tether.cli.main import main
+sys.exit(main(["serve"]))
+""",
+]
+
+
+async def edit_stall(tmp: Path) -> float:
+    """The daemon's longest event-loop stall while its agent's Edit of the big file (open
+    in the editor) runs: from the end of the response asking for it to the next request."""
+    root = folders(tmp / "stall", 1)[0]
+    target = root / "big.py"
+    target.write_text(big_text(), encoding="utf-8")
+    script = [
+        [{"type": "tool_use", "name": "Read", "input": {"file_path": str(target), "limit": 5}}],
+        [
+            {
+                "type": "tool_use",
+                "name": "Edit",
+                "input": {
+                    "file_path": str(target),
+                    "old_string": "line 12345 = compute(",
+                    "new_string": "line 12345 = compute_fast(",
+                },
+            }
+        ],
+        [{"type": "text", "text": "Edited."}],
+    ]
+    options = {"model": "anthropic:claude-sonnet-4-6", "mode": "bypassPermissions"}
+    stalls_file = tmp / "stalls.txt"
+    with FakeAnthropicServer(script) as api:
+        editor = FakeEditor(EditorOptions(init_options=options))
+        env = {**env_for(tmp, api), "BENCH_STALLS": str(stalls_file)}
+        await editor.start(WATCHED_DAEMON, [root], env=env)
+        editor.open(target)
+        session = await editor.new_session()
+        await editor.prompt(session, "make compute fast on line 12345")
+        edited = editor.text(target)
+        await editor.stop()
+        api.assert_complete()
+    assert "line 12345 = compute_fast(" in edited, "the edit did not reach the buffer"
+    window = (api.response_end_times[1], api.request_times[2])
+    worst = 0.0
+    for line in stalls_file.read_text().splitlines():
+        began, length = (float(x) for x in line.split())
+        if began < window[1] and began + length > window[0]:
+            worst = max(worst, length)
+    return worst
+
+
+async def main(edits_only: bool) -> None:
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
+        if edits_only:
+            await edits(tmp)
+            return
         starts = await startup(tmp)
         print(f"daemon start -> initialize result: {summary(starts)}  [target median < 600 ms]")
         to_request, deltas = await prompt_and_stream(tmp)
@@ -133,8 +234,25 @@ async def main() -> None:
         one = await idle_rss(tmp, 1)
         ten = await idle_rss(tmp, 10)
         print(f"idle RSS: {one:.1f} MiB with 1 workspace, {ten:.1f} MiB with 10 workspaces")
+        await edits(tmp)
     os.sys.stdout.flush()
 
 
+async def edits(tmp: Path) -> None:
+    trimmed, whole = edit_cost()
+    ratio = statistics.median(whole) / statistics.median(trimmed)
+    print(
+        f"minimal_edits, 1 MB / 20k lines, one change: {summary(trimmed)}  [target <= 30 ms]; "
+        f"whole-text line diff: median {ms(statistics.median(whole))} ({ratio:.0f}x slower)"
+    )
+    stall = await edit_stall(tmp)
+    print(
+        f"longest daemon event-loop stall while its agent edits that file (open in the "
+        f"editor, so through workspace/applyEdit): {ms(stall)}"
+    )
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--edits-only", action="store_true", help="only the big-file edit numbers")
+    asyncio.run(main(parser.parse_args().edits_only))

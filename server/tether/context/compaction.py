@@ -22,7 +22,7 @@ from typing import Literal, Protocol
 from tether import prompts
 from tether.context.reattach import Essentials, ReattachLimits
 from tether.context.summarize import summarize
-from tether.context.tokens import ContextGauge, TokenCounter
+from tether.context.tokens import ContextGauge, RunningEstimate, TokenCounter
 from tether.core.hooks import Hooks
 from tether.core.messages import (
     Block,
@@ -123,9 +123,14 @@ class Compactor:
     essentials: Essentials | None = None
     """What is re-attached after a summary (None: only the summary stays)."""
     gauge: ContextGauge | None = None
+    running: RunningEstimate | None = None
+    """The history's estimate, kept current as it grows (reset when rewritten)."""
+    _budget_checked: tuple[int, Message | None] = (0, None)
+    """How many messages the tool-result budget has checked, and the last of them."""
 
     def __post_init__(self) -> None:
         self.gauge = self.gauge or ContextGauge(self.counter)
+        self.running = self.running or RunningEstimate(self.counter)
 
     def add_reattach_source(self, source: Callable[[], str]) -> None:
         """Something else to keep after a summary (e.g. the skills invoked so far)."""
@@ -137,6 +142,13 @@ class Compactor:
         assert self.gauge is not None
         self.gauge.observe(engine.messages, usage, self._estimate(engine))
 
+    def anchor(self, messages: list[Message], covered: int, usage: TokenUsage) -> None:
+        """A resumed history: the usage stored with its newest response (covering
+        ``messages[:covered]``) anchors the size, as if that response had just arrived."""
+        assert self.gauge is not None
+        if 0 < covered <= len(messages):
+            self.gauge.observe(messages[:covered], usage, 0)
+
     def context_tokens(self, engine: Conversation) -> int:
         assert self.gauge is not None
         measured = self.gauge.measure(engine.messages)
@@ -145,8 +157,15 @@ class Compactor:
         return round(self._estimate(engine) * self.gauge.ratio)
 
     def _estimate(self, engine: Conversation) -> int:
+        assert self.running is not None
         system, tools = engine.request_prefix()
-        return self.counter.prefix(system, tools) + self.counter.messages(engine.messages)
+        return self.counter.prefix(system, tools) + self.running.of(engine.messages)
+
+    def _rewritten(self) -> None:
+        """Messages before the newest were replaced: nothing measured before still holds."""
+        assert self.gauge is not None and self.running is not None
+        self.gauge.invalidate()
+        self.running.reset()
 
     def limits(self, engine: Conversation) -> Thresholds:
         return thresholds(
@@ -158,8 +177,7 @@ class Compactor:
         before = self.context_tokens(engine)
         stored = await self._budget_results(engine)
         if stored:
-            assert self.gauge is not None
-            self.gauge.invalidate()
+            self._rewritten()
         after = self.context_tokens(engine) if stored else before
         if stored:
             self._announce(engine, turn_id, emit, "tool_result_budget", before, after, stored)
@@ -167,8 +185,7 @@ class Compactor:
             return
         cleared = self._microcompact(engine)
         if cleared:
-            assert self.gauge is not None
-            self.gauge.invalidate()
+            self._rewritten()
             cleared_to = self.context_tokens(engine)
             self._announce(engine, turn_id, emit, "microcompact", after, cleared_to, cleared)
             after = cleared_to
@@ -183,9 +200,16 @@ class Compactor:
     # -- (a) tool-result budget -------------------------------------------------------
 
     async def _budget_results(self, engine: Conversation) -> int:
+        """Store oversized results of the messages not checked yet (results do not grow
+        once in the history; a replaced history is checked again from the start)."""
         cap = self.settings.tool_result_max_chars
         stored = 0
-        for i, message in enumerate(engine.messages):
+        messages = engine.messages
+        start, last = self._budget_checked
+        if start > len(messages) or (start and messages[start - 1] is not last):
+            start = 0
+        for i in range(start, len(messages)):
+            message = messages[i]
             if message.role != "user" or not any(
                 isinstance(b, ToolResultBlock) and len(b.text) > cap for b in message.content
             ):
@@ -203,6 +227,7 @@ class Compactor:
                     stored += 1
                 content.append(block)
             engine.messages[i] = Message(role="user", content=content)
+        self._budget_checked = (len(messages), messages[-1] if messages else None)
         return stored
 
     def _store(self, block: ToolResultBlock) -> Path:
@@ -280,6 +305,7 @@ class Compactor:
         if context:
             kept.append(user_text(f"<system-reminder>\n{context}\n</system-reminder>"))
         engine.replace_history([*kept, *tail])
+        self._rewritten()
         after = self.context_tokens(engine)
         for record in boundary_records(engine, turn_id, trigger, before, after, [*kept, *tail]):
             engine.record(record)

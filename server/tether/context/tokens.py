@@ -87,6 +87,10 @@ class TokenCounter:
 
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Message, int]] = {}
+        self._prefix_key: tuple[object, ...] | None = None
+        self._prefix = 0
+        self._prefix_schemas: list[dict[str, object]] = []
+        """The schemas keyed by identity in ``_prefix_key``, kept so their ids stay unique."""
 
     def message(self, message: Message) -> int:
         hit = self._cache.get(id(message))
@@ -97,19 +101,54 @@ class TokenCounter:
         return value
 
     def messages(self, messages: Sequence[Message]) -> int:
-        total = sum(self.message(m) for m in messages)
-        if len(self._cache) > 4 * len(messages) + 64:  # drop entries of replaced messages
+        return sum(self.message(m) for m in messages)
+
+    def retain(self, messages: Sequence[Message]) -> None:
+        """Drop the entries of messages that left the history (``messages`` is all of it)."""
+        if len(self._cache) > 4 * len(messages) + 64:
             live = {id(m) for m in messages}
             self._cache = {k: v for k, v in self._cache.items() if k in live}
-        return total
 
-    @staticmethod
-    def prefix(system: Sequence[SystemBlock], tools: Sequence[ToolSpec]) -> int:
-        text = sum(estimate_text(b.text) for b in system)
-        schemas = sum(
-            estimate_text(t.description) + estimate_text(json.dumps(t.input_schema)) for t in tools
-        )
-        return text + schemas
+    def prefix(self, system: Sequence[SystemBlock], tools: Sequence[ToolSpec]) -> int:
+        # Tool schemas are cached per tool model (tools/base.py): their identity is a key.
+        key = (*system, *((t.name, t.description, id(t.input_schema)) for t in tools))
+        if key != self._prefix_key:
+            self._prefix_key = key
+            self._prefix = prefix_tokens(system, tools)
+            self._prefix_schemas = [t.input_schema for t in tools]
+        return self._prefix
+
+
+def prefix_tokens(system: Sequence[SystemBlock], tools: Sequence[ToolSpec]) -> int:
+    text = sum(estimate_text(b.text) for b in system)
+    schemas = sum(
+        estimate_text(t.description) + estimate_text(json.dumps(t.input_schema)) for t in tools
+    )
+    return text + schemas
+
+
+class RunningEstimate:
+    """The estimate of a whole history, extended as the history grows (O(new messages)
+    per call) and recomputed when it was replaced or rewritten (``reset``)."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._count = 0
+        self._last: Message | None = None
+        self._total = 0
+
+    def reset(self) -> None:
+        self._count, self._last, self._total = 0, None, 0
+
+    def of(self, messages: Sequence[Message]) -> int:
+        count = self._count
+        if count > len(messages) or (count and messages[count - 1] is not self._last):
+            count, self._total = 0, 0
+            self.counter.retain(messages)
+        self._total += self.counter.messages(messages[count:])
+        self._count = len(messages)
+        self._last = messages[-1] if messages else None
+        return self._total
 
 
 class ContextGauge:

@@ -12,6 +12,7 @@ one given wins (a subagent swaps in its own; the user may configure a custom one
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import os
 import platform
 import subprocess
@@ -92,6 +93,7 @@ class ContextAssembler:
     """Include AGENTS.md / CLAUDE.md project instructions."""
     extra_sections: list[str] = field(default_factory=lambda: list[str]())
     _system: list[SystemBlock] | None = None
+    _merged: MergedHistory = field(default_factory=lambda: MergedHistory())
 
     def system(self) -> list[SystemBlock]:
         if self._system is None:
@@ -115,7 +117,7 @@ class ContextAssembler:
         return ModelRequest(
             model=self.model,
             system=self.system(),
-            messages=merge_consecutive(messages),
+            messages=self._merged.merge(messages),
             tools=tools,
             max_tokens=self.max_tokens,
         )
@@ -135,3 +137,43 @@ def merge_consecutive(messages: Sequence[Message]) -> list[Message]:
         else:
             merged.append(message)
     return merged
+
+
+class MergedHistory:
+    """``merge_consecutive`` for a history that grows at the end: groups that cannot change
+    any more (a message of the other role follows them) are kept with their merged message,
+    so each request merges only the newest messages and a merged message stays the same
+    object from request to request (the provider's encoding cache keys on it)."""
+
+    def __init__(self) -> None:
+        self._sources: list[Message] = []
+        """The history messages the kept groups were merged from, in order."""
+        self._merged: list[Message] = []
+
+    def merge(self, messages: Sequence[Message]) -> list[Message]:
+        done = len(self._sources)
+        if done > len(messages) or not all(map(operator.is_, self._sources, messages)):
+            self._sources, self._merged, done = [], [], 0
+        groups = _groups(messages[done:])
+        tail = [_merged(group) for group in groups]
+        out = [*self._merged, *tail]
+        for group, merged in zip(groups[:-1], tail[:-1], strict=True):
+            self._sources.extend(group)
+            self._merged.append(merged)
+        return out
+
+
+def _groups(messages: Sequence[Message]) -> list[list[Message]]:
+    groups: list[list[Message]] = []
+    for message in messages:
+        if groups and groups[-1][-1].role == message.role:
+            groups[-1].append(message)
+        else:
+            groups.append([message])
+    return groups
+
+
+def _merged(group: list[Message]) -> Message:
+    if len(group) == 1:
+        return group[0]
+    return merge_consecutive(group)[0]

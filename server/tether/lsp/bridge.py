@@ -35,7 +35,7 @@ from tether.editor.port import (
     current_document,
 )
 from tether.lsp.confirm import REFUSED_WAIT_S, Unsettled, judge
-from tether.lsp.textedits import minimal_edits
+from tether.lsp.textedits import minimal_edits_off_loop
 from tether.permissions.display import visible
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ class LspEditor:
     ) -> WriteOutcome:
         uri = path.as_uri()
         old_text = current.text if current is not None else ""
-        edits = minimal_edits(old_text, new_text, self.server.features.encoding)
+        edits = await minimal_edits_off_loop(old_text, new_text, self.server.features.encoding)
         version = current.version if current is not None and current.in_editor else None
         changes: list[Any] = []
         if current is None:

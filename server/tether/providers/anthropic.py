@@ -6,6 +6,11 @@ every ``input_json_delta`` and hides where a tool's JSON stopped; we need the ra
 anyway to tell a complete tool input from one cut off by ``max_tokens``, and the raw events
 map one-to-one onto ours.
 
+Bodies are built by ``anthropic_body.BodyEncoder`` from cached per-message encodings and
+sent as raw content through the client's ``post`` (the SDK's way to make requests it has no
+method for, with the client's headers, auth and timeouts): ``messages.create`` would copy
+and re-encode the whole history on every request.
+
 Recovery is ``retry.stream_with_recovery``: failures before the first event are retried with
 backoff; a stream that breaks after it becomes ``StreamReset`` plus one non-streaming request
 under the same retry policy.
@@ -31,6 +36,7 @@ from tether.core.messages import (
     WebSearchToolResultBlock,
 )
 from tether.errors import ModelError, PromptTooLongError
+from tether.providers.anthropic_body import BodyEncoder
 from tether.providers.auth import ApiKeyHelper
 from tether.providers.base import (
     Completed,
@@ -47,9 +53,7 @@ from tether.providers.base import (
 )
 from tether.providers.connection import ClientCache, Connection, ConnectionArgs
 from tether.providers.convert_anthropic import (
-    AnthropicParams,
     completed_from_response,
-    request_params,
     stop_reason,
     usage,
     wire_dict,
@@ -118,6 +122,7 @@ class AnthropicProvider:
             ApiKeyHelper(self._options.api_key_helper) if self._options.api_key_helper else None
         )
         self._clients: ClientCache[AsyncAnthropic] = ClientCache(self._make_client)
+        self._encoder = BodyEncoder()
 
     @property
     def context_window(self) -> int:
@@ -190,59 +195,59 @@ class AnthropicProvider:
         request = request if request.model else replace(request, model=self.model)
         max_tokens = min(request.max_tokens, self._limits.max_output)
         thinking = self._thinking(request, max_tokens)
-        params = request_params(
-            request, max_tokens=max_tokens, thinking=thinking, betas=self._betas(thinking)
-        )
+        betas = self._betas(thinking)
+        headers = {"anthropic-beta": ",".join(betas)} if betas else {}
+        body = self._encoder.body(request, max_tokens=max_tokens, thinking=thinking, stream=True)
 
         async def fallback() -> Completed:
-            return completed_from_response(await _create(client, params, self._conn.timeout_s))
+            whole = self._encoder.body(
+                request, max_tokens=max_tokens, thinking=thinking, stream=False
+            )
+            return completed_from_response(
+                await _create(client, whole, headers, self._conn.timeout_s)
+            )
 
         return stream_with_recovery(
             self._conn.policy,
             _faults(),
-            open_stream=lambda: _open(client, params),
+            open_stream=lambda: _open(client, body, headers),
             state=_StreamState(),
             fallback=fallback,
         )
 
 
-async def _open(client: AsyncAnthropic, params: AnthropicParams) -> OpenStream:
-    """Start a stream and read its first event: until then, failures are retried."""
-    from anthropic import omit
+MESSAGES_PATH = "/v1/messages"
 
-    stream = await client.messages.create(
-        model=params.model,
-        max_tokens=params.max_tokens,
-        system=params.system or omit,
-        messages=params.messages,
-        tools=params.tools or omit,
-        thinking=params.thinking or omit,
-        extra_headers=_beta_headers(params),
+
+async def _open(client: AsyncAnthropic, body: bytes, headers: dict[str, str]) -> OpenStream:
+    """Start a stream and read its first event: until then, failures are retried."""
+    from anthropic import AsyncStream
+    from anthropic.types import Message as WireMessage
+    from anthropic.types import RawMessageStreamEvent
+
+    stream = await client.post(
+        MESSAGES_PATH,
+        cast_to=WireMessage,
+        content=body,
+        options={"headers": headers},
         stream=True,
+        stream_cls=AsyncStream[RawMessageStreamEvent],
     )
     return stream, await first_event(stream, "event")
 
 
-async def _create(client: AsyncAnthropic, params: AnthropicParams, timeout_s: float) -> WireMessage:
-    from anthropic import omit
+async def _create(
+    client: AsyncAnthropic, body: bytes, headers: dict[str, str], timeout_s: float
+) -> WireMessage:
+    from anthropic.types import Message as WireMessage
 
-    # An explicit timeout also stops the SDK from refusing a large max_tokens without
-    # streaming ("Streaming is required for operations that may take longer than 10 minutes").
-    return await client.messages.create(
-        model=params.model,
-        max_tokens=params.max_tokens,
-        system=params.system or omit,
-        messages=params.messages,
-        tools=params.tools or omit,
-        thinking=params.thinking or omit,
-        extra_headers=_beta_headers(params),
-        stream=False,
-        timeout=timeout_s,
+    # An explicit timeout: a large max_tokens without streaming takes long.
+    return await client.post(
+        MESSAGES_PATH,
+        cast_to=WireMessage,
+        content=body,
+        options={"headers": headers, "timeout": timeout_s},
     )
-
-
-def _beta_headers(params: AnthropicParams) -> dict[str, str] | None:
-    return {"anthropic-beta": ",".join(params.betas)} if params.betas else None
 
 
 def _faults() -> SdkFaults:

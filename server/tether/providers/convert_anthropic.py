@@ -93,7 +93,7 @@ def request_params(
     system block marked ``cache``, and with ``cache_history`` on the newest message so the next
     request reads the whole conversation from the cache.
     """
-    tools = [_tool_param(t) for t in request.tools]
+    tools = [tool_param(t) for t in request.tools]
     if tools:
         tools[-1]["cache_control"] = _ephemeral()
     system: list[TextBlockParam] = []
@@ -113,7 +113,7 @@ def request_params(
 WEB_SEARCH_TOOL = "web_search_20250305"
 
 
-def _tool_param(spec: ToolSpec) -> ToolUnionParam:
+def tool_param(spec: ToolSpec) -> ToolUnionParam:
     if spec.server is not None:
         return _web_search_param(spec.server)
     param: ToolParam = {
@@ -142,7 +142,7 @@ def message_param(message: Message) -> MessageParam | None:
     """One message in wire form; ``None`` when nothing sendable is left in it."""
     content: list[ContentBlockParam] = []
     for block in message.content:
-        param = _block_param(block)
+        param = block_param(block)
         if param is not None:
             content.append(param)
     if not content:
@@ -152,7 +152,7 @@ def message_param(message: Message) -> MessageParam | None:
     return {"role": "assistant", "content": content}
 
 
-def _block_param(block: Block) -> ContentBlockParam | None:
+def block_param(block: Block) -> ContentBlockParam | None:
     if isinstance(block, TextBlock):
         # The API refuses empty and whitespace-only text blocks (e.g. a reply cut off
         # before its first word); they carry nothing, so they are left out.

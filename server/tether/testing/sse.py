@@ -116,6 +116,7 @@ class FakeModelServer:
         self.script = script if isinstance(script, Script) else parse_script(script)
         self.requests: list[dict[str, Any]] = []
         self.request_times: list[float] = []
+        """When each request had arrived (its body read, before it was checked)."""
         self.response_end_times: list[float] = []
         self.event_log: list[tuple[float, str]] = []
         """(monotonic time, data) of every SSE event, when it was flushed to the client."""
@@ -238,14 +239,14 @@ class FakeModelServer:
         if refusal is not None:
             with self._lock:
                 self.requests.append(body or {})
-                self.request_times.append(time.monotonic())
+                self.request_times.append(_arrival(handler))
             return Reply(handler).json(*refusal)
         if self.summary_reply is not None and SUMMARY_MARKER in self.expectation_haystack(
             body or {}
         ):
             with self._lock:
                 self.requests.append(body or {})
-                self.request_times.append(time.monotonic())
+                self.request_times.append(_arrival(handler))
                 self.summaries += 1
                 number = self.summaries
             text = f"<summary>{self.summary_reply} (#{number})</summary>"
@@ -254,7 +255,7 @@ class FakeModelServer:
         turn: ScriptTurn | None = None
         with self._lock:
             self.requests.append(body if body is not None else {"_raw": raw.decode()})
-            self.request_times.append(time.monotonic())
+            self.request_times.append(_arrival(handler))
             number, index, total = len(self.requests), self._next, len(self.script.turns)
             problem = None
             if path != self.route:
@@ -281,6 +282,12 @@ class FakeModelServer:
         Reply(handler).json(status, body, SCRIPT_ERROR_HEADERS)
 
 
+def _arrival(handler: BaseHTTPRequestHandler) -> float:
+    """When the request's body was read (now, for a handler that did not note it)."""
+    arrived = getattr(handler, "arrived", None)
+    return arrived if isinstance(arrived, float) else time.monotonic()
+
+
 def _json_object(raw: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(raw or b"null")
@@ -292,6 +299,7 @@ def _json_object(raw: bytes) -> dict[str, Any] | None:
 def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, as the real APIs
+        arrived: float | None = None
 
         def setup(self) -> None:
             super().setup()
@@ -302,6 +310,9 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            # The request is here: parsing and checking it is the server's time, not the
+            # client's (``request_times`` measure when requests arrive).
+            self.arrived = time.monotonic()
             try:
                 server.handle_request(self, raw)
             except ClientGone:

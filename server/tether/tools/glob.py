@@ -23,6 +23,7 @@ from tether import prompts
 from tether.errors import ToolError
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
+from tether.tools.glob_ripgrep import Listed, list_files, which
 from tether.tools.paths import resolve_tool_path
 
 Prefilter = Callable[[str, bool], bool | None]
@@ -193,12 +194,28 @@ class GlobInput(BaseModel):
     )
 
 
-def _find(base: Path, pattern: str) -> list[WalkedFile]:
+def _check_dir(base: Path) -> None:
     if not base.is_dir():
         state = "is not a directory" if base.exists() else "does not exist"
         raise ToolError(f"{base} {state}.")
+
+
+def glob_walk(base: Path) -> list[WalkedFile]:
+    """Every file Glob can answer with under ``base``, by the pure-Python walk."""
+    return list(walk_files(base, prefilter=_skip_git))
+
+
+async def find_files(base: Path, pattern: str, ripgrep: str | None) -> list[Listed]:
+    """Files under ``base`` matching ``pattern``: listed by ripgrep when it is there, else
+    by the walk (both give the same files)."""
+    await asyncio.to_thread(_check_dir, base)
     regex = glob_to_regex(pattern)
-    return [f for f in walk_files(base, prefilter=_skip_git) if regex.match(f.rel)]
+    rg = await asyncio.to_thread(which, ripgrep) if ripgrep else None
+    listed = await list_files(rg, base, regex.match) if rg else None
+    if listed is not None:
+        return listed
+    walked = await asyncio.to_thread(glob_walk, base)
+    return [Listed(f.mtime, str(f.path), f.rel) for f in walked if regex.match(f.rel)]
 
 
 def _skip_git(rel: str, is_dir: bool) -> bool | None:
@@ -211,12 +228,12 @@ async def _call(inp: GlobInput, ctx: ToolContext) -> ToolResult:
     static, pattern = split_static_prefix(inp.pattern)
     where = os.path.join(inp.path or ".", static) if static else inp.path or "."
     base = await asyncio.to_thread(resolve_tool_path, where, ctx.cwd, ctx.allowed_dirs)
-    files = await asyncio.to_thread(_find, base, pattern or "*")
+    files = await find_files(base, pattern or "*", ctx.config.ripgrep)
     if not files:
         return ToolResult(content="No files found")
-    files.sort(key=lambda f: (-f.mtime, str(f.path)))
+    files.sort(key=lambda f: (-f.mtime, f.path))
     cap = ctx.config.glob_max_results
-    lines = [str(f.path) for f in files[:cap]]
+    lines = [f.path for f in files[:cap]]
     if len(files) > cap:
         lines.append(
             f"(Showing the {cap} most recently modified of {len(files)} matches. "

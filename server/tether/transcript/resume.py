@@ -85,6 +85,10 @@ class ResumedSession:
     """Deferred tools found with ToolSearch before the last compaction (kept by it)."""
     usage: Usage = field(default_factory=Usage)
     """Token and cost totals of the session before this resume."""
+    context_anchor: tuple[int, Usage] | None = None
+    """The usage of the newest model response among ``messages`` and how many messages
+    it covers (up to and including it): the context size is known without estimating the
+    whole history again."""
 
 
 def resume(
@@ -110,6 +114,14 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
     message_turns += [None] * (len(messages) - len(message_turns))
     meta = loaded.meta
     turns = meta.turns if meta else sum(1 for r in chain if isinstance(r, UserRecord))
+    anchor = next(
+        (
+            (i + 1, r.usage)
+            for i, r in zip(range(len(kept) - 1, -1, -1), reversed(kept), strict=True)
+            if isinstance(r, AssistantRecord) and r.usage is not None
+        ),
+        None,
+    )
     return ResumedSession(
         session_id=session_id,
         messages=messages,
@@ -126,6 +138,7 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
         message_turns=message_turns,
         discovered_tools=discovered,
         usage=meta.usage if meta and meta.usage else Usage(),
+        context_anchor=anchor,
     )
 
 

@@ -29,8 +29,8 @@ from tether.mcp.config import McpConfig
 from tether.mcp.config import load_config as load_mcp_config
 from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
 from tether.permissions.policy import RuleSet
-from tether.protocol.updates import Mode
-from tether.providers.base import Provider
+from tether.protocol.updates import Mode, Usage
+from tether.providers.base import Provider, TokenUsage
 from tether.providers.models import ModelOptions
 from tether.providers.registry import create_provider, parse_model_spec
 from tether.providers.side import small_model_for
@@ -266,6 +266,9 @@ class Workspace:
             engine.turns = resumed.turns
             engine.meter.session = resumed.usage
             engine.tools.discovered.update(resumed.discovered_tools)
+            if resumed.context_anchor is not None:
+                covered, usage = resumed.context_anchor
+                engine.compactor.anchor(engine.messages, covered, token_usage(usage))
         self.guard.attach(engine, tool_config, command_hooks, allow, deny)
         rules = engine.rules
         engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
@@ -457,4 +460,13 @@ def compaction_settings(context: ContextSettings) -> CompactionSettings:
         warning_threshold=context.warning_threshold,
         tool_result_max_chars=context.tool_result_max_chars,
         microcompact_keep=context.microcompact_keep,
+    )
+
+
+def token_usage(usage: Usage) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_creation_tokens=usage.cache_creation_tokens,
     )

@@ -1,0 +1,196 @@
+"""Harness cost over a long session: 1,000 round-trips of a Bash ``echo`` in one prompt,
+through the path ``tether run --no-daemon`` takes (``InProcessDriver``: workspace, session,
+transcript, permissions, sandboxed Bash) against the strict fake Messages API and the real
+Anthropic SDK.
+
+Printed, each a phase of its own (one function per phase, so a warm-daemon variant can be
+added next to the in-process one):
+
+- harness time per round-trip, turns 1-100 and 901-1,000: from the end of a model response
+  (or of the Bash tool, when it ends later: tools start while the response streams) to the
+  next request at the fake API (targets <= 10 ms and <= 15 ms); the whole gap, the tool
+  included, is printed too
+- the whole build (target <= 15 s), and how much of it the fake API spent checking requests
+- ``--resume`` of that session to its first model request: cold (a new ``tether -p``
+  process, start-up included; target <= 1.0 s) and in a process that is already warm
+  (the session opened again through ``InProcessDriver``)
+
+    python bench/long_session.py [--turns 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _util import ms, summary
+
+from tether.cli.driver import OpenRequest
+from tether.cli.inprocess import InProcessDriver
+from tether.protocol.content import TextContent
+from tether.protocol.updates import SessionUpdate, ToolCallUpdate
+from tether.testing.fake_anthropic import FakeAnthropicServer
+
+FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "workspaces" / "basic"
+MODEL = "anthropic:claude-sonnet-4-6"
+SESSION_ID = "0b5e55ed-0000-4000-8000-000000001000"
+TETHER = [sys.executable, "-m", "tether"]
+
+
+@dataclass
+class Bench:
+    """The workspace and environment every phase shares."""
+
+    tmp: Path
+    turns: int
+    root: Path = field(init=False)
+    env: dict[str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.root = self.tmp / "ws"
+        shutil.copytree(FIXTURE, self.root)
+        self.env = {
+            "HOME": str(self.tmp / "home"),
+            "TETHER_DATA_DIR": str(self.tmp / "data"),
+            "XDG_CONFIG_HOME": str(self.tmp / "config"),
+            "ANTHROPIC_API_KEY": "bench-key",
+            "TETHER_NO_DAEMON": "1",
+        }
+
+
+@dataclass
+class BuildNumbers:
+    gaps: list[float]
+    """Response end -> next request, per round-trip."""
+    harness: list[float]
+    """From the later of the response's end and the tool's end to the next request (the
+    tool may start while the response still streams)."""
+    wall_s: float
+    fake_s: float
+    """Time the fake API spent between receiving a request and finishing its answer."""
+
+
+def echo_script(turns: int) -> list[Any]:
+    bash = [
+        [{"type": "tool_use", "name": "Bash", "input": {"command": f"echo {i}"}}]
+        for i in range(turns)
+    ]
+    return [*bash, [{"type": "text", "text": "Done."}]]
+
+
+async def build_in_process(bench: Bench) -> BuildNumbers:
+    """One prompt, ``turns`` Bash round-trips, a final text; driven like ``tether run``."""
+    os.environ.update(bench.env)
+    tool_done: list[float] = []
+
+    def listen(_turn: str, update: SessionUpdate) -> None:
+        if isinstance(update, ToolCallUpdate) and update.status in ("completed", "failed"):
+            tool_done.append(time.monotonic())
+
+    with FakeAnthropicServer(echo_script(bench.turns)) as api:
+        api.summary_reply = "The user asked for many echoes; they all ran."
+        os.environ["ANTHROPIC_BASE_URL"] = api.base_url
+        driver = InProcessDriver(user_settings=False)
+        started = time.monotonic()
+        await driver.open(
+            OpenRequest(
+                cwd=bench.root, session_id=SESSION_ID, model=MODEL, mode="bypassPermissions"
+            )
+        )
+        unsubscribe = driver.subscribe(listen)
+        outcome = await driver.prompt([TextContent(text="Run echo many times.")])
+        unsubscribe()
+        await driver.close()
+        wall = time.monotonic() - started
+        api.assert_complete()
+        assert outcome.reason == "completed", outcome
+        gaps = [
+            api.request_times[i + 1] - api.response_end_times[i]
+            for i in range(len(api.request_times) - 1)
+        ]
+        fake = sum(
+            end - start
+            for start, end in zip(api.request_times, api.response_end_times, strict=True)
+        )
+    assert len(tool_done) == bench.turns, (len(tool_done), bench.turns)
+    harness = [
+        next_request - max(response_end, done)
+        for next_request, response_end, done in zip(
+            api.request_times[1:], api.response_end_times, tool_done, strict=False
+        )
+    ]
+    return BuildNumbers(gaps, harness, wall, fake)
+
+
+def resume_cold(bench: Bench) -> float:
+    """A new ``tether -p --resume`` process: spawn to the first request at the fake API."""
+    with FakeAnthropicServer([[{"type": "text", "text": "Resumed."}]]) as api:
+        env = {**os.environ, **bench.env, "ANTHROPIC_BASE_URL": api.base_url}
+        argv = [*TETHER, "-p", "--resume", SESSION_ID, "--output-format", "json", "one more"]
+        started = time.monotonic()
+        done = subprocess.run(argv, cwd=bench.root, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"tether -p --resume failed ({done.returncode}):\n{done.stderr}")
+        api.assert_complete()
+        return api.request_times[0] - started
+
+
+async def resume_in_process(bench: Bench) -> float:
+    """The session opened again in this (warm) process: open to the first model request."""
+    with FakeAnthropicServer([[{"type": "text", "text": "Resumed again."}]]) as api:
+        os.environ["ANTHROPIC_BASE_URL"] = api.base_url
+        driver = InProcessDriver(user_settings=False)
+        started = time.monotonic()
+        await driver.open(OpenRequest(cwd=bench.root, resume=SESSION_ID, model=MODEL))
+        await driver.prompt([TextContent(text="and one more")])
+        await driver.close()
+        api.assert_complete()
+        return api.request_times[0] - started
+
+
+def window(samples: list[float], first: int, last: int) -> list[float]:
+    """Round-trips ``first``..``last`` (1-based, inclusive)."""
+    return samples[first - 1 : last]
+
+
+async def main(turns: int) -> None:
+    with tempfile.TemporaryDirectory() as raw:
+        bench = Bench(Path(raw), turns)
+        built = await build_in_process(bench)
+        early = window(built.harness, 1, min(100, turns))
+        late = window(built.harness, max(1, turns - 99), turns)
+        print(f"long session: {turns} Bash echo round-trips in one prompt (in-process)")
+        print(f"  harness per round-trip, turns 1-100: {summary(early)}  [target <= 10 ms]")
+        print(
+            f"  harness per round-trip, turns {max(1, turns - 99)}-{turns}: {summary(late)}"
+            "  [target <= 15 ms]"
+        )
+        late_over_early = statistics.median(late) / statistics.median(early)
+        print(f"    late / early: {late_over_early:.2f}x")
+        print(f"  gap incl. Bash, turns 1-100: {summary(window(built.gaps, 1, 100))}")
+        print(f"  gap incl. Bash, last 100: {summary(window(built.gaps, turns - 99, turns))}")
+        print(
+            f"  whole build: {built.wall_s:.2f} s  [target <= 15 s]; of it the fake API "
+            f"answering: {built.fake_s:.2f} s"
+        )
+        cold = resume_cold(bench)
+        print(f"  --resume to the first model request, cold process: {ms(cold)}  [target <= 1.0 s]")
+        warm = [await resume_in_process(bench) for _ in range(3)]
+        print(f"  resume to the first model request, warm process: {summary(warm)}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=1000)
+    asyncio.run(main(parser.parse_args().turns))
