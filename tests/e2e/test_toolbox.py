@@ -92,7 +92,7 @@ def test_media_notebook_search_and_fetch(workspace: Path, daemon_env: dict[str, 
                 "--allowedTools",
                 "WebFetch(domain:127.0.0.1)",
                 "--output-format",
-                "stream-json",
+                "tether-json",
                 "Check the chart against the docs",
             )
             assert done.returncode == 0, done.stderr

@@ -14,17 +14,16 @@ import os
 from tether.core.messages import user_text
 from tether.errors import ModelError
 from tether.providers.base import Completed, ModelRequest, Provider, SystemBlock
+from tether.providers.registry import MODEL_ALIASES, resolve_alias
 
-DEFAULT_SMALL_ANTHROPIC_MODEL = "claude-haiku-4-5"
+DEFAULT_SMALL_ANTHROPIC_MODEL = MODEL_ALIASES["haiku"][0]
+"""The model ``haiku`` stands for: the small model follows the alias users type."""
 SIDE_MAX_TOKENS = 4096
 
 
 def small_anthropic_model() -> str:
-    for name in ("ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"):
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    return DEFAULT_SMALL_ANTHROPIC_MODEL
+    value = os.environ.get("ANTHROPIC_SMALL_FAST_MODEL", "").strip()
+    return value or resolve_alias("haiku")  # ANTHROPIC_DEFAULT_HAIKU_MODEL retargets it
 
 
 class SideModel:

@@ -271,7 +271,8 @@ class Workspace:
                 engine.compactor.anchor(engine.messages, covered, token_usage(usage))
         self.guard.attach(engine, tool_config, command_hooks, allow, deny)
         rules = engine.rules
-        engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
+        if options.builtin_tools is None or "WebSearch" in options.builtin_tools:
+            engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
         attach_skills(engine, self.skills)
         self._attach_mcp(engine)
         sandbox = self.guard.sandbox
