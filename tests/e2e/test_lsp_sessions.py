@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -243,3 +244,46 @@ async def test_session_totals_follow_rewind_and_restart(
         assert loaded["usage"]["outputTokens"] > 0 and loaded["usage"]["inputTokens"] > 0
         kinds = [u["kind"] for u in loaded["history"]]
         assert kinds.count("user_message") == 1
+
+
+async def test_prompt_after_the_last_boundary_gets_a_turn_of_its_own(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any, tmp_path: Path
+) -> None:
+    entered, release = tmp_path / "stop-entered", tmp_path / "stop-release"
+    # A Stop hook holds the first turn after its last boundary until the test releases it.
+    hold = (
+        f"[ -e {release} ] && exit 0; touch {entered}; "
+        f"for i in $(seq 500); do [ -e {release} ] && exit 0; sleep 0.02; done"
+    )
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hold}]}]}}
+    user_settings = Path(daemon_env["XDG_CONFIG_HOME"]) / "tether" / "settings.json"
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text(json.dumps(settings))  # the user's own: no trust question
+    api = fake_api(
+        [
+            say("first done"),
+            {"expect": {"contains": "came late"}, "blocks": say("late one answered")},
+        ]
+    )
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        session = await editor.new_session()
+        first = asyncio.create_task(editor.prompt(session, "first"))
+        await wait_for_file(entered)
+        late = asyncio.create_task(editor.prompt(session, "this came late"))
+        # A round trip after it: the daemon has read the late prompt and queued it.
+        await editor.request("tether/listSessions", {})
+        release.touch()
+        first_result, late_result = await asyncio.wait_for(asyncio.gather(first, late), 30)
+        assert late_result["turnId"] != first_result["turnId"]
+        assert late_result["stopReason"] == "end_turn"
+        messages = editor.updates_of(session, "user_message")
+        assert "this came late" in json.dumps(messages[-1])
+    api.assert_complete()
+
+
+async def wait_for_file(path: Path, timeout: float = 10) -> None:
+    async def exists() -> None:
+        while not path.exists():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(exists(), timeout)

@@ -159,6 +159,11 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         return self._turn is not None
 
     @property
+    def queued_prompts(self) -> int:
+        """Prompts waiting for the running turn's next boundary."""
+        return len(self._inbox)
+
+    @property
     def current_turn_id(self) -> str | None:
         return self._turn.turn_id if self._turn else None
 
@@ -214,12 +219,16 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         turn.task.cancel()
         return True
 
-    async def enqueue(self, prompt: Sequence[ContentBlock]) -> asyncio.Future[TurnResult]:
+    async def enqueue(self, prompt: Sequence[ContentBlock]) -> asyncio.Future[TurnResult | None]:
         """A prompt sent while a turn runs: injected at the next boundary; the future
-        resolves when the turn that consumed it ends."""
+        resolves with the result of the turn that consumed it, or with ``None`` when no
+        turn did (it came after the last boundary): the caller runs it as a turn."""
         message = await prompt_to_message(prompt, self.editor)
-        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        self._inbox.append(Queued(message, list(prompt), future))
+        future: asyncio.Future[TurnResult | None] = asyncio.get_running_loop().create_future()
+        if self._turn is None:  # the turn ended while the prompt was being read
+            future.set_result(None)
+        else:
+            self._inbox.append(Queued(message, list(prompt), future))
         return future
 
     def set_provider(self, provider: Provider) -> None:
@@ -324,7 +333,7 @@ class QueryEngine(HistoryMixin, ToolingMixin, BackgroundMixin):
         # Prompts that arrived too late for this turn's last boundary are given back.
         for queued in self._inbox:
             if not queued.future.done():
-                queued.future.set_result(result)
+                queued.future.set_result(None)
         self._inbox.clear()
         self._turn = None
         self._loop = None
