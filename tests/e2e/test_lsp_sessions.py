@@ -287,3 +287,39 @@ async def wait_for_file(path: Path, timeout: float = 10) -> None:
             await asyncio.sleep(0.01)
 
     await asyncio.wait_for(exists(), timeout)
+
+
+async def test_history_shows_new_files_as_diffs_and_failed_turns_with_their_error(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    refuse = "grep -q forbidden && { echo 'that word is not allowed here' >&2; exit 2; }; exit 0"
+    settings = {
+        "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": refuse}]}]}
+    }
+    user_settings = Path(daemon_env["XDG_CONFIG_HOME"]) / "tether" / "settings.json"
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text(json.dumps(settings))
+    created = workspace / "docs" / "new.md"
+    api = fake_api([[tool("Write", file_path="docs/new.md", content="# New\n")], say("written")])
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        session = await editor.new_session()
+        await editor.prompt(session, "create it")
+        failed = await editor.prompt(session, "a forbidden request")
+        assert failed["stopReason"] == "error"
+        live_end = editor.updates_of(session, "turn_end")[-1]
+    assert created.read_text() == "# New\n"
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        history = loaded["history"]
+        diffs = [
+            c
+            for u in history
+            if u["kind"] == "tool_call_update"
+            for c in u.get("content") or []
+            if c["type"] == "diff"
+        ]
+        assert diffs == [{"type": "diff", "uri": created.as_uri(), "newText": "# New\n"}]
+        ends = [u for u in history if u["kind"] == "turn_end"]
+        assert ends[-1]["error"] == live_end["error"] == failed["error"]
+        assert "not allowed" in ends[-1]["error"]["message"]
+    api.assert_complete()

@@ -107,6 +107,25 @@ async def test_initialize_reports_model_and_sandbox(
         assert facts["protocolVersion"] == 1 and "tether/prompt" in facts["methods"]
         assert facts["model"] == "scripted:/nowhere.json"
         assert facts["modelSource"] == "initializationOptions"
+        assert facts["modelReason"] is None
         assert facts["sandbox"] == ("bwrap" if shutil.which("bwrap") else None)
+    finally:
+        await editor.stop()
+
+
+async def test_initialize_says_what_to_set_when_no_model_is_configured(
+    workspace: Path, daemon_env: dict[str, str]
+) -> None:
+    from tether.testing.editor_client import EditorOptions, FakeEditor
+
+    # Empty, so a key in the environment running the tests does not count either.
+    env = {**daemon_env, "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": ""}
+    editor = FakeEditor(EditorOptions(init_options={}))
+    result = await editor.start([sys.executable, "-m", "tether", "serve"], [workspace], env=env)
+    try:
+        facts = (result.capabilities.experimental or {})["tether"]
+        assert facts["model"] is None and facts["modelSource"] is None
+        assert "ANTHROPIC_API_KEY" in facts["modelReason"]
+        assert "initializationOptions" in facts["modelReason"]
     finally:
         await editor.stop()

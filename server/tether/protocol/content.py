@@ -50,7 +50,8 @@ class TextToolContent(WireModel):
 class DiffContent(WireModel):
     type: Literal["diff"] = "diff"
     uri: str
-    old_text: str | None
+    old_text: str | None = None
+    """``None`` for a file the change created."""
     new_text: str
 
 

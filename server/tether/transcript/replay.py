@@ -24,10 +24,12 @@ from tether.protocol.updates import (
     Plan,
     PlanEntry,
     SessionUpdate,
+    StopReason,
     ToolCall,
     ToolCallUpdate,
     ToolKind,
     TurnEnd,
+    TurnError,
     Usage,
     UsageUpdate,
     UserMessage,
@@ -42,7 +44,7 @@ from tether.transcript.records import (
 
 _TOOL_CONTENT: TypeAdapter[ToolContent] = TypeAdapter(ToolContent)
 Describe = Callable[[ToolUseBlock], tuple[str, ToolKind, list[Location]]]
-_STOP = {
+_STOP: dict[str, StopReason] = {
     "completed": "end_turn",
     "max_turns": "max_turn_requests",
     "aborted": "cancelled",
@@ -121,9 +123,18 @@ def history_updates(
                 )
                 out.append((turn, update))
                 usage = Usage()
-            reason = str(record.data.get("reason", "completed"))
-            out.append((turn, TurnEnd(stop_reason=_STOP.get(reason, "error"))))  # type: ignore[arg-type]
+            out.append((turn, _turn_end(record)))
     return out
+
+
+def _turn_end(record: SystemRecord) -> TurnEnd:
+    """The ``turn_end`` the turn ended with live, its ``error`` included."""
+    reason = str(record.data.get("reason", "completed"))
+    stop = _STOP.get(reason, "error")
+    if stop != "error":
+        return TurnEnd(stop_reason=stop)
+    message = str(record.data.get("message") or "") or reason.replace("_", " ")
+    return TurnEnd(stop_reason=stop, error=TurnError(code=reason, message=message))
 
 
 def _content(raw: list[dict[str, Any]] | None) -> list[ToolContent]:
