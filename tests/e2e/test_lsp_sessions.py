@@ -323,3 +323,22 @@ async def test_history_shows_new_files_as_diffs_and_failed_turns_with_their_erro
         assert ends[-1]["error"] == live_end["error"] == failed["error"]
         assert "not allowed" in ends[-1]["error"]["message"]
     api.assert_complete()
+
+
+async def test_what_loading_repaired_reaches_the_client_as_notices(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    api = fake_api([say("answered")])
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        session = await editor.new_session()
+        await editor.prompt(session, "hello")
+    (transcript,) = Path(daemon_env["TETHER_DATA_DIR"]).rglob(f"{session}.jsonl")
+    with transcript.open("a") as f:
+        f.write('{"type": "user", "uuid": "cut-sh')  # a write cut short by a crash
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        notices = [u for u in loaded["history"] if u["kind"] == "notice"]
+        assert len(notices) == 1 and notices[0]["turnId"] == ""
+        assert notices[0]["level"] == "warning" and "torn last line" in notices[0]["message"]
+        assert [u["kind"] for u in loaded["history"]][:1] == ["user_message"]
+    api.assert_complete()

@@ -58,7 +58,9 @@ class BackgroundMixin:
                     },
                 )
             )
-        status = "running" if task.status in ("pending", "running") else task.status
+        if task.status == "running":
+            return  # "pending" was sent as "running" already: clients know one running state
+        status = "running" if task.status == "pending" else task.status
         self._emit(
             TaskUpdate(
                 task_id=task.id,

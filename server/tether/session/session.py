@@ -26,7 +26,7 @@ from tether.engine.engine import QueryEngine
 from tether.engine.turns import TurnResult, TurnStream
 from tether.errors import ModelError, SessionError
 from tether.protocol.content import ContentBlock, TextContent
-from tether.protocol.updates import Compaction, Mode, SessionUpdate, Usage
+from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, Usage
 from tether.providers.base import Provider
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints
 from tether.session.events import SessionEvents
@@ -334,9 +334,15 @@ class Session:
         await writer.flush()
         loaded = await asyncio.to_thread(read_transcript, writer.path)
         chain = build_chain(loaded.records, writer.last_uuid)[0]
-        return history_updates(
+        updates = history_updates(
             chain, self.engine.describe_call, self.engine.provider.context_window
         )
+        # What loading repaired is no part of the conversation, but the user should know.
+        notices = [
+            Notice(level="warning", message=f"resuming repaired the transcript: {note}")
+            for note in self.repaired
+        ]
+        return updates + [("", notice) for notice in notices]
 
     async def stop_task(self, task_id: str) -> bool:
         tasks = self.engine.tasks
