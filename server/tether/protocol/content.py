@@ -24,6 +24,10 @@ class TextContent(LenientWireModel):
     text: str
 
 
+PositionEncoding = Literal["utf-8", "utf-16", "utf-32"]
+"""What a ``Position.character`` counts (LSP's negotiated encoding)."""
+
+
 class ResourceLink(LenientWireModel):
     """A file (or a selection in it) the user attached; the daemon reads the live buffer."""
 
@@ -31,6 +35,9 @@ class ResourceLink(LenientWireModel):
     uri: str
     range: Range | None = None
     name: str | None = None
+    encoding: PositionEncoding = Field(default="utf-16", exclude=True)
+    """What ``range``'s characters count: set by the front door that received the link
+    (an LSP connection's negotiated encoding; ACP's is UTF-16). Not on the wire."""
 
 
 class ImageContent(LenientWireModel):
@@ -64,3 +71,13 @@ class TerminalContent(WireModel):
 ToolContent = Annotated[
     TextToolContent | DiffContent | TerminalContent, Field(discriminator="type")
 ]
+
+
+def in_encoding(blocks: list[ContentBlock], encoding: PositionEncoding) -> list[ContentBlock]:
+    """``blocks`` with their selections' positions marked as counted in ``encoding``."""
+    return [
+        b.model_copy(update={"encoding": encoding})
+        if isinstance(b, ResourceLink) and b.range is not None
+        else b
+        for b in blocks
+    ]
