@@ -342,3 +342,36 @@ async def test_what_loading_repaired_reaches_the_client_as_notices(
         assert notices[0]["level"] == "warning" and "torn last line" in notices[0]["message"]
         assert [u["kind"] for u in loaded["history"]][:1] == ["user_message"]
     api.assert_complete()
+
+
+async def test_rewind_undoes_what_a_shell_command_changed_even_after_a_restart(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    app, readme = workspace / "src" / "app.py", workspace / "README.md"
+    logo = workspace / "logo.bin"
+    logo.write_bytes(b"\x89PNG\0")
+    app_before, readme_before = app.read_text(), readme.read_text()
+    script = (
+        "sed -i 's/Hello/Howdy/' src/app.py && rm README.md && echo made > made.txt "
+        "&& printf 'more\\0' >> logo.bin"
+    )
+    api = fake_api([[tool("Bash", command=script)], say("done")])
+    bypass = {"model": "anthropic:claude-sonnet-4-6", "permissionMode": "bypassPermissions"}
+    async with running_daemon([workspace], daemon_env, api, init_options=bypass) as editor:
+        session = await editor.new_session()
+        turn = await editor.prompt(session, "change things with the shell")
+    assert "Howdy" in app.read_text() and not readme.exists()
+    async with running_daemon([workspace], daemon_env, api, init_options=bypass) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        assert loaded["rewindableTurns"] == [turn["turnId"]]
+        result = await editor.request(
+            "tether/rewind", {"sessionId": session, "turnId": turn["turnId"]}
+        )
+    assert sorted(result["restored"]) == sorted(
+        [app.as_uri(), readme.as_uri(), (workspace / "made.txt").as_uri()]
+    )
+    (missing,) = result["notRestored"]
+    assert missing["uri"] == logo.as_uri() and "binary" in missing["reason"]
+    assert app.read_text() == app_before and readme.read_text() == readme_before
+    assert not (workspace / "made.txt").exists()
+    api.assert_complete()

@@ -28,7 +28,7 @@ from tether.errors import ModelError, SessionError
 from tether.protocol.content import ContentBlock, TextContent
 from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, Usage
 from tether.providers.base import Provider
-from tether.session.checkpoints import CheckpointingEditor, Checkpoints
+from tether.session.checkpoints import CheckpointingEditor, Checkpoints, Restored
 from tether.session.events import SessionEvents
 from tether.session.rewind import Rewound, rewind_conversation
 from tether.session.router import EditorRouter
@@ -313,14 +313,19 @@ class Session:
         plan = self.checkpoints.restore_plan(turn_id)
         if plan is None:
             raise SessionError(f"unknown turnId for this session: {turn_id}")
-        checkpoint, files = plan
         rewound_turns = len(self.checkpoints.turns) - (self.checkpoints.find(turn_id) or 0)
-        outcomes = [await self.editor.restore(path, text) for path, text in files.items()]
-        for path in files:
+        outcomes = [await self.editor.restore(path, text) for path, text in plan.files.items()]
+        outcomes += [
+            Restored(
+                path, False, f"a shell command changed it and what it was is not kept: {reason}"
+            )
+            for path, reason in plan.missing.items()
+        ]
+        for path in plan.files:
             # The agent's view of the file went back in time too: it must read it again.
             self.engine.state.files.forget(path)
         result = Rewound(outcomes)
-        await rewind_conversation(self.engine, turn_id, checkpoint.parent_uuid, result)
+        await rewind_conversation(self.engine, turn_id, plan.checkpoint.parent_uuid, result)
         self.engine.turns = max(0, self.engine.turns - rewound_turns)
         await self.engine.save_meta()
         self.checkpoints.drop_from(turn_id)
