@@ -189,6 +189,8 @@ class Session:
         if instructions is not None:
             return await self._compact_as_turn(instructions)
         while True:
+            if self._closed:
+                raise SessionError(f"session {self.session_id} was closed before this prompt ran")
             if self.busy:
                 # A prompt joining a running turn does not switch that turn's model.
                 async with command_turn(self.engine, expanded, None):
@@ -360,6 +362,7 @@ class Session:
         if self._closed:
             return
         self._closed = True
+        self._moved()  # prompts waiting in line learn that they will not run
         if self._watcher is not None:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):

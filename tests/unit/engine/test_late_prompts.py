@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tether.core.hooks import NoHooks, StopHookVerdict
 from tether.editor.disk import DiskEditor
 from tether.editor.port import Document
 from tether.engine.engine import QueryEngine
+from tether.errors import SessionError
 from tether.protocol.content import ResourceLink, TextContent
 from tether.providers.base import Provider
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints
@@ -159,3 +162,18 @@ async def test_engine_gives_back_what_no_turn_consumed(tmp_path: Path) -> None:
         pass
     assert await asyncio.wait_for(future, WAIT) is None
     assert "too late" not in str(user_texts(engine))
+
+
+async def test_a_prompt_waiting_when_the_session_closes_is_told_so(tmp_path: Path) -> None:
+    hooks = HeldStop()
+    engine = make_engine(tmp_path, [[text("first done")]], [], hooks=hooks)
+    session = make_session(engine)
+    first = asyncio.create_task(session.prompt([TextContent(text="first")]))
+    await asyncio.wait_for(hooks.entered.wait(), WAIT)
+    late = asyncio.create_task(session.prompt([TextContent(text="late prompt")]))
+    while engine.queued_prompts == 0:
+        await asyncio.sleep(0)
+    await asyncio.wait_for(session.close(), WAIT)
+    assert (await asyncio.wait_for(first, WAIT)).terminal.reason == "aborted"
+    with pytest.raises(SessionError, match="closed before this prompt ran"):
+        await asyncio.wait_for(late, WAIT)
