@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from tether.protocol.base import LenientWireModel, WireModel
 
@@ -35,9 +35,18 @@ class ResourceLink(LenientWireModel):
     uri: str
     range: Range | None = None
     name: str | None = None
-    encoding: PositionEncoding = Field(default="utf-16", exclude=True)
-    """What ``range``'s characters count: set by the front door that received the link
-    (an LSP connection's negotiated encoding; ACP's is UTF-16). Not on the wire."""
+    _encoding: PositionEncoding = PrivateAttr(default="utf-16")
+
+    @property
+    def encoding(self) -> PositionEncoding:
+        """What ``range``'s characters count: set by the front door that received the link
+        (an LSP connection's negotiated encoding; ACP's is UTF-16). Not on the wire."""
+        return self._encoding
+
+    def counted_in(self, encoding: PositionEncoding) -> ResourceLink:
+        link = self.model_copy()
+        link._encoding = encoding
+        return link
 
 
 class ImageContent(LenientWireModel):
@@ -76,8 +85,6 @@ ToolContent = Annotated[
 def in_encoding(blocks: list[ContentBlock], encoding: PositionEncoding) -> list[ContentBlock]:
     """``blocks`` with their selections' positions marked as counted in ``encoding``."""
     return [
-        b.model_copy(update={"encoding": encoding})
-        if isinstance(b, ResourceLink) and b.range is not None
-        else b
+        b.counted_in(encoding) if isinstance(b, ResourceLink) and b.range is not None else b
         for b in blocks
     ]

@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.permissions.controlplane import PROTECTED_NAMES
 from tether.tools.glob import walk_files
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ class WorkspaceSnapshots:
         changed: list[Change] = []
         for name in sorted(before.files.keys() | now.keys()):
             old, new = before.files.get(name), now.get(name)
-            if old == new:
+            if old == new or self._control_plane(name):
                 continue
             path = Path(name)
             if old is None:
@@ -118,6 +119,12 @@ class WorkspaceSnapshots:
                 changed.append(Change(path, zlib.decompress(cached.data).decode("utf-8")))
             # ``changes`` does not refresh the cache: the next ``take`` reads what changed.
         return changed
+
+    def _control_plane(self, name: str) -> bool:
+        """Settings, hooks and git's own files: not the command's doing (the daemon writes
+        settings when a rule is remembered), and never what a rewind should put back."""
+        relative = name[len(str(self.root)) + 1 :].split(os.sep)
+        return any(part.casefold() in PROTECTED_NAMES for part in relative)
 
     # -- listing ------------------------------------------------------------------------
 

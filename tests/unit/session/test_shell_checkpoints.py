@@ -153,3 +153,17 @@ async def test_ignored_files_are_not_watched(tmp_path: Path, listing: str) -> No
     assert snapshot is not None
     names = sorted(Path(p).relative_to(root).as_posix() for p in snapshot.files)
     assert names == [".gitignore", "logo.bin", "notes.md", "src/app.py"]
+
+
+async def test_the_control_plane_is_not_the_command_s_to_undo(tmp_path: Path) -> None:
+    root = tree(tmp_path / "ws")
+    (root / ".tether").mkdir()
+    (root / ".tether" / "settings.local.json").write_text("{}\n")
+    checkpoints = Checkpoints()
+    checkpoints.begin("t1", None)
+    hooks = ShellCheckpoints(WorkspaceSnapshots(root), checkpoints, "s1", Recorded())
+    # The daemon itself writes settings while a command waits (an "allow always" answer).
+    line = "echo '{\"permissions\": {}}' > .tether/settings.local.json; echo x > notes.md"
+    await command(hooks, root, line, "c")
+    turn = checkpoints.current
+    assert turn is not None and list(turn.before) == [root / "notes.md"]
