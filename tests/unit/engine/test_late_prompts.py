@@ -76,6 +76,14 @@ def make_session(engine: QueryEngine) -> Session:
     )
 
 
+async def queued(engine: QueryEngine, count: int) -> None:
+    async def poll() -> None:
+        while engine.queued_prompts < count:
+            await asyncio.sleep(0)
+
+    await asyncio.wait_for(poll(), WAIT)
+
+
 def user_texts(engine: QueryEngine) -> list[str]:
     return [m.text for m in engine.messages if m.role == "user" and not m.tool_results]
 
@@ -91,8 +99,7 @@ async def test_prompt_after_the_last_boundary_runs_as_its_own_turn(tmp_path: Pat
     first = asyncio.create_task(session.prompt([TextContent(text="first")]))
     await asyncio.wait_for(hooks.entered.wait(), WAIT)
     late = asyncio.create_task(session.prompt([TextContent(text="late prompt")]))
-    while engine.queued_prompts == 0:  # queued for a boundary that will not come
-        await asyncio.sleep(0)
+    await queued(engine, 1)  # for a boundary that will not come
     hooks.release.set()
     first_result = await asyncio.wait_for(first, WAIT)
     late_result = await asyncio.wait_for(late, WAIT)
@@ -116,8 +123,7 @@ async def test_late_prompts_keep_their_order(tmp_path: Path) -> None:
     await asyncio.wait_for(hooks.entered.wait(), WAIT)
     second = asyncio.create_task(session.prompt([TextContent(text="second")]))
     third = asyncio.create_task(session.prompt([TextContent(text="third")]))
-    while engine.queued_prompts < 2:
-        await asyncio.sleep(0)
+    await queued(engine, 2)
     hooks.release.set()
     results = await asyncio.wait_for(asyncio.gather(first, second, third), WAIT)
     assert len({r.turn_id for r in results[:2]}) == 2
@@ -171,8 +177,7 @@ async def test_a_prompt_waiting_when_the_session_closes_is_told_so(tmp_path: Pat
     first = asyncio.create_task(session.prompt([TextContent(text="first")]))
     await asyncio.wait_for(hooks.entered.wait(), WAIT)
     late = asyncio.create_task(session.prompt([TextContent(text="late prompt")]))
-    while engine.queued_prompts == 0:
-        await asyncio.sleep(0)
+    await queued(engine, 1)
     await asyncio.wait_for(session.close(), WAIT)
     assert (await asyncio.wait_for(first, WAIT)).terminal.reason == "aborted"
     with pytest.raises(SessionError, match="closed before this prompt ran"):
