@@ -13,7 +13,10 @@ from pygls.exceptions import JsonRpcRequestCancelled
 
 from .conftest import running_daemon
 
-SLOW_TEXT = {"chunk_delay_ms": 100, "blocks": [{"type": "text", "text": "slowly " * 60}]}
+LONG_TEXT = [{"type": "text", "text": "slowly " * 60}]
+FIRST_DELTA = 4
+"""message_start, ping, content_block_start, then the first text delta: the reply is held there,
+so the turn is surely mid-stream when the test cancels it (however loaded the machine)."""
 
 
 def sleeper(marker: str) -> dict[str, Any]:
@@ -50,7 +53,8 @@ async def wait_until(predicate: Any, timeout: float = 10) -> None:
 async def test_tether_cancel_mid_stream(
     workspace: Path, daemon_env: dict[str, str], fake_api: Any
 ) -> None:
-    api = fake_api([SLOW_TEXT, [{"type": "text", "text": "after"}]])
+    api = fake_api([LONG_TEXT, [{"type": "text", "text": "after"}]])
+    api.hold(0, after_events=FIRST_DELTA)
     async with running_daemon([workspace], daemon_env, api) as editor:
         session = await editor.new_session()
         prompt = asyncio.create_task(editor.prompt(session, "talk"))
@@ -67,7 +71,8 @@ async def test_tether_cancel_mid_stream(
 async def test_cancel_request_mid_stream(
     workspace: Path, daemon_env: dict[str, str], fake_api: Any
 ) -> None:
-    api = fake_api([SLOW_TEXT])
+    api = fake_api([LONG_TEXT])
+    api.hold(0, after_events=FIRST_DELTA)
     async with running_daemon([workspace], daemon_env, api) as editor:
         session = await editor.new_session()
         params = {"sessionId": session, "prompt": [{"type": "text", "text": "talk"}]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -278,4 +279,135 @@ async def test_rewind_after_a_compaction_drops_the_summary_of_the_undone_turn(
     sent = str(api.requests[-1]["messages"])
     assert "FIRST-TURN-MARK" in sent  # turn 1 is back, verbatim
     assert "SUMMARY-MARK" not in sent and "rename the greeting" not in sent
+    api.assert_complete()
+
+
+async def test_prompt_after_the_last_boundary_gets_a_turn_of_its_own(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any, tmp_path: Path
+) -> None:
+    entered, release = tmp_path / "stop-entered", tmp_path / "stop-release"
+    # A Stop hook holds the first turn after its last boundary until the test releases it.
+    hold = (
+        f"[ -e {release} ] && exit 0; touch {entered}; "
+        f"for i in $(seq 500); do [ -e {release} ] && exit 0; sleep 0.02; done"
+    )
+    settings = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": hold}]}]}}
+    user_settings = Path(daemon_env["XDG_CONFIG_HOME"]) / "tether" / "settings.json"
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text(json.dumps(settings))  # the user's own: no trust question
+    api = fake_api(
+        [
+            say("first done"),
+            {"expect": {"contains": "came late"}, "blocks": say("late one answered")},
+        ]
+    )
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        session = await editor.new_session()
+        first = asyncio.create_task(editor.prompt(session, "first"))
+        await wait_for_file(entered)
+        late = asyncio.create_task(editor.prompt(session, "this came late"))
+        # A round trip after it: the daemon has read the late prompt and queued it.
+        await editor.request("tether/listSessions", {})
+        release.touch()
+        first_result, late_result = await asyncio.wait_for(asyncio.gather(first, late), 30)
+        assert late_result["turnId"] != first_result["turnId"]
+        assert late_result["stopReason"] == "end_turn"
+        messages = editor.updates_of(session, "user_message")
+        assert "this came late" in json.dumps(messages[-1])
+    api.assert_complete()
+
+
+async def wait_for_file(path: Path, timeout: float = 10) -> None:
+    async def exists() -> None:
+        while not path.exists():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(exists(), timeout)
+
+
+async def test_history_shows_new_files_as_diffs_and_failed_turns_with_their_error(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    refuse = "grep -q forbidden && { echo 'that word is not allowed here' >&2; exit 2; }; exit 0"
+    settings = {
+        "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": refuse}]}]}
+    }
+    user_settings = Path(daemon_env["XDG_CONFIG_HOME"]) / "tether" / "settings.json"
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text(json.dumps(settings))
+    created = workspace / "docs" / "new.md"
+    api = fake_api([[tool("Write", file_path="docs/new.md", content="# New\n")], say("written")])
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        session = await editor.new_session()
+        await editor.prompt(session, "create it")
+        failed = await editor.prompt(session, "a forbidden request")
+        assert failed["stopReason"] == "error"
+        live_end = editor.updates_of(session, "turn_end")[-1]
+    assert created.read_text() == "# New\n"
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        history = loaded["history"]
+        diffs = [
+            c
+            for u in history
+            if u["kind"] == "tool_call_update"
+            for c in u.get("content") or []
+            if c["type"] == "diff"
+        ]
+        assert diffs == [{"type": "diff", "uri": created.as_uri(), "newText": "# New\n"}]
+        ends = [u for u in history if u["kind"] == "turn_end"]
+        assert ends[-1]["error"] == live_end["error"] == failed["error"]
+        assert "not allowed" in ends[-1]["error"]["message"]
+    api.assert_complete()
+
+
+async def test_what_loading_repaired_reaches_the_client_as_notices(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    api = fake_api([say("answered")])
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        session = await editor.new_session()
+        await editor.prompt(session, "hello")
+    (transcript,) = Path(daemon_env["TETHER_DATA_DIR"]).rglob(f"{session}.jsonl")
+    with transcript.open("a") as f:
+        f.write('{"type": "user", "uuid": "cut-sh')  # a write cut short by a crash
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        notices = [u for u in loaded["history"] if u["kind"] == "notice"]
+        assert len(notices) == 1 and notices[0]["turnId"] == ""
+        assert notices[0]["level"] == "warning" and "torn last line" in notices[0]["message"]
+        assert [u["kind"] for u in loaded["history"]][:1] == ["user_message"]
+    api.assert_complete()
+
+
+async def test_rewind_undoes_what_a_shell_command_changed_even_after_a_restart(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    app, readme = workspace / "src" / "app.py", workspace / "README.md"
+    logo = workspace / "logo.bin"
+    logo.write_bytes(b"\x89PNG\0")
+    app_before, readme_before = app.read_text(), readme.read_text()
+    script = (
+        "sed -i 's/Hello/Howdy/' src/app.py && rm README.md && echo made > made.txt "
+        "&& printf 'more\\0' >> logo.bin"
+    )
+    api = fake_api([[tool("Bash", command=script)], say("done")])
+    bypass = {"model": "anthropic:claude-sonnet-4-6", "permissionMode": "bypassPermissions"}
+    async with running_daemon([workspace], daemon_env, api, init_options=bypass) as editor:
+        session = await editor.new_session()
+        turn = await editor.prompt(session, "change things with the shell")
+    assert "Howdy" in app.read_text() and not readme.exists()
+    async with running_daemon([workspace], daemon_env, api, init_options=bypass) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        assert loaded["rewindableTurns"] == [turn["turnId"]]
+        result = await editor.request(
+            "tether/rewind", {"sessionId": session, "turnId": turn["turnId"]}
+        )
+    assert sorted(result["restored"]) == sorted(
+        [app.as_uri(), readme.as_uri(), (workspace / "made.txt").as_uri()]
+    )
+    (missing,) = result["notRestored"]
+    assert missing["uri"] == logo.as_uri() and "binary" in missing["reason"]
+    assert app.read_text() == app_before and readme.read_text() == readme_before
+    assert not (workspace / "made.txt").exists()
     api.assert_complete()

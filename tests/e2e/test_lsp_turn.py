@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import pytest
 
 from .conftest import running_daemon
 
@@ -107,6 +110,53 @@ async def test_initialize_reports_model_and_sandbox(
         assert facts["protocolVersion"] == 1 and "tether/prompt" in facts["methods"]
         assert facts["model"] == "scripted:/nowhere.json"
         assert facts["modelSource"] == "initializationOptions"
+        assert facts["modelReason"] is None
         assert facts["sandbox"] == ("bwrap" if shutil.which("bwrap") else None)
     finally:
         await editor.stop()
+
+
+async def test_initialize_says_what_to_set_when_no_model_is_configured(
+    workspace: Path, daemon_env: dict[str, str]
+) -> None:
+    from tether.testing.editor_client import EditorOptions, FakeEditor
+
+    # Empty, so a key in the environment running the tests does not count either.
+    env = {**daemon_env, "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": ""}
+    editor = FakeEditor(EditorOptions(init_options={}))
+    result = await editor.start([sys.executable, "-m", "tether", "serve"], [workspace], env=env)
+    try:
+        facts = (result.capabilities.experimental or {})["tether"]
+        assert facts["model"] is None and facts["modelSource"] is None
+        assert "ANTHROPIC_API_KEY" in facts["modelReason"]
+        assert "initializationOptions" in facts["modelReason"]
+    finally:
+        await editor.stop()
+
+
+@pytest.mark.parametrize(("encoding", "start", "end"), [("utf-16", 11, 16), ("utf-8", 11, 18)])
+async def test_a_selection_reaches_the_model_as_exactly_its_range(
+    workspace: Path,
+    daemon_env: dict[str, str],
+    fake_api: Any,
+    encoding: Literal["utf-8", "utf-16"],
+    start: int,
+    end: int,
+) -> None:
+    source = workspace / "src" / "calc.py"
+    source.write_text("def naïve(𝒻, x):\n    return 𝒻(x) + 1\n")
+    api = fake_api([[{"type": "text", "text": "It calls 𝒻."}]])
+    selection = {"start": {"line": 1, "character": start}, "end": {"line": 1, "character": end}}
+    async with running_daemon([workspace], daemon_env, api, encoding=encoding) as editor:
+        session = await editor.new_session()
+        prompt = [
+            {"type": "text", "text": "What is this?"},
+            {"type": "resource_link", "uri": source.as_uri(), "range": selection},
+        ]
+        result = await editor.request("tether/prompt", {"sessionId": session, "prompt": prompt})
+        assert result["stopReason"] == "end_turn"
+    sent = json.dumps(api.requests[0]["messages"][-1], ensure_ascii=False)
+    assert "line 2 column 12 to line 2 column 16" in sent
+    assert "\\n𝒻(x)\\n</attached-file>" in sent
+    assert "return" not in sent and "+ 1" not in sent
+    api.assert_complete()

@@ -69,6 +69,8 @@ class TaskInbox:
                     ),
                 )
             )
+        if task.status == "running":
+            return  # "pending" was sent as "running" already: clients know one running state
         self._emit(
             TaskUpdate(
                 task_id=task.id,

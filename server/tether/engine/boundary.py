@@ -49,15 +49,20 @@ class Boundary:
         self.queued: list[Queued] = []
         self._recalled: set[Path] = set()
 
-    async def enqueue(self, prompt: Sequence[ContentBlock]) -> asyncio.Future[TurnResult]:
-        """A prompt sent while a turn runs; the future resolves when the turn that took it
-        in ends."""
+    async def enqueue(
+        self, prompt: Sequence[ContentBlock], running: Callable[[], bool]
+    ) -> asyncio.Future[TurnResult | None]:
+        """A prompt sent while a turn runs; the future resolves with the result of the turn
+        that took it in, or with ``None`` when no turn did (the caller runs it as a turn)."""
         message = await prompt_to_message(prompt, self.editor)
-        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        self.queued.append(Queued(message, list(prompt), future))
+        future: asyncio.Future[TurnResult | None] = asyncio.get_running_loop().create_future()
+        if not running():  # the turn ended while the prompt was being read
+            future.set_result(None)
+        else:
+            self.queued.append(Queued(message, list(prompt), future))
         return future
 
-    async def drain(self, turn_id: str, waiters: list[asyncio.Future[TurnResult]]) -> int:
+    async def drain(self, turn_id: str, waiters: list[asyncio.Future[TurnResult | None]]) -> int:
         """Inject attachments, task notifications and queued prompts (last: the user's
         words are nearest and win attention); returns how many should make the model go on.
         Each queued prompt's future joins ``waiters``."""
@@ -84,11 +89,12 @@ class Boundary:
             self.history.append_meta(turn_id, note, "task_notification")
         return len(pending)
 
-    def release(self, result: TurnResult) -> None:
-        """The turn ended: prompts that came too late for its last boundary get its result."""
+    def release(self) -> None:
+        """The turn ended: prompts that came too late for its last boundary are given back
+        (``None``) to run as turns of their own."""
         for queued in self.queued:
             if not queued.future.done():
-                queued.future.set_result(result)
+                queued.future.set_result(None)
         self.queued.clear()
 
     def recall(self, turn_id: str, query: str) -> None:

@@ -254,6 +254,11 @@ class QueryEngine:
         return self._turn is not None
 
     @property
+    def queued_prompts(self) -> int:
+        """Prompts waiting for the running turn's next boundary."""
+        return len(self.boundary.queued)
+
+    @property
     def current_turn_id(self) -> str | None:
         return self._turn.turn_id if self._turn else None
 
@@ -309,10 +314,11 @@ class QueryEngine:
         turn.task.cancel()
         return True
 
-    async def enqueue(self, prompt: Sequence[ContentBlock]) -> asyncio.Future[TurnResult]:
+    async def enqueue(self, prompt: Sequence[ContentBlock]) -> asyncio.Future[TurnResult | None]:
         """A prompt sent while a turn runs: injected at the next boundary; the future
-        resolves when the turn that consumed it ends."""
-        return await self.boundary.enqueue(prompt)
+        resolves with the result of the turn that consumed it, or with ``None`` when no
+        turn did (it came after the last boundary): the caller runs it as a turn."""
+        return await self.boundary.enqueue(prompt, lambda: self._turn is not None)
 
     def set_provider(self, provider: Provider) -> None:
         """Use another model from the next request on (the system prompt names it)."""
@@ -416,7 +422,7 @@ class QueryEngine:
         for fut in turn.waiters:
             if not fut.done():
                 fut.set_result(result)
-        self.boundary.release(result)
+        self.boundary.release()
         self._turn = None
         self._loop = None
         if self.notifications:

@@ -4,13 +4,22 @@ message the model reads. Attached files are read through the Editor, so unsaved 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from tether.core.messages import Block, ImageBlock, Message, TextBlock
 from tether.editor.port import Editor
-from tether.protocol.content import ContentBlock, ImageContent, ResourceLink, TextContent
+from tether.protocol.content import (
+    ContentBlock,
+    ImageContent,
+    Position,
+    PositionEncoding,
+    Range,
+    ResourceLink,
+    TextContent,
+)
 
 
 def uri_to_path(uri: str) -> Path:
@@ -48,15 +57,58 @@ async def _attachment(link: ResourceLink, editor: Editor) -> str:
             f"<system-reminder>The user attached {link.uri}, but it could not be read: "
             f"{e}</system-reminder>"
         )
-    lines = doc.text.splitlines()
-    if link.range is not None:
-        first, last = link.range.start.line, link.range.end.line
-        if link.range.end.character == 0 and last > first:
-            last -= 1
+    if link.range is None:
+        lines = doc.text.splitlines()
+        numbered = "\n".join(f"{i + 1}\t{line}" for i, line in enumerate(lines))
+        return f'<attached-file path="{path}">\n{numbered}\n</attached-file>'
+    return _selection(path, doc.text, link.range, link.encoding)
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""Line breaks as LSP counts them (not ``str.splitlines``'s wider set)."""
+
+
+def _selection(path: Path, text: str, span: Range, encoding: PositionEncoding) -> str:
+    """Whole lines when the range spans whole lines (numbered, like Read shows them), or
+    the cursor's line for an empty range; otherwise exactly the selected characters, with
+    where they start and end."""
+    lines = _LINE_BREAK.split(text)
+    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    def locate(at: Position) -> tuple[int, int]:
+        """(line, column) of an LSP position, clamped to the text."""
+        if at.line >= len(lines):
+            return len(lines) - 1, len(lines[-1])
+        return at.line, column_of(lines[at.line], at.character, encoding)
+
+    (first, first_col), (last, last_col) = sorted((locate(span.start), locate(span.end)))
+    ends_a_line = (last_col == 0 and last > first) or last_col == len(lines[last])
+    if (first_col == 0 and ends_a_line) or (first, first_col) == (last, last_col):
+        if last_col == 0 and last > first:
+            last -= 1  # the range ends at the start of the line after the last one
         picked = lines[first : last + 1]
         numbered = "\n".join(f"{first + i + 1}\t{line}" for i, line in enumerate(picked))
-        where = f"{path} (lines {first + 1}-{first + len(picked)})"
-    else:
-        numbered = "\n".join(f"{i + 1}\t{line}" for i, line in enumerate(lines))
-        where = str(path)
-    return f'<attached-file path="{where}">\n{numbered}\n</attached-file>'
+        where = f"{path} (lines {first + 1}-{last + 1})"
+        return f'<attached-file path="{where}">\n{numbered}\n</attached-file>'
+    selected = text[starts[first] + first_col : starts[last] + last_col]
+    where = (
+        f"{path} (from line {first + 1} column {first_col + 1} "
+        f"to line {last + 1} column {last_col + 1}, exclusive)"
+    )
+    return f'<attached-file path="{where}" selection="exact">\n{selected}\n</attached-file>'
+
+
+def column_of(line: str, character: int, encoding: PositionEncoding) -> int:
+    """The index in ``line`` of an LSP ``character`` counted in ``encoding`` code units (a
+    count past the end of the line means its end, as LSP says; one inside a character
+    takes that character in)."""
+    if encoding == "utf-32":
+        return min(character, len(line))
+    counted = 0
+    for i, ch in enumerate(line):
+        if counted >= character:
+            return i
+        counted += (
+            len(ch.encode("utf-8")) if encoding == "utf-8" else (2 if ord(ch) > 0xFFFF else 1)
+        )
+    return len(line)

@@ -71,7 +71,8 @@ class Queued:
 
     message: Message
     content: list[ContentBlock]
-    future: asyncio.Future[TurnResult]
+    future: asyncio.Future[TurnResult | None]
+    """The result of the turn that consumed it, or ``None``: no turn did (given back)."""
 
 
 @dataclass
@@ -81,8 +82,8 @@ class Turn:
         default_factory=lambda: asyncio.Queue[SessionUpdate | None]()
     )
     task: asyncio.Task[None] | None = None
-    waiters: list[asyncio.Future[TurnResult]] = field(
-        default_factory=lambda: list[asyncio.Future[TurnResult]]()
+    waiters: list[asyncio.Future[TurnResult | None]] = field(
+        default_factory=lambda: list[asyncio.Future[TurnResult | None]]()
     )
     cancelling: bool = False
 

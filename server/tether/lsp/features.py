@@ -63,6 +63,13 @@ def detect(caps: types.ClientCapabilities, encoding: Any) -> ClientFeatures:
     )
 
 
+NO_MODEL = (
+    'no model is configured: set ANTHROPIC_API_KEY, or "model" (e.g. '
+    '"anthropic:claude-sonnet-4-6" or "openai:<model>@<base URL>") in initializationOptions, '
+    ".tether/settings.json or the user's tether/settings.json"
+)
+
+
 def startup_facts(root: Path | None, init_options: dict[str, Any]) -> dict[str, Any]:
     """What ``initialize`` reports for health checks, computed cheaply (no engine import):
     the model that will be used and whether the shell sandbox can run."""
@@ -91,6 +98,7 @@ def startup_facts(root: Path | None, init_options: dict[str, Any]) -> dict[str, 
     return {
         "model": model,
         "modelSource": source,
+        "modelReason": None if model else NO_MODEL,
         "sandbox": "bwrap" if bwrap else None,
         "sandboxReason": None if bwrap else "bubblewrap (bwrap) is not installed",
     }

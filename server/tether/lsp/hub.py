@@ -31,6 +31,7 @@ from tether.lsp.params import (
 )
 from tether.lsp.server import TetherServer
 from tether.lsp.turns import ProgressLook, ProgressToken, TurnPublisher, encode
+from tether.protocol.content import in_encoding
 from tether.protocol.updates import Mode
 
 if TYPE_CHECKING:
@@ -233,7 +234,9 @@ class SessionHub:
 
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         session = self.get(params.session_id)
-        return encode(await self.run(session, params.prompt, token=params.work_done_token))
+        # Selections count characters as this connection negotiated (UTF-8 for Neovim).
+        blocks = in_encoding(params.prompt, self.server.features.encoding)
+        return encode(await self.run(session, blocks, token=params.work_done_token))
 
     async def run(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from tether.protocol.base import LenientWireModel, WireModel
 
@@ -24,6 +24,10 @@ class TextContent(LenientWireModel):
     text: str
 
 
+PositionEncoding = Literal["utf-8", "utf-16", "utf-32"]
+"""What a ``Position.character`` counts (LSP's negotiated encoding)."""
+
+
 class ResourceLink(LenientWireModel):
     """A file (or a selection in it) the user attached; the daemon reads the live buffer."""
 
@@ -31,6 +35,18 @@ class ResourceLink(LenientWireModel):
     uri: str
     range: Range | None = None
     name: str | None = None
+    _encoding: PositionEncoding = PrivateAttr(default="utf-16")
+
+    @property
+    def encoding(self) -> PositionEncoding:
+        """What ``range``'s characters count: set by the front door that received the link
+        (an LSP connection's negotiated encoding; ACP's is UTF-16). Not on the wire."""
+        return self._encoding
+
+    def counted_in(self, encoding: PositionEncoding) -> ResourceLink:
+        link = self.model_copy()
+        link._encoding = encoding
+        return link
 
 
 class ImageContent(LenientWireModel):
@@ -50,7 +66,8 @@ class TextToolContent(WireModel):
 class DiffContent(WireModel):
     type: Literal["diff"] = "diff"
     uri: str
-    old_text: str | None
+    old_text: str | None = None
+    """``None`` for a file the change created."""
     new_text: str
 
 
@@ -63,3 +80,11 @@ class TerminalContent(WireModel):
 ToolContent = Annotated[
     TextToolContent | DiffContent | TerminalContent, Field(discriminator="type")
 ]
+
+
+def in_encoding(blocks: list[ContentBlock], encoding: PositionEncoding) -> list[ContentBlock]:
+    """``blocks`` with their selections' positions marked as counted in ``encoding``."""
+    return [
+        b.counted_in(encoding) if isinstance(b, ResourceLink) and b.range is not None else b
+        for b in blocks
+    ]

@@ -4,7 +4,7 @@ changed it, so ``tether/rewind`` can put files back without git."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from tether.editor.port import (
     WriteOutcome,
     Written,
 )
-from tether.transcript.payloads import CheckpointData
+from tether.transcript.payloads import CheckpointData, CheckpointMissingData
 from tether.transcript.records import ProgressRecord
 from tether.transcript.resume import ResumedSession
 
@@ -30,6 +30,19 @@ class TurnCheckpoint:
     """The transcript chain head before the turn: the rewound branch continues from it."""
     before: dict[Path, str | None] = field(default_factory=lambda: dict[Path, str | None]())
     """Text before the turn first changed the file (None: it did not exist)."""
+    missing: dict[Path, str] = field(default_factory=lambda: dict[Path, str]())
+    """Files the turn changed whose text before is not known, each with the reason."""
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    """What rewinding to a turn puts back."""
+
+    checkpoint: TurnCheckpoint
+    files: dict[Path, str | None]
+    """Per file, its text before the turn (None: remove it)."""
+    missing: dict[Path, str]
+    """Files that cannot be put back, each with the reason."""
 
 
 class Checkpoints:
@@ -44,33 +57,45 @@ class Checkpoints:
     def find(self, turn_id: str) -> int | None:
         return next((i for i, t in enumerate(self.turns) if t.turn_id == turn_id), None)
 
-    def restore_plan(self, turn_id: str) -> tuple[TurnCheckpoint, dict[Path, str | None]] | None:
-        """The checkpoint of ``turn_id`` and, per file, its text before that turn."""
+    def restore_plan(self, turn_id: str) -> RestorePlan | None:
+        """What rewinding ``turn_id`` and every later turn puts back: the earliest of these
+        turns that changed a file knows what it was before."""
         index = self.find(turn_id)
         if index is None:
             return None
-        plan: dict[Path, str | None] = {}
+        files: dict[Path, str | None] = {}
+        missing: dict[Path, str] = {}
         for turn in self.turns[index:]:
             for path, text in turn.before.items():
-                plan.setdefault(path, text)
-        return self.turns[index], plan
+                if path not in missing:
+                    files.setdefault(path, text)
+            for path, reason in turn.missing.items():
+                if path not in files:
+                    missing.setdefault(path, reason)
+        return RestorePlan(self.turns[index], files, missing)
 
     @classmethod
     def rebuild(
         cls,
         turns: list[tuple[str, str | None]],
         saved: list[tuple[str, Path, str | None]],
+        missing: Sequence[tuple[str, Path, str]] = (),
     ) -> Checkpoints:
         """Checkpoints of a resumed session: ``turns`` as (turn id, parent uuid) in order,
-        ``saved`` the pre-turn texts recorded in the transcript."""
+        ``saved`` the pre-turn texts recorded in the transcript, ``missing`` the files
+        changed with no text kept, each with the reason."""
         checkpoints = cls()
         for turn_id, parent in turns:
             checkpoints.turns.append(TurnCheckpoint(turn_id, parent))
         by_id = {t.turn_id: t for t in checkpoints.turns}
         for turn_id, path, text in saved:
             turn = by_id.get(turn_id)
-            if turn is not None:
+            if turn is not None and path not in turn.missing:
                 turn.before.setdefault(path, text)
+        for turn_id, path, reason in missing:
+            turn = by_id.get(turn_id)
+            if turn is not None and path not in turn.before:
+                turn.missing.setdefault(path, reason)
         return checkpoints
 
     def drop_from(self, turn_id: str) -> None:
@@ -105,7 +130,7 @@ class CheckpointingEditor:
         turn = self.checkpoints.current
         # An unconfirmed write may have landed: undo must be able to put it back too.
         landed = isinstance(outcome, Written | Unconfirmed)
-        if landed and turn is not None and path not in turn.before:
+        if landed and turn is not None and path not in turn.before and path not in turn.missing:
             turn.before[path] = base.text if base is not None else None
             self._record(
                 ProgressRecord(
@@ -165,9 +190,15 @@ def saved_checkpoints(resumed: ResumedSession) -> Checkpoints:
         if record.turn_id and record.turn_id not in turns:
             turns[record.turn_id] = record.parent_uuid
     loaded = resumed.loaded
+    progress = loaded.progress if loaded is not None else []
     saved = [
         (p.data.turn_id, Path(p.data.path), p.data.before)
-        for p in (loaded.progress if loaded is not None else [])
+        for p in progress
         if isinstance(p.data, CheckpointData)
     ]
-    return Checkpoints.rebuild(list(turns.items()), saved)
+    missing = [
+        (p.data.turn_id, Path(p.data.path), p.data.reason)
+        for p in progress
+        if isinstance(p.data, CheckpointMissingData)
+    ]
+    return Checkpoints.rebuild(list(turns.items()), saved, missing)

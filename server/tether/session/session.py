@@ -26,9 +26,9 @@ from tether.engine.engine import QueryEngine
 from tether.engine.turns import TurnResult, TurnStream
 from tether.errors import ModelError, SessionError
 from tether.protocol.content import ContentBlock, TextContent
-from tether.protocol.updates import Compaction, Mode, SessionUpdate, Usage
+from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, Usage
 from tether.providers.base import Provider
-from tether.session.checkpoints import CheckpointingEditor, Checkpoints
+from tether.session.checkpoints import CheckpointingEditor, Checkpoints, Restored
 from tether.session.events import SessionEvents
 from tether.session.rewind import Rewound, rewind_conversation
 from tether.session.router import EditorRouter
@@ -87,6 +87,9 @@ class Session:
         self._drivers: set[asyncio.Task[TurnResult]] = set()
         self._watcher: asyncio.Task[None] | None = None
         self._closed = False
+        self._line: list[_Place] = []
+        """Prompts not answered yet, in the order they came."""
+        self._line_moved = asyncio.Event()
 
     # -- facts ----------------------------------------------------------------------
 
@@ -152,35 +155,69 @@ class Session:
     ) -> TurnResult:
         """Run a turn for the prompt and return when it ends; its updates go to ``events``.
         A prompt sent while a turn runs is never interleaved with it: it is injected at
-        the running turn's next boundary, and this returns when that turn ends. ``via``
-        is the editor of the client that sent it (several clients may follow a session)."""
+        the running turn's next boundary, and this returns when that turn ends. One that
+        came after the running turn's last boundary runs as a turn of its own, after the
+        prompts sent before it. ``via`` is the editor of the client that sent it (several
+        clients may follow a session)."""
         if self._closed:
             raise SessionError(f"session {self.session_id} is closed")
+        place = _Place()
+        self._line.append(place)  # arrival order, before anything can yield
+        try:
+            return await self._prompt_in_line(place, list(blocks), turn_id, via)
+        finally:
+            self._line.remove(place)
+            self._moved()
+
+    async def _prompt_in_line(
+        self,
+        place: _Place,
+        blocks: list[ContentBlock],
+        turn_id: str | None,
+        via: Editor | None,
+    ) -> TurnResult:
         if not self.busy:
             await self._first_prompt()  # MCP prompts and resources need their servers
             self._router.drive(via)  # a command's `!` questions go to its sender
         expanded = await expand_for_session(
             self.engine,
-            list(blocks),
+            blocks,
             commands=commands.discover(self.cwd),
             mcp=self._hooks.mcp_prompts(),
         )
         instructions = _compact_instructions(expanded.blocks)
         if instructions is not None:
             return await self._compact_as_turn(instructions)
-        # A prompt joining a running turn does not switch that turn's model.
-        switch = None if self.busy else self._hooks.provider_for
-        async with command_turn(self.engine, expanded, switch):
+        while True:
+            if self._closed:
+                raise SessionError(f"session {self.session_id} was closed before this prompt ran")
             if self.busy:
-                future = await self.engine.enqueue(expanded.blocks)
-                return await asyncio.shield(future)
-            self._router.drive(via)
-            return await self._drive(expanded.blocks, turn_id)
+                # A prompt joining a running turn does not switch that turn's model.
+                async with command_turn(self.engine, expanded, None):
+                    future = await self.engine.enqueue(expanded.blocks)
+                    consumed = await asyncio.shield(future)
+                if consumed is not None:
+                    return consumed
+                # Given back: it came after that turn's last boundary.
+            elif self._line[0] is place:
+                # Nothing awaits between the check above and the turn's start.
+                async with command_turn(self.engine, expanded, self._hooks.provider_for):
+                    self._router.drive(via)
+                    return await self._drive(expanded.blocks, turn_id)
+            else:
+                await self._line_moved.wait()
+
+    def _moved(self) -> None:
+        """Wake every prompt waiting in line to look again (a turn started or ended, or
+        one left the line)."""
+        self._line_moved.set()
+        self._line_moved = asyncio.Event()
 
     async def answer_notifications(self) -> TurnResult | None:
         """Finished background tasks wait to be answered and nothing runs: answer them
-        with a turn of their own (``None`` when there is nothing to answer)."""
-        if self.busy or not self.engine.notifications:
+        with a turn of their own (``None`` when there is nothing to answer, or prompts
+        wait for their turns: those turns take the notifications in)."""
+        if self.busy or self._line or not self.engine.notifications:
             return None
         self._router.drive(None)
         return await self._drive(None, None)
@@ -194,10 +231,12 @@ class Session:
         writer = self.engine.transcript
         self.checkpoints.begin(turn_id, writer.last_uuid if writer is not None else None)
         stream = self.engine.start(blocks, turn_id=turn_id)
+        self._moved()  # prompts waiting in line join this turn
         self._watch()
         driver = asyncio.get_running_loop().create_task(self._publish(stream))
         self._drivers.add(driver)
         driver.add_done_callback(self._drivers.discard)
+        driver.add_done_callback(lambda _: self._moved())
         try:
             return await asyncio.shield(driver)
         except asyncio.CancelledError:
@@ -276,14 +315,19 @@ class Session:
         plan = self.checkpoints.restore_plan(turn_id)
         if plan is None:
             raise SessionError(f"unknown turnId for this session: {turn_id}")
-        checkpoint, files = plan
         rewound_turns = len(self.checkpoints.turns) - (self.checkpoints.find(turn_id) or 0)
-        outcomes = [await self.editor.restore(path, text) for path, text in files.items()]
-        for path in files:
+        outcomes = [await self.editor.restore(path, text) for path, text in plan.files.items()]
+        outcomes += [
+            Restored(
+                path, False, f"a shell command changed it and what it was is not kept: {reason}"
+            )
+            for path, reason in plan.missing.items()
+        ]
+        for path in plan.files:
             # The agent's view of the file went back in time too: it must read it again.
             self.engine.state.files.forget(path)
         result = Rewound(outcomes)
-        await rewind_conversation(self.engine, turn_id, checkpoint.parent_uuid, result)
+        await rewind_conversation(self.engine, turn_id, plan.checkpoint.parent_uuid, result)
         self.engine.turns = max(0, self.engine.turns - rewound_turns)
         await self.engine.save_meta()
         self.checkpoints.drop_from(turn_id)
@@ -297,9 +341,15 @@ class Session:
         await writer.flush()
         loaded = await asyncio.to_thread(read_transcript, writer.path)
         chain = build_chain(loaded.records, writer.last_uuid)[0]
-        return history_updates(
+        updates = history_updates(
             chain, self.engine.describe_call, self.engine.provider.context_window
         )
+        # What loading repaired is no part of the conversation, but the user should know.
+        notices = [
+            Notice(level="warning", message=f"resuming repaired the transcript: {note}")
+            for note in self.repaired
+        ]
+        return updates + [("", notice) for notice in notices]
 
     async def stop_task(self, task_id: str) -> bool:
         tasks = self.engine.tasks
@@ -312,6 +362,7 @@ class Session:
         if self._closed:
             return
         self._closed = True
+        self._moved()  # prompts waiting in line learn that they will not run
         if self._watcher is not None:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -321,6 +372,10 @@ class Session:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await driver
         await self._hooks.close()
+
+
+class _Place:
+    """One prompt's place in the session's line."""
 
 
 def _compact_instructions(blocks: Sequence[ContentBlock]) -> str | None:

@@ -45,10 +45,13 @@ class Reply:
         handler: BaseHTTPRequestHandler,
         chunk_delay_ms: int = 0,
         log: list[tuple[float, str]] | None = None,
+        hold: Hold | None = None,
     ):
         self._handler = handler
         self._delay_s = chunk_delay_ms / 1000
         self._log = log
+        self._hold = hold
+        self._events = 0
 
     def json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(body).encode()
@@ -78,6 +81,10 @@ class Reply:
         self._write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
         if self._log is not None:
             self._log.append((time.monotonic(), text))
+        self._events += 1
+        if self._hold is not None and self._events == self._hold.after_events:
+            self._hold.reached.set()
+            self._hold.released.wait()
 
     def end(self) -> None:
         """The terminating chunk: the body is complete."""
@@ -98,6 +105,20 @@ class Reply:
             self._handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise ClientGone from exc
+
+
+class Hold:
+    """A streamed reply stopped after ``after_events`` events until ``release`` (or the
+    server stops): a turn that is surely mid-stream, for as long as a test needs."""
+
+    def __init__(self, after_events: int) -> None:
+        self.after_events = after_events
+        self.reached = threading.Event()
+        """Set when the reply stopped (the events before it were flushed)."""
+        self.released = threading.Event()
+
+    def release(self) -> None:
+        self.released.set()
 
 
 class FakeModelServer:
@@ -129,6 +150,7 @@ class FakeModelServer:
         self.summaries = 0
         self.request_headers: list[dict[str, str]] = []
         """Headers of every request (names lower-cased), discovery requests included."""
+        self._holds: dict[int, Hold] = {}
         self._address = (host, port)
         self._next = 0
         self._lock = threading.Lock()
@@ -193,7 +215,15 @@ class FakeModelServer:
     def base_url(self) -> str:
         return self.url
 
+    def hold(self, turn: int, after_events: int) -> Hold:
+        """Stop the reply to script turn ``turn`` (0-based) after ``after_events`` events
+        until the returned hold is released (or the server stops)."""
+        hold = self._holds[turn] = Hold(after_events)
+        return hold
+
     def stop(self) -> None:
+        for hold in self._holds.values():
+            hold.release()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -274,7 +304,8 @@ class FakeModelServer:
         if wanted is not None and wanted not in self.expectation_haystack(body):
             message = f"turn {index + 1}: expected the last user message to contain {wanted!r}"
             return self._fail(handler, 500, message)
-        self.respond(index, turn, body, Reply(handler, turn.chunk_delay_ms, self.event_log))
+        reply = Reply(handler, turn.chunk_delay_ms, self.event_log, self._holds.get(index))
+        self.respond(index, turn, body, reply)
 
     def _fail(self, handler: BaseHTTPRequestHandler, status: int, message: str) -> None:
         self.errors.append(message)

@@ -19,6 +19,7 @@ import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from tether.tools.context import Wrap as Wrap
 
@@ -124,6 +125,44 @@ async def kill_process_group(pgid: int, grace_s: float = KILL_GRACE_S) -> None:
         _signal_group(pgid, signal.SIGKILL)
 
 
+async def _spawn(
+    argv: list[str], *, cwd: Path, stdout: int | IO[bytes], env: dict[str, str]
+) -> asyncio.subprocess.Process:
+    """Start ``argv`` as a new process group. Cancelled while starting, the group is killed
+    before the cancellation goes on: the shell may already be running (and have started
+    children) before the event loop hands its process back, and asyncio alone would only
+    kill the shell — its children would live on and hold the output pipe."""
+    spawning = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+        )
+    )
+    try:
+        return await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        await asyncio.shield(_abandon(spawning))
+        raise
+
+
+async def _abandon(spawning: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    try:
+        proc = await spawning
+    except Exception:
+        return  # it did not start
+    await kill_process_group(proc.pid)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    # Reap it, so its transport is closed on this loop and not at garbage collection.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), 1.0)
+
+
 def shell_argv(command: str, wrap: Wrap | None) -> list[str]:
     argv = ["bash", "-c", command]
     return wrap(argv) if wrap is not None else argv
@@ -151,14 +190,8 @@ async def run_shell(
     env: Mapping[str, str] | None = None,
 ) -> ShellResult:
     """Run ``command`` to completion; ``on_output`` gets the output so far, throttled."""
-    proc = await asyncio.create_subprocess_exec(
-        *shell_argv(command, wrap),
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        env=shell_env(env),
+    proc = await _spawn(
+        shell_argv(command, wrap), cwd=cwd, stdout=asyncio.subprocess.PIPE, env=shell_env(env)
     )
     buf = OutputBuffer(max_output_chars)
     reader = asyncio.create_task(_pump(proc, buf))
@@ -235,15 +268,7 @@ async def run_shell_to_file(
     Cancelling kills the process group."""
     out = await asyncio.to_thread(output_path.open, "ab")
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *shell_argv(command, wrap),
-            cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=out,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-            env=shell_env(env),
-        )
+        proc = await _spawn(shell_argv(command, wrap), cwd=cwd, stdout=out, env=shell_env(env))
     finally:
         out.close()  # the child holds its own copy of the descriptor
     try:

@@ -165,6 +165,16 @@ class CheckpointData(_Data):
     before: str | None = None
 
 
+class CheckpointMissingData(_Data):
+    """A file a shell command changed whose earlier text was not kept (too big, binary,
+    over the cache): a rewind reports it instead of restoring it."""
+
+    event: Literal["checkpoint_missing"] = Field(default="checkpoint_missing", exclude=True)
+    turn_id: str
+    path: str
+    reason: str = ""
+
+
 class UnknownSystemData(_Data):
     """A system payload of a kind this Tether does not know, or one that does not
     validate (a damaged line, an older shape): kept as it is, read by nobody."""
@@ -198,7 +208,12 @@ SystemData = (
 on a payload."""
 ProgressData = (
     Annotated[
-        ToolStartedData | ToolFinishedData | TaskData | SubagentData | CheckpointData,
+        ToolStartedData
+        | ToolFinishedData
+        | TaskData
+        | SubagentData
+        | CheckpointData
+        | CheckpointMissingData,
         Field(discriminator="event"),
     ]
     | UnknownProgressData

@@ -28,6 +28,7 @@ from tether.protocol.updates import (
     ToolCallUpdate,
     ToolKind,
     TurnEnd,
+    TurnError,
     Usage,
     UsageUpdate,
     UserMessage,
@@ -114,8 +115,17 @@ def history_updates(
                 )
                 out.append((turn, update))
                 usage = Usage()
-            out.append((turn, TurnEnd(stop_reason=stop_reason(record.data.reason))))
+            out.append((turn, _turn_end(record.data)))
     return out
+
+
+def _turn_end(data: TurnEndData) -> TurnEnd:
+    """The ``turn_end`` the turn ended with live, its ``error`` included."""
+    stop = stop_reason(data.reason)
+    if stop != "error":
+        return TurnEnd(stop_reason=stop)
+    message = data.message or data.reason.replace("_", " ")
+    return TurnEnd(stop_reason=stop, error=TurnError(code=data.reason, message=message))
 
 
 def _content(raw: list[dict[str, Any]] | None) -> list[ToolContent]:

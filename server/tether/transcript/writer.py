@@ -59,9 +59,12 @@ class TranscriptWriter:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            holder = lock_holder(self.path)
             f.close()
+            process = "another Tether process" if holder is None else f"Tether process {holder}"
             raise SessionError(
-                f"session {self.session_id} is open in another Tether process ({self.path})"
+                f"session {self.session_id} is open in {process} ({self.path}); "
+                "close it there, or stop that process, then open it again"
             )
         self._file = f
 
@@ -180,3 +183,22 @@ class TranscriptWriter:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def lock_holder(path: Path) -> int | None:
+    """The PID holding the ``flock`` on ``path``, from ``/proc/locks`` (Linux; ``None``
+    elsewhere or when it cannot be told)."""
+    try:
+        st = os.stat(path)
+        locks = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in locks.splitlines():
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1940 fe:00:2148644 0 EOF" ("->" marks a waiter)
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        if fields[5] == where and fields[4].isdigit():
+            return int(fields[4])
+    return None

@@ -37,8 +37,10 @@ from tether.providers.side import small_model_for
 from tether.sandbox.bwrap import Probe
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
 from tether.session.events import SessionEvents
+from tether.session.file_snapshot import WorkspaceSnapshots
 from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
+from tether.session.shell_checkpoints import ShellCheckpoints
 from tether.settings.load import LoadedSettings, add_local_rule
 from tether.settings.model import ContextSettings, Settings
 from tether.settings.trust import TrustStore
@@ -168,6 +170,8 @@ class Workspace:
         """Injected hooks replace the settings' command hooks (tests)."""
         self.sessions: dict[str, Session] = {}
         self.skills = SkillRegistry(self.root)
+        self.snapshots = WorkspaceSnapshots(self.root)
+        """The workspace's files before shell commands, for rewind (shared by its sessions)."""
         self._mcp: McpManager | None = None
         self._mcp_config: McpConfig | None = None
         self._mcp_detach: dict[str, Callable[[], None]] = {}
@@ -200,6 +204,7 @@ class Workspace:
         options: SessionOptions,
         events: EngineEvents,
         resumed: ResumedSession | None = None,
+        shell_checkpoints: Hooks | None = None,
     ) -> QueryEngine:
         settings = self.loaded.settings
         provider = self.make_provider(options.model or settings.model)
@@ -215,9 +220,8 @@ class Workspace:
             command_hooks = self.guard.session_hooks(
                 session_id, editor, state, writer.path, resumed=resumed is not None
             )
-        hooks = self.hooks or command_hooks
-        if options.hooks is not None:
-            hooks = HooksChain([hooks, options.hooks]) if hooks is not None else options.hooks
+        sources = [h for h in (self.hooks or command_hooks, shell_checkpoints, options.hooks) if h]
+        hooks = sources[0] if len(sources) == 1 else HooksChain(sources) if sources else None
         builtin = [*core_tools(), EXIT_PLAN_MODE_TOOL]
         if options.builtin_tools is not None:
             wanted = set(options.builtin_tools)
@@ -398,6 +402,8 @@ class Workspace:
         router = EditorRouter(editor)
         checkpointing = CheckpointingEditor(router, checkpoints, session_id, writer.append)
         events = SessionEvents()
+        # Rewind covers what shell commands change too, not only the editor's writes.
+        shell = ShellCheckpoints(self.snapshots, checkpoints, session_id, writer.append)
         engine = self._engine(
             session_id=session_id,
             editor=checkpointing,
@@ -405,6 +411,7 @@ class Workspace:
             options=options,
             events=events,
             resumed=resumed,
+            shell_checkpoints=shell,
         )
 
         async def close() -> None:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tether.core.hooks import Hooks
 from tether.editor.disk import DiskEditor
-from tether.editor.port import PermissionAnswer, PermissionRequest
+from tether.editor.port import Editor, PermissionAnswer, PermissionRequest
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.permissions.policy import PermissionCheck, RuleSet
 from tether.providers.base import ModelRequest, StreamEvent
@@ -94,6 +94,7 @@ def make_engine(
     hooks: Hooks | None = None,
     transcript: bool = True,
     model: str = "scripted",
+    editor: Editor | None = None,
 ) -> QueryEngine:
     provider = provider or ScriptedProvider(parse_script(script), model=model)
     writer = None
@@ -105,7 +106,7 @@ def make_engine(
         cwd=tmp_path,
         provider=provider,
         tools=tools,
-        editor=DiskEditor(answers or Answers()),
+        editor=editor or DiskEditor(answers or Answers()),
         rules=rules,
         hooks=hooks,
         config=config,

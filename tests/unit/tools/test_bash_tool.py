@@ -39,20 +39,38 @@ def alive(pid: int) -> bool:
 
 async def wait_for_pids(path: Path, count: int) -> list[int]:
     for _ in range(500):
-        if path.exists():
-            pids = [int(x) for x in path.read_text().split()]
-            if len(pids) >= count:
-                return pids
+        # Only whole lines: a PID being written may be cut short ("12" of "12345").
+        text = path.read_text() if path.exists() else ""
+        pids = [int(x) for x in text[: text.rfind("\n") + 1].split()]
+        if len(pids) >= count:
+            return pids
         await asyncio.sleep(0.01)
     raise AssertionError(f"{path} never listed {count} pids")
 
 
-async def all_dead(pids: list[int]) -> bool:
-    for _ in range(200):  # the kernel may take a moment to finish tearing them down
-        if not any(alive(p) for p in pids):
-            return True
-        await asyncio.sleep(0.01)
-    return False
+async def all_dead(pids: list[int], timeout: float = 10) -> bool:
+    """Wait for each process to end: its pidfd becomes readable when it exits (an event,
+    not a guess at how long the kernel takes under load); ``timeout`` only bounds a bug."""
+    loop = asyncio.get_running_loop()
+
+    async def ended(pid: int) -> None:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            return
+        exited = loop.create_future()
+        loop.add_reader(fd, lambda: exited.done() or exited.set_result(None))
+        try:
+            await exited
+        finally:
+            loop.remove_reader(fd)
+            os.close(fd)
+
+    try:
+        await asyncio.wait_for(asyncio.gather(*(ended(p) for p in pids)), timeout)
+    except TimeoutError:
+        return False
+    return not any(alive(p) for p in pids)
 
 
 async def test_output_in_order_and_success(run: Run, workspace: Path) -> None:

@@ -4,6 +4,8 @@ tools that were running, tasks that were running, the lock, run state."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -211,11 +213,33 @@ def test_a_second_writer_is_refused(tmp_path: Path) -> None:
     first = TranscriptWriter(path, SID)
     first.open()
     second = TranscriptWriter(path, SID)
-    with pytest.raises(SessionError, match="open in another Tether process"):
+    with pytest.raises(SessionError, match=f"open in Tether process {os.getpid()} "):
         second.open()
     first.release()
     second.open()
     second.release()
+
+
+def test_the_refusal_names_the_process_holding_the_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys; f = open(sys.argv[1], 'ab'); fcntl.flock(f, fcntl.LOCK_EX); "
+            "print('held', flush=True); sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(SessionError, match=f"open in Tether process {holder.pid} "):
+            TranscriptWriter(path, SID).open()
+    finally:
+        holder.communicate("", timeout=10)
 
 
 async def test_files_are_private(tmp_path: Path) -> None:
