@@ -411,6 +411,14 @@ def chunking(editor: FakeEditor) -> bool:
     return bool(editor.updates) and editor.updates[-1]["update"]["kind"] == "agent_message_chunk"
 
 
+UNDEFINED_NAME = {
+    "range": {"start": {"line": 1, "character": 11}, "end": {"line": 1, "character": 16}},
+    "severity": 1,
+    "source": "pyflakes",
+    "message": "undefined name 'Hello'",
+}
+
+
 async def plain_editor(workspace: Path, env: dict[str, str], log: WireLog, session: str) -> None:
     """A client that declares nothing of Tether's; the session's transcript is damaged."""
     (path,) = Path(env["TETHER_DATA_DIR"]).rglob(f"{session}.jsonl")
@@ -431,6 +439,11 @@ async def plain_editor(workspace: Path, env: dict[str, str], log: WireLog, sessi
         result = await editor.prompt(session, "Write a TODO list.", workDoneToken="todo-1")
         assert result["stopReason"] == "end_turn"
         assert editor.message_requests
+        # Code actions are offered to clients that declare nothing of Tether's.
+        app = workspace / "src" / "app.py"
+        editor.open(app)
+        actions = await editor.code_actions(app, (1, 11), diagnostics=[UNDEFINED_NAME])
+        assert any(getattr(a, "title", "") == "Tether: fix this" for a in actions)
 
 
 class RawClient:
