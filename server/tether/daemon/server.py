@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib
 import logging
 import os
 import signal
 import socket
 import struct
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -28,12 +30,14 @@ from pygls.protocol import lsp_method
 from tether import __version__
 from tether.daemon.build import build_id
 from tether.daemon.paths import ensure_private
+from tether.daemon.printing import InputParams, PrintParams, PrintService, route_standard_streams
 from tether.lsp.handlers import register
 from tether.lsp.hub import SessionHub
 from tether.lsp.io import read_loop
 from tether.lsp.params import InvalidParamsError, parse_params
 from tether.lsp.protocol import TetherProtocol
 from tether.lsp.server import TetherServer
+from tether.lsp.wire import wire_errors
 from tether.protocol.base import LenientWireModel
 from tether.session.router import ClientGone
 from tether.workspace.registry import Sessions
@@ -76,6 +80,9 @@ class ConnectionProtocol(TetherProtocol):
         "tether/daemonInfo",
         "tether/daemonStop",
         "tether/clientEnvironment",
+        "tether/print",
+        "tether/input",
+        "tether/interrupt",
     }
 
     @lsp_method(types.EXIT)
@@ -179,7 +186,7 @@ class Daemon:
         server = ConnectionServer()
         hub = SessionHub(server, self.sessions)
         register(server, hub)
-        self._register_daemon_methods(server, hub)
+        printing = self._register_daemon_methods(server, hub)
         server.protocol.set_writer(SocketWriter(writer))
         try:
             await read_loop(reader.readline, reader.readexactly, server.protocol)
@@ -189,13 +196,39 @@ class Daemon:
             self.clients -= 1
             self._last_activity = time.monotonic()
             _abandon_questions(server)
+            printing.abandon()
             try:
                 await hub.disconnect()
             except Exception:
                 log.exception("closing a client's sessions failed")
             writer.close()
 
-    def _register_daemon_methods(self, server: TetherServer, hub: SessionHub) -> None:
+    def _register_daemon_methods(self, server: TetherServer, hub: SessionHub) -> PrintService:
+        loop: list[asyncio.AbstractEventLoop] = []
+
+        def notify(method: str, params: dict[str, Any]) -> None:
+            # From the call's thread: the connection belongs to the daemon's loop.
+            loop[0].call_soon_threadsafe(server.protocol.notify, method, params)
+
+        printing = PrintService(notify)
+
+        @server.feature("tether/print")
+        @wire_errors
+        async def print_mode(ls: TetherServer, params: Any) -> dict[str, Any]:
+            loop[:] = [asyncio.get_running_loop()]
+            return await printing.run(parse_params(PrintParams, params))
+
+        @server.feature("tether/input")
+        def print_input(ls: TetherServer, params: Any) -> None:
+            try:
+                printing.give_input(parse_params(InputParams, params))
+            except InvalidParamsError as e:
+                log.warning("tether/input: %s", e)
+
+        @server.feature("tether/interrupt")
+        def print_interrupt(ls: TetherServer, params: Any) -> None:
+            printing.interrupt()
+
         @server.feature("tether/clientEnvironment")
         def client_environment(ls: TetherServer, params: Any) -> None:
             try:
@@ -212,6 +245,8 @@ class Daemon:
             # Answer first, then stop: the caller waits for the socket to go away.
             asyncio.get_running_loop().call_later(0.05, self._stop.set)
 
+        return printing
+
 
 def _abandon_questions(server: TetherServer) -> None:
     """The client left: what the daemon asked it (permission questions) will never be
@@ -223,4 +258,15 @@ def _abandon_questions(server: TetherServer) -> None:
 
 
 def run_daemon(socket_path: Path, idle_timeout: float) -> int:
+    route_standard_streams()
+    # What a print-mode call needs, imported while the daemon waits for it.
+    threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
     return asyncio.run(Daemon(socket_path, idle_timeout=idle_timeout).run())
+
+
+def _warm_imports() -> None:
+    for module in ("tether.cli.run", "tether.cli.inprocess", "tether.cli.sdk_mode", "anthropic"):
+        try:
+            importlib.import_module(module)
+        except Exception:  # warming is best effort
+            log.debug("warming %s failed", module, exc_info=True)

@@ -103,6 +103,7 @@ class AnthropicProvider:
         model: str,
         *,
         api_key: str | None = None,
+        auth_token: str | None = None,
         base_url: str | None = None,
         max_retries: int = 4,
         base_delay_s: float = 0.5,
@@ -112,6 +113,7 @@ class AnthropicProvider:
     ):
         self._model = model
         self._api_key = api_key
+        self._auth_token = auth_token
         self._base_url = base_url
         self._policy = RetryPolicy(max_retries, base_delay_s, max_delay_s)
         self._timeout_s = timeout_s
@@ -151,16 +153,19 @@ class AnthropicProvider:
                 await self._client.close()
             self._client = self._make_client(key, {"X-Api-Key": key})
         if self._client is None:
-            self._client = self._make_client(self._api_key, None)
+            self._client = self._make_client(self._api_key, None, self._auth_token)
         return self._client
 
-    def _make_client(self, api_key: str | None, headers: dict[str, str] | None) -> AsyncAnthropic:
+    def _make_client(
+        self, api_key: str | None, headers: dict[str, str] | None, auth_token: str | None = None
+    ) -> AsyncAnthropic:
         import anthropic
 
         # api_key/base_url None: the SDK reads ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN /
         # ANTHROPIC_BASE_URL (and its profiles) itself. Its own retries are off: see retry.py.
         return anthropic.AsyncAnthropic(
             api_key=api_key,
+            auth_token=auth_token,
             base_url=self._base_url,
             default_headers=headers,
             max_retries=0,
