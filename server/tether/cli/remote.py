@@ -178,7 +178,8 @@ def _follow(channel: Channel, argv: Sequence[str], env: Mapping[str, str]) -> in
         elif method is None and message.get("id") == call_id:
             if "error" in message:
                 error: dict[str, Any] = message["error"]
-                print(f"[tether] error: {error.get('message', 'the daemon refused')}", file=sys.stderr)
+                reason = error.get("message", "the daemon refused the command")
+                print(f"[tether] error: {reason}", file=sys.stderr)
                 return 1
             result: dict[str, Any] = message.get("result") or {}
             code = result.get("exitCode", 1)
