@@ -203,7 +203,7 @@ class PrintCall:
             return e.code if isinstance(e.code, int) else 1
         except BaseException:
             log.exception("print mode failed in the daemon")
-            streams[2].write("[tether] error: the daemon failed running the command (see its log)\n")
+            streams[2].write("[tether] error: the daemon failed (see its log)\n")
             return 1
         finally:
             _STREAMS.reset(token)
