@@ -124,8 +124,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if uses_daemon(args_list, os.environ):
         from tether.cli.remote import run_remote
 
-        return run_remote(args_list)
+        code = run_remote(args_list)
+        if code is not None:
+            return code
+        code = run_local(args_list)
+        _start_daemon()
+        return code
     return run_local(args_list)
+
+
+def _start_daemon() -> None:
+    """After an in-process run: start the daemon for the next call (best effort)."""
+    from tether.daemon.client import start_in_background
+
+    try:
+        start_in_background()
+    except OSError as e:
+        print(f"[tether] the daemon could not start: {e}", file=sys.stderr)
 
 
 OnOpen = Callable[["SessionFacts"], None]

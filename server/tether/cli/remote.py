@@ -1,11 +1,14 @@
 """``tether -p`` / ``tether run`` as a client of the warm daemon.
 
 Standard library only (with ``tether.daemon.client``): this process pays Python's start-up
-and nothing of Tether's. It sends the command line, the directory, the environment that
-matters and which of its streams are terminals (``tether/print``); writes what the daemon
-sends for stdout and stderr; reads its stdin only when the run reads it
-(``tether/readInput``); turns Ctrl+C into ``tether/interrupt`` (a second Ctrl+C leaves at
-once); and exits with the run's exit code. If the daemon goes away mid-run, it says so in
+and nothing of Tether's. When no daemon runs, the call runs in-process (a cold daemon would
+take longer than that) and starts one as it leaves; the next call finds it warm.
+
+It sends the command line, the directory, the environment that matters and which of its
+streams are terminals (``tether/print``); writes what the daemon sends for stdout and
+stderr; reads its stdin only when the run reads it (``tether/readInput``); turns Ctrl+C
+into ``tether/interrupt`` (a second Ctrl+C leaves at once); and exits with the run's exit
+code. If the daemon goes away mid-run, it says so in
 one line naming the session to resume, and exits 1.
 """
 
@@ -19,7 +22,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tether.daemon.client import Channel, DaemonUnavailable, connect
+from tether.daemon.client import Channel, DaemonUnavailable, connect_running
 from tether.daemon.environment import session_variables
 
 INTERRUPTED = 130
@@ -129,10 +132,12 @@ def daemon_gone(session_id: str | None) -> str:
     )
 
 
-def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
+def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int | None:
+    """The run's exit code; None when no daemon of this build runs (the caller runs the
+    command in-process, then ``start_in_background``)."""
     env = os.environ if env is None else env
     try:
-        channel = connect(env)
+        channel = connect_running(env)
     except (DaemonUnavailable, OSError) as e:
         print(
             f"[tether] error: cannot reach the Tether daemon ({e}); run with --no-daemon "
@@ -140,6 +145,8 @@ def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int
             file=sys.stderr,
         )
         return 1
+    if channel is None:
+        return None
     try:
         return _follow(channel, argv, env)
     finally:

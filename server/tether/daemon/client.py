@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any, cast
 
 from tether.daemon.build import build_id
-from tether.daemon.paths import ensure_private, log_path, runtime_dir, socket_path
+from tether.daemon.paths import (
+    alive_lock_path,
+    ensure_private,
+    log_path,
+    runtime_dir,
+    socket_path,
+)
 
 START_TIMEOUT_S = 20.0
 
@@ -145,6 +151,51 @@ def connect(env: Mapping[str, str] | None = None, *, start: bool = True) -> Chan
             _spawn(env)
             sock = _wait_for(path)
     return Channel(sock)
+
+
+def connect_running(env: Mapping[str, str] | None = None) -> Channel | None:
+    """A channel to this user's daemon of this build if one runs, else None (a daemon of
+    another build is stopped). For a caller that can do its work itself: starting a daemon
+    costs more than one in-process run, so such a caller runs in-process and then calls
+    ``start_in_background`` for the next one."""
+    env = os.environ if env is None else env
+    path = socket_path(env)
+    sock = try_connect(path)
+    if sock is None:
+        return None
+    channel = Channel(sock)
+    if _same_build(channel):
+        return channel
+    stop(channel, path)
+    return None
+
+
+def daemon_starting(env: Mapping[str, str] | None = None) -> bool:
+    """Whether a daemon holds its life lock (it runs, or is starting and not listening)."""
+    try:
+        fd = os.open(alive_lock_path(env), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def start_in_background(env: Mapping[str, str] | None = None) -> None:
+    """Start this user's daemon unless one runs or is starting; do not wait for it."""
+    env = os.environ if env is None else env
+    directory = ensure_private(runtime_dir(env))
+    with _start_lock(directory):
+        sock = try_connect(socket_path(env))
+        if sock is not None:
+            sock.close()
+            return
+        if not daemon_starting(env):
+            _spawn(env)
 
 
 def _same_build(channel: Channel) -> bool:
