@@ -148,7 +148,8 @@ def connect(env: Mapping[str, str] | None = None, *, start: bool = True) -> Chan
     with _start_lock(directory):
         sock = try_connect(path)  # another client may have started it meanwhile
         if sock is None:
-            _spawn(env)
+            if not daemon_starting(env):
+                _spawn(env)
             sock = _wait_for(path)
     return Channel(sock)
 

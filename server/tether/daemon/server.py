@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import fcntl
 import importlib
 import logging
 import os
@@ -113,19 +112,6 @@ class Daemon:
 
     async def run(self) -> int:
         ensure_private(self.socket_path.parent)
-        alive = os.open(self.socket_path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(alive, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(alive)
-            log.info("another daemon runs or is starting here: leaving it the socket")
-            return 0
-        try:
-            return await self._serve()
-        finally:
-            os.close(alive)
-
-    async def _serve(self) -> int:
         if self.socket_path.exists() or self.socket_path.is_symlink():
             self.socket_path.unlink()  # a dead daemon's (the caller checked none answers)
         old = os.umask(0o177)
