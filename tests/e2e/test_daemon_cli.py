@@ -194,7 +194,7 @@ def test_the_daemon_killed_mid_turn(env: dict[str, str], workspace: Path, fake_a
         time.sleep(0.05)
     assert api.requests, "the turn never reached the model"
     os.kill(daemon_pid(env), signal.SIGKILL)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
