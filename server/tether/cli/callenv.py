@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import Awaitable, Iterator, Mapping
+from collections.abc import Awaitable, Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -35,7 +35,7 @@ def served_env() -> Mapping[str, str] | None:
 
 
 @contextmanager
-def calling_with(env: Mapping[str, str]) -> Iterator[None]:
+def calling_with(env: Mapping[str, str]) -> Generator[None]:
     token = _CALLER.set(dict(env))
     try:
         yield
@@ -74,7 +74,7 @@ _CONTROL: ContextVar[CallControl | None] = ContextVar("tether_call_control", def
 
 
 @contextmanager
-def controlled_by(control: CallControl) -> Iterator[None]:
+def controlled_by(control: CallControl) -> Generator[None]:
     token = _CONTROL.set(control)
     try:
         yield

@@ -188,10 +188,11 @@ class PrintCall:
 
     def _main(self) -> int:
         p = self.params
-        streams: tuple[TextIO, TextIO, TextIO] = (
+        # A TextIOBase is what print mode writes to; TextIO is how sys types its streams.
+        streams = (
             CallStdin(self.stdin, p.stdin_is_tty),
-            CallOutput("stdout", self._notify, p.stdout_is_tty),
-            CallOutput("stderr", self._notify, p.stderr_is_tty),
+            cast(TextIO, CallOutput("stdout", self._notify, p.stdout_is_tty)),
+            cast(TextIO, CallOutput("stderr", self._notify, p.stderr_is_tty)),
         )
         token = _STREAMS.set(streams)
         try:
