@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from tether.cli.driver import SessionFacts
 
-SUBCOMMANDS = ("serve", "run", "acp", "sessions", "demo", "daemon")
+SUBCOMMANDS = ("serve", "run", "acp", "sessions", "demo", "daemon", "attach")
 _DRIVING_FLAGS = ("--input-format", "--output-format")
 NO_DAEMON_ENV = "TETHER_NO_DAEMON"
 
@@ -58,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="an offline demo session (no key, no network)")
     demo.add_argument("--dir", help="where to copy the example workspace (default: a temp dir)")
     demo.add_argument("--in-process", action="store_true", help="run the engine without the daemon")
+
+    attach = sub.add_parser(
+        "attach", help="follow a session another client drives (in the warm daemon)"
+    )
+    attach.add_argument("session", metavar="SESSION_ID")
+    attach.add_argument("--cwd", help="its workspace root (default: the current directory)")
 
     sessions = sub.add_parser("sessions", help="list sessions, newest first")
     sessions.add_argument("--cwd", help="workspace root (default: current directory)")
@@ -236,6 +242,10 @@ def _subcommand(args: argparse.Namespace) -> int:
         from tether.cli.demo import demo_command
 
         return demo_command(args)
+    if args.command == "attach":
+        from tether.cli.attach import attach_command
+
+        return attach_command(args)
     if args.command == "sessions":
         from tether.cli.sessions import sessions_command
 
