@@ -135,9 +135,6 @@ class InProcessDriver:
             self._on_open(facts)
         return facts
 
-    def _default_factory(self, model: str | None, root: Path) -> Provider:
-        return default_provider_factory(model, root, None, self._env)
-
     async def _start(self, workspace: Workspace, request: OpenRequest) -> Session:
         ask = request.ask or _refuse
         editor = DiskEditor(ask, request.trust)
@@ -194,6 +191,9 @@ class InProcessDriver:
             endpoint=self._endpoint,
             transcript_path=str(writer.path) if (writer := session.engine.transcript) else None,
         )
+
+    def _default_factory(self, model: str | None, root: Path) -> Provider:
+        return default_provider_factory(model, root, None, self._env)
 
     # -- driving --------------------------------------------------------------------------
 

@@ -148,9 +148,7 @@ def connect(env: Mapping[str, str] | None = None, *, start: bool = True) -> Chan
     with _start_lock(directory):
         sock = try_connect(path)  # another client may have started it meanwhile
         if sock is None:
-            if not daemon_starting(env):
-                _spawn(env)
-            sock = _wait_for(path)
+            sock = _start_and_wait(env, path)
     return Channel(sock)
 
 
@@ -232,12 +230,18 @@ def _spawn(env: Mapping[str, str]) -> None:
         )
 
 
-def _wait_for(path: Path) -> socket.socket:
+def _start_and_wait(env: Mapping[str, str], path: Path) -> socket.socket:
+    """Start a daemon unless one is starting (its life lock is taken), and wait for its
+    socket; a daemon that is still leaving (a replaced build) is waited out first."""
+    spawned = False
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         sock = try_connect(path)
         if sock is not None:
             return sock
+        if not spawned and not daemon_starting(env):
+            _spawn(env)
+            spawned = True
         time.sleep(0.02)
     raise DaemonUnavailable(
         f"the Tether daemon did not start within {START_TIMEOUT_S:.0f} s; its log is "
