@@ -223,3 +223,42 @@ def test_the_daemon_killed_mid_turn(env: dict[str, str], workspace: Path, fake_a
     assert json.loads(resumed.stdout)["session_id"] == session
     sent = json.dumps(again.requests[0]["messages"])
     assert "talk slowly" in sent and "go on" in sent
+
+
+def test_ctrl_c_stops_the_run_in_the_daemon(
+    env: dict[str, str], workspace: Path, fake_api: Any
+) -> None:
+    slow = {"chunk_delay_ms": 200, "blocks": [{"type": "text", "text": "slow " * 100}]}
+    api = fake_api([slow, [{"type": "text", "text": "Next."}]])
+    run_env = {**os.environ, **env, "ANTHROPIC_BASE_URL": api.base_url}
+    pid = daemon_pid(env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tether", "-p", "talk slowly", "--output-format", "json"],
+        env=run_env,
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not api.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert api.requests, "the turn never reached the model"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert out == ""  # like in-process: Ctrl+C leaves before the result
+    assert daemon_pid(env) == pid  # the daemon goes on
+    # The interrupted session was saved: it continues.
+    done = tether(
+        {**env, "ANTHROPIC_BASE_URL": api.base_url},
+        "-p",
+        "go on",
+        "--continue",
+        "--output-format",
+        "json",
+        cwd=workspace,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == "Next."
+    assert "talk slowly" in json.dumps(api.requests[1]["messages"])
