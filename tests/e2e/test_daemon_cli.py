@@ -262,3 +262,40 @@ def test_ctrl_c_stops_the_run_in_the_daemon(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"] == "Next."
     assert "talk slowly" in json.dumps(api.requests[1]["messages"])
+
+
+def test_commands_run_with_the_callers_path(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    tools = workspace / "bin"  # in the workspace: the shell's sandbox hides the rest of /tmp
+    tools.mkdir()
+    helper = tools / "hello-tether"
+    helper.write_text("#!/bin/sh\necho from the callers PATH\n")
+    helper.chmod(0o755)
+    runs: dict[str, str] = {}
+    for name, path in (("with", f"{tools}:{os.environ['PATH']}"), ("without", os.environ["PATH"])):
+        out = workspace / f"{name}.txt"
+        turns = [
+            [
+                {
+                    "type": "tool_use",
+                    "name": "Bash",
+                    "input": {"command": f"hello-tether > {out.name}"},
+                }
+            ],
+            [TEXT],
+        ]
+        (tmp_path / f"{name}.json").write_text(json.dumps(turns))
+        done = tether(
+            {**env, "PATH": path},
+            "-p",
+            "say hello",
+            "--model",
+            f"scripted:{tmp_path / f'{name}.json'}",
+            "--allowedTools",
+            "Bash",
+            cwd=workspace,
+        )
+        assert done.returncode == 0, done.stderr
+        runs[name] = out.read_text()
+    assert runs == {"with": "from the callers PATH\n", "without": ""}

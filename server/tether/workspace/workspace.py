@@ -48,6 +48,7 @@ from tether.tasks.registry import TaskRegistry
 from tether.tools.base import Tool
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
+from tether.tools.shell import MODEL_CREDENTIALS
 from tether.tools.web_search import search_options, web_search_tool
 from tether.transcript.records import SystemRecord
 from tether.transcript.resume import ResumedSession
@@ -212,6 +213,12 @@ class Workspace:
             state.todos = resumed.todos
             state.files.restore(resumed.files)
         tool_config = self.guard.configure_tools(ToolConfig())
+        if options.env is not None:
+            # Commands run with the client's PATH, virtualenv and locale, not the daemon's
+            # (its model keys stay out, as this process's do).
+            tool_config.caller_env = {
+                k: v for k, v in options.env.items() if k not in MODEL_CREDENTIALS
+            }
         tool_config.small_model = small_model_for(provider)
         command_hooks: CommandHooks | None = None
         if self.hooks is None:
