@@ -14,6 +14,7 @@ than ``--no-daemon``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -68,9 +69,23 @@ class Bench:
         self.env.pop("ANTHROPIC_AUTH_TOKEN", None)
 
     def stop_daemon(self) -> None:
+        """Stop the daemon and wait until its process is gone (a daemon still exiting
+        would take CPU from the next, cold, run)."""
+        status = subprocess.run(
+            [str(TETHER), "daemon", "status", "--json"], env=self.env, capture_output=True
+        )
         subprocess.run(
             [str(TETHER), "daemon", "stop"], env=self.env, capture_output=True, check=True
         )
+        if status.returncode == 0:
+            pid = int(json.loads(status.stdout)["pid"])
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.02)
 
     def wait_for_daemon(self) -> None:
         subprocess.run(

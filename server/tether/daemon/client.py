@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -194,7 +194,21 @@ def start_in_background(env: Mapping[str, str] | None = None) -> None:
             sock.close()
             return
         if not daemon_starting(env):
-            _spawn(env)
+            _spawn(env, after_pid=os.getpid())
+
+
+def wait_for_starter(env: MutableMapping[str, str], timeout: float = 5.0) -> None:
+    """In a daemon a call started as it left: wait (bounded) until that process is gone."""
+    raw = env.pop(AFTER_ENV, "")
+    if not raw.isdigit():
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(int(raw), 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.01)
 
 
 def _same_build(channel: Channel) -> bool:
@@ -215,8 +229,17 @@ def stop(channel: Channel, path: Path, timeout: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-def _spawn(env: Mapping[str, str]) -> None:
+AFTER_ENV = "TETHER_DAEMON_AFTER"
+"""A daemon started by a call that ran in-process waits for that process to leave before it
+imports anything heavy: the call's last moments are the user's, not the daemon's."""
+
+
+def _spawn(env: Mapping[str, str], after_pid: int | None = None) -> None:
     log = log_path(env)
+    env = dict(env)
+    env.pop(AFTER_ENV, None)
+    if after_pid is not None:
+        env[AFTER_ENV] = str(after_pid)
     with open(log, "ab") as out:
         os.chmod(log, 0o600)
         subprocess.Popen(
