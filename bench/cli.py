@@ -122,17 +122,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(Path(tmp))
         bench.run(four_turns(), *SCRIPT_ARGV, no_daemon=True)  # warm the file cache
-        in_process = [
-            bench.run(four_turns(), *SCRIPT_ARGV, no_daemon=True) for _ in range(args.runs)
-        ]
+        in_process: list[float] = []
         cold: list[float] = []
+        warm: list[float] = []
+        run_hi: list[float] = []
+        # Interleaved, so that the machine's load weighs on every variant alike.
         for _ in range(args.runs):
             bench.stop_daemon()
+            in_process.append(bench.run(four_turns(), *SCRIPT_ARGV, no_daemon=True))
             cold.append(bench.run(four_turns(), *SCRIPT_ARGV))
             bench.wait_for_daemon()  # the call started it as it left
-        bench.run(four_turns(), *SCRIPT_ARGV)  # the daemon's first call warms it
-        warm = [bench.run(four_turns(), *SCRIPT_ARGV) for _ in range(args.runs)]
-        run_hi = [bench.run(hi(), "run", "hi") for _ in range(args.runs)]
+            bench.run(hi(), "run", "hi")  # the daemon's first call warms it
+            warm.append(bench.run(four_turns(), *SCRIPT_ARGV))
+            run_hi.append(bench.run(hi(), "run", "hi"))
         bench.stop_daemon()
     base = statistics.median(in_process)
     print(f"4-turn script (3 Reads, Edit, Bash echo, text), whole tether -p run, {args.runs} runs")
