@@ -48,6 +48,17 @@ def daemon_pid(env: dict[str, str]) -> int:
     return int(json.loads(done.stdout)["pid"])
 
 
+def gone(pid: int, timeout: float = 20) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def script(tmp_path: Path, name: str) -> Path:
     """A fresh script (each is used up by one run), always named ``turns.json``: the model
     name the output shows is the file's."""
@@ -299,3 +310,21 @@ def test_commands_run_with_the_callers_path(
         assert done.returncode == 0, done.stderr
         runs[name] = out.read_text()
     assert runs == {"with": "from the callers PATH\n", "without": ""}
+
+
+def test_a_call_replaces_a_daemon_of_another_build(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    tether(env, "daemon", "stop")
+    old = {**env, "TETHER_BUILD_ID": "old-build"}
+    assert tether(old, "daemon", "start").returncode == 0
+    old_pid = daemon_pid(old)
+    new = {**env, "TETHER_BUILD_ID": "new-build"}
+    model = f"scripted:{script(tmp_path, 'new')}"
+    done = tether(new, "-p", "read the readme", "--model", model, cwd=workspace)
+    assert (done.returncode, done.stdout) == (0, "Read it.\n"), done.stderr
+    assert gone(old_pid), "the daemon of the old build is still running"
+    # The call started a daemon of its own build as it left.
+    assert tether(new, "daemon", "start").returncode == 0
+    info = json.loads(tether(new, "daemon", "status", "--json").stdout)
+    assert info["build"] == "new-build" and info["pid"] != old_pid

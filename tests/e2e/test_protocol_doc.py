@@ -552,7 +552,10 @@ def print_through_daemon(env: dict[str, str], workspace: Path, log: WireLog) -> 
         log.messages.append(("client", message))
         channel.send(message)
 
+    from tether.daemon.build import build_id
+
     params = {
+        "build": build_id(),
         "argv": ["-p", "-", "--model", "scripted:turns.json"],
         "cwd": str(workspace),
         "env": {"ANTHROPIC_API_KEY": "k", "PATH": "/usr/bin:/bin"},

@@ -22,10 +22,13 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tether.daemon.client import Channel, DaemonUnavailable, connect_running
+from tether.daemon.build import build_id
+from tether.daemon.client import Channel, DaemonUnavailable, connect_running, stop
 from tether.daemon.environment import session_variables
+from tether.daemon.paths import socket_path
 
 INTERRUPTED = 130
+METHOD_NOT_FOUND = -32601
 
 
 class Sender:
@@ -74,6 +77,10 @@ class StdinPump:
                 return
 
 
+class OtherBuild(Exception):
+    """The daemon is of another build (an upgrade, an edited checkout): it refused."""
+
+
 class Output:
     """Writes the run's stdout and stderr; a reader of stdout that went away gets nothing
     more (the run goes on and is saved)."""
@@ -111,6 +118,7 @@ def _isatty(fd: int) -> bool:
 def call_params(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
     """The params of ``tether/print``."""
     return {
+        "build": build_id(),
         "argv": list(argv),
         "cwd": os.getcwd(),
         "env": session_variables(env),
@@ -149,6 +157,9 @@ def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int
         return None
     try:
         return _follow(channel, argv, env)
+    except OtherBuild:
+        stop(channel, socket_path(env))  # the caller runs in-process, then starts ours
+        return None
     finally:
         channel.close()
 
@@ -185,6 +196,10 @@ def _follow(channel: Channel, argv: Sequence[str], env: Mapping[str, str]) -> in
         elif method is None and message.get("id") == call_id:
             if "error" in message:
                 error: dict[str, Any] = message["error"]
+                data: Any = error.get("data")
+                refused = isinstance(data, dict) and "daemonBuild" in data
+                if refused or error.get("code") == METHOD_NOT_FOUND:  # older: no tether/print
+                    raise OtherBuild()
                 reason = error.get("message", "the daemon refused the command")
                 print(f"[tether] error: {reason}", file=sys.stderr)
                 return 1

@@ -153,20 +153,13 @@ def connect(env: Mapping[str, str] | None = None, *, start: bool = True) -> Chan
 
 
 def connect_running(env: Mapping[str, str] | None = None) -> Channel | None:
-    """A channel to this user's daemon of this build if one runs, else None (a daemon of
-    another build is stopped). For a caller that can do its work itself: starting a daemon
-    costs more than one in-process run, so such a caller runs in-process and then calls
-    ``start_in_background`` for the next one."""
-    env = os.environ if env is None else env
-    path = socket_path(env)
-    sock = try_connect(path)
-    if sock is None:
-        return None
-    channel = Channel(sock)
-    if _same_build(channel):
-        return channel
-    stop(channel, path)
-    return None
+    """A channel to this user's daemon if one runs, else None. It is not asked which build
+    it is (a round trip): the caller sends its build with its request, and stops a daemon
+    of another build that refuses it (``stop``). For a caller that can do its work
+    itself: starting a daemon costs more than one in-process run, so such a caller runs
+    in-process and then calls ``start_in_background`` for the next one."""
+    sock = try_connect(socket_path(os.environ if env is None else env))
+    return Channel(sock) if sock is not None else None
 
 
 def daemon_starting(env: Mapping[str, str] | None = None) -> bool:

@@ -40,6 +40,9 @@ Notify = Callable[[str, dict[str, Any]], None]
 
 
 class PrintParams(LenientWireModel):
+    build: str | None = None
+    """The client's build: a daemon of another build refuses the command (-32602, with
+    ``data.daemonBuild``), and the client replaces it."""
     argv: list[str]
     cwd: str
     env: dict[str, str] = Field(default_factory=lambda: dict[str, str]())

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import lsp_method
 
 from tether import __version__
@@ -216,7 +217,13 @@ class Daemon:
         @wire_errors
         async def print_mode(ls: TetherServer, params: Any) -> dict[str, Any]:
             loop[:] = [asyncio.get_running_loop()]
-            return await printing.run(parse_params(PrintParams, params))
+            parsed = parse_params(PrintParams, params)
+            if parsed.build is not None and parsed.build != self.build:
+                raise JsonRpcInvalidParams(
+                    f"this daemon is build {self.build}, the client {parsed.build}",
+                    data={"daemonBuild": self.build},
+                )
+            return await printing.run(parsed)
 
         @server.feature("tether/input")
         def print_input(ls: TetherServer, params: Any) -> None:
