@@ -328,3 +328,40 @@ def test_a_call_replaces_a_daemon_of_another_build(
     assert tether(new, "daemon", "start").returncode == 0
     info = json.loads(tether(new, "daemon", "status", "--json").stdout)
     assert info["build"] == "new-build" and info["pid"] != old_pid
+
+
+def test_stopping_the_daemon_stops_a_command_and_saves_its_session(
+    env: dict[str, str], workspace: Path, fake_api: Any
+) -> None:
+    slow = {"chunk_delay_ms": 200, "blocks": [{"type": "text", "text": "slow " * 100}]}
+    api = fake_api([slow, [{"type": "text", "text": "Next."}]])
+    run_env = {**os.environ, **env, "ANTHROPIC_BASE_URL": api.base_url}
+    pid = daemon_pid(env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tether", "-p", "talk slowly"],
+        env=run_env,
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not api.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert api.requests, "the turn never reached the model"
+    assert tether(env, "daemon", "stop").returncode == 0
+    assert gone(pid)
+    _out, err = proc.communicate(timeout=60)
+    # Interrupted (130), or told the daemon stopped (1): never a success, never a hang.
+    assert proc.returncode in (1, 130), err
+    done = tether(
+        {**env, "ANTHROPIC_BASE_URL": api.base_url},
+        "-p",
+        "go on",
+        "--continue",
+        "--output-format",
+        "json",
+        cwd=workspace,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "talk slowly" in json.dumps(api.requests[1]["messages"])

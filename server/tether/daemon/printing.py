@@ -17,6 +17,7 @@ route to the current call (a context variable, carried by asyncio into tasks and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import logging
 import sys
@@ -173,6 +174,8 @@ class PrintCall:
         self._notify = notify
         self.control = CallControl()
         self.stdin = CallInput(notify)
+        self.finished = threading.Event()
+        """Set when the command is done and its session closed (saved)."""
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -183,8 +186,12 @@ class PrintCall:
                 done.set_result(code)
 
         def target() -> None:
-            code = self._main()
-            loop.call_soon_threadsafe(finish, code)
+            try:
+                code = self._main()
+            finally:
+                self.finished.set()
+            with contextlib.suppress(RuntimeError):  # the daemon's loop is gone (stopping)
+                loop.call_soon_threadsafe(finish, code)
 
         threading.Thread(target=target, name="tether-print", daemon=True).start()
         return await done
@@ -251,3 +258,8 @@ class PrintService:
     def abandon(self) -> None:
         if self._call is not None:
             self._call.abandon()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait (blocking, bounded) until the running command is done; True if it is."""
+        call = self._call
+        return call is None or call.finished.wait(timeout)

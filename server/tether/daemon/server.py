@@ -106,6 +106,9 @@ class Daemon:
         self.started = time.time()
         self.sessions = Sessions()
         self.clients = 0
+        self._printing: set[PrintService] = set()
+        """The connections' print-mode services: a command running when the daemon stops
+        is interrupted and waited for, so its session is saved."""
         self._last_activity = time.monotonic()
         self._stop = asyncio.Event()
 
@@ -133,6 +136,7 @@ class Daemon:
         finally:
             idle.cancel()
             server.close()
+            await self._stop_commands()
             await self.sessions.shutdown()
             for path in (self.socket_path, pid_file):
                 with contextlib.suppress(OSError):
@@ -141,6 +145,14 @@ class Daemon:
 
     def stop(self) -> None:
         self._stop.set()
+
+    async def _stop_commands(self, timeout: float = 10.0) -> None:
+        services = list(self._printing)
+        for service in services:
+            service.abandon()
+        for service in services:
+            if not await asyncio.to_thread(service.wait, timeout):
+                log.warning("a print-mode command did not stop within %.0f s", timeout)
 
     async def _exit_when_idle(self) -> None:
         while True:
@@ -188,6 +200,7 @@ class Daemon:
         hub = SessionHub(server, self.sessions)
         register(server, hub)
         printing = self._register_daemon_methods(server, hub)
+        self._printing.add(printing)
         server.protocol.set_writer(SocketWriter(writer))
         try:
             await read_loop(reader.readline, reader.readexactly, server.protocol)
@@ -198,6 +211,7 @@ class Daemon:
             self._last_activity = time.monotonic()
             _abandon_questions(server)
             printing.abandon()
+            self._printing.discard(printing)
             try:
                 await hub.disconnect()
             except Exception:
