@@ -166,43 +166,63 @@ def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int
 
 def _follow(channel: Channel, argv: Sequence[str], env: Mapping[str, str]) -> int:
     sender = Sender(channel)
-    pump = StdinPump(sender, 0)
-    out = Output()
-    call_id = sender.request("tether/print", call_params(argv, env))
-    session_id: str | None = None
+    call = Following(channel, sender, sender.request("tether/print", call_params(argv, env)))
     interrupted = False
     while True:
         try:
-            message = channel.receive()
-        except KeyboardInterrupt:
+            code = call.step()
+        except KeyboardInterrupt:  # wherever it lands: reading, writing, deciding
             if interrupted:
                 return INTERRUPTED
             interrupted = True
             sender.notify("tether/interrupt")
             continue
+        if code is not None:
+            return code
+
+
+class Following:
+    """One ``tether/print`` call, message by message."""
+
+    def __init__(self, channel: Channel, sender: Sender, call_id: int) -> None:
+        self._channel = channel
+        self._call_id = call_id
+        self._pump = StdinPump(sender, 0)
+        self._out = Output()
+        self._session_id: str | None = None
+
+    def step(self) -> int | None:
+        """Handle the next message; the exit code once the call is over."""
+        try:
+            message = self._channel.receive()
         except OSError:
             message = None
         if message is None:
-            print(daemon_gone(session_id), file=sys.stderr)
+            print(daemon_gone(self._session_id), file=sys.stderr)
             return 1
         method = message.get("method")
         params: dict[str, Any] = message.get("params") or {}
         if method == "tether/output":
-            out.write(str(params.get("stream")), str(params.get("text", "")))
+            self._out.write(str(params.get("stream")), str(params.get("text", "")))
         elif method == "tether/readInput":
-            pump.want()
+            self._pump.want()
         elif method == "tether/printSession":
-            session_id = str(params.get("sessionId"))
-        elif method is None and message.get("id") == call_id:
-            if "error" in message:
-                error: dict[str, Any] = message["error"]
-                data: Any = error.get("data")
-                refused = isinstance(data, dict) and "daemonBuild" in data
-                if refused or error.get("code") == METHOD_NOT_FOUND:  # older: no tether/print
-                    raise OtherBuild()
-                reason = error.get("message", "the daemon refused the command")
-                print(f"[tether] error: {reason}", file=sys.stderr)
-                return 1
-            result: dict[str, Any] = message.get("result") or {}
-            code = result.get("exitCode", 1)
-            return code if isinstance(code, int) else 1
+            self._session_id = str(params.get("sessionId"))
+        elif method is None and message.get("id") == self._call_id:
+            return _exit_code(message)
+        return None
+
+
+def _exit_code(response: dict[str, Any]) -> int:
+    if "error" in response:
+        error: dict[str, Any] = response["error"]
+        data: Any = error.get("data")
+        refused = isinstance(data, dict) and "daemonBuild" in data
+        if refused or error.get("code") == METHOD_NOT_FOUND:  # older: no tether/print
+            raise OtherBuild()
+        reason = error.get("message", "the daemon refused the command")
+        print(f"[tether] error: {reason}", file=sys.stderr)
+        return 1
+    result: dict[str, Any] = response.get("result") or {}
+    code = result.get("exitCode", 1)
+    return code if isinstance(code, int) else 1
