@@ -105,3 +105,24 @@ def print_mode(
         return code, out.out, out.err
 
     yield run
+
+
+@pytest.fixture(params=["in-process", "daemon"])
+def print_path(
+    request: pytest.FixtureRequest, daemon_env: dict[str, str], tmp_path: Path
+) -> Iterator[dict[str, str]]:
+    """The variables that run ``tether -p`` in-process, or through a warm daemon (started
+    here, stopped after the test): a test that takes this runs both ways."""
+    if request.param == "in-process":
+        yield {"TETHER_NO_DAEMON": "1"}
+        return
+    import os
+    import subprocess
+
+    values = {"TETHER_NO_DAEMON": "0", "TETHER_RUNTIME_DIR": str(tmp_path / "run")}
+    full = {**os.environ, **daemon_env, **values}
+    tether = [sys.executable, "-m", "tether", "daemon"]
+    started = subprocess.run([*tether, "start"], env=full, capture_output=True, timeout=60)
+    assert started.returncode == 0, started.stderr
+    yield values
+    subprocess.run([*tether, "stop"], env=full, capture_output=True, timeout=60)

@@ -150,7 +150,7 @@ def sleepers(marker: str) -> list[str]:
 
 
 async def test_interrupt_stops_a_long_bash_call(
-    workspace: Path, daemon_env: dict[str, str]
+    workspace: Path, daemon_env: dict[str, str], print_path: dict[str, str]
 ) -> None:
     if shutil.which("pgrep") is None:
         pytest.skip("pgrep is needed to see the command's process")
@@ -160,7 +160,7 @@ async def test_interrupt_stops_a_long_bash_call(
         {"expect": {"contains": "again"}, "blocks": [say("Still here.")]},
     ]
     with FakeAnthropicServer(script) as api:
-        opts = options(workspace, daemon_env, api, allowed_tools=["Bash"])
+        opts = options(workspace, {**daemon_env, **print_path}, api, allowed_tools=["Bash"])
         async with ClaudeSDKClient(opts) as client:
             await client.query("run the long command")
             first: list[Message] = []

@@ -43,9 +43,11 @@ def run_cli(
     )
 
 
-def test_four_turn_script_with_flags(workspace: Path, daemon_env: dict[str, str]) -> None:
+def test_four_turn_script_with_flags(
+    workspace: Path, daemon_env: dict[str, str], print_path: dict[str, str]
+) -> None:
     with FakeAnthropicServer(FOUR_TURNS) as api:
-        env = {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}
+        env = {**daemon_env, **print_path, "ANTHROPIC_BASE_URL": api.base_url}
         done = run_cli(
             workspace,
             env,
@@ -81,21 +83,26 @@ def test_four_turn_script_with_flags(workspace: Path, daemon_env: dict[str, str]
     assert bash and bash[0]["rawInput"]["command"] == "echo all-done"
 
 
-def test_text_output_and_usage_line(workspace: Path, daemon_env: dict[str, str]) -> None:
+def test_text_output_and_usage_line(
+    workspace: Path, daemon_env: dict[str, str], print_path: dict[str, str]
+) -> None:
     with FakeAnthropicServer([[{"type": "text", "text": "Plain answer."}]]) as api:
-        done = run_cli(workspace, {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}, "hello")
+        env = {**daemon_env, **print_path, "ANTHROPIC_BASE_URL": api.base_url}
+        done = run_cli(workspace, env, "hello")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Plain answer."
     assert "end_turn" in done.stderr and "$" in done.stderr  # the usage/cost line
 
 
-def test_json_output_and_resume(workspace: Path, daemon_env: dict[str, str]) -> None:
+def test_json_output_and_resume(
+    workspace: Path, daemon_env: dict[str, str], print_path: dict[str, str]
+) -> None:
     script = [
         [{"type": "text", "text": "First."}],
         {"expect": {"contains": "second prompt"}, "blocks": [{"type": "text", "text": "Second."}]},
     ]
     with FakeAnthropicServer(script) as api:
-        env = {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}
+        env = {**daemon_env, **print_path, "ANTHROPIC_BASE_URL": api.base_url}
         first = run_cli(workspace, env, "--output-format", "json", "first prompt")
         result = json.loads(first.stdout)
         assert result["result"] == "First." and result["is_error"] is False

@@ -81,9 +81,11 @@ SLOW_TOOL_TURN: list[Any] = [
 ]
 
 
-def test_colour_and_spinner_on_a_terminal(workspace: Path, daemon_env: dict[str, str]) -> None:
+def test_colour_and_spinner_on_a_terminal(
+    workspace: Path, daemon_env: dict[str, str], print_path: dict[str, str]
+) -> None:
     with FakeAnthropicServer(SLOW_TOOL_TURN) as api:
-        env = {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}
+        env = {**daemon_env, **print_path, "ANTHROPIC_BASE_URL": api.base_url}
         env.pop("NO_COLOR", None)
         argv = [*TETHER, "-p", "look around", "--allowedTools", "Bash(echo:*)"]
         code, shown = in_terminal(argv, workspace, {**env, "NO_COLOR": ""})
@@ -128,7 +130,7 @@ def test_plain_output_when_piped(workspace: Path, daemon_env: dict[str, str]) ->
 
 
 def test_the_permission_question_shows_the_diff(
-    workspace: Path, daemon_env: dict[str, str]
+    workspace: Path, daemon_env: dict[str, str], print_path: dict[str, str]
 ) -> None:
     app = workspace / "src" / "app.py"
     script = [
@@ -137,7 +139,7 @@ def test_the_permission_question_shows_the_diff(
         [say("Changed.")],
     ]
     with FakeAnthropicServer(script) as api:
-        env = {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url, "NO_COLOR": ""}
+        env = {**daemon_env, **print_path, "ANTHROPIC_BASE_URL": api.base_url, "NO_COLOR": ""}
         code, shown = in_terminal(
             [*TETHER, "-p", "say goodbye properly"],
             workspace,

@@ -546,11 +546,53 @@ async def warm_daemon(workspace: Path, env: dict[str, str], log: WireLog, run_di
             assert [s["sessionId"] for s in info["sessions"]] == [session]
         finally:
             await editor.stop()
+        await asyncio.to_thread(print_through_daemon, full_env, workspace, log)
         await asyncio.to_thread(stop_daemon, full_env, log)
     finally:
         for pid_file in run_dir.glob("*.pid"):  # the daemon this test started, if it is left
             with contextlib.suppress(OSError, ValueError):
                 os.kill(int(pid_file.read_text()), signal.SIGTERM)
+
+
+def print_through_daemon(env: dict[str, str], workspace: Path, log: WireLog) -> None:
+    """``echo hi | tether -p -`` as the terminal client speaks it (``cli/remote.py``)."""
+    from tether.daemon.client import connect
+
+    (workspace / "turns.json").write_text(json.dumps([[{"type": "text", "text": "Done."}]]))
+    channel = connect(env, start=False)
+
+    def send(message: dict[str, Any]) -> None:
+        log.messages.append(("client", message))
+        channel.send(message)
+
+    from tether.daemon.build import build_id
+
+    params = {
+        "build": build_id(),
+        "argv": ["-p", "-", "--model", "scripted:turns.json"],
+        "cwd": str(workspace),
+        "env": {"ANTHROPIC_API_KEY": "k", "PATH": "/usr/bin:/bin"},
+        "stdinIsTty": False,
+        "stdoutIsTty": False,
+        "stderrIsTty": False,
+    }
+    send({"jsonrpc": "2.0", "id": 1, "method": "tether/print", "params": params})
+    pieces = ["hi\n", ""]
+    output = ""
+    while (reply := channel.receive()) is not None:
+        log.messages.append(("server", reply))
+        if reply.get("method") == "tether/readInput":
+            text = pieces.pop(0)
+            input_params = {"text": text, "eof": not text}
+            send({"jsonrpc": "2.0", "method": "tether/input", "params": input_params})
+        elif reply.get("method") == "tether/output":
+            output += reply["params"]["text"] if reply["params"]["stream"] == "stdout" else ""
+        elif reply.get("id") == 1:
+            break
+    assert reply is not None and reply["result"] == {"exitCode": 0}, reply
+    assert output == "Done.\n"
+    send({"jsonrpc": "2.0", "method": "tether/interrupt"})  # nothing runs: nothing happens
+    channel.close()
 
 
 def stop_daemon(env: dict[str, str], log: WireLog) -> None:

@@ -156,6 +156,11 @@ def add_print_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--settings", metavar="FILE_OR_JSON")
     parser.add_argument("--setting-sources", metavar="SOURCES", help="user,project,local")
     parser.add_argument("--permission-prompt-tool", metavar="NAME")
+    parser.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="run in this process, not in the warm daemon (also: TETHER_NO_DAEMON=1)",
+    )
 
 
 def print_parser() -> argparse.ArgumentParser:
@@ -267,10 +272,11 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--system-prompt and --system-prompt-file exclude each other")
 
 
-def print_options(args: argparse.Namespace) -> PrintOptions:
-    """Check and resolve the parsed flags; raises ``UsageError``."""
+def print_options(args: argparse.Namespace, base: Path | None = None) -> PrintOptions:
+    """Check and resolve the parsed flags; raises ``UsageError``. ``base``: the directory
+    relative paths are relative to (the caller's; None: this process's)."""
     _check(args)
-    cwd = Path(args.cwd or ".").expanduser().resolve()
+    cwd = ((base or Path.cwd()) / Path(args.cwd or ".").expanduser()).resolve()
     if not cwd.is_dir():
         raise UsageError(f"--cwd {args.cwd}: no such directory")
     settings = _json_or_file(args.settings, "--settings", cwd) if args.settings else {}

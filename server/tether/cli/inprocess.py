@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,19 +47,24 @@ async def _refuse(request: PermissionRequest) -> PermissionReply:
     return request.reply("reject_once")
 
 
-def endpoint_of(spec: ModelSpec) -> str | None:
+def endpoint_of(spec: ModelSpec, env: Mapping[str, str] | None = None) -> str | None:
     """The URL requests for ``spec`` go to (named when they cannot get there)."""
     if spec.provider == "anthropic":
-        return os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL
+        return (os.environ if env is None else env).get("ANTHROPIC_BASE_URL") or (
+            ANTHROPIC_DEFAULT_URL
+        )
     return spec.base_url
 
 
-def check_credentials(spec: ModelSpec, settings_helper: str | None) -> None:
+def check_credentials(
+    spec: ModelSpec, settings_helper: str | None, env: Mapping[str, str] | None = None
+) -> None:
     """An Anthropic model without any way to authenticate is refused before anything
     starts, naming what to set."""
     if spec.provider != "anthropic" or settings_helper:
         return
-    if not any(os.environ.get(v) for v in _KEY_VARIABLES):
+    environ = os.environ if env is None else env
+    if not any(environ.get(v) for v in _KEY_VARIABLES):
         raise ConfigError(
             f"no API key for {spec.model}: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
             "or choose a local model with --model openai:<model>@<base-url>"
@@ -67,14 +72,26 @@ def check_credentials(spec: ModelSpec, settings_helper: str | None) -> None:
 
 
 ProviderFactory = Callable[[str | None, Path], Provider]
+OnOpen = Callable[[SessionFacts], None]
 
 
 class InProcessDriver:
     def __init__(
-        self, *, user_settings: bool = True, provider_factory: ProviderFactory | None = None
+        self,
+        *,
+        user_settings: bool = True,
+        provider_factory: ProviderFactory | None = None,
+        env: Mapping[str, str] | None = None,
+        on_open: OnOpen | None = None,
     ) -> None:
+        """``env``: the caller's variables, which its providers are built with (the warm
+        daemon runs print mode for callers other than itself); None: this process's.
+        ``on_open`` hears of the session once it is open (the daemon tells its client the
+        session id, to name it if the daemon dies mid-turn)."""
         self._user_settings = user_settings
         self._custom_factory = provider_factory
+        self._env = env
+        self._on_open = on_open
         self._workspace: Workspace | None = None
         self._session: Session | None = None
         self._request: OpenRequest | None = None
@@ -100,11 +117,12 @@ class InProcessDriver:
         try:
             settings = workspace.loaded.settings
             if self._custom_factory is None:
-                spec = parse_model_spec(request.model or settings.model, cwd=root)
+                env = self._env
+                spec = parse_model_spec(request.model or settings.model, cwd=root, env=env)
                 if request.fallback_model:
-                    parse_model_spec(request.fallback_model, cwd=root)
-                check_credentials(spec, settings.api_key_helper)
-                self._endpoint = endpoint_of(spec)
+                    parse_model_spec(request.fallback_model, cwd=root, env=env)
+                check_credentials(spec, settings.api_key_helper, env)
+                self._endpoint = endpoint_of(spec, env)
             self._notes = [f"settings: {w}" for w in workspace.loaded.warnings]
             self._session = await self._start(workspace, request)
         except BaseException:
@@ -112,7 +130,10 @@ class InProcessDriver:
             raise
         self._workspace, self._request = workspace, request
         self._notes += [f"resume: {note}" for note in self._session.repaired]
-        return self.facts()
+        facts = self.facts()
+        if self._on_open is not None:
+            self._on_open(facts)
+        return facts
 
     async def _start(self, workspace: Workspace, request: OpenRequest) -> Session:
         ask = request.ask or _refuse
@@ -136,6 +157,7 @@ class InProcessDriver:
             system_prompt=request.system_prompt,
             append_system_prompt=request.append_system_prompt,
             agents=request.agents,
+            env=self._env,
         )
         resume = request.resume
         if request.continue_latest:
@@ -189,10 +211,10 @@ class InProcessDriver:
 
     async def set_model(self, model: str) -> str:
         session = self._live()[1]
-        spec = parse_model_spec(model, cwd=session.cwd)
-        check_credentials(spec, self._live()[0].loaded.settings.api_key_helper)
+        spec = parse_model_spec(model, cwd=session.cwd, env=self._env)
+        check_credentials(spec, self._live()[0].loaded.settings.api_key_helper, self._env)
         session.set_model(model)
-        self._endpoint = endpoint_of(spec)
+        self._endpoint = endpoint_of(spec, self._env)
         return session.model
 
     async def stop_task(self, task_id: str) -> bool:

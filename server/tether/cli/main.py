@@ -2,25 +2,36 @@
 
 ``tether serve|acp|run|sessions|demo ...`` picks a subcommand; anything else is print mode,
 which needs ``-p``/``--print`` or a stream-json ``--input-format``/``--output-format`` (the
-Agent SDKs start the CLI that way). Heavy imports happen inside the commands.
+Agent SDKs start the CLI that way).
+
+Print mode runs in the user's warm daemon (``cli/remote.py``, standard library only: the
+call pays Python's start-up, not Tether's), or in this process with ``--no-daemon`` or
+``TETHER_NO_DAEMON=1``. This module imports only the standard library at the top; heavy
+imports happen inside the commands.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tether import __version__
-from tether.cli.flags import Parser, UsageError, add_print_flags, print_options, print_parser
+if TYPE_CHECKING:
+    import argparse
 
-SUBCOMMANDS = ("serve", "run", "acp", "sessions", "demo", "daemon")
+    from tether.cli.driver import SessionFacts
+
+SUBCOMMANDS = ("serve", "run", "acp", "sessions", "demo", "daemon", "attach")
 _DRIVING_FLAGS = ("--input-format", "--output-format")
+NO_DAEMON_ENV = "TETHER_NO_DAEMON"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tether import __version__
+    from tether.cli.flags import Parser, add_print_flags
+
     parser = Parser(
         prog="tether",
         description="A coding agent in your editor. Print mode: tether -p PROMPT [flags] "
@@ -47,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="an offline demo session (no key, no network)")
     demo.add_argument("--dir", help="where to copy the example workspace (default: a temp dir)")
     demo.add_argument("--in-process", action="store_true", help="run the engine without the daemon")
+
+    attach = sub.add_parser(
+        "attach", help="follow a session another client drives (in the warm daemon)"
+    )
+    attach.add_argument("session", metavar="SESSION_ID")
+    attach.add_argument("--cwd", help="its workspace root (default: the current directory)")
 
     sessions = sub.add_parser("sessions", help="list sessions, newest first")
     sessions.add_argument("--cwd", help="workspace root (default: current directory)")
@@ -78,6 +95,8 @@ def _command_index(argv: Sequence[str]) -> int | None:
 
 
 def _logging(level: str) -> None:
+    import logging
+
     logging.basicConfig(
         level=getattr(logging, str(level).upper(), logging.WARNING),
         stream=sys.stderr,
@@ -85,20 +104,83 @@ def _logging(level: str) -> None:
     )
 
 
+def _is_print_mode(argv: Sequence[str]) -> bool:
+    wants_help = bool({"-h", "--help", "--version"} & set(argv))
+    printing = bool({"-p", "--print"} & set(argv))
+    return _command_index(argv) is None and (printing or not wants_help)
+
+
+def uses_daemon(argv: Sequence[str], env: Mapping[str, str]) -> bool:
+    """Whether this command line runs in the warm daemon: a print-mode run (``-p``, a
+    stream-json format, or ``run``) without ``--no-daemon`` or ``TETHER_NO_DAEMON=1``."""
+    if env.get(NO_DAEMON_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
+        return False
+    if "--no-daemon" in argv or {"-h", "--help", "--version"} & set(argv):
+        return False
+    index = _command_index(argv)
+    if index is None:
+        return bool({"-p", "--print"} & set(argv)) or any(
+            a.split("=")[0] in _DRIVING_FLAGS for a in argv
+        )
+    return argv[index] == "run"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:2] == ["daemon", "run"]:
+        from tether.daemon.client import wait_for_starter
+
+        wait_for_starter(os.environ)
+    if uses_daemon(args_list, os.environ):
+        from tether.cli.remote import run_remote
+
+        code = run_remote(args_list)
+        if code is not None:
+            return code
+        code = run_local(args_list)
+        _start_daemon()
+        return code
+    return run_local(args_list)
+
+
+def _start_daemon() -> None:
+    """After an in-process run: start the daemon for the next call (best effort)."""
+    from tether.daemon.client import start_in_background
+
     try:
-        wants_help = bool({"-h", "--help", "--version"} & set(args_list))
-        printing = bool({"-p", "--print"} & set(args_list))
-        if _command_index(args_list) is None and (printing or not wants_help):
-            return _print_mode(args_list)
-        return _subcommand(build_parser().parse_args(args_list))
+        start_in_background()
+    except OSError as e:
+        print(f"[tether] the daemon could not start: {e}", file=sys.stderr)
+
+
+OnOpen = Callable[["SessionFacts"], None]
+
+
+def run_local(
+    argv: Sequence[str], *, cwd: Path | None = None, on_open: OnOpen | None = None
+) -> int:
+    """The command line run in this process (the daemon runs print mode with this too):
+    ``cwd`` is the caller's directory (None: this process's), ``on_open`` hears of the
+    session print mode opens."""
+    from tether.cli.flags import UsageError
+
+    args_list = list(argv)
+    try:
+        if _is_print_mode(args_list):
+            return _print_mode(args_list, cwd, on_open)
+        args = build_parser().parse_args(args_list)
+        if args.command == "run":
+            _logging(args.log_level)
+            return run_print_mode(args, cwd=cwd, on_open=on_open)
+        return _subcommand(args)
     except UsageError as e:
         print(f"tether: {e}", file=sys.stderr)
         return 2
 
 
-def _print_mode(argv: list[str]) -> int:
+def _print_mode(argv: list[str], cwd: Path | None, on_open: OnOpen | None) -> int:
+    from tether.cli.flags import UsageError, print_parser
+
     args = print_parser().parse_args(argv)
     driven = any(a.split("=")[0] in _DRIVING_FLAGS for a in argv)
     if not args.print_mode and not driven:
@@ -110,26 +192,34 @@ def _print_mode(argv: list[str]) -> int:
         build_parser().print_help(sys.stderr)
         return 2
     _logging(args.log_level)
-    return run_print_mode(args)
+    return run_print_mode(args, cwd=cwd, on_open=on_open)
 
 
-def run_print_mode(args: argparse.Namespace) -> int:
+def run_print_mode(
+    args: argparse.Namespace, *, cwd: Path | None = None, on_open: OnOpen | None = None
+) -> int:
+    import asyncio
+
+    from tether.cli.callenv import interruptible, served_env
+    from tether.cli.flags import print_options
     from tether.cli.inprocess import InProcessDriver
     from tether.cli.render import json_lines
     from tether.cli.run import run_print
     from tether.cli.sdk_mode import SdkMode
     from tether.errors import ConfigError, SessionError
 
-    options = print_options(args)
-    driver = InProcessDriver(user_settings=options.user_settings)
+    options = print_options(args, cwd)
+    driver = InProcessDriver(user_settings=options.user_settings, env=served_env(), on_open=on_open)
     try:
         if options.input_format == "stream-json":
-            return asyncio.run(SdkMode(options, driver, json_lines(sys.stdout)).run())
-        return asyncio.run(run_print(options, driver))
+            return asyncio.run(
+                interruptible(SdkMode(options, driver, json_lines(sys.stdout)).run())
+            )
+        return asyncio.run(interruptible(run_print(options, driver)))
     except (ConfigError, SessionError) as e:
         print(f"tether: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl+C (the daemon's: cancelled)
         return 130
     except BrokenPipeError:  # the reader of stdout went away (`tether -p ... | head -1`)
         from tether.cli.render import quiet_stdout
@@ -152,12 +242,14 @@ def _subcommand(args: argparse.Namespace) -> int:
         from tether.lsp.main import serve
 
         return serve(tcp=args.tcp)
-    if args.command == "run":
-        return run_print_mode(args)
     if args.command == "demo":
         from tether.cli.demo import demo_command
 
         return demo_command(args)
+    if args.command == "attach":
+        from tether.cli.attach import attach_command
+
+        return attach_command(args)
     if args.command == "sessions":
         from tether.cli.sessions import sessions_command
 

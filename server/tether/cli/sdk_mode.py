@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from typing import Any, cast
 
+from tether.cli.callenv import caller_env
 from tether.cli.control import ControlChannel, ControlError, parse_request
 from tether.cli.driver import HostedServer, PermissionAsker, SessionDriver, TurnOutcome
 from tether.cli.flags import STDIO_PROMPT_TOOL, PrintOptions
@@ -74,7 +74,7 @@ class SdkMode:
         self._lines = lines
         self._prompts: asyncio.Queue[UserLine | None] = asyncio.Queue()
         self._open = False
-        self._states = os.environ.get(STATE_ENV) == "1"
+        self._states = caller_env().get(STATE_ENV) == "1"
         fresh = options.resume is None and not options.continue_latest
         self._session_id = (options.session_id or str(uuid.uuid4())) if fresh else None
         """A new session's id is known from the start (the lines before it carry it)."""

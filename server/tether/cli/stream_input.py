@@ -147,11 +147,15 @@ async def stdin_lines() -> AsyncIterator[str]:
         with contextlib.suppress(RuntimeError):  # the run is over and its loop closed
             loop.call_soon_threadsafe(queue.put_nowait, item)
 
+    # Resolved here, not in the thread: the warm daemon gives each call its own stdin,
+    # which a new thread (starting with an empty context) would not see.
+    source = sys.stdin
+    binary = getattr(source, "buffer", None)
+
     def read() -> None:
         try:
-            binary = getattr(sys.stdin, "buffer", None)
             if binary is None:  # a text stream standing in for stdin
-                for text in sys.stdin:
+                for text in source:
                     put(text)
                 return
             for raw in binary:

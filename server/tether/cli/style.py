@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from typing import TextIO
+
+from tether.cli.callenv import caller_env
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 FRAME_S = 0.08
@@ -25,7 +26,8 @@ def is_terminal(stream: TextIO) -> bool:
 
 
 def colour_wanted(stream: TextIO) -> bool:
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+    env = caller_env()
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
         return False
     return is_terminal(stream)
 

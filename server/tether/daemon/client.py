@@ -15,12 +15,18 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, cast
 
 from tether.daemon.build import build_id
-from tether.daemon.paths import ensure_private, log_path, runtime_dir, socket_path
+from tether.daemon.paths import (
+    alive_lock_path,
+    ensure_private,
+    log_path,
+    runtime_dir,
+    socket_path,
+)
 
 START_TIMEOUT_S = 20.0
 
@@ -142,9 +148,60 @@ def connect(env: Mapping[str, str] | None = None, *, start: bool = True) -> Chan
     with _start_lock(directory):
         sock = try_connect(path)  # another client may have started it meanwhile
         if sock is None:
-            _spawn(env)
-            sock = _wait_for(path)
+            sock = _start_and_wait(env, path)
     return Channel(sock)
+
+
+def connect_running(env: Mapping[str, str] | None = None) -> Channel | None:
+    """A channel to this user's daemon if one runs, else None. It is not asked which build
+    it is (a round trip): the caller sends its build with its request, and stops a daemon
+    of another build that refuses it (``stop``). For a caller that can do its work
+    itself: starting a daemon costs more than one in-process run, so such a caller runs
+    in-process and then calls ``start_in_background`` for the next one."""
+    sock = try_connect(socket_path(os.environ if env is None else env))
+    return Channel(sock) if sock is not None else None
+
+
+def daemon_starting(env: Mapping[str, str] | None = None) -> bool:
+    """Whether a daemon holds its life lock (it runs, or is starting and not listening)."""
+    try:
+        fd = os.open(alive_lock_path(env), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def start_in_background(env: Mapping[str, str] | None = None) -> None:
+    """Start this user's daemon unless one runs or is starting; do not wait for it."""
+    env = os.environ if env is None else env
+    directory = ensure_private(runtime_dir(env))
+    with _start_lock(directory):
+        sock = try_connect(socket_path(env))
+        if sock is not None:
+            sock.close()
+            return
+        if not daemon_starting(env):
+            _spawn(env, after_pid=os.getpid())
+
+
+def wait_for_starter(env: MutableMapping[str, str], timeout: float = 5.0) -> None:
+    """In a daemon a call started as it left: wait (bounded) until that process is gone."""
+    raw = env.pop(AFTER_ENV, "")
+    if not raw.isdigit():
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(int(raw), 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.01)
 
 
 def _same_build(channel: Channel) -> bool:
@@ -165,8 +222,17 @@ def stop(channel: Channel, path: Path, timeout: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-def _spawn(env: Mapping[str, str]) -> None:
+AFTER_ENV = "TETHER_DAEMON_AFTER"
+"""A daemon started by a call that ran in-process waits for that process to leave before it
+imports anything heavy: the call's last moments are the user's, not the daemon's."""
+
+
+def _spawn(env: Mapping[str, str], after_pid: int | None = None) -> None:
     log = log_path(env)
+    env = dict(env)
+    env.pop(AFTER_ENV, None)
+    if after_pid is not None:
+        env[AFTER_ENV] = str(after_pid)
     with open(log, "ab") as out:
         os.chmod(log, 0o600)
         subprocess.Popen(
@@ -180,12 +246,18 @@ def _spawn(env: Mapping[str, str]) -> None:
         )
 
 
-def _wait_for(path: Path) -> socket.socket:
+def _start_and_wait(env: Mapping[str, str], path: Path) -> socket.socket:
+    """Start a daemon unless one is starting (its life lock is taken), and wait for its
+    socket; a daemon that is still leaving (a replaced build) is waited out first."""
+    spawned = False
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         sock = try_connect(path)
         if sock is not None:
             return sock
+        if not spawned and not daemon_starting(env):
+            _spawn(env)
+            spawned = True
         time.sleep(0.02)
     raise DaemonUnavailable(
         f"the Tether daemon did not start within {START_TIMEOUT_S:.0f} s; its log is "

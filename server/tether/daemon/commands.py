@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import sys
@@ -10,7 +11,7 @@ import time
 from typing import Any
 
 from tether.daemon.client import DaemonUnavailable, connect, stop, try_connect
-from tether.daemon.paths import socket_path
+from tether.daemon.paths import alive_lock_path, ensure_private, runtime_dir, socket_path
 
 IDLE_ENV = "TETHER_DAEMON_IDLE_S"
 
@@ -31,9 +32,30 @@ def add_parser(sub: Any) -> None:
     )
 
 
+_life_lock: list[int] = []
+
+
+def take_life_lock() -> bool:
+    """Lock this daemon's life lock for the rest of the process, first thing (before the
+    slow imports): of two daemons started at once, one serves and the other leaves, and a
+    client sees a daemon that is starting and waits for it instead of starting another."""
+    ensure_private(runtime_dir())
+    fd = os.open(alive_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _life_lock.append(fd)  # held open until the process exits
+    return True
+
+
 def daemon_command(args: argparse.Namespace) -> int:
     path = socket_path()
     if args.daemon_command == "run":
+        if not take_life_lock():
+            print(f"a tether daemon runs or is starting already ({path})", file=sys.stderr)
+            return 0
         from tether.daemon.server import DEFAULT_IDLE_TIMEOUT_S, run_daemon
 
         idle = args.idle_timeout or float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_TIMEOUT_S))

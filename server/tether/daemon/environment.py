@@ -26,6 +26,7 @@ NAMES = frozenset(
         "LANG",
         "LC_ALL",
         "NO_COLOR",
+        "TERM",
     }
 )
 

@@ -62,3 +62,9 @@ def socket_path(env: Mapping[str, str] | None = None) -> Path:
 
 def log_path(env: Mapping[str, str] | None = None) -> Path:
     return runtime_dir(env) / f"daemon-{instance(env)}.log"
+
+
+def alive_lock_path(env: Mapping[str, str] | None = None) -> Path:
+    """Locked by the daemon for its whole life, from before it listens: a client that finds
+    no socket but this lock taken knows one is starting."""
+    return runtime_dir(env) / f"daemon-{instance(env)}.lock"

@@ -13,27 +13,32 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib
 import logging
 import os
 import signal
 import socket
 import struct
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import lsp_method
 
 from tether import __version__
 from tether.daemon.build import build_id
 from tether.daemon.paths import ensure_private
+from tether.daemon.printing import InputParams, PrintParams, PrintService, route_standard_streams
 from tether.lsp.handlers import register
 from tether.lsp.hub import SessionHub
 from tether.lsp.io import read_loop
 from tether.lsp.params import InvalidParamsError, parse_params
 from tether.lsp.protocol import TetherProtocol
 from tether.lsp.server import TetherServer
+from tether.lsp.wire import wire_errors
 from tether.protocol.base import LenientWireModel
 from tether.session.router import ClientGone
 from tether.workspace.registry import Sessions
@@ -76,6 +81,9 @@ class ConnectionProtocol(TetherProtocol):
         "tether/daemonInfo",
         "tether/daemonStop",
         "tether/clientEnvironment",
+        "tether/print",
+        "tether/input",
+        "tether/interrupt",
     }
 
     @lsp_method(types.EXIT)
@@ -98,6 +106,9 @@ class Daemon:
         self.started = time.time()
         self.sessions = Sessions()
         self.clients = 0
+        self._printing: set[PrintService] = set()
+        """The connections' print-mode services: a command running when the daemon stops
+        is interrupted and waited for, so its session is saved."""
         self._last_activity = time.monotonic()
         self._stop = asyncio.Event()
 
@@ -125,6 +136,7 @@ class Daemon:
         finally:
             idle.cancel()
             server.close()
+            await self._stop_commands()
             await self.sessions.shutdown()
             for path in (self.socket_path, pid_file):
                 with contextlib.suppress(OSError):
@@ -133,6 +145,14 @@ class Daemon:
 
     def stop(self) -> None:
         self._stop.set()
+
+    async def _stop_commands(self, timeout: float = 10.0) -> None:
+        services = list(self._printing)
+        for service in services:
+            service.abandon()
+        for service in services:
+            if not await asyncio.to_thread(service.wait, timeout):
+                log.warning("a print-mode command did not stop within %.0f s", timeout)
 
     async def _exit_when_idle(self) -> None:
         while True:
@@ -179,7 +199,8 @@ class Daemon:
         server = ConnectionServer()
         hub = SessionHub(server, self.sessions)
         register(server, hub)
-        self._register_daemon_methods(server, hub)
+        printing = self._register_daemon_methods(server, hub)
+        self._printing.add(printing)
         server.protocol.set_writer(SocketWriter(writer))
         try:
             await read_loop(reader.readline, reader.readexactly, server.protocol)
@@ -189,13 +210,46 @@ class Daemon:
             self.clients -= 1
             self._last_activity = time.monotonic()
             _abandon_questions(server)
+            printing.abandon()
+            self._printing.discard(printing)
             try:
                 await hub.disconnect()
             except Exception:
                 log.exception("closing a client's sessions failed")
             writer.close()
 
-    def _register_daemon_methods(self, server: TetherServer, hub: SessionHub) -> None:
+    def _register_daemon_methods(self, server: TetherServer, hub: SessionHub) -> PrintService:
+        loop: list[asyncio.AbstractEventLoop] = []
+
+        def notify(method: str, params: dict[str, Any]) -> None:
+            # From the call's thread: the connection belongs to the daemon's loop.
+            loop[0].call_soon_threadsafe(server.protocol.notify, method, params)
+
+        printing = PrintService(notify)
+
+        @server.feature("tether/print")
+        @wire_errors
+        async def print_mode(ls: TetherServer, params: Any) -> dict[str, Any]:
+            loop[:] = [asyncio.get_running_loop()]
+            parsed = parse_params(PrintParams, params)
+            if parsed.build is not None and parsed.build != self.build:
+                raise JsonRpcInvalidParams(
+                    f"this daemon is build {self.build}, the client {parsed.build}",
+                    data={"daemonBuild": self.build},
+                )
+            return await printing.run(parsed)
+
+        @server.feature("tether/input")
+        def print_input(ls: TetherServer, params: Any) -> None:
+            try:
+                printing.give_input(parse_params(InputParams, params))
+            except InvalidParamsError as e:
+                log.warning("tether/input: %s", e)
+
+        @server.feature("tether/interrupt")
+        def print_interrupt(ls: TetherServer, params: Any) -> None:
+            printing.interrupt()
+
         @server.feature("tether/clientEnvironment")
         def client_environment(ls: TetherServer, params: Any) -> None:
             try:
@@ -212,6 +266,8 @@ class Daemon:
             # Answer first, then stop: the caller waits for the socket to go away.
             asyncio.get_running_loop().call_later(0.05, self._stop.set)
 
+        return printing
+
 
 def _abandon_questions(server: TetherServer) -> None:
     """The client left: what the daemon asked it (permission questions) will never be
@@ -223,4 +279,15 @@ def _abandon_questions(server: TetherServer) -> None:
 
 
 def run_daemon(socket_path: Path, idle_timeout: float) -> int:
+    route_standard_streams()
+    # What a print-mode call needs, imported while the daemon waits for it.
+    threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
     return asyncio.run(Daemon(socket_path, idle_timeout=idle_timeout).run())
+
+
+def _warm_imports() -> None:
+    for module in ("tether.cli.run", "tether.cli.inprocess", "tether.cli.sdk_mode", "anthropic"):
+        try:
+            importlib.import_module(module)
+        except Exception:  # warming is best effort
+            log.debug("warming %s failed", module, exc_info=True)

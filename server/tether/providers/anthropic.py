@@ -109,12 +109,15 @@ class AnthropicProvider:
         self,
         model: str,
         *,
+        auth_token: str | None = None,
         base_url: str | None = None,
         options: ModelOptions | None = None,
         **connection: Unpack[ConnectionArgs],
     ):
         self.name = "anthropic"
         self.model = model
+        self._auth_token = auth_token
+        """``ANTHROPIC_AUTH_TOKEN`` of the caller (bearer auth), used when there is no key."""
         self._conn = Connection.of(base_url, options, **connection)
         self._options = self._conn.options
         self._limits = effective_limits(anthropic_limits(model), self._options)
@@ -150,6 +153,7 @@ class AnthropicProvider:
         # ANTHROPIC_BASE_URL (and its profiles) itself. Its own retries are off: see retry.py.
         return anthropic.AsyncAnthropic(
             api_key=api_key,
+            auth_token=None if self._key_helper is not None else self._auth_token,
             base_url=self._conn.base_url,
             default_headers=headers,
             max_retries=0,

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -29,14 +30,14 @@ MODEL_FORMS = (
 )
 
 
-def resolve_alias(name: str) -> str:
+def resolve_alias(name: str, env: Mapping[str, str] | None = None) -> str:
     """The model id an alias stands for (``ANTHROPIC_DEFAULT_*_MODEL`` wins); other names
-    are returned as they are."""
+    are returned as they are. ``env``: the caller's variables (None: this process's)."""
     found = MODEL_ALIASES.get(name.strip().lower())
     if found is None:
         return name
     model, variable = found
-    return os.environ.get(variable) or model
+    return (os.environ if env is None else env).get(variable) or model
 
 
 @dataclass(frozen=True)
@@ -54,16 +55,20 @@ class ModelSpec:
         return f"anthropic:{self.model}"
 
 
-def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
+def parse_model_spec(
+    spec: str | None, *, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> ModelSpec:
     """Parse a model spec; ``None`` picks Anthropic when ANTHROPIC_API_KEY (or a token or
-    base URL) is set, and otherwise explains how to choose a model."""
+    base URL) is set, and otherwise explains how to choose a model. ``env``: the caller's
+    variables (the warm daemon serves several callers); None: this process's."""
+    environ = os.environ if env is None else env
     if not spec:
         if any(
-            os.environ.get(k)
+            environ.get(k)
             for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
         ):
-            model = os.environ.get("ANTHROPIC_MODEL") or DEFAULT_ANTHROPIC_MODEL
-            return ModelSpec("anthropic", resolve_alias(model))
+            model = environ.get("ANTHROPIC_MODEL") or DEFAULT_ANTHROPIC_MODEL
+            return ModelSpec("anthropic", resolve_alias(model, env))
         raise ConfigError(
             "No model is configured. Set ANTHROPIC_API_KEY, or pass --model "
             "(anthropic:<model>, openai:<model>@<base-url> for Ollama/vLLM/llama.cpp/LM Studio, "
@@ -71,7 +76,7 @@ def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
         )
     kind, sep, rest = spec.partition(":")
     if not sep or kind not in ("anthropic", "openai", "scripted"):
-        model = resolve_alias(spec)
+        model = resolve_alias(spec, env)
         if not model.startswith("claude"):
             raise ConfigError(f"unknown model {spec!r}: use {MODEL_FORMS}")
         return ModelSpec("anthropic", model)
@@ -88,7 +93,7 @@ def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
             raise ConfigError(
                 "openai: needs a model name, e.g. openai:qwen2.5-coder@http://localhost:11434/v1"
             )
-        base = base_url if at else os.environ.get("OPENAI_BASE_URL")
+        base = base_url if at else environ.get("OPENAI_BASE_URL")
         if not base:
             raise ConfigError(
                 f"openai:{model} needs a base URL: openai:{model}@http://localhost:11434/v1 "
@@ -97,12 +102,19 @@ def parse_model_spec(spec: str | None, *, cwd: Path | None = None) -> ModelSpec:
         return ModelSpec("openai", model, base_url=base)
     if not rest:
         raise ConfigError("anthropic: needs a model name, e.g. anthropic:claude-sonnet-4-6")
-    return ModelSpec("anthropic", resolve_alias(rest))
+    return ModelSpec("anthropic", resolve_alias(rest, env))
 
 
-def create_provider(spec: ModelSpec, options: ModelOptions | None = None) -> Provider:
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+
+
+def create_provider(
+    spec: ModelSpec, options: ModelOptions | None = None, env: Mapping[str, str] | None = None
+) -> Provider:
     """Instantiate the provider (SDK imports happen lazily inside the provider); ``options``
-    are the user's window, output and thinking choices."""
+    are the user's window, output and thinking choices. With ``env`` (a caller's variables)
+    the key and base URL come from there and nowhere else: the SDKs would otherwise read
+    this process's environment, which in the warm daemon belongs to nobody in particular."""
     options = options or ModelOptions()
     if spec.provider == "scripted":
         from tether.providers.scripted import ScriptedProvider
@@ -115,7 +127,23 @@ def create_provider(spec: ModelSpec, options: ModelOptions | None = None) -> Pro
         from tether.providers.openai_compat import OpenAICompatProvider
 
         assert spec.base_url is not None
-        return OpenAICompatProvider(spec.model, base_url=spec.base_url, options=options)
+        if env is None:
+            return OpenAICompatProvider(spec.model, base_url=spec.base_url, options=options)
+        return OpenAICompatProvider(
+            spec.model,
+            base_url=spec.base_url,
+            api_key=env.get("OPENAI_API_KEY") or "not-needed",
+            options=options,
+        )
     from tether.providers.anthropic import AnthropicProvider
 
-    return AnthropicProvider(spec.model, options=options)
+    if env is None:
+        return AnthropicProvider(spec.model, options=options)
+    key = env.get("ANTHROPIC_API_KEY") or None
+    return AnthropicProvider(
+        spec.model,
+        api_key=key,
+        auth_token=None if key else env.get("ANTHROPIC_AUTH_TOKEN") or None,
+        base_url=env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL,
+        options=options,
+    )

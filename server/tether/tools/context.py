@@ -141,6 +141,9 @@ class ToolConfig:
     shell_sandbox: ShellSandbox | None = None
     shell_env: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     """Extra environment for shell commands (settings ``env``, once the workspace is trusted)."""
+    caller_env: dict[str, str] = field(default_factory=lambda: dict[str, str]())
+    """The variables of the client the session belongs to (the warm daemon serves several:
+    its ``PATH``, ``VIRTUAL_ENV``...), under ``shell_env``; empty in-process."""
     additional_dirs: list[Path] = field(default_factory=lambda: list[Path]())
     """Directories besides the workspace that file tools may use (settings)."""
     bypass_disabled: bool = False

@@ -50,6 +50,7 @@ from tether.tasks.registry import TaskRegistry
 from tether.tools.base import Tool
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
+from tether.tools.shell import MODEL_CREDENTIALS
 from tether.tools.web_search import search_options, web_search_tool
 from tether.transcript.payloads import ModeData
 from tether.transcript.records import SystemRecord
@@ -112,9 +113,13 @@ class SessionOptions:
 
 
 def default_provider_factory(
-    model: str | None, root: Path, options: ModelOptions | None = None
+    model: str | None,
+    root: Path,
+    options: ModelOptions | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Provider:
-    return create_provider(parse_model_spec(model, cwd=root), options)
+    """``env``: the caller's variables the provider is built with (None: this process's)."""
+    return create_provider(parse_model_spec(model, cwd=root, env=env), options, env)
 
 
 def model_options(settings: Settings) -> ModelOptions:
@@ -207,13 +212,19 @@ class Workspace:
         shell_checkpoints: Hooks | None = None,
     ) -> QueryEngine:
         settings = self.loaded.settings
-        provider = self.make_provider(options.model or settings.model)
+        provider = self.make_provider(options.model or settings.model, options.env)
         mode = options.mode or (resumed.mode if resumed else None) or options.default_mode
         state = SessionRunState(mode=mode or settings.permissions.default_mode)
         if resumed is not None:
             state.todos = resumed.todos
             state.files.restore(resumed.files)
         tool_config = self.guard.configure_tools(ToolConfig())
+        if options.env is not None:
+            # Commands run with the client's PATH, virtualenv and locale, not the daemon's
+            # (its model keys stay out, as this process's do).
+            tool_config.caller_env = {
+                k: v for k, v in options.env.items() if k not in MODEL_CREDENTIALS
+            }
         tool_config.small_model = small_model_for(provider)
         command_hooks: CommandHooks | None = None
         if self.hooks is None:
@@ -284,15 +295,21 @@ class Workspace:
             engine.note(sandbox.describe())
         return engine
 
-    def make_provider(self, model: str | None) -> Provider:
-        """The provider for ``model``, backed by the fallback model when there is one."""
-        main = self.provider_factory(model, self.root)
+    def make_provider(self, model: str | None, env: Mapping[str, str] | None = None) -> Provider:
+        """The provider for ``model``, backed by the fallback model when there is one;
+        ``env``: the variables of the client the session belongs to (None: this process's)."""
+        main = self._new_provider(model, env)
         if self._fallback_model is None:
             return main
         from tether.providers.fallback import FallbackProvider
 
-        spare = self.provider_factory(self._fallback_model, self.root)
+        spare = self._new_provider(self._fallback_model, env)
         return FallbackProvider(main, spare, on_fallback=self._on_fallback)
+
+    def _new_provider(self, model: str | None, env: Mapping[str, str] | None) -> Provider:
+        if env is None or self.provider_factory != self._provider:
+            return self.provider_factory(model, self.root)  # an injected factory knows best
+        return default_provider_factory(model, self.root, model_options(self.loaded.settings), env)
 
     def _attach_mcp(self, engine: QueryEngine) -> None:
         """Give a session the workspace's MCP tools; the servers start with the first
@@ -425,7 +442,7 @@ class Workspace:
             events=events,
             hooks=SessionHooks(
                 ready=self.ready,
-                provider_for=self.make_provider,
+                provider_for=lambda model: self.make_provider(model, options.env),
                 close=close,
                 mcp_prompts=self.mcp_prompts,
             ),

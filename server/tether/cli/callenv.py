@@ -1,0 +1,91 @@
+"""The environment of the print-mode call being run, and how the daemon stops it.
+
+In-process that is this process's environment. The warm daemon runs print mode for several
+terminals at once, each with its own variables (``NO_COLOR``, ``TERM``, keys, base URLs):
+it runs each call with that caller's variables set here, and print mode reads them from
+here, never from ``os.environ``. A context variable, so each call (and the tasks and
+threads it starts through asyncio) sees its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import Awaitable, Generator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_CALLER: ContextVar[Mapping[str, str] | None] = ContextVar("tether_caller_env", default=None)
+
+
+def caller_env() -> Mapping[str, str]:
+    """The caller's variables (this process's when nobody else called)."""
+    env = _CALLER.get()
+    return os.environ if env is None else env
+
+
+def served_env() -> Mapping[str, str] | None:
+    """The variables of a caller the daemon serves; None in-process (use this process's)."""
+    return _CALLER.get()
+
+
+@contextmanager
+def calling_with(env: Mapping[str, str]) -> Generator[None]:
+    token = _CALLER.set(dict(env))
+    try:
+        yield
+    finally:
+        _CALLER.reset(token)
+
+
+class CallControl:
+    """How the daemon stops a print-mode call it runs (its client pressed Ctrl+C or went
+    away): the call's event loop and main task register here when they start, and
+    ``interrupt`` cancels that task, as Ctrl+C does in-process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._interrupted = False
+
+    def started(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+        with self._lock:
+            self._loop, self._task = loop, task
+            interrupted = self._interrupted
+        if interrupted:
+            task.cancel()
+
+    def interrupt(self) -> None:
+        with self._lock:
+            self._interrupted = True
+            loop, task = self._loop, self._task
+        if loop is not None and task is not None:
+            with contextlib.suppress(RuntimeError):  # the call's loop has closed
+                loop.call_soon_threadsafe(task.cancel)
+
+
+_CONTROL: ContextVar[CallControl | None] = ContextVar("tether_call_control", default=None)
+
+
+@contextmanager
+def controlled_by(control: CallControl) -> Generator[None]:
+    token = _CONTROL.set(control)
+    try:
+        yield
+    finally:
+        _CONTROL.reset(token)
+
+
+async def interruptible(main: Awaitable[T]) -> T:
+    """``main``, registered with the daemon's control of this call when there is one."""
+    control = _CONTROL.get()
+    task = asyncio.current_task()
+    if control is not None and task is not None:
+        control.started(asyncio.get_running_loop(), task)
+    return await main
