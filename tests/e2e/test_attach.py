@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tether.testing.editor_client import EditorOptions, FakeEditor
+from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 
 from .conftest import MODEL, make_editor
 

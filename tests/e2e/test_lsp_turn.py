@@ -119,7 +119,7 @@ async def test_initialize_reports_model_and_sandbox(
 async def test_initialize_says_what_to_set_when_no_model_is_configured(
     workspace: Path, daemon_env: dict[str, str]
 ) -> None:
-    from tether.testing.editor_client import EditorOptions, FakeEditor
+    from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 
     # Empty, so a key in the environment running the tests does not count either.
     env = {**daemon_env, "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": ""}
