@@ -22,7 +22,7 @@ from typing import Any
 from tether.cli.control import ControlChannel, ControlError, HookMatcherConfig
 from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.hooks.matchers import matcher_matches
-from tether.hooks.outcome import HookOutcome, read_outcome
+from tether.hooks.outcome import HookNotices, HookOutcome, read_outcome
 from tether.hooks.runner import HookRun
 from tether.hooks.verdicts import (
     compact_block,
@@ -70,7 +70,7 @@ class SdkHooks:
         self._source = source
         """SessionStart's source for the first prompt: ``startup`` or ``resume``."""
         self._started = False
-        self._notices: list[HookNotice] = []
+        self._notices = HookNotices()
 
     @property
     def unsupported(self) -> list[str]:
@@ -94,16 +94,11 @@ class SdkHooks:
             for callback_id in matcher.callback_ids
         ]
         outcomes = list(await asyncio.gather(*calls))
-        for o in outcomes:
-            if o.failed:
-                self._notices.append(HookNotice("warning", f"{event} {o.failed}"))
-            if o.system_message:
-                self._notices.append(HookNotice("info", o.system_message))
+        self._notices.note(event, outcomes)
         return outcomes
 
     def drain_notices(self) -> list[HookNotice]:
-        notices, self._notices = self._notices, []
-        return notices
+        return self._notices.drain()
 
     async def _call(
         self,

@@ -17,7 +17,7 @@ from typing import Any
 
 from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.hooks.matchers import select
-from tether.hooks.outcome import HookOutcome, joined, read_outcome
+from tether.hooks.outcome import HookNotices, HookOutcome, joined, read_outcome
 from tether.hooks.runner import hook_env, run_hook
 from tether.hooks.verdicts import (
     compact_block,
@@ -62,7 +62,7 @@ class CommandHooks:
         self._started = False
         self._refresh = refresh
         """Applies changed settings files first, so an edited hook runs at its next event."""
-        self._notices: list[HookNotice] = []
+        self._notices = HookNotices()
 
     def configure(self, config: HooksConfig, env: Mapping[str, str]) -> None:
         """New settings: the next event uses them."""
@@ -108,16 +108,11 @@ class CommandHooks:
             )
         )
         outcomes = [read_outcome(r, plain_stdout_is_context=plain_stdout_is_context) for r in runs]
-        for o in outcomes:
-            if o.failed:
-                self._notices.append(HookNotice("warning", f"{event} {o.failed}"))
-            if o.system_message:
-                self._notices.append(HookNotice("info", o.system_message))
+        self._notices.note(event, outcomes)
         return outcomes
 
     def drain_notices(self) -> list[HookNotice]:
-        notices, self._notices = self._notices, []
-        return notices
+        return self._notices.drain()
 
     # -- the engine's port --------------------------------------------------------------------
 

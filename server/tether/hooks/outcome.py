@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from tether.core.hooks import HookNotice
 from tether.hooks.runner import HookRun
 
 log = logging.getLogger(__name__)
@@ -111,3 +112,22 @@ def strongest(permissions: list[Permission | None]) -> Permission | None:
 def joined(parts: list[str | None]) -> str | None:
     text = "\n".join(p for p in parts if p)
     return text or None
+
+
+class HookNotices:
+    """What hook runs have to tell the user (a ``systemMessage``, a failure), kept until
+    the engine takes them to show as notices."""
+
+    def __init__(self) -> None:
+        self._notices: list[HookNotice] = []
+
+    def note(self, event: str, outcomes: list[HookOutcome]) -> None:
+        for o in outcomes:
+            if o.failed:
+                self._notices.append(HookNotice("warning", f"{event} {o.failed}"))
+            if o.system_message:
+                self._notices.append(HookNotice("info", o.system_message))
+
+    def drain(self) -> list[HookNotice]:
+        notices, self._notices = self._notices, []
+        return notices
