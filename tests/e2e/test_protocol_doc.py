@@ -44,6 +44,7 @@ from lsprotocol import types
 from pydantic import BaseModel
 from pygls.exceptions import JsonRpcException
 
+from tether.cli.main import run_local
 from tether.lsp.main import create_server
 from tether.lsp.testing.editor_client import EditorOptions, FakeEditor
 from tether.protocol import content, updates
@@ -738,7 +739,9 @@ def warm_daemon_methods() -> set[str]:
     server = ConnectionServer()
     hub = SessionHub(server)
     register(server, hub)
-    Daemon(Path("/nonexistent/daemon.sock"))._register_daemon_methods(server, hub)
+    Daemon(Path("/nonexistent/daemon.sock"), run_command=run_local)._register_daemon_methods(
+        server, hub
+    )
     return set(server.protocol.fm.features) - set(plain.protocol.fm.features)
 
 

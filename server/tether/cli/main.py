@@ -237,7 +237,7 @@ def _subcommand(args: argparse.Namespace) -> int:
     if args.command == "daemon":
         from tether.daemon.commands import daemon_command
 
-        return daemon_command(args)
+        return daemon_command(args, run_command=run_local)
     if args.command == "serve":
         from tether.lsp.main import serve
 

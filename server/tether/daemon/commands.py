@@ -8,10 +8,13 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tether.daemon.client import DaemonUnavailable, connect, stop, try_connect
 from tether.daemon.paths import alive_lock_path, ensure_private, runtime_dir, socket_path
+
+if TYPE_CHECKING:  # the command line's path stays free of the daemon's imports
+    from tether.daemon.printing import RunCommand
 
 IDLE_ENV = "TETHER_DAEMON_IDLE_S"
 
@@ -50,7 +53,8 @@ def take_life_lock() -> bool:
     return True
 
 
-def daemon_command(args: argparse.Namespace) -> int:
+def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
+    """``run_command``: how the daemon runs a print-mode call (``cli.main.run_local``)."""
     path = socket_path()
     if args.daemon_command == "run":
         if not take_life_lock():
@@ -59,7 +63,7 @@ def daemon_command(args: argparse.Namespace) -> int:
         from tether.daemon.server import DEFAULT_IDLE_TIMEOUT_S, run_daemon
 
         idle = args.idle_timeout or float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_TIMEOUT_S))
-        return run_daemon(path, idle)
+        return run_daemon(path, idle, run_command)
     if args.daemon_command == "start":
         started = time.monotonic()
         channel = connect()

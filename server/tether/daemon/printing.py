@@ -2,16 +2,17 @@
 
 The client (``cli/remote.py``) sends its command line, directory, environment and which of
 its streams are terminals (``tether/print``); the daemon runs the very code an in-process
-run runs (``cli.main.run_local``), in a thread of its own with its own event loop, so the
-output is the same byte for byte. What that code writes to ``sys.stdout``/``sys.stderr``
-goes back as ``tether/output`` notifications; when it reads ``sys.stdin`` the daemon asks
-the client for the next piece (``tether/readInput``, answered by ``tether/input``), so a
-piped prompt, stream-json input and the answers to terminal permission questions arrive
-exactly when read. ``tether/interrupt`` is the client's Ctrl+C. The result is the exit code.
+run runs (``cli.main.run_local``, passed in as ``RunCommand``), in a thread of its own with
+its own event loop, so the output is the same byte for byte. What that code writes to
+``sys.stdout``/``sys.stderr`` goes back as ``tether/output`` notifications; when it reads
+``sys.stdin`` the daemon asks the client for the next piece (``tether/readInput``, answered
+by ``tether/input``), so a piped prompt, stream-json input and the answers to terminal
+permission questions arrive exactly when read. ``tether/interrupt`` is the client's Ctrl+C.
+The result is the exit code.
 
-The standard streams are process-wide, so the daemon replaces them once with ones that
-route to the current call (a context variable, carried by asyncio into tasks and
-``to_thread``); outside a call they are the daemon's own.
+The standard streams are process-wide, so the daemon replaces them once with ones that route
+to the current call (a context variable, carried by asyncio into tasks and ``to_thread``);
+outside a call they are the daemon's own.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import io
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, Protocol, TextIO, cast
 
 from pydantic import Field
 
@@ -38,6 +39,19 @@ log = logging.getLogger(__name__)
 
 Notify = Callable[[str, dict[str, Any]], None]
 """Sends a notification to the call's client; safe from any thread."""
+
+
+class RunCommand(Protocol):
+    """Runs a command line as ``tether`` would in-process (``cli.main.run_local``); given
+    to the daemon by the command line that starts it, so the daemon does not import it."""
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None = None,
+        on_open: Callable[[SessionFacts], None] | None = None,
+    ) -> int: ...
 
 
 class PrintParams(LenientWireModel):
@@ -169,9 +183,10 @@ def route_standard_streams() -> None:
 class PrintCall:
     """One ``tether/print`` request, run in its own thread."""
 
-    def __init__(self, params: PrintParams, notify: Notify) -> None:
+    def __init__(self, params: PrintParams, notify: Notify, run_command: RunCommand) -> None:
         self.params = params
         self._notify = notify
+        self._run_command = run_command
         self.control = CallControl()
         self.stdin = CallInput(notify)
         self.finished = threading.Event()
@@ -207,9 +222,7 @@ class PrintCall:
         token = _STREAMS.set(streams)
         try:
             with calling_with(p.env), controlled_by(self.control):
-                from tether.cli.main import run_local
-
-                return run_local(p.argv, cwd=Path(p.cwd), on_open=self._opened)
+                return self._run_command(p.argv, cwd=Path(p.cwd), on_open=self._opened)
         except SystemExit as e:  # argparse's --help and the like
             return e.code if isinstance(e.code, int) else 1
         except BaseException:
@@ -234,14 +247,15 @@ class PrintCall:
 class PrintService:
     """A connection's print-mode calls (one at a time: a terminal runs one command)."""
 
-    def __init__(self, notify: Notify) -> None:
+    def __init__(self, notify: Notify, run_command: RunCommand) -> None:
         self._notify = notify
+        self._run_command = run_command
         self._call: PrintCall | None = None
 
     async def run(self, params: PrintParams) -> dict[str, Any]:
         if self._call is not None:
             raise InvalidParamsError("this connection runs a command already")
-        self._call = PrintCall(params, self._notify)
+        self._call = PrintCall(params, self._notify, self._run_command)
         try:
             return {"exitCode": await self._call.run()}
         finally:

@@ -31,7 +31,13 @@ from pygls.protocol import lsp_method
 from tether import __version__
 from tether.daemon.build import build_id
 from tether.daemon.paths import ensure_private
-from tether.daemon.printing import InputParams, PrintParams, PrintService, route_standard_streams
+from tether.daemon.printing import (
+    InputParams,
+    PrintParams,
+    PrintService,
+    RunCommand,
+    route_standard_streams,
+)
 from tether.lsp.handlers import register
 from tether.lsp.hub import SessionHub
 from tether.lsp.io import read_loop
@@ -99,8 +105,16 @@ class ConnectionServer(TetherServer):
 
 
 class Daemon:
-    def __init__(self, socket_path: Path, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S):
+    def __init__(
+        self,
+        socket_path: Path,
+        *,
+        run_command: RunCommand,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
+    ):
         self.socket_path = socket_path
+        self.run_command = run_command
+        """How a ``tether/print`` call's command line runs (print mode, in-process)."""
         self.idle_timeout = idle_timeout
         self.build = build_id()
         self.started = time.time()
@@ -225,7 +239,7 @@ class Daemon:
             # From the call's thread: the connection belongs to the daemon's loop.
             loop[0].call_soon_threadsafe(server.protocol.notify, method, params)
 
-        printing = PrintService(notify)
+        printing = PrintService(notify, self.run_command)
 
         @server.feature("tether/print")
         @wire_errors
@@ -278,11 +292,12 @@ def _abandon_questions(server: TetherServer) -> None:
             future.set_exception(ClientGone("the client disconnected"))
 
 
-def run_daemon(socket_path: Path, idle_timeout: float) -> int:
+def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) -> int:
     route_standard_streams()
     # What a print-mode call needs, imported while the daemon waits for it.
     threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
-    return asyncio.run(Daemon(socket_path, idle_timeout=idle_timeout).run())
+    daemon = Daemon(socket_path, run_command=run_command, idle_timeout=idle_timeout)
+    return asyncio.run(daemon.run())
 
 
 def _warm_imports() -> None:
