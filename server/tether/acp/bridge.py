@@ -22,14 +22,13 @@ import acp.schema as wire
 from acp import Client, RequestError
 
 from tether.acp.mapping import View, permission_tool_call
-from tether.editor.disk import read_text_file, write_on_disk, write_text_atomically
+from tether.editor.disk import read_text_file, write_checked, write_text_atomically
 from tether.editor.port import (
     Document,
     PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
-    check_base,
 )
 from tether.errors import ToolError
 
@@ -64,11 +63,14 @@ class AcpEditor:
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
-        _current, stale = await check_base(self, path, base)
-        if stale is not None:
-            return stale
-        if not self.can_write:
-            return await write_on_disk(path, new_text)
+        return await write_checked(self, path, new_text, base, label)
+
+    def takes(self, current: Document | None) -> bool:
+        return self.can_write
+
+    async def write_buffer(
+        self, path: Path, current: Document | None, new_text: str, label: str
+    ) -> WriteOutcome:
         try:
             await self.client.write_text_file(
                 session_id=self.session_id, path=str(path), content=new_text

@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Protocol
 
 from tether.editor.port import (
     Document,
+    Editor,
     PermissionAnswer,
     PermissionReply,
     PermissionRequest,
     WriteOutcome,
     Written,
+    check_base,
     conflict,
     reply_of,
 )
@@ -49,6 +52,30 @@ async def write_on_disk(path: Path, text: str) -> Written:
     """For front doors with no buffer to hold the text: the file itself."""
     await asyncio.to_thread(write_text_atomically, path, text)
     return Written(Document(path=path, text=text))
+
+
+class BufferWriter(Editor, Protocol):
+    """A front door whose client holds buffers: it says whether one can take a write and
+    makes it there."""
+
+    def takes(self, current: Document | None) -> bool: ...
+
+    async def write_buffer(
+        self, path: Path, current: Document | None, new_text: str, label: str
+    ) -> WriteOutcome: ...
+
+
+async def write_checked(
+    editor: BufferWriter, path: Path, new_text: str, base: Document | None, label: str
+) -> WriteOutcome:
+    """A front door's write: refused when the text is no longer ``base``; into the client's
+    buffer when one ``takes`` the file as it is now, else on disk."""
+    current, stale = await check_base(editor, path, base)
+    if stale is not None:
+        return stale
+    if not editor.takes(current):
+        return await write_on_disk(path, new_text)
+    return await editor.write_buffer(path, current, new_text, label)
 
 
 class DiskEditor:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 
-from tether.editor.disk import read_text_file, write_on_disk, write_text_atomically
+from tether.editor.disk import read_text_file, write_checked, write_text_atomically
 from tether.editor.port import (
     Conflict,
     Document,
@@ -31,7 +31,6 @@ from tether.editor.port import (
     Unconfirmed,
     WriteOutcome,
     Written,
-    check_base,
     current_document,
 )
 from tether.lsp.confirm import REFUSED_WAIT_S, Unsettled, judge
@@ -90,14 +89,16 @@ class LspEditor:
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:
-        current, stale = await check_base(self, path, base)
-        if stale is not None:
-            return stale
-        features = self.server.features
-        if not features.apply_edit or (current is None and not features.create_files):
-            # No buffer can take the edit (or hold a file that does not exist yet).
-            return await write_on_disk(path, new_text)
+        return await write_checked(self, path, new_text, base, label)
 
+    def takes(self, current: Document | None) -> bool:
+        """Whether a buffer can take the edit (and hold the file, if it is new)."""
+        features = self.server.features
+        return features.apply_edit and (current is not None or features.create_files)
+
+    async def write_buffer(
+        self, path: Path, current: Document | None, new_text: str, label: str
+    ) -> WriteOutcome:
         outcome = await self._apply(path, current, new_text, label)
         if isinstance(outcome, Conflict):
             return outcome
