@@ -73,7 +73,10 @@ def connect(address: str) -> str:
         f" s.connect({address!r}); s.sendall(b'order'); print('CONNECTED')\n"
         "except OSError as e: print('refused', e)\n"
     )
-    return f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+    # The interpreter itself, not the virtualenv's link to it: the sandbox gives commands a
+    # private /tmp, so a checkout under /tmp has no .venv inside it.
+    python = os.path.realpath(sys.executable)
+    return f"{shlex.quote(python)} -c {shlex.quote(code)}"
 
 
 def _start(listen: list[Listener], address: Path | str) -> Listener:
@@ -92,7 +95,9 @@ async def _attack(
     h = make_harness(mode="bypassPermissions")
     if settings is not None and workspace is not None:
         h.ctx.config.shell_sandbox = BwrapSandbox(workspace, settings, linger_s=0)
-    return text_of(await h.call("Bash", command=connect(address)))
+    out = text_of(await h.call("Bash", command=connect(address)))
+    assert "CONNECTED" in out or "refused" in out, f"the probe did not run: {out}"
+    return out
 
 
 async def test_a_socket_beside_the_workspace(
