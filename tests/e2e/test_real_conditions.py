@@ -22,7 +22,7 @@ from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_openai import FakeOpenAIServer
 from tether.transcript.store import TranscriptStore
 from tether.workspace import Workspace
-from tether.workspace.workspace import SessionOptions
+from tether.workspace.options import SessionOptions
 
 TURNS = 60
 BYPASS = SessionOptions(mode="bypassPermissions")

@@ -34,8 +34,8 @@ from tether.skills.expand import CommandError
 from tether.transcript.load import TranscriptDamagedError
 from tether.transcript.store import TranscriptStore
 from tether.workspace import Workspace
+from tether.workspace.options import SessionOptions
 from tether.workspace.registry import Sessions
-from tether.workspace.workspace import SessionOptions
 
 log = logging.getLogger(__name__)
 

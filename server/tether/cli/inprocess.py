@@ -34,7 +34,7 @@ from tether.session.session import Session
 from tether.skills import commands
 from tether.tools.base import Tool
 from tether.workspace import Workspace
-from tether.workspace.workspace import SessionOptions
+from tether.workspace.options import SessionOptions
 
 if TYPE_CHECKING:
     import mcp_types

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     # initialize), so that the daemon answers `initialize` quickly.
     from tether.session.session import Session
     from tether.workspace import Workspace
+    from tether.workspace.options import SessionOptions
     from tether.workspace.registry import Sessions
-    from tether.workspace.workspace import SessionOptions
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ class SessionHub:
     # -- sessions ---------------------------------------------------------------------
 
     def _options(self, editor: LspEditor, params: NewSessionParams | None = None) -> SessionOptions:
-        from tether.workspace.workspace import SessionOptions
+        from tether.workspace.options import SessionOptions
 
         source = diagnostics_source(
             self.diagnostics, editor.edited, lambda: self.server.features.diagnostics

@@ -15,7 +15,8 @@ from tether.editor.port import Editor
 from tether.errors import SessionError
 from tether.session.session import Session
 from tether.transcript.store import SessionInfo
-from tether.workspace.workspace import SessionOptions, Workspace
+from tether.workspace.options import SessionOptions
+from tether.workspace.workspace import Workspace
 
 log = logging.getLogger(__name__)
 

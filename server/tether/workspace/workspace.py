@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tether.agents.definitions import AgentDefinition, load_definitions
-from tether.context.compaction import CompactionSettings
+from tether.agents.definitions import load_definitions
 from tether.core.hooks import Hooks
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
-from tether.engine.turns import AttachmentSource, EngineEvents
+from tether.engine.turns import EngineEvents
 from tether.errors import SessionError
 from tether.hooks.chain import HooksChain
 from tether.hooks.command_hooks import CommandHooks
@@ -29,10 +27,7 @@ from tether.mcp.config import McpConfig
 from tether.mcp.config import load_config as load_mcp_config
 from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
 from tether.permissions.policy import RuleSet
-from tether.protocol.updates import Mode, Usage
-from tether.providers.base import Provider, TokenUsage
-from tether.providers.models import ModelOptions
-from tether.providers.registry import create_provider, parse_model_spec
+from tether.providers.base import Provider
 from tether.providers.side import small_model_for
 from tether.sandbox.bwrap import Probe
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
@@ -42,12 +37,10 @@ from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
 from tether.session.shell_checkpoints import ShellCheckpoints
 from tether.settings.load import LoadedSettings, add_local_rule
-from tether.settings.model import ContextSettings, Settings
 from tether.settings.trust import TrustStore
 from tether.skills.attach import attach as attach_skills
 from tether.skills.registry import SkillRegistry
 from tether.tasks.registry import TaskRegistry
-from tether.tools.base import Tool
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
 from tether.tools.shell import MODEL_CREDENTIALS
@@ -67,72 +60,15 @@ if TYPE_CHECKING:
     from tether.mcp.manager import McpManager
     from tether.skills.expand import McpPrompts
 
+from tether.workspace.from_settings import (
+    compaction_settings,
+    default_provider_factory,
+    model_options,
+    token_usage,
+)
+from tether.workspace.options import ProviderFactory, SessionOptions
+
 log = logging.getLogger(__name__)
-
-ProviderFactory = Callable[[str | None, Path], Provider]
-
-
-@dataclass(frozen=True)
-class SessionOptions:
-    """How a front door wants a session: the model, the mode, limits and extra rules (the
-    command line's ``--allowedTools``...), and what it adds at turn boundaries."""
-
-    session_id: str | None = None
-    """For a new session: its id (default: a fresh UUID)."""
-    model: str | None = None
-    mode: Mode | None = None
-    """The mode to start in (a resumed session too)."""
-    default_mode: Mode | None = None
-    """The mode when nothing else says: a resumed session keeps the mode it was left in."""
-    title: str | None = None
-    allow: Sequence[str] = ()
-    deny: Sequence[str] = ()
-    max_turns: int | None = None
-    max_budget_usd: float | None = None
-    auto_wake: bool = True
-    """Answer finished background tasks with a turn of their own while idle."""
-    attachments: Sequence[AttachmentSource] = ()
-    """Sources of urgent context at turn boundaries (the LSP door's new diagnostics)."""
-    hooks: Hooks | None = None
-    """Hooks of the front door's own (an SDK program's callbacks), asked along with the
-    settings' command hooks."""
-    tools: Sequence[Tool[Any]] = ()
-    """Tools the front door brings (MCP servers hosted by an SDK program)."""
-    builtin_tools: Sequence[str] | None = None
-    """Which built-in tools the model gets (``--tools``); None: all of them."""
-    system_prompt: str | None = None
-    """Replaces the built-in identity section of the system prompt (blank: keep it)."""
-    append_system_prompt: str | None = None
-    """Added at the end of the system prompt."""
-    agents: Mapping[str, AgentDefinition] = field(
-        default_factory=lambda: dict[str, AgentDefinition]()
-    )
-    """Subagent definitions the front door brings (an SDK program's), over the workspace's."""
-    env: Mapping[str, str] | None = None
-    """The client's environment (keys, base URLs, proxies); None: this process's."""
-
-
-def default_provider_factory(
-    model: str | None,
-    root: Path,
-    options: ModelOptions | None = None,
-    env: Mapping[str, str] | None = None,
-) -> Provider:
-    """``env``: the caller's variables the provider is built with (None: this process's)."""
-    return create_provider(parse_model_spec(model, cwd=root, env=env), options, env)
-
-
-def model_options(settings: Settings) -> ModelOptions:
-    """The settings' model overrides (``--thinking`` arrives as a settings override)."""
-    o = settings.model_options
-    return ModelOptions(
-        context_window=o.context_window,
-        max_output_tokens=o.max_output_tokens,
-        thinking=o.thinking,
-        thinking_budget=o.thinking_budget,
-        context_1m=o.context1m,
-        api_key_helper=settings.api_key_helper,
-    )
 
 
 class Workspace:
@@ -476,22 +412,3 @@ class Workspace:
         if self._mcp is not None:
             await self._mcp.close()
         self.guard.close()
-
-
-def compaction_settings(context: ContextSettings) -> CompactionSettings:
-    return CompactionSettings(
-        auto=context.auto_compact,
-        auto_threshold=context.auto_compact_threshold,
-        warning_threshold=context.warning_threshold,
-        tool_result_max_chars=context.tool_result_max_chars,
-        microcompact_keep=context.microcompact_keep,
-    )
-
-
-def token_usage(usage: Usage) -> TokenUsage:
-    return TokenUsage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_creation_tokens=usage.cache_creation_tokens,
-    )

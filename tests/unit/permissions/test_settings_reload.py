@@ -14,7 +14,7 @@ from tether.providers.scripted import ScriptedProvider
 from tether.settings.trust import TrustStore
 from tether.transcript.store import TranscriptStore
 from tether.workspace import Workspace
-from tether.workspace.workspace import SessionOptions
+from tether.workspace.options import SessionOptions
 
 from .conftest import WORKING
 
