@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
 
 def ms(seconds: float) -> str:
@@ -17,3 +18,22 @@ def summary(samples: Sequence[float]) -> str:
         f"median {ms(statistics.median(ordered))}, p99 {ms(p99)}, "
         f"min {ms(ordered[0])}, max {ms(ordered[-1])} (n={len(ordered)})"
     )
+
+
+def four_turn_script() -> list[Any]:
+    """The measured headless run: three parallel Reads, an Edit, a Bash echo, a text reply
+    (for the fixture workspace ``tests/fixtures/workspaces/basic``)."""
+
+    def tool(name: str, **inp: Any) -> dict[str, Any]:
+        return {"type": "tool_use", "name": name, "input": inp}
+
+    return [
+        [
+            tool("Read", file_path="src/app.py"),
+            tool("Read", file_path="README.md"),
+            tool("Read", file_path="src/intl.txt"),
+        ],
+        [tool("Edit", file_path="src/app.py", old_string="Bye, ", new_string="Goodbye, ")],
+        [tool("Bash", command="echo done")],
+        [{"type": "text", "text": "Finished."}],
+    ]

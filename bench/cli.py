@@ -26,28 +26,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import summary
+from _util import four_turn_script, summary
 
 from tether.testing.fake_anthropic import FakeAnthropicServer
 
 FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "workspaces" / "basic"
 TETHER = Path(sys.executable).with_name("tether")
-
-
-def four_turns() -> list[Any]:
-    def tool(name: str, **inp: Any) -> dict[str, Any]:
-        return {"type": "tool_use", "name": name, "input": inp}
-
-    return [
-        [
-            tool("Read", file_path="src/app.py"),
-            tool("Read", file_path="README.md"),
-            tool("Read", file_path="src/intl.txt"),
-        ],
-        [tool("Edit", file_path="src/app.py", old_string="Bye, ", new_string="Goodbye, ")],
-        [tool("Bash", command="echo done")],
-        [{"type": "text", "text": "Finished."}],
-    ]
 
 
 def hi() -> list[Any]:
@@ -121,7 +105,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(Path(tmp))
-        bench.run(four_turns(), *SCRIPT_ARGV, no_daemon=True)  # warm the file cache
+        bench.run(four_turn_script(), *SCRIPT_ARGV, no_daemon=True)  # warm the file cache
         in_process: list[float] = []
         cold: list[float] = []
         warm: list[float] = []
@@ -129,11 +113,11 @@ def main() -> None:
         # Interleaved, so that the machine's load weighs on every variant alike.
         for _ in range(args.runs):
             bench.stop_daemon()
-            in_process.append(bench.run(four_turns(), *SCRIPT_ARGV, no_daemon=True))
-            cold.append(bench.run(four_turns(), *SCRIPT_ARGV))
+            in_process.append(bench.run(four_turn_script(), *SCRIPT_ARGV, no_daemon=True))
+            cold.append(bench.run(four_turn_script(), *SCRIPT_ARGV))
             bench.wait_for_daemon()  # the call started it as it left
             bench.run(hi(), "run", "hi")  # the daemon's first call warms it
-            warm.append(bench.run(four_turns(), *SCRIPT_ARGV))
+            warm.append(bench.run(four_turn_script(), *SCRIPT_ARGV))
             run_hi.append(bench.run(hi(), "run", "hi"))
         bench.stop_daemon()
     base = statistics.median(in_process)

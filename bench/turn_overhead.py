@@ -16,10 +16,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _util import ms, summary
+from _util import four_turn_script, ms, summary
 
 from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
@@ -32,25 +31,9 @@ from tether.tools.registry import core_tools
 FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "workspaces" / "basic"
 
 
-def script() -> list[Any]:
-    def tool(name: str, **inp: Any) -> dict[str, Any]:
-        return {"type": "tool_use", "name": name, "input": inp}
-
-    return [
-        [
-            tool("Read", file_path="src/app.py"),
-            tool("Read", file_path="README.md"),
-            tool("Read", file_path="src/intl.txt"),
-        ],
-        [tool("Edit", file_path="src/app.py", old_string="Bye, ", new_string="Goodbye, ")],
-        [tool("Bash", command="echo done")],
-        [{"type": "text", "text": "Finished."}],
-    ]
-
-
 async def one_run(root: Path) -> tuple[list[float], list[float]]:
     """Gaps between response end and next request, and tool time inside each gap."""
-    with FakeAnthropicServer(script()) as api:
+    with FakeAnthropicServer(four_turn_script()) as api:
         provider = AnthropicProvider("claude-sonnet-4-6", api_key="bench", base_url=api.base_url)
         engine = QueryEngine(
             session_id="bench",
