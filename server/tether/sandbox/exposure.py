@@ -67,7 +67,21 @@ def expand(raw: str, base: Path, *, resolve: bool = True) -> Path:
 
 
 def _under(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path == r or path.is_relative_to(r) for r in roots)
+    # Plain string comparison of canonical paths: ``PurePath.is_relative_to`` re-parses both
+    # paths on every call, and this runs thousands of times per command.
+    text = str(path)
+    for root in roots:
+        prefix = str(root)
+        if text == prefix or prefix == "/" or text.startswith(prefix + "/"):
+            return True
+    return False
+
+
+def _existing(raw: str, home: Path) -> Path | None:
+    """``raw`` resolved, or None if nothing is there (one ``lstat`` for the usual case,
+    instead of resolving every component of a path that does not exist)."""
+    path = expand(raw, home, resolve=False)
+    return expand(raw, home) if os.path.lexists(path) else None
 
 
 @dataclass(frozen=True)
@@ -122,7 +136,8 @@ def exposure(
     links: list[tuple[Path, Path]] = []
     if hide_home and home != Path("/") and home.is_dir() and not _under(home, open_paths):
         hide.append(home)
-        for wanted in (*(expand(p, home, resolve=False) for p in HOME_TOOLCHAINS), *readable):
+        toolchains = (expand(p, home, resolve=False) for p in HOME_TOOLCHAINS)
+        for wanted in (*(p for p in toolchains if os.path.exists(p)), *readable):
             real = Path(os.path.realpath(wanted))
             if not os.path.exists(real):
                 continue
@@ -131,7 +146,8 @@ def exposure(
             if _under(real, hide):
                 reveal.append(real)
     secret: list[Path] = []
-    for path in dict.fromkeys((*(expand(p, home) for p in SENSITIVE), *hidden)):
+    sensitive = (_existing(p, home) for p in SENSITIVE)
+    for path in dict.fromkeys((*(p for p in sensitive if p is not None), *hidden)):
         if _under(root, [path]) or any(_under(p, [path]) for p in (*writable, *readable)):
             continue  # the workspace lies inside it, or the user opened it on purpose
         if _under(path, hide) and not _under(path, (*reveal, *open_paths)):

@@ -46,6 +46,7 @@ class Placeholders:
         self._held: dict[Path, _Held] = {}
         self._lock = threading.Lock()
         self._linger_s = linger_s
+        self._timer: threading.Timer | None = None
 
     @contextlib.contextmanager
     def hold(self, items: Sequence[Protected]) -> Generator[list[Protected]]:
@@ -62,8 +63,9 @@ class Placeholders:
                 now.append(Protected(item.path, item.kind, True, item.writable_mount))
             yield now
         finally:
-            for path in taken:
-                self._release(path)
+            released = [path for path in taken if self._release(path)]
+            if released:
+                self._schedule_sweep()
 
     def _acquire(self, item: Protected) -> bool:
         with self._lock:
@@ -93,21 +95,39 @@ class Placeholders:
             self._held[item.path] = _Held(item.kind, inode, len(item.stand_in))
             return True
 
-    def _release(self, path: Path) -> None:
+    def _release(self, path: Path) -> bool:
+        """True if the stand-in is now unused."""
         with self._lock:
             held = self._held.get(path)
             if held is None:
-                return
+                return False
             held.users -= 1
             if held.users > 0:
-                return
+                return False
             held.idle_since = time.monotonic()
+            return True
+
+    def _schedule_sweep(self) -> None:
         if self._linger_s <= 0:
             self.sweep(0)
             return
-        timer = threading.Timer(self._linger_s + 0.05, self.sweep)
-        timer.daemon = True
-        timer.start()
+        # One timer for all stand-ins: starting a thread per stand-in per command cost
+        # more than the command's own sandbox setup.
+        with self._lock:
+            if self._timer is not None:
+                return
+            self._timer = threading.Timer(self._linger_s + 0.05, self._timed_sweep)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _timed_sweep(self) -> None:
+        with self._lock:
+            self._timer = None
+        self.sweep()
+        with self._lock:
+            idle = any(held.users == 0 for held in self._held.values())
+        if idle:  # used again meanwhile: its own linger time is not over yet
+            self._schedule_sweep()
 
     def sweep(self, idle_for: float | None = None) -> None:
         """Remove stand-ins unused for ``idle_for`` seconds (default: the linger time)."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -124,6 +126,22 @@ def test_stand_ins_linger_briefly_then_go(root: Path) -> None:
     with holder.hold(items) as now:
         assert now[0].exists
     holder.sweep(0)  # what closing the workspace does
+    assert not (root / ".vscode").exists()
+
+
+def test_one_timer_sweeps_every_stand_in_of_a_burst(root: Path) -> None:
+    holder = Placeholders(linger_s=0.2)
+    items = protected_paths(root)
+    threads = threading.active_count()
+    for _ in range(20):
+        with holder.hold(items):
+            pass
+    assert len(holder.held()) > 1
+    assert threading.active_count() <= threads + 1  # not a timer per stand-in per command
+    deadline = time.monotonic() + 5
+    while holder.held() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert holder.held() == []
     assert not (root / ".vscode").exists()
 
 
