@@ -60,13 +60,8 @@ from tether.providers.script import (
     server_tool_use_id,
     tool_use_id,
 )
-from tether.testing.anthropic_rules import (
-    RequestContext,
-    check_request,
-    count_input_tokens,
-    redacted_data,
-    sign,
-)
+from tether.testing.anthropic_checker import RequestChecker
+from tether.testing.anthropic_rules import RequestContext, redacted_data, sign
 
 CHUNK_CHARS = 24
 DEFAULT_WINDOW = 200_000
@@ -84,6 +79,7 @@ class ScriptedProvider:
         self._limits = ModelLimits(window, 64_000, 32_000, "adaptive")
         self._next = 0
         self._thought_before_tools: set[str] = set()
+        self._checker = RequestChecker()
         self.requests: list[ModelRequest] = []
         self.refused: list[str] = []
         """Messages of the requests the rules refused."""
@@ -153,9 +149,10 @@ class ScriptedProvider:
         if request.thinking:
             body["thinking"] = {"type": "adaptive"}
         ctx = RequestContext(self._limits, self._limits.window, self._thought_before_tools)
-        error = check_request(body, ctx)
+        verdict = self._checker.check(body, ctx)
+        error = verdict.error
         if error is None:
-            return count_input_tokens(body)
+            return verdict.tokens
         self.refused.append(error.message)
         if error.message.startswith("prompt is too long"):
             raise PromptTooLongError(error.message, status=400)

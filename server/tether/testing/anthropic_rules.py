@@ -1,7 +1,7 @@
 """What the real Messages API refuses, checked on every request the fake API receives.
 
-``check_request`` returns the first violation as an ``ApiError`` carrying the real status,
-error type and message wording (``{"type": "error", "error": {"type":
+``anthropic_checker.check_request`` returns the first violation as an ``ApiError``
+carrying the real status, error type and message wording (``{"type": "error", "error": {"type":
 "invalid_request_error", "message": ...}}``, HTTP 400), or None. The rules:
 
 * unknown fields anywhere (top level, messages, blocks, tools, ``cache_control``,
@@ -38,14 +38,11 @@ import re
 from typing import Any, cast
 
 from tether.testing.anthropic_thinking import (
-    check_thinking_blocks,
-    check_thinking_config,
     redacted_data,
     sign,
 )
 from tether.testing.anthropic_wire import (
     ApiError,
-    Reject,
     RequestContext,
     as_dict,
     as_list,
@@ -59,7 +56,6 @@ from tether.testing.anthropic_wire import (
 __all__ = [
     "ApiError",
     "RequestContext",
-    "check_request",
     "count_input_tokens",
     "invalid",
     "redacted_data",
@@ -94,41 +90,6 @@ CUSTOM_TOOL = {"name", "description", "input_schema", "cache_control", "type", "
                "defer_loading", "input_examples"}  # fmt: skip
 
 
-def check_request(body: dict[str, Any], ctx: RequestContext) -> ApiError | None:
-    try:
-        _check(body, ctx)
-    except Reject as r:
-        return r.error
-    return None
-
-
-def _check(body: dict[str, Any], ctx: RequestContext) -> None:
-    extra(body, TOP_LEVEL, "")
-    for key in ("model", "max_tokens", "messages"):
-        if key not in body:
-            raise fail(f"{key}: Field required")
-    max_tokens = body["max_tokens"]
-    if not isinstance(max_tokens, int) or max_tokens < 1:
-        raise fail("max_tokens: Input should be greater than or equal to 1")
-    if max_tokens > ctx.limits.max_output:
-        raise fail(
-            f"max_tokens: {max_tokens} > {ctx.limits.max_output}, which is the maximum "
-            f"allowed number of output tokens for {body['model']}"
-        )
-    marks: list[tuple[str, str]] = []
-    _check_tools(body.get("tools"), marks)
-    _check_system(body.get("system"), marks)
-    messages = _check_messages(body["messages"], marks, PER_TURN_CONTROL in ctx.betas)
-    _check_cache_marks(marks)
-    thinking = check_thinking_config(body.get("thinking"), max_tokens, ctx)
-    merged = _merge(messages)
-    _check_pairing(merged)
-    check_thinking_blocks(merged, thinking, ctx)
-    tokens = count_input_tokens(body)
-    if tokens > ctx.window:
-        raise fail(f"prompt is too long: {tokens} tokens > {ctx.window} maximum")
-
-
 def _cache_mark(block: dict[str, Any], path: str, marks: list[tuple[str, str]]) -> None:
     mark = block.get("cache_control")
     if mark is None:
@@ -143,7 +104,7 @@ def _cache_mark(block: dict[str, Any], path: str, marks: list[tuple[str, str]]) 
     marks.append((path, ttl))
 
 
-def _check_cache_marks(marks: list[tuple[str, str]]) -> None:
+def check_cache_marks(marks: list[tuple[str, str]]) -> None:
     if len(marks) > MAX_CACHE_MARKS:
         raise fail(
             f"A maximum of {MAX_CACHE_MARKS} blocks with cache_control may be provided. "
@@ -160,7 +121,7 @@ def _check_cache_marks(marks: list[tuple[str, str]]) -> None:
         seen_5m = seen_5m or ttl == "5m"
 
 
-def _check_tools(tools: Any, marks: list[tuple[str, str]]) -> None:
+def check_tools(tools: Any, marks: list[tuple[str, str]]) -> None:
     if tools is None:
         return
     names: set[str] = set()
@@ -190,7 +151,7 @@ def _check_text(text: Any, path: str) -> None:
         raise fail("messages: text content blocks must contain non-whitespace text")
 
 
-def _check_system(system: Any, marks: list[tuple[str, str]]) -> None:
+def check_system(system: Any, marks: list[tuple[str, str]]) -> None:
     if system is None or isinstance(system, str):
         return
     for i, raw in enumerate(as_list(system, "system")):
@@ -204,42 +165,38 @@ def _check_system(system: Any, marks: list[tuple[str, str]]) -> None:
         _cache_mark(block, f"system.{i}", marks)
 
 
-def _check_messages(
-    raw_messages: Any, marks: list[tuple[str, str]], system_messages: bool
-) -> list[dict[str, Any]]:
-    messages = as_list(raw_messages, "messages")
-    if not messages:
-        raise fail("messages: at least one message is required")
-    out: list[dict[str, Any]] = []
-    for i, raw in enumerate(messages):
-        message = as_dict(raw, f"messages.{i}")
-        role = message.get("role")
-        if role == "system" and system_messages:
-            _check_system_message(message, f"messages.{i}", marks)
-            continue
-        extra(message, {"role", "content"}, f"messages.{i}")
-        if role not in ("user", "assistant"):
-            raise fail(f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        content = message.get("content")
-        if isinstance(content, str):
-            if not content and i != len(messages) - 1:
-                raise fail(
-                    f"messages.{i}: all messages must have non-empty content except for the "
-                    "optional final assistant message"
-                )
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
-        else:
-            blocks = [
-                _check_block(b, f"messages.{i}.content.{k}", role, marks)
-                for k, b in enumerate(as_list(content, f"messages.{i}.content"))
-            ]
-            if not blocks and not (role == "assistant" and i == len(messages) - 1):
-                raise fail(
-                    f"messages.{i}: all messages must have non-empty content except for the "
-                    "optional final assistant message"
-                )
-        out.append({"role": role, "content": blocks, "index": i})
-    return out
+def check_message(
+    raw: Any, i: int, count: int, marks: list[tuple[str, str]], system_messages: bool
+) -> dict[str, Any] | None:
+    """Message ``i`` of ``count`` on its own: its blocks as checked (with ``index``), or None
+    for a system message of the per-turn-control beta."""
+    message = as_dict(raw, f"messages.{i}")
+    role = message.get("role")
+    if role == "system" and system_messages:
+        _check_system_message(message, f"messages.{i}", marks)
+        return None
+    extra(message, {"role", "content"}, f"messages.{i}")
+    if role not in ("user", "assistant"):
+        raise fail(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    content = message.get("content")
+    if isinstance(content, str):
+        if not content and i != count - 1:
+            raise fail(
+                f"messages.{i}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+    else:
+        blocks = [
+            _check_block(b, f"messages.{i}.content.{k}", role, marks)
+            for k, b in enumerate(as_list(content, f"messages.{i}.content"))
+        ]
+        if not blocks and not (role == "assistant" and i == count - 1):
+            raise fail(
+                f"messages.{i}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+    return {"role": role, "content": blocks, "index": i}
 
 
 def _check_system_message(message: dict[str, Any], path: str, marks: list[tuple[str, str]]) -> None:
@@ -297,8 +254,12 @@ def _check_block(
     return block
 
 
-def _merge(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    merged: list[dict[str, Any]] = []
+def merge(
+    messages: list[dict[str, Any]], merged: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Consecutive same-role messages as one (the API merges them first), appended to
+    ``merged``."""
+    merged = [] if merged is None else merged
     for message in messages:
         if merged and merged[-1]["role"] == message["role"]:
             merged[-1] = {**merged[-1], "content": [*merged[-1]["content"], *message["content"]]}
@@ -307,9 +268,14 @@ def _merge(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def _check_pairing(merged: list[dict[str, Any]]) -> None:
-    seen_ids: set[str] = set()
-    for i, message in enumerate(merged):
+def check_pairing(
+    merged: list[dict[str, Any]], start: int = 0, seen_ids: set[str] | None = None
+) -> None:
+    """Tool use and result pairing from merged message ``start`` on; ``seen_ids``: the
+    tool_use ids of the messages before it."""
+    seen_ids = set() if seen_ids is None else seen_ids
+    for i in range(start, len(merged)):
+        message = merged[i]
         where = f"messages.{message['index']}"
         if message["role"] == "assistant":
             ids: list[str] = []

@@ -79,10 +79,16 @@ def is_thinking(block: dict[str, Any]) -> bool:
     return block.get("type") in ("thinking", "redacted_thinking")
 
 
-def check_thinking_blocks(merged: list[dict[str, Any]], thinking: str, ctx: RequestContext) -> None:
+def check_thinking_blocks(
+    merged: list[dict[str, Any]], thinking: str, ctx: RequestContext, start: int = 0
+) -> None:
+    """``start``: merged messages before it passed these checks in an earlier request (a
+    block that passed then passes now: only its error's wording depends on its position)."""
     assistants = [i for i, m in enumerate(merged) if m["role"] == "assistant"]
     latest = assistants[-1] if assistants else None
     for i in assistants:
+        if i < start:
+            continue
         message = merged[i]
         where = f"messages.{message['index']}"
         content: list[dict[str, Any]] = message["content"]

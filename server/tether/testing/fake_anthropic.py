@@ -41,10 +41,10 @@ from tether.providers.script import (
     tool_use_id,
 )
 from tether.testing import fake_web_search
+from tether.testing.anthropic_checker import RequestChecker
 from tether.testing.anthropic_rules import (
     ApiError,
     RequestContext,
-    check_request,
     count_input_tokens,
     redacted_data,
     sign,
@@ -88,6 +88,10 @@ class FakeAnthropicServer(FakeModelServer):
         self.input_tokens: list[int] = []
         """Input tokens (by the documented rule) of every accepted request."""
         self._thought_before_tools: set[str] = set()
+        self._checker = RequestChecker(also=fake_web_search.check_request)
+        self._counted: dict[int, tuple[dict[str, Any], int]] = {}
+        """Input tokens of accepted bodies (by ``id``; the body is kept so the id stays
+        its own) until they are answered."""
 
     def error_body(self, status: int, message: str) -> Any:
         kind = "invalid_request_error" if status < 500 else "api_error"
@@ -118,10 +122,13 @@ class FakeAnthropicServer(FakeModelServer):
             ctx = RequestContext(
                 limits, self.window_for(model), self._thought_before_tools, betas - {""}
             )
-            error = check_request(body, ctx)
-        if error is None:
-            self.input_tokens.append(count_input_tokens(body))
-            return None
+            verdict = self._checker.check(body, ctx)
+            error = verdict.error
+            if error is None:
+                self.input_tokens.append(verdict.tokens)
+                with self._lock:
+                    self._counted[id(body)] = (body, verdict.tokens)
+                return None
         self.rejected.append(error)
         return error.status, error.body()
 
@@ -133,15 +140,18 @@ class FakeAnthropicServer(FakeModelServer):
         ]
         return [*super().problems(), *refused]
 
+    def _tokens(self, body: dict[str, Any]) -> int:
+        with self._lock:
+            kept, tokens = self._counted.pop(id(body), (None, 0))
+        return tokens if kept is body else count_input_tokens(body)
+
     def respond(self, index: int, turn: ScriptTurn, body: dict[str, Any], reply: Reply) -> None:
-        problem = fake_web_search.check_request(body)
-        if problem is not None:
-            return reply.json(400, _error("invalid_request_error", problem))
+        counted = self._tokens(body)
         fault = turn.fault
         model = str(body.get("model", "claude-fake"))
         if fault == "prompt_too_long":
             window = self.window_for(model)
-            tokens = max(count_input_tokens(body), window + 1)
+            tokens = max(counted, window + 1)
             error = _error(
                 "invalid_request_error", f"prompt is too long: {tokens} tokens > {window} maximum"
             )
@@ -162,7 +172,7 @@ class FakeAnthropicServer(FakeModelServer):
         blocks = _blocks(index, turn)
         if blocks and blocks[0]["type"] in ("thinking", "redacted_thinking"):
             self._thought_before_tools.update(b["id"] for b in blocks if b["type"] == "tool_use")
-        usage = _usage_for(turn.usage, count_input_tokens(body))
+        usage = _usage_for(turn.usage, counted)
         if body.get("stream"):
             return _stream(index, turn, blocks, model, usage, reply)
         if fault == "overloaded_mid_stream":

@@ -68,14 +68,17 @@ def text_block(block: ScriptText) -> dict[str, Any]:
     return out
 
 
-def check_request(body: dict[str, Any]) -> str | None:
-    """Why the real API would refuse this request's web search parts, or None."""
+def check_request(body: dict[str, Any], first: int = 0) -> str | None:
+    """Why the real API would refuse this request's web search parts, or None; messages
+    before ``first`` passed in an earlier request."""
     for tool in cast(list[dict[str, Any]], body.get("tools") or []):
         if tool.get("type") in WEB_SEARCH_TOOL_TYPES:
             problem = _check_tool(tool)
             if problem:
                 return problem
-    for i, message in enumerate(cast(list[dict[str, Any]], body.get("messages") or [])):
+    messages = cast(list[dict[str, Any]], body.get("messages") or [])
+    for i in range(first, len(messages)):
+        message = messages[i]
         content = message.get("content")
         if not isinstance(content, list):
             continue

@@ -131,8 +131,8 @@ async def test_history_goes_back_unchanged_and_pause_turn_resumes(
 async def test_fake_refuses_altered_search_blocks(
     anthropic_server: Callable[..., FakeAnthropicServer],
 ) -> None:
-    # Each request takes a turn of the script, refused or not.
-    server = anthropic_server([[{"type": "text", "text": "never"}]] * 2)
+    # Refused like any request that breaks the API's rules: before a turn of the script.
+    server = anthropic_server([[{"type": "text", "text": "never"}]])
     altered = {
         "role": "assistant",
         "content": [
@@ -168,6 +168,7 @@ async def test_fake_refuses_altered_search_blocks(
     body["messages"][1] = orphan
     response = httpx2.post(f"{server.base_url}/v1/messages", json=body)
     assert response.status_code == 400 and "has no web_search_tool_result" in response.text
+    assert server.remaining == 1 and len(server.rejected) == 2
 
 
 def test_openai_compatible_requests_leave_search_out() -> None:
