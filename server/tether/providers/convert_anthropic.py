@@ -2,10 +2,11 @@
 
 Request side: ``Message``/``SystemBlock``/``ToolSpec`` -> the SDK's param TypedDicts, with the
 prompt-caching breakpoints placed. Response side: a full SDK ``Message`` -> our ``Message``,
-stop reason and ``TokenUsage`` (the non-streaming fallback's result).
+stop reason and ``TokenUsage`` (the non-streaming fallback's result), from our own wire models
+(``anthropic_events``).
 
-Only type names come from the SDK at import time (``TYPE_CHECKING``); importing ``anthropic``
-costs about a second and must stay off the daemon's start-up path.
+Only type names come from the SDK (``TYPE_CHECKING``): importing ``anthropic`` costs about a
+second and stays off every path that has a key or a token (``anthropic_transport``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
         ContentBlockParam,
         DocumentBlockParam,
         ImageBlockParam,
-        MessageDeltaUsage,
         MessageParam,
         TextBlockParam,
         TextCitationParam,
@@ -51,10 +51,10 @@ if TYPE_CHECKING:
         ToolParam,
         ToolResultBlockParam,
         ToolUnionParam,
-        Usage,
         WebSearchTool20250305Param,
     )
-    from anthropic.types import Message as WireMessage
+
+    from tether.providers.anthropic_events import WireMessage, WireUsage
 
 MAX_CACHE_BREAKPOINTS = 4
 """The API rejects requests with more ``cache_control`` markers than this."""
@@ -249,7 +249,7 @@ def stop_reason(wire: str | None) -> ModelStopReason:
     return "end_turn"
 
 
-def usage(wire: Usage | MessageDeltaUsage, base: TokenUsage | None = None) -> TokenUsage:
+def usage(wire: WireUsage, base: TokenUsage | None = None) -> TokenUsage:
     """Merge wire usage into ``base``: fields the wire leaves out (None) keep their value."""
     base = base or TokenUsage()
     return TokenUsage(
@@ -271,7 +271,7 @@ def completed_from_response(response: WireMessage) -> Completed:
     for block in response.content:
         if block.type == "text":
             citations = (
-                tuple(Citation.model_validate(c.model_dump(mode="json")) for c in block.citations)
+                tuple(Citation.model_validate(c) for c in block.citations)
                 if block.citations
                 else None
             )
@@ -281,21 +281,13 @@ def completed_from_response(response: WireMessage) -> Completed:
         elif block.type == "redacted_thinking":
             blocks.append(RedactedThinkingBlock(data=block.data))
         elif block.type == "tool_use":
-            blocks.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input)))
+            blocks.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input or {})))
         elif block.type == "server_tool_use":
-            blocks.append(ServerToolUseBlock.model_validate(wire_dict(block)))
+            blocks.append(ServerToolUseBlock.model_validate(block.as_sent()))
         elif block.type == "web_search_tool_result":
-            blocks.append(WebSearchToolResultBlock.model_validate(wire_dict(block)))
+            blocks.append(WebSearchToolResultBlock.model_validate(block.as_sent()))
     if reason == "max_tokens" and blocks and isinstance(blocks[-1], ToolUseBlock):
         # A tool_use that ends a max_tokens response may hold cut-off input; never run it.
         blocks[-1] = blocks[-1].model_copy(update={"input": {}, "truncated": True})
     message = Message(role="assistant", content=blocks)
     return Completed(message, reason, usage(response.usage))
-
-
-def wire_dict(block: object) -> dict[str, object]:
-    """An SDK model as the JSON the API sent (fields it did not send left out)."""
-    from pydantic import BaseModel
-
-    assert isinstance(block, BaseModel)
-    return block.model_dump(mode="json", exclude_unset=True)

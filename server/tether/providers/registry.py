@@ -146,4 +146,5 @@ def create_provider(
         auth_token=None if key else env.get("ANTHROPIC_AUTH_TOKEN") or None,
         base_url=env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL,
         options=options,
+        env=env,
     )

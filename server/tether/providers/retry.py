@@ -189,8 +189,9 @@ async def with_retries(
             if not failure.retryable:
                 raise failure.error from exc
             if retries >= policy.max_retries:
+                # The last answer's own words too: a proxy's error page says what is wrong.
                 raise ModelError(
-                    f"{failure.reason}; gave up after {retries} retries",
+                    f"{failure.reason}; gave up after {retries} retries ({failure.error})",
                     status=failure.error.status,
                     retryable=True,
                 ) from exc
