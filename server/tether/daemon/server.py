@@ -301,8 +301,16 @@ def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) 
 
 
 def _warm_imports() -> None:
-    for module in ("tether.cli.run", "tether.cli.inprocess", "tether.cli.sdk_mode", "anthropic"):
+    """Not the Anthropic SDK: a key or token never needs it (``anthropic_transport``)."""
+    modules = ("tether.cli.run", "tether.cli.inprocess", "tether.cli.sdk_mode")
+    for module in (*modules, "tether.providers.anthropic"):
         try:
             importlib.import_module(module)
         except Exception:  # warming is best effort
             log.debug("warming %s failed", module, exc_info=True)
+    try:
+        from tether.providers.anthropic_transport import ssl_context
+
+        ssl_context()  # the CA store, loaded once
+    except Exception:
+        log.debug("warming the TLS context failed", exc_info=True)

@@ -38,6 +38,7 @@ from tether.providers.anthropic_transport import (
     MessagesTransport,
     SdkTransport,
     custom_headers,
+    ssl_context,
 )
 from tether.providers.auth import ApiKeyHelper
 from tether.providers.base import Completed, ModelRequest, StreamEvent
@@ -139,7 +140,10 @@ class AnthropicProvider:
         if self._key_helper is not None and key:
             headers["x-api-key"] = key
         base_url = self._conn.base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-        return DirectTransport(base_url, headers, self._conn.timeout_s, version=__version__)
+        verify = ssl_context(env.get("SSL_CERT_FILE"), env.get("SSL_CERT_DIR"))
+        return DirectTransport(
+            base_url, headers, self._conn.timeout_s, version=__version__, verify=verify
+        )
 
     def _sdk_transport(self) -> MessagesTransport:
         """No key or token: the SDK looks for credentials itself (profiles, federation)."""
