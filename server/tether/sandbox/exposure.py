@@ -27,6 +27,7 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 SENSITIVE = (
@@ -77,11 +78,19 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
     return False
 
 
-def _existing(raw: str, home: Path) -> Path | None:
-    """``raw`` resolved, or None if nothing is there (one ``lstat`` for the usual case,
-    instead of resolving every component of a path that does not exist)."""
-    path = expand(raw, home, resolve=False)
-    return expand(raw, home) if os.path.lexists(path) else None
+@lru_cache(maxsize=8)
+def _expanded(home: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` with ``~`` expanded for this ``HOME``, unresolved (made once per home: building
+    paths cost more than the rest of a command's sandbox setup)."""
+    del home  # the cache key: ``expanduser`` reads it from the environment
+    return tuple(os.path.normpath(os.path.expanduser(name)) for name in names)
+
+
+def _present(names: tuple[str, ...], *, follow: bool) -> list[str]:
+    """Those of ``names`` (``~``-relative) that exist: one ``stat`` each, with ``follow``
+    of the final link too (``lstat`` otherwise)."""
+    exists = os.path.exists if follow else os.path.lexists
+    return [p for p in _expanded(os.environ.get("HOME", ""), names) if exists(p)]
 
 
 @dataclass(frozen=True)
@@ -136,8 +145,8 @@ def exposure(
     links: list[tuple[Path, Path]] = []
     if hide_home and home != Path("/") and home.is_dir() and not _under(home, open_paths):
         hide.append(home)
-        toolchains = (expand(p, home, resolve=False) for p in HOME_TOOLCHAINS)
-        for wanted in (*(p for p in toolchains if os.path.exists(p)), *readable):
+        toolchains = (Path(p) for p in _present(HOME_TOOLCHAINS, follow=True))
+        for wanted in (*toolchains, *readable):
             real = Path(os.path.realpath(wanted))
             if not os.path.exists(real):
                 continue
@@ -146,8 +155,8 @@ def exposure(
             if _under(real, hide):
                 reveal.append(real)
     secret: list[Path] = []
-    sensitive = (_existing(p, home) for p in SENSITIVE)
-    for path in dict.fromkeys((*(p for p in sensitive if p is not None), *hidden)):
+    sensitive = (Path(os.path.realpath(p)) for p in _present(SENSITIVE, follow=False))
+    for path in dict.fromkeys((*sensitive, *hidden)):
         if _under(root, [path]) or any(_under(p, [path]) for p in (*writable, *readable)):
             continue  # the workspace lies inside it, or the user opened it on purpose
         if _under(path, hide) and not _under(path, (*reveal, *open_paths)):
