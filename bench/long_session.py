@@ -10,7 +10,8 @@ added next to the in-process one):
   (or of the Bash tool, when it ends later: tools start while the response streams) to the
   next request at the fake API (targets <= 10 ms and <= 15 ms); the whole gap, the tool
   included, is printed too
-- the whole build (target <= 15 s), and how much of it the fake API spent checking requests
+- the whole build (target <= 15 s), and how much of it the fake API spent answering (the fake
+  runs in a process of its own, as the real API does)
 - ``--resume`` of that session to its first model request: cold (a new ``tether -p``
   process with no daemon, start-up included; target <= 1.0 s), warm (``tether -p --resume``
   through a warm daemon, the thin client's start-up included; target <= 0.2 s), and in this
@@ -23,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -90,6 +93,44 @@ def echo_script(turns: int) -> list[Any]:
     return [*bash, [{"type": "text", "text": "Done."}]]
 
 
+@dataclass
+class FakeApiProcess:
+    """The strict fake Messages API in a process of its own, as the real API is: in this
+    process its request checks would take turns with the harness for the interpreter lock,
+    and a long body's send would wait on the fake's reading thread."""
+
+    tmp: Path
+    script: list[Any]
+    base_url: str = ""
+    process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> FakeApiProcess:
+        script = self.tmp / "script.json"
+        script.write_text(json.dumps(self.script), encoding="utf-8")
+        argv = [sys.executable, "-m", "tether.testing.fake_anthropic", "--script", str(script)]
+        argv += ["--timings", str(self.tmp / "timings.json"), "--summary-reply", SUMMARY]
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        ready = self.process.stdout.readline().split()
+        if ready[:1] != ["READY"]:
+            raise SystemExit(f"the fake API did not start: {ready}")
+        self.base_url = ready[1]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        if self.process.wait(timeout=30) != 0:
+            raise SystemExit("the fake API saw problems (above)")
+
+    def timings(self) -> tuple[list[float], list[float]]:
+        raw = json.loads((self.tmp / "timings.json").read_text(encoding="utf-8"))
+        return raw["requests"], raw["answered"]
+
+
+SUMMARY = "The user asked for many echoes; they all ran."
+
+
 async def build_in_process(bench: Bench) -> BuildNumbers:
     """One prompt, ``turns`` Bash round-trips, a final text; driven like ``tether run``."""
     os.environ.update(bench.env)
@@ -99,8 +140,7 @@ async def build_in_process(bench: Bench) -> BuildNumbers:
         if isinstance(update, ToolCallUpdate) and update.status in ("completed", "failed"):
             tool_done.append(time.monotonic())
 
-    with FakeAnthropicServer(echo_script(bench.turns)) as api:
-        api.summary_reply = "The user asked for many echoes; they all ran."
+    with FakeApiProcess(bench.tmp, echo_script(bench.turns)) as api:
         os.environ["ANTHROPIC_BASE_URL"] = api.base_url
         driver = InProcessDriver(user_settings=False)
         started = time.monotonic()
@@ -114,22 +154,14 @@ async def build_in_process(bench: Bench) -> BuildNumbers:
         unsubscribe()
         await driver.close()
         wall = time.monotonic() - started
-        api.assert_complete()
-        assert outcome.reason == "completed", outcome
-        gaps = [
-            api.request_times[i + 1] - api.response_end_times[i]
-            for i in range(len(api.request_times) - 1)
-        ]
-        fake = sum(
-            end - start
-            for start, end in zip(api.request_times, api.response_end_times, strict=True)
-        )
+    assert outcome.reason == "completed", outcome
+    requests, answered = api.timings()
+    gaps = [requests[i + 1] - answered[i] for i in range(len(requests) - 1)]
+    fake = sum(end - start for start, end in zip(requests, answered, strict=True))
     assert len(tool_done) == bench.turns, (len(tool_done), bench.turns)
     harness = [
         next_request - max(response_end, done)
-        for next_request, response_end, done in zip(
-            api.request_times[1:], api.response_end_times, tool_done, strict=False
-        )
+        for next_request, response_end, done in zip(requests[1:], answered, tool_done, strict=False)
     ]
     return BuildNumbers(gaps, harness, wall, fake)
 

@@ -361,17 +361,24 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
 
 
 def serve_main(server_class: type[FakeModelServer], argv: Sequence[str] | None = None) -> int:
-    """``python -m ... --script FILE [--port N] [--port-file PATH]``: serve until SIGTERM.
+    """``python -m ... --script FILE [--port N] [--port-file PATH] [--timings PATH]
+    [--summary-reply TEXT]``: serve until SIGTERM.
 
     Prints ``READY <base_url>`` once listening. Exits 0 on SIGTERM/SIGINT if the script was
-    consumed without errors, else prints the problems to stderr and exits 1.
+    consumed without errors, else prints the problems to stderr and exits 1. ``--timings``:
+    when a request arrived and when its answer ended (``time.monotonic``, a clock all
+    processes share), written there as JSON on exit, for benches that keep the fake API in a
+    process of its own as the real one is.
     """
     parser = argparse.ArgumentParser(description=f"Serve a script as a {server_class.label}.")
     parser.add_argument("--script", type=Path, required=True)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file", type=Path, help="write the port number here once listening")
+    parser.add_argument("--timings", type=Path, help="write request and answer times here")
+    parser.add_argument("--summary-reply", help="answer compaction requests with this summary")
     args = parser.parse_args(argv)
     server = server_class(load_script(args.script), port=args.port)
+    server.summary_reply = args.summary_reply
     stopping = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -390,6 +397,9 @@ def serve_main(server_class: type[FakeModelServer], argv: Sequence[str] | None =
     while not stopping.wait(0.1):
         pass
     server.stop()
+    if args.timings is not None:
+        timings = {"requests": server.request_times, "answered": server.response_end_times}
+        Path(args.timings).write_text(json.dumps(timings), encoding="utf-8")
     problems = server.problems()
     for problem in problems:
         print(f"{server_class.label}: {problem}", file=sys.stderr)
