@@ -33,6 +33,7 @@ from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
 from tether.skills import commands
 from tether.tools.base import Tool
+from tether.transcript.store import TranscriptStore, data_dir
 from tether.workspace import Workspace
 from tether.workspace.options import SessionOptions
 
@@ -113,6 +114,8 @@ class InProcessDriver:
             fallback_model=request.fallback_model,
             on_fallback=_say_fallback,
             provider_factory=self._custom_factory,
+            # The caller's TETHER_DATA_DIR: its transcripts where its in-process runs keep them.
+            store=TranscriptStore(data_dir(self._env)) if self._env is not None else None,
         )
         try:
             settings = workspace.loaded.settings
@@ -177,7 +180,7 @@ class InProcessDriver:
     def facts(self) -> SessionFacts:
         workspace, session = self._live()
         hosted = self._request.hosted if self._request is not None else ()
-        servers = [McpServerState(s.name, s.state) for s in workspace.mcp_statuses()]
+        servers = [McpServerState(s.name, s.state) for s in workspace.mcp_statuses(self._env)]
         servers += [McpServerState(h.name, "connected") for h in hosted]
         return SessionFacts(
             session_id=session.session_id,
@@ -199,7 +202,7 @@ class InProcessDriver:
 
     async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
         workspace, session = self._live()
-        for problem in await workspace.ready():
+        for problem in await workspace.ready(env=self._env):
             sys.stderr.write(f"[tether] {problem}\n")
         return _outcome(await session.prompt(blocks))
 
@@ -228,7 +231,7 @@ class InProcessDriver:
             for tool in server.tools:
                 if mcp_tool_name(server.name, tool.name) == name:
                     return await server.call_tool(tool.name, arguments)
-        return await self._live()[0].call_mcp_tool(name, arguments)
+        return await self._live()[0].call_mcp_tool(name, arguments, self._env)
 
     async def background_pending(self, waiting: Callable[[int], None]) -> bool:
         session = self._live()[1]

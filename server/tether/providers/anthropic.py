@@ -122,7 +122,9 @@ class AnthropicProvider:
         self._options = self._conn.options
         self._limits = effective_limits(anthropic_limits(model), self._options)
         self._key_helper = (
-            ApiKeyHelper(self._options.api_key_helper) if self._options.api_key_helper else None
+            ApiKeyHelper(self._options.api_key_helper, env=self._conn.caller_env)
+            if self._options.api_key_helper
+            else None
         )
         self._clients: ClientCache[AsyncAnthropic] = ClientCache(self._make_client)
         self._encoder = BodyEncoder()
@@ -151,6 +153,7 @@ class AnthropicProvider:
         headers = {"X-Api-Key": api_key} if self._key_helper is not None and api_key else None
         # api_key/base_url None: the SDK reads ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN /
         # ANTHROPIC_BASE_URL (and its profiles) itself. Its own retries are off: see retry.py.
+        network = self._conn.network
         return anthropic.AsyncAnthropic(
             api_key=api_key,
             auth_token=None if self._key_helper is not None else self._auth_token,
@@ -158,6 +161,8 @@ class AnthropicProvider:
             default_headers=headers,
             max_retries=0,
             timeout=self._conn.timeout_s,
+            # A caller's proxies and CA certificates, not this process's (None: the SDK's own).
+            http_client=network.client(anthropic.DefaultAsyncHttpxClient) if network else None,
         )
 
     def _thinking(self, request: ModelRequest, max_tokens: int) -> ThinkingConfigParam | None:

@@ -95,7 +95,9 @@ class OpenAICompatProvider:
         if self._asked or self._options.context_window:
             return
         self._asked = True
-        self._discovered = await discover_window(self._base_url, self.model, self._api_key)
+        self._discovered = await discover_window(
+            self._base_url, self.model, self._api_key, self._conn.network
+        )
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -103,11 +105,14 @@ class OpenAICompatProvider:
     def _make_client(self, api_key: str | None) -> AsyncOpenAI:
         import openai
 
+        network = self._conn.network
         return openai.AsyncOpenAI(
             api_key=api_key,
             base_url=self._conn.base_url,
             max_retries=0,
             timeout=self._conn.timeout_s,
+            # A caller's proxies and CA certificates, not this process's (None: the SDK's own).
+            http_client=network.client(openai.DefaultAsyncHttpxClient) if network else None,
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,7 @@ class WorkspaceGuard:
         transcript: Path,
         *,
         resumed: bool,
+        caller_env: Mapping[str, str] | None = None,
     ) -> CommandHooks:
         settings = self.loaded.settings
         return CommandHooks(
@@ -173,6 +175,7 @@ class WorkspaceGuard:
             before_first_prompt=lambda: self.ensure_trust(editor, session_id),
             source="resume" if resumed else "startup",
             refresh=self.refresh,
+            caller_env=caller_env,
         )
 
     def attach(
