@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tether.cli.callenv import daemon_share
 from tether.cli.driver import (
     McpServerState,
     OpenRequest,
@@ -98,6 +99,8 @@ class InProcessDriver:
         self._request: OpenRequest | None = None
         self._notes: list[str] = []
         self._endpoint: str | None = None
+        self._unshare: Callable[[], None] | None = None
+        """Unlists the session from the warm daemon's shared ones (print mode there)."""
 
     # -- opening ------------------------------------------------------------------------
 
@@ -132,6 +135,10 @@ class InProcessDriver:
             await workspace.close()
             raise
         self._workspace, self._request = workspace, request
+        share = daemon_share()
+        if share is not None:
+            # In the warm daemon: other clients may follow this session and cancel its turns.
+            self._unshare = share(self._session)
         self._notes += [f"resume: {note}" for note in self._session.repaired]
         facts = self.facts()
         if self._on_open is not None:
@@ -252,6 +259,9 @@ class InProcessDriver:
     async def close(self) -> list[str]:
         workspace, session = self._workspace, self._session
         self._workspace = self._session = None
+        if self._unshare is not None:
+            self._unshare()
+            self._unshare = None
         if workspace is None:
             return []
         provider = session.engine.provider if session is not None else None
