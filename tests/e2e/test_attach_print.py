@@ -87,6 +87,9 @@ async def test_a_print_mode_turn_is_followed_and_cancelled_from_another_terminal
         )
         terminal = Terminal(attach)
         await terminal.until(f"attached to {session}")
+        # Its prompts stay with the -p caller: a line typed here is refused, saying why.
+        terminal.type("do something else\n")
+        await terminal.until("is run by `tether -p` in another terminal")
         hold.release()
         # The live stream reaches the attached terminal as the -p caller receives it.
         await terminal.until("slow slow", where="out")
