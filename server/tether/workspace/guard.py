@@ -84,7 +84,11 @@ class WorkspaceGuard:
         trust: TrustStore | None = None,
         sandbox_probe: Probe | None = None,
         watch: bool = True,
+        data: Path | None = None,
     ) -> None:
+        """``data``: where the workspace keeps transcripts, when not the default data
+        directory (a caller's ``TETHER_DATA_DIR`` in the warm daemon): hidden from
+        commands as well."""
         self.root = root
         self._overrides = overrides or {}
         self._user = user
@@ -97,7 +101,7 @@ class WorkspaceGuard:
         self.sandbox = BwrapSandbox(
             root,
             self.loaded.settings.sandbox,
-            private=(config_dir, user_settings_path().parent, data_dir()),
+            private=(config_dir, user_settings_path().parent, data_dir(), *filter(None, [data])),
             probe_result=sandbox_probe,
             also_readable=self._extra_dirs(),
         )

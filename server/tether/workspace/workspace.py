@@ -110,6 +110,7 @@ class Workspace:
             trust=trust,
             sandbox_probe=sandbox_probe,
             watch=watch_settings,
+            data=self.store.root.parent,
         )
         self.provider_factory: ProviderFactory = provider_factory or self._provider
         self.hooks = hooks
