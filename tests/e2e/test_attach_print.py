@@ -72,6 +72,9 @@ async def test_a_print_mode_turn_is_followed_and_cancelled_from_another_terminal
         (listed,) = await asyncio.to_thread(print_sessions, env)
         assert listed["busy"] is True and Path(listed["workspace"]) == workspace.resolve()
         session = listed["sessionId"]
+        # `tether sessions` (the caller's transcripts) has it too.
+        sessions = await asyncio.to_thread(tether, env, "sessions", "--cwd", str(workspace))
+        assert session in sessions.stdout, sessions.stdout + sessions.stderr
 
         attach = await asyncio.create_subprocess_exec(
             sys.executable,
