@@ -126,6 +126,14 @@ class Attached:
         with self._questions:
             self._question = (msg_id, options)
 
+    def refused(self, error: Any) -> None:
+        """The daemon refused a request of this terminal (a prompt to a session it may only
+        follow, say): say why."""
+        text = str(error)
+        if isinstance(error, dict):
+            text = str(cast(dict[str, Any], error).get("message") or text)
+        self._line(self.err.red(f"[tether] {visible(text)}"))
+
     def withdraw(self, msg_id: Any) -> None:
         with self._questions:
             if self._question is not None and self._question[0] == msg_id:
@@ -241,3 +249,5 @@ def _follow(attached: Attached, stdin_done: threading.Event) -> int:
             attached.withdraw(params.get("id"))
         elif method is not None and "id" in message:
             attached.decline(message["id"], method)
+        elif method is None and "error" in message:
+            attached.refused(message["error"])

@@ -13,10 +13,13 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import Awaitable, Generator, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from tether.session.session import Session
 
 T = TypeVar("T")
 
@@ -43,12 +46,22 @@ def calling_with(env: Mapping[str, str]) -> Generator[None]:
         _CALLER.reset(token)
 
 
+class ShareSession(Protocol):
+    """Lists a print-mode session among the daemon's (its other clients may follow it and
+    cancel its turns); called on the call's loop once the session is open, returns the
+    function that unlists it."""
+
+    def __call__(self, session: Session) -> Callable[[], None]: ...
+
+
 class CallControl:
     """How the daemon stops a print-mode call it runs (its client pressed Ctrl+C or went
     away): the call's event loop and main task register here when they start, and
-    ``interrupt`` cancels that task, as Ctrl+C does in-process."""
+    ``interrupt`` cancels that task, as Ctrl+C does in-process. ``share``: how the call's
+    session joins the daemon's shared ones."""
 
-    def __init__(self) -> None:
+    def __init__(self, share: ShareSession | None = None) -> None:
+        self.share = share
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
@@ -80,6 +93,13 @@ def controlled_by(control: CallControl) -> Generator[None]:
         yield
     finally:
         _CONTROL.reset(token)
+
+
+def daemon_share() -> ShareSession | None:
+    """How to share the session of the call being run with the daemon's other clients (None
+    in-process)."""
+    control = _CONTROL.get()
+    return control.share if control is not None else None
 
 
 async def interruptible(main: Awaitable[T]) -> T:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tether.cli.callenv import daemon_share
 from tether.cli.driver import (
     McpServerState,
     OpenRequest,
@@ -33,6 +34,7 @@ from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
 from tether.skills import commands
 from tether.tools.base import Tool
+from tether.transcript.store import TranscriptStore, data_dir
 from tether.workspace import Workspace
 from tether.workspace.options import SessionOptions
 
@@ -97,6 +99,8 @@ class InProcessDriver:
         self._request: OpenRequest | None = None
         self._notes: list[str] = []
         self._endpoint: str | None = None
+        self._unshare: Callable[[], None] | None = None
+        """Unlists the session from the warm daemon's shared ones (print mode there)."""
 
     # -- opening ------------------------------------------------------------------------
 
@@ -113,6 +117,8 @@ class InProcessDriver:
             fallback_model=request.fallback_model,
             on_fallback=_say_fallback,
             provider_factory=self._custom_factory,
+            # The caller's TETHER_DATA_DIR: its transcripts where its in-process runs keep them.
+            store=TranscriptStore(data_dir(self._env)) if self._env is not None else None,
         )
         try:
             settings = workspace.loaded.settings
@@ -129,6 +135,10 @@ class InProcessDriver:
             await workspace.close()
             raise
         self._workspace, self._request = workspace, request
+        share = daemon_share()
+        if share is not None:
+            # In the warm daemon: other clients may follow this session and cancel its turns.
+            self._unshare = share(self._session)
         self._notes += [f"resume: {note}" for note in self._session.repaired]
         facts = self.facts()
         if self._on_open is not None:
@@ -177,7 +187,7 @@ class InProcessDriver:
     def facts(self) -> SessionFacts:
         workspace, session = self._live()
         hosted = self._request.hosted if self._request is not None else ()
-        servers = [McpServerState(s.name, s.state) for s in workspace.mcp_statuses()]
+        servers = [McpServerState(s.name, s.state) for s in workspace.mcp_statuses(self._env)]
         servers += [McpServerState(h.name, "connected") for h in hosted]
         return SessionFacts(
             session_id=session.session_id,
@@ -199,7 +209,7 @@ class InProcessDriver:
 
     async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
         workspace, session = self._live()
-        for problem in await workspace.ready():
+        for problem in await workspace.ready(env=self._env):
             sys.stderr.write(f"[tether] {problem}\n")
         return _outcome(await session.prompt(blocks))
 
@@ -228,7 +238,7 @@ class InProcessDriver:
             for tool in server.tools:
                 if mcp_tool_name(server.name, tool.name) == name:
                     return await server.call_tool(tool.name, arguments)
-        return await self._live()[0].call_mcp_tool(name, arguments)
+        return await self._live()[0].call_mcp_tool(name, arguments, self._env)
 
     async def background_pending(self, waiting: Callable[[int], None]) -> bool:
         session = self._live()[1]
@@ -249,6 +259,9 @@ class InProcessDriver:
     async def close(self) -> list[str]:
         workspace, session = self._workspace, self._session
         self._workspace = self._session = None
+        if self._unshare is not None:
+            self._unshare()
+            self._unshare = None
         if workspace is None:
             return []
         provider = session.engine.provider if session is not None else None

@@ -15,6 +15,7 @@ from typing import Any
 
 from tether import __version__
 from tether.agents.definitions import AgentDefinition
+from tether.cli.callenv import served_env
 from tether.cli.control import (
     ControlError,
     HookMatcherConfig,
@@ -133,7 +134,9 @@ class ControlAnswers:
                 raise ControlError("set_model needs a model once the session has started")
             return {"model": await self.driver.set_model(model)}
         if model is not None:
-            spec = parse_model_spec(model, cwd=self.options.cwd)  # a bad name fails here
+            spec = parse_model_spec(
+                model, cwd=self.options.cwd, env=served_env()
+            )  # a bad name fails here
             self.choices.model = model
             return {"model": spec.model}
         self.choices.model = self.options.model

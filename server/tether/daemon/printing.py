@@ -30,7 +30,7 @@ from typing import Any, Protocol, TextIO, cast
 
 from pydantic import Field
 
-from tether.cli.callenv import CallControl, calling_with, controlled_by
+from tether.cli.callenv import CallControl, ShareSession, calling_with, controlled_by
 from tether.cli.driver import SessionFacts
 from tether.lsp.params import InvalidParamsError
 from tether.protocol.base import LenientWireModel
@@ -183,11 +183,17 @@ def route_standard_streams() -> None:
 class PrintCall:
     """One ``tether/print`` request, run in its own thread."""
 
-    def __init__(self, params: PrintParams, notify: Notify, run_command: RunCommand) -> None:
+    def __init__(
+        self,
+        params: PrintParams,
+        notify: Notify,
+        run_command: RunCommand,
+        share: ShareSession | None = None,
+    ) -> None:
         self.params = params
         self._notify = notify
         self._run_command = run_command
-        self.control = CallControl()
+        self.control = CallControl(share)
         self.stdin = CallInput(notify)
         self.finished = threading.Event()
         """Set when the command is done and its session closed (saved)."""
@@ -247,15 +253,19 @@ class PrintCall:
 class PrintService:
     """A connection's print-mode calls (one at a time: a terminal runs one command)."""
 
-    def __init__(self, notify: Notify, run_command: RunCommand) -> None:
+    def __init__(
+        self, notify: Notify, run_command: RunCommand, share: ShareSession | None = None
+    ) -> None:
         self._notify = notify
         self._run_command = run_command
+        self._share = share
+        """Lists each call's session among the daemon's, for its other clients."""
         self._call: PrintCall | None = None
 
     async def run(self, params: PrintParams) -> dict[str, Any]:
         if self._call is not None:
             raise InvalidParamsError("this connection runs a command already")
-        self._call = PrintCall(params, self._notify, self._run_command)
+        self._call = PrintCall(params, self._notify, self._run_command, self._share)
         try:
             return {"exitCode": await self._call.run()}
         finally:

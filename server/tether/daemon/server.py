@@ -21,8 +21,9 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -46,8 +47,12 @@ from tether.lsp.protocol import TetherProtocol
 from tether.lsp.server import TetherServer
 from tether.lsp.wire import wire_errors
 from tether.protocol.base import LenientWireModel
+from tether.session.hosted import HostedSession
 from tether.session.router import ClientGone
 from tether.workspace.registry import Sessions
+
+if TYPE_CHECKING:
+    from tether.session.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +191,10 @@ class Daemon:
             for session in workspace.sessions.values()
         )
 
+    def _share(self, session: Session) -> Callable[[], None]:
+        """A print-mode call's session joins the shared ones (called on the call's loop)."""
+        return self.sessions.host(HostedSession(session, asyncio.get_running_loop()))
+
     def info(self) -> dict[str, Any]:
         return {
             "version": __version__,
@@ -197,6 +206,10 @@ class Daemon:
                 {"sessionId": s.session_id, "workspace": str(s.cwd), "busy": s.busy}
                 for w in self.sessions.workspaces.values()
                 for s in w.sessions.values()
+            ]
+            + [
+                {"sessionId": s.session_id, "workspace": str(s.cwd), "busy": s.busy, "print": True}
+                for s in list(self.sessions.hosted.values())
             ],
         }
 
@@ -239,7 +252,7 @@ class Daemon:
             # From the call's thread: the connection belongs to the daemon's loop.
             loop[0].call_soon_threadsafe(server.protocol.notify, method, params)
 
-        printing = PrintService(notify, self.run_command)
+        printing = PrintService(notify, self.run_command, self._share)
 
         @server.feature("tether/print")
         @wire_errors
@@ -309,8 +322,8 @@ def _warm_imports() -> None:
         except Exception:  # warming is best effort
             log.debug("warming %s failed", module, exc_info=True)
     try:
-        from tether.providers.anthropic_transport import ssl_context
+        from tether.providers.network import trust_store
 
-        ssl_context()  # the CA store, loaded once
+        trust_store(None, None)  # the system's CA store, loaded once
     except Exception:
         log.debug("warming the TLS context failed", exc_info=True)

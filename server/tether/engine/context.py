@@ -67,12 +67,12 @@ def git_summary(cwd: Path) -> str:
         return "unknown"
 
 
-def environment_prompt(cwd: Path, model: str, git: str) -> str:
+def environment_prompt(cwd: Path, model: str, git: str, shell: str | None = None) -> str:
     return prompts.render(
         "system/environment.md",
         cwd=cwd,
         platform=f"{platform.system()} {platform.release()}",
-        shell=os.environ.get("SHELL", "/bin/sh"),
+        shell=shell or os.environ.get("SHELL", "/bin/sh"),
         date=dt.date.today().isoformat(),
         model=model,
         git=git,
@@ -92,12 +92,14 @@ class ContextAssembler:
     instructions: bool = True
     """Include AGENTS.md / CLAUDE.md project instructions."""
     extra_sections: list[str] = field(default_factory=lambda: list[str]())
+    shell: str | None = None
+    """The user's shell (the warm daemon's client's); None: this process's ``SHELL``."""
     _system: list[SystemBlock] | None = None
     _merged: MergedHistory = field(default_factory=lambda: MergedHistory())
 
     def system(self) -> list[SystemBlock]:
         if self._system is None:
-            env = environment_prompt(self.cwd, self.model, git_summary(self.cwd))
+            env = environment_prompt(self.cwd, self.model, git_summary(self.cwd), self.shell)
             sections = [env]
             if self.instructions:
                 sections.append(instructions_section(load_instructions(self.cwd)))

@@ -50,6 +50,7 @@ class CommandHooks:
         before_first_prompt: Callable[[], Awaitable[None]] | None = None,
         source: str = "startup",
         refresh: Callable[[], None] = lambda: None,
+        caller_env: Mapping[str, str] | None = None,
     ) -> None:
         self.root = root
         self.session_id = session_id
@@ -63,6 +64,9 @@ class CommandHooks:
         self._refresh = refresh
         """Applies changed settings files first, so an edited hook runs at its next event."""
         self._notices = HookNotices()
+        self._caller_env = caller_env
+        """The variables of the warm daemon's client the session belongs to, in place of
+        the daemon's own; None in-process."""
 
     def configure(self, config: HooksConfig, env: Mapping[str, str]) -> None:
         """New settings: the next event uses them."""
@@ -94,7 +98,7 @@ class CommandHooks:
         if not hooks:
             return []
         payload = self._payload(event, fields)
-        env = hook_env(self.root, self.env)
+        env = hook_env(self.root, self.env, self._caller_env)
         runs = await asyncio.gather(
             *(
                 run_hook(

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tether.core.environ import process_env
 from tether.tools.shell import kill_process_group
 
 MAX_OUTPUT = 1 << 20
@@ -60,9 +60,14 @@ async def _feed(stdin: asyncio.StreamWriter | None, data: bytes) -> None:
         await stdin.wait_closed()
 
 
-def hook_env(root: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def hook_env(
+    root: Path, extra: Mapping[str, str] | None = None, caller: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """A hook's environment: the user's whole environment, keys included, as Claude Code
+    gives its hooks (``caller``: the warm daemon's client's, in place of the daemon's own),
+    under the settings' ``env`` (``extra``)."""
     return {
-        **os.environ,
+        **process_env(caller, credentials=True),
         **(extra or {}),
         "CLAUDE_PROJECT_DIR": str(root),
         "TETHER_PROJECT_DIR": str(root),

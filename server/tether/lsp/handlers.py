@@ -124,7 +124,7 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
     async def load_session(ls: TetherServer, params: Any) -> dict[str, Any]:
         parsed = parse_params(LoadSessionParams, params)
         history = await hub.load_session(parsed.session_id, recover=parsed.recover)
-        session = hub.get(parsed.session_id)
+        session = hub.followed(parsed.session_id)
         return {
             "sessionId": parsed.session_id,
             "history": history,

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     # The engine stack is imported on first use (and warmed in the background after
     # initialize), so that the daemon answers `initialize` quickly.
+    from tether.session.hosted import HostedSession
     from tether.session.session import Session
     from tether.workspace import Workspace
     from tether.workspace.options import SessionOptions
@@ -142,7 +143,16 @@ class SessionHub:
     def workspaces(self) -> list[Workspace]:
         return [self.sessions.workspace(root) for root in self.folders]
 
+    def followed(self, session_id: str) -> Session | HostedSession:
+        """A session this connection may follow: its own kind, or a print-mode call's."""
+        return self.sessions.hosted.get(session_id) or self.sessions.get(session_id)
+
     def get(self, session_id: str) -> Session:
+        if session_id in self.sessions.hosted:
+            raise SessionError(
+                f"the session {session_id} is run by `tether -p` in another terminal: here it "
+                "can be followed and its turn cancelled, not prompted or changed"
+            )
         return self.sessions.get(session_id)
 
     # -- sessions ---------------------------------------------------------------------
@@ -196,6 +206,12 @@ class SessionHub:
         return session.session_id
 
     async def load_session(self, session_id: str, *, recover: bool = False) -> list[dict[str, Any]]:
+        hosted = self.sessions.hosted.get(session_id)
+        if hosted is not None:
+            # A print-mode call's session: followed here, driven (and asked) there.
+            if session_id not in self._publishers:
+                self._publishers[session_id] = TurnPublisher(self.server, hosted)
+            return [{"turnId": turn, **update.to_wire()} for turn, update in await hosted.history()]
         editor = self._editors.get(session_id) or LspEditor(self.server, session_id)
         session = self.sessions.find(session_id)
         if session is None:
@@ -228,6 +244,10 @@ class SessionHub:
         self.get(params.session_id).set_mode(params.mode)
 
     def cancel(self, session_id: str) -> None:
+        hosted = self.sessions.hosted.get(session_id)
+        if hosted is not None:
+            hosted.cancel()
+            return
         self.get(session_id).cancel()
 
     # -- prompts ----------------------------------------------------------------------

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 
@@ -22,7 +23,7 @@ from tether.protocol.updates import SessionUpdate, StopReason, ToolCall, TurnEnd
 if TYPE_CHECKING:
     # The engine stack is imported on first use, after ``initialize`` has been answered.
     from tether.engine.turns import TurnResult
-    from tether.session.session import Session
+    from tether.session.events import UpdateListener
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +68,27 @@ def encode(result: TurnResult) -> dict[str, Any]:
     return out
 
 
+class Updates(Protocol):
+    def subscribe(self, listener: UpdateListener) -> Callable[[], None]: ...
+
+
+class Followed(Protocol):
+    """What a connection follows: a session of its own loop, or one a print-mode call of
+    the warm daemon runs (``session.hosted.HostedSession``)."""
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def events(self) -> Updates: ...
+
+    def cancel(self) -> bool: ...
+
+
 class TurnPublisher:
     """Follows one session for one connection."""
 
-    def __init__(self, server: TetherServer, session: Session) -> None:
+    def __init__(self, server: TetherServer, session: Followed) -> None:
         self.server = server
         self.session = session
         self._progress: dict[str, _Shown] = {}

@@ -73,13 +73,13 @@ class StdioServer(_Server):
     def _env_pairs(cls, value: Any) -> Any:
         return _pairs(value)
 
-    def expanded(self) -> StdioServer:
+    def expanded(self, env: Mapping[str, str] | None = None) -> StdioServer:
         return self.model_copy(
             update={
-                "command": expand_vars(self.command),
-                "args": [expand_vars(a) for a in self.args],
-                "env": {k: expand_vars(v) for k, v in self.env.items()},
-                "cwd": expand_vars(self.cwd) if self.cwd else None,
+                "command": expand_vars(self.command, env),
+                "args": [expand_vars(a, env) for a in self.args],
+                "env": {k: expand_vars(v, env) for k, v in self.env.items()},
+                "cwd": expand_vars(self.cwd, env) if self.cwd else None,
             }
         )
 
@@ -94,11 +94,11 @@ class RemoteServer(_Server):
     def _header_pairs(cls, value: Any) -> Any:
         return _pairs(value)
 
-    def expanded(self) -> RemoteServer:
+    def expanded(self, env: Mapping[str, str] | None = None) -> RemoteServer:
         return self.model_copy(
             update={
-                "url": expand_vars(self.url),
-                "headers": {k: expand_vars(v) for k, v in self.headers.items()},
+                "url": expand_vars(self.url, env),
+                "headers": {k: expand_vars(v, env) for k, v in self.headers.items()},
             }
         )
 
@@ -125,8 +125,11 @@ class McpConfig:
     """Server name (or source) -> why it was skipped."""
 
 
-def parse_server(name: str, raw: Any, source: str = "config") -> NamedServer:
-    """One entry; raises ValueError with a readable reason."""
+def parse_server(
+    name: str, raw: Any, source: str = "config", env: Mapping[str, str] | None = None
+) -> NamedServer:
+    """One entry, its ``${VAR}`` expanded from ``env`` (the caller's variables; None: this
+    process's); raises ValueError with a readable reason."""
     if not SERVER_NAME.fullmatch(name):
         raise ValueError(f"the name {name!r} may use only letters, digits, '_' and '-'")
     if not isinstance(raw, Mapping):
@@ -145,7 +148,7 @@ def parse_server(name: str, raw: Any, source: str = "config") -> NamedServer:
             for err in e.errors(include_url=False)
         )
         raise ValueError(problems) from None
-    return NamedServer(name, config.expanded(), source)
+    return NamedServer(name, config.expanded(env), source)
 
 
 def read_mcp_json(root: Path) -> tuple[dict[str, Any], str | None]:
@@ -164,9 +167,14 @@ def read_mcp_json(root: Path) -> tuple[dict[str, Any], str | None]:
 
 
 def load_config(
-    root: Path, settings_servers: Mapping[str, Any] | None = None, *, project_file: bool = True
+    root: Path,
+    settings_servers: Mapping[str, Any] | None = None,
+    *,
+    project_file: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> McpConfig:
-    """Every configured server. ``project_file``: read ``.mcp.json`` (trusted workspace)."""
+    """Every configured server. ``project_file``: read ``.mcp.json`` (trusted workspace);
+    ``env``: the variables ``${VAR}`` comes from (the caller's; None: this process's)."""
     config = McpConfig()
     entries: dict[str, tuple[Any, str]] = {}
     if project_file:
@@ -177,7 +185,7 @@ def load_config(
     entries.update({n: (raw, "settings") for n, raw in (settings_servers or {}).items()})
     for name, (raw, source) in entries.items():
         try:
-            config.servers.append(parse_server(name, raw, source))
+            config.servers.append(parse_server(name, raw, source, env))
         except ValueError as e:
             config.problems[name] = f"{source}: {e}"
     return config

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO, TypeVar, cast
@@ -78,6 +78,7 @@ class McpConnection:
         connect_timeout: float,
         call_timeout: float | None,
         on_change: Callable[[McpConnection], None],
+        caller_env: Mapping[str, str] | None = None,
     ) -> None:
         self.server = server
         self.name = server.name
@@ -87,6 +88,7 @@ class McpConnection:
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self._on_change = on_change
+        self.caller_env = caller_env
         self.state: State = "pending"
         self.error: str | None = None
         self.restarts = 0
@@ -211,7 +213,11 @@ class McpConnection:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self._errlog() as errlog:
             transport = open_transport(
-                self.server, cwd=self.cwd, errlog=errlog, on_lost=self._mark_lost
+                self.server,
+                cwd=self.cwd,
+                errlog=errlog,
+                on_lost=self._mark_lost,
+                caller_env=self.caller_env,
             )
             client = Client(
                 transport,

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,10 @@ class McpOptions:
     max_output_chars: int = MAX_OUTPUT_CHARS
     log_dir: Path | None = None
     """Where each stdio server's stderr goes (``<name>.log``); a user log dir by default."""
+    caller_env: Mapping[str, str] | None = None
+    """The variables of the warm daemon's client these servers serve, in place of the
+    daemon's own (stdio servers' environment, remote servers' proxies); None: this
+    process's."""
 
 
 def default_log_dir(root: Path) -> Path:
@@ -77,6 +81,7 @@ class McpManager:
             connect_timeout=self.options.connect_timeout,
             call_timeout=self.options.call_timeout,
             on_change=self._changed,
+            caller_env=self.options.caller_env,
         )
 
     # -- lifecycle --------------------------------------------------------------------

@@ -10,8 +10,7 @@ every request, through an HTTP client made here with the SDK's documented timeou
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -24,7 +23,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
+from tether.core.environ import process_env
 from tether.mcp.config import NamedServer, StdioServer
+from tether.providers.network import NetworkSettings
 
 Item = SessionMessage | Exception
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
@@ -100,26 +101,50 @@ class WatchedRead:
 
 @asynccontextmanager
 async def open_transport(
-    server: NamedServer, *, cwd: Path, errlog: TextIO, on_lost: Callable[[], None]
+    server: NamedServer,
+    *,
+    cwd: Path,
+    errlog: TextIO,
+    on_lost: Callable[[], None],
+    caller_env: Mapping[str, str] | None = None,
 ) -> AsyncGenerator[tuple[WatchedRead, MessageWriter]]:
-    """Streams to ``server``; ``on_lost`` fires when the server ends the connection."""
+    """Streams to ``server``; ``on_lost`` fires when the server ends the connection.
+    ``caller_env``: the warm daemon's client's variables, in place of the daemon's own."""
     config = server.config
     if isinstance(config, StdioServer):
         params = StdioServerParameters(
             command=config.command,
             args=config.args,
-            # Like Claude Code: the server sees the daemon's environment plus its own.
-            env={**os.environ, **config.env},
+            # Like Claude Code: the server sees the user's environment plus its own.
+            env={**process_env(caller_env, credentials=True), **config.env},
             cwd=Path(config.cwd) if config.cwd else cwd,
         )
         async with stdio_client(params, errlog=errlog) as (read, write):
             yield WatchedRead(read, on_lost), write
     elif config.type == "sse":
-        async with sse_client(config.url, headers=config.headers or None) as (read, write):
+
+        def sse_http(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            return _http_client(
+                caller_env, headers=headers, timeout=timeout or HTTP_TIMEOUT, auth=auth
+            )
+
+        sse = sse_client(config.url, headers=config.headers or None, httpx_client_factory=sse_http)
+        async with sse as (read, write):
             yield WatchedRead(read, on_lost), write
     else:
         async with (
-            httpx2.AsyncClient(headers=config.headers or None, timeout=HTTP_TIMEOUT) as http,
+            _http_client(caller_env, headers=config.headers or None, timeout=HTTP_TIMEOUT) as http,
             streamable_http_client(config.url, http_client=http) as (read, write),
         ):
             yield WatchedRead(read, on_lost), write
+
+
+def _http_client(caller_env: Mapping[str, str] | None, **kwargs: Any) -> httpx2.AsyncClient:
+    """For a caller of the warm daemon, its proxies and CA certificates (not the daemon's)."""
+    if caller_env is None:
+        return httpx2.AsyncClient(**kwargs)
+    return NetworkSettings.of(caller_env).client(**kwargs)

@@ -38,7 +38,6 @@ from tether.providers.anthropic_transport import (
     MessagesTransport,
     SdkTransport,
     custom_headers,
-    ssl_context,
 )
 from tether.providers.auth import ApiKeyHelper
 from tether.providers.base import Completed, ModelRequest, StreamEvent
@@ -52,6 +51,7 @@ from tether.providers.models import (
     effective_limits,
     thinking_kind,
 )
+from tether.providers.network import NetworkSettings
 from tether.providers.retry import (
     EmptyStreamError,
     Failure,
@@ -91,13 +91,12 @@ class AnthropicProvider:
         auth_token: str | None = None,
         base_url: str | None = None,
         options: ModelOptions | None = None,
-        env: Mapping[str, str] | None = None,
         **connection: Unpack[ConnectionArgs],
     ):
-        """``env``: the caller's variables, where a key, token, base URL or
-        ``ANTHROPIC_CUSTOM_HEADERS`` not given here are looked for (None: this process's)."""
+        """``caller_env`` (in ``connection``): the caller's variables, where a key, token, base
+        URL, proxies or ``ANTHROPIC_CUSTOM_HEADERS`` not given here are looked for (None: this
+        process's)."""
         self.name = "anthropic"
-        self._env = env
         self.model = model
         self._auth_token = auth_token
         """``ANTHROPIC_AUTH_TOKEN`` of the caller (bearer auth), used when there is no key."""
@@ -105,7 +104,9 @@ class AnthropicProvider:
         self._options = self._conn.options
         self._limits = effective_limits(anthropic_limits(model), self._options)
         self._key_helper = (
-            ApiKeyHelper(self._options.api_key_helper) if self._options.api_key_helper else None
+            ApiKeyHelper(self._options.api_key_helper, env=self._conn.caller_env)
+            if self._options.api_key_helper
+            else None
         )
         self._clients: ClientCache[MessagesTransport] = ClientCache(self._make_transport)
         self._encoder = BodyEncoder()
@@ -128,7 +129,8 @@ class AnthropicProvider:
         return await self._clients.get(await self._key_helper.key())
 
     def _make_transport(self, api_key: str | None) -> MessagesTransport:
-        env = os.environ if self._env is None else self._env
+        caller = self._conn.caller_env
+        env = os.environ if caller is None else caller
         key = api_key or env.get("ANTHROPIC_API_KEY") or None
         token = None if key else self._auth_token or env.get("ANTHROPIC_AUTH_TOKEN") or None
         if key is None and token is None:
@@ -140,19 +142,33 @@ class AnthropicProvider:
         if self._key_helper is not None and key:
             headers["x-api-key"] = key
         base_url = self._conn.base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-        verify = ssl_context(env.get("SSL_CERT_FILE"), env.get("SSL_CERT_DIR"))
-        return DirectTransport(
-            base_url, headers, self._conn.timeout_s, version=__version__, verify=verify
-        )
+        # The caller's proxies and CA certificates (in-process, this process's), with a trust
+        # store loaded once per CA choice rather than once per client.
+        network = self._conn.network or NetworkSettings.of(os.environ)
+        timeout = httpx2.Timeout(self._conn.timeout_s, connect=min(5.0, self._conn.timeout_s))
+        http = network.client(timeout=timeout)
+        return DirectTransport(base_url, headers, http, version=__version__)
 
     def _sdk_transport(self) -> MessagesTransport:
         """No key or token: the SDK looks for credentials itself (profiles, federation)."""
         import anthropic
 
+        caller = self._conn.caller_env
+        profile = caller.get("ANTHROPIC_PROFILE") if caller is not None else None
+        if caller is not None and not profile:
+            # Served for a caller with no key, token or profile: the SDK would take the
+            # daemon's own credentials from this process's environment. Never.
+            raise ModelError(NO_CREDENTIALS)
+        network = self._conn.network
         try:
-            # Its own retries are off: see retry.py.
+            # Its own retries are off: see retry.py. A named profile keeps the SDK from
+            # consulting this process's environment for credentials.
             client = anthropic.AsyncAnthropic(
-                base_url=self._conn.base_url, max_retries=0, timeout=self._conn.timeout_s
+                profile=profile,
+                base_url=self._conn.base_url,
+                max_retries=0,
+                timeout=self._conn.timeout_s,
+                http_client=network.client(anthropic.DefaultAsyncHttpxClient) if network else None,
             )
         except anthropic.CredentialsError as e:
             # A profile that is missing or unreadable: the SDK's message names the file and fix.

@@ -18,12 +18,9 @@ models, ``anthropic_events``), and an API refusal is an ``ApiStatusError``.
 from __future__ import annotations
 
 import json
-import ssl
 from collections.abc import AsyncIterator, Mapping
-from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
-import httpcore2
 import httpx2
 from pydantic import ValidationError
 
@@ -155,29 +152,13 @@ def custom_headers(raw: str | None) -> dict[str, str]:
     return parsed
 
 
-@lru_cache(maxsize=8)
-def ssl_context(cafile: str | None = None, capath: str | None = None) -> ssl.SSLContext:
-    """A verifying context per CA choice (``SSL_CERT_FILE``, ``SSL_CERT_DIR``), made once:
-    loading the CA store costs 20-40 ms, which every new client would pay again."""
-    if cafile:
-        return ssl.create_default_context(cafile=cafile)
-    if capath:
-        return ssl.create_default_context(capath=capath)
-    return httpcore2.default_ssl_context()
-
-
 class DirectTransport:
     mid_stream: tuple[type[Exception], ...] = (httpx2.TransportError, ApiStatusError)
 
     def __init__(
-        self,
-        base_url: str,
-        headers: Mapping[str, str],
-        timeout_s: float,
-        *,
-        version: str,
-        verify: ssl.SSLContext | None = None,
+        self, base_url: str, headers: Mapping[str, str], http: httpx2.AsyncClient, *, version: str
     ) -> None:
+        """``http``: a client with the caller's proxies, trust store and timeouts."""
         self._url = base_url.rstrip("/") + MESSAGES_PATH
         self._headers = {
             "accept": "application/json",
@@ -186,11 +167,7 @@ class DirectTransport:
             "anthropic-version": API_VERSION,
             **headers,
         }
-        # The SDK's own defaults: a long read for long generations, a short connect.
-        self._http = httpx2.AsyncClient(
-            timeout=httpx2.Timeout(timeout_s, connect=min(5.0, timeout_s)),
-            verify=verify or ssl_context(),
-        )
+        self._http = http
 
     async def open(self, body: bytes, headers: Mapping[str, str]) -> EventReader:
         request = self._http.build_request(

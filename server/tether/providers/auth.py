@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Mapping
 
+from tether.core.environ import process_env
 from tether.errors import ModelError
 
 DEFAULT_TTL_MS = 5 * 60 * 1000
@@ -21,16 +23,22 @@ TIMEOUT_S = 30.0
 
 
 class ApiKeyHelper:
-    def __init__(self, command: str, *, cwd: str | None = None) -> None:
+    def __init__(
+        self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
+    ) -> None:
         self.command = command
         self.cwd = cwd
+        self._env = env
+        """The caller's variables (the warm daemon serves several); None: this process's."""
         self._key: str | None = None
         self._fetched_at = 0.0
         self._lock = asyncio.Lock()
 
     @property
     def ttl_s(self) -> float:
-        raw = os.environ.get("CLAUDE_CODE_API_KEY_HELPER_TTL_MS", "")
+        raw = (os.environ if self._env is None else self._env).get(
+            "CLAUDE_CODE_API_KEY_HELPER_TTL_MS", ""
+        )
         return (int(raw) if raw.isdigit() else DEFAULT_TTL_MS) / 1000
 
     def stale(self) -> bool:
@@ -58,6 +66,8 @@ class ApiKeyHelper:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
+                # The user's own command, run like a hook: with the caller's environment.
+                env=None if self._env is None else process_env(self._env, credentials=True),
             )
         except OSError as e:
             raise ModelError(f"apiKeyHelper `{self.command}` could not start: {e}") from e

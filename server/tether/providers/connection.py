@@ -1,15 +1,16 @@
 """What the SDK-backed providers share about reaching their API: the connection settings
-(where, which key, how patient) and the one SDK client each provider keeps, made on first
-use, made again when its key changes, closed with the provider. How a request body looks
-is each provider's own (``convert_*``)."""
+(where, which key, how patient, through which proxies) and the one SDK client each provider
+keeps, made on first use, made again when its key changes, closed with the provider. How a
+request body looks is each provider's own (``convert_*``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypedDict, TypeVar, Unpack
 
 from tether.providers.models import ModelOptions
+from tether.providers.network import NetworkSettings
 from tether.providers.retry import RetryPolicy
 
 
@@ -28,6 +29,7 @@ class ConnectionArgs(TypedDict, total=False):
     base_delay_s: float
     max_delay_s: float
     timeout_s: float
+    caller_env: Mapping[str, str] | None
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,11 @@ class Connection:
     policy: RetryPolicy
     timeout_s: float
     options: ModelOptions
+    caller_env: Mapping[str, str] | None = None
+    """The variables of the warm daemon's client the provider serves; None: this
+    process's (the SDK reads them itself)."""
+    network: NetworkSettings | None = None
+    """The caller's proxies and CA certificates; None: the SDK reads this process's."""
 
     @classmethod
     def of(
@@ -46,6 +53,7 @@ class Connection:
         options: ModelOptions | None,
         **args: Unpack[ConnectionArgs],
     ) -> Connection:
+        caller_env = args.get("caller_env")
         return cls(
             base_url,
             args.get("api_key"),
@@ -56,6 +64,8 @@ class Connection:
             ),
             args.get("timeout_s", 600.0),
             options or ModelOptions(),
+            caller_env,
+            NetworkSettings.of(caller_env) if caller_env is not None else None,
         )
 
 

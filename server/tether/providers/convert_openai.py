@@ -63,13 +63,17 @@ def request_messages(request: ModelRequest) -> list[ChatCompletionMessageParam]:
     if system:
         out.append({"role": "system", "content": system})
     for message in request.messages:
-        if message.role == "assistant":
-            assistant = _assistant_message(message)
-            if assistant is not None:
-                out.append(assistant)
-        else:
-            out.extend(_user_messages(message))
+        out.extend(message_params(message))
     return out
+
+
+def message_params(message: Message) -> list[ChatCompletionMessageParam]:
+    """One of our messages as chat completions messages (none, one, or a user message's
+    tool results followed by its other content)."""
+    if message.role == "assistant":
+        assistant = _assistant_message(message)
+        return [assistant] if assistant is not None else []
+    return _user_messages(message)
 
 
 def tool_params(tools: list[ToolSpec]) -> list[ChatCompletionFunctionToolParam]:

@@ -13,20 +13,27 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from tether.providers.network import NetworkSettings
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 5.0
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 
 
-async def discover_window(base_url: str, model: str, api_key: str) -> int | None:
+async def discover_window(
+    base_url: str, model: str, api_key: str, network: NetworkSettings | None = None
+) -> int | None:
+    """``network``: the caller's proxies and CA certificates (None: this process's)."""
     import httpx2
 
     headers = {"Authorization": f"Bearer {api_key}"}
     base = base_url.rstrip("/")
+    make = network.client if network is not None else httpx2.AsyncClient
     try:
-        async with httpx2.AsyncClient(timeout=TIMEOUT_S, headers=headers) as client:
+        async with make(timeout=TIMEOUT_S, headers=headers) as client:
             window = await _from_models(client, base, model)
             if window is None:
                 window = await _from_ollama(client, base, model)

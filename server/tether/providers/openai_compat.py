@@ -32,17 +32,16 @@ from tether.providers.convert_openai import (
     completed_from_response,
     fallback_call_id,
     reasoning,
-    request_messages,
     stop_reason,
-    tool_params,
     tool_use,
     usage,
 )
 from tether.providers.discovery import discover_window
 from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOptions
+from tether.providers.openai_body import ChatBodyEncoder
 
 if TYPE_CHECKING:
-    from openai import APIError, AsyncOpenAI, AsyncStream
+    from openai import APIError, AsyncOpenAI, AsyncStream, RequestOptions
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
     from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
@@ -77,6 +76,7 @@ class OpenAICompatProvider:
         self._discovered: int | None = None
         self._asked = False
         self._clients: ClientCache[AsyncOpenAI] = ClientCache(self._make_client)
+        self._encoder = ChatBodyEncoder()
 
     @property
     def context_window(self) -> int:
@@ -95,7 +95,9 @@ class OpenAICompatProvider:
         if self._asked or self._options.context_window:
             return
         self._asked = True
-        self._discovered = await discover_window(self._base_url, self.model, self._api_key)
+        self._discovered = await discover_window(
+            self._base_url, self.model, self._api_key, self._conn.network
+        )
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -103,17 +105,21 @@ class OpenAICompatProvider:
     def _make_client(self, api_key: str | None) -> AsyncOpenAI:
         import openai
 
+        network = self._conn.network
         return openai.AsyncOpenAI(
             api_key=api_key,
             base_url=self._conn.base_url,
             max_retries=0,
             timeout=self._conn.timeout_s,
+            # A caller's proxies and CA certificates, not this process's (None: the SDK's own).
+            http_client=network.client(openai.DefaultAsyncHttpxClient) if network else None,
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         await self.discover()
         request = request if request.model else replace(request, model=self.model)
-        call = _Call(await self._clients.get(self._api_key), request, self._max_output_tokens)
+        client = await self._clients.get(self._api_key)
+        call = _Call(client, request, self._max_output_tokens, self._encoder)
 
         async def fallback() -> Completed:
             return completed_from_response(await call.create())
@@ -130,36 +136,42 @@ class OpenAICompatProvider:
                 yield event
 
 
+CHAT_PATH = "/chat/completions"
+_AUTH: RequestOptions = {"security": {"bearer_auth": True}}
+"""What ``chat.completions.create`` asks of the client: the key as a bearer token."""
+
+
 @dataclass(frozen=True)
 class _Call:
-    """One request's wire arguments, sent streaming or (as the fallback) not."""
+    """One request's wire arguments, sent streaming or (as the fallback) not. The body is
+    joined from cached encodings (``openai_body``) and posted as it is."""
 
     client: AsyncOpenAI
     request: ModelRequest
     max_output_tokens: int | None
+    encoder: ChatBodyEncoder
 
     async def open(self) -> OpenStream:
-        from openai import omit
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        stream = await self.client.chat.completions.create(
-            model=self.request.model,
-            messages=request_messages(self.request),
-            tools=tool_params(self.request.tools) or omit,
-            max_tokens=self._max_tokens() or omit,
+        body = self.encoder.body(self.request, max_tokens=self._max_tokens(), stream=True)
+        stream = await self.client.post(
+            CHAT_PATH,
+            cast_to=ChatCompletion,
+            content=body,
+            options=_AUTH,
             stream=True,
-            stream_options={"include_usage": True},
+            stream_cls=AsyncStream[ChatCompletionChunk],
         )
         return stream, await retry.first_event(stream, "chunk")
 
     async def create(self) -> ChatCompletion:
-        from openai import omit
+        from openai.types.chat import ChatCompletion
 
-        return await self.client.chat.completions.create(
-            model=self.request.model,
-            messages=request_messages(self.request),
-            tools=tool_params(self.request.tools) or omit,
-            max_tokens=self._max_tokens() or omit,
-            stream=False,
+        body = self.encoder.body(self.request, max_tokens=self._max_tokens(), stream=False)
+        return await self.client.post(
+            CHAT_PATH, cast_to=ChatCompletion, content=body, options=_AUTH
         )
 
     def _max_tokens(self) -> int | None:

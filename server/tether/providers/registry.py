@@ -113,8 +113,9 @@ def create_provider(
 ) -> Provider:
     """Instantiate the provider (SDK imports happen lazily inside the provider); ``options``
     are the user's window, output and thinking choices. With ``env`` (a caller's variables)
-    the key and base URL come from there and nowhere else: the SDKs would otherwise read
-    this process's environment, which in the warm daemon belongs to nobody in particular."""
+    the key, base URL, proxies and CA certificates come from there and nowhere else: the
+    SDKs would otherwise read this process's environment, which in the warm daemon belongs
+    to nobody in particular."""
     options = options or ModelOptions()
     if spec.provider == "scripted":
         from tether.providers.scripted import ScriptedProvider
@@ -134,6 +135,7 @@ def create_provider(
             base_url=spec.base_url,
             api_key=env.get("OPENAI_API_KEY") or "not-needed",
             options=options,
+            caller_env=env,
         )
     from tether.providers.anthropic import AnthropicProvider
 
@@ -146,5 +148,5 @@ def create_provider(
         auth_token=None if key else env.get("ANTHROPIC_AUTH_TOKEN") or None,
         base_url=env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL,
         options=options,
-        env=env,
+        caller_env=env,
     )

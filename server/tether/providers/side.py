@@ -10,6 +10,7 @@ provider none: they get no small model, and the tools fall back to doing without
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from tether.core.messages import user_text
 from tether.errors import ModelError
@@ -21,9 +22,12 @@ DEFAULT_SMALL_ANTHROPIC_MODEL = MODEL_ALIASES["haiku"][0]
 SIDE_MAX_TOKENS = 4096
 
 
-def small_anthropic_model() -> str:
-    value = os.environ.get("ANTHROPIC_SMALL_FAST_MODEL", "").strip()
-    return value or resolve_alias("haiku")  # ANTHROPIC_DEFAULT_HAIKU_MODEL retargets it
+def small_anthropic_model(env: Mapping[str, str] | None = None) -> str:
+    """``env``: the caller's variables (the warm daemon serves several); None: this
+    process's."""
+    environ = os.environ if env is None else env
+    value = environ.get("ANTHROPIC_SMALL_FAST_MODEL", "").strip()
+    return value or resolve_alias("haiku", env)  # ANTHROPIC_DEFAULT_HAIKU_MODEL retargets it
 
 
 class SideModel:
@@ -56,7 +60,7 @@ class SideModel:
         raise ModelError("the small model's stream ended without a reply")
 
 
-def small_model_for(provider: Provider) -> SideModel | None:
+def small_model_for(provider: Provider, env: Mapping[str, str] | None = None) -> SideModel | None:
     if provider.name != "anthropic":
         return None
-    return SideModel(provider, small_anthropic_model())
+    return SideModel(provider, small_anthropic_model(env))

@@ -132,7 +132,8 @@ def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> To
                 cwd=ctx.cwd,
                 output_path=task.output_path,
                 wrap=confined,
-                env={**ctx.config.caller_env, **ctx.config.shell_env},
+                env=ctx.config.shell_env,
+                caller=ctx.config.caller_env,
             )
         status = "completed" if code == 0 else "failed"
         return TaskOutcome(status=status, summary=f"exited with code {code}", exit_code=code)
@@ -181,7 +182,8 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
                     max_output_chars=cfg.bash_max_output_chars,
                     on_output=stream,
                     wrap=confined,
-                    env={**cfg.caller_env, **cfg.shell_env},
+                    env=cfg.shell_env,
+                    caller=cfg.caller_env,
                 )
         except OSError as e:  # no bash, or the sandbox wrapper is missing
             raise ToolError(f"Could not start the shell: {e}.")

@@ -141,9 +141,10 @@ class ToolConfig:
     shell_sandbox: ShellSandbox | None = None
     shell_env: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     """Extra environment for shell commands (settings ``env``, once the workspace is trusted)."""
-    caller_env: dict[str, str] = field(default_factory=lambda: dict[str, str]())
+    caller_env: dict[str, str] | None = None
     """The variables of the client the session belongs to (the warm daemon serves several:
-    its ``PATH``, ``VIRTUAL_ENV``...), under ``shell_env``; empty in-process."""
+    its ``PATH``, ``VIRTUAL_ENV``, proxies...), in place of the daemon's own, under
+    ``shell_env``; None in-process (this process's environment)."""
     additional_dirs: list[Path] = field(default_factory=lambda: list[Path]())
     """Directories besides the workspace that file tools may use (settings)."""
     bypass_disabled: bool = False

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from tether.core.environ import process_env
 from tether.tools.context import Wrap as Wrap
 
 KILL_GRACE_S = 1.0
@@ -168,15 +169,13 @@ def shell_argv(command: str, wrap: Wrap | None) -> list[str]:
     return wrap(argv) if wrap is not None else argv
 
 
-MODEL_CREDENTIALS = frozenset(
-    {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "TETHER_API_KEY"}
-)
-"""The daemon's own model keys: commands the agent runs have no business with them."""
-
-
-def shell_env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    inherited = {k: v for k, v in os.environ.items() if k not in MODEL_CREDENTIALS}
-    return {**inherited, **(extra or {}), **QUIET_ENV}
+def shell_env(
+    extra: Mapping[str, str] | None, caller: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """A command's environment: this process's (or, for a client of the warm daemon, the
+    daemon's with ``caller``'s variables in place of its own), without model keys, under
+    ``extra`` (settings ``env``)."""
+    return {**process_env(caller, credentials=False), **(extra or {}), **QUIET_ENV}
 
 
 async def run_shell(
@@ -188,10 +187,14 @@ async def run_shell(
     on_output: Callable[[str], None] | None = None,
     wrap: Wrap | None = None,
     env: Mapping[str, str] | None = None,
+    caller: Mapping[str, str] | None = None,
 ) -> ShellResult:
     """Run ``command`` to completion; ``on_output`` gets the output so far, throttled."""
     proc = await _spawn(
-        shell_argv(command, wrap), cwd=cwd, stdout=asyncio.subprocess.PIPE, env=shell_env(env)
+        shell_argv(command, wrap),
+        cwd=cwd,
+        stdout=asyncio.subprocess.PIPE,
+        env=shell_env(env, caller),
     )
     buf = OutputBuffer(max_output_chars)
     reader = asyncio.create_task(_pump(proc, buf))
@@ -263,12 +266,15 @@ async def run_shell_to_file(
     output_path: Path,
     wrap: Wrap | None = None,
     env: Mapping[str, str] | None = None,
+    caller: Mapping[str, str] | None = None,
 ) -> int:
     """Run ``command`` with its output appended to ``output_path``; returns the exit code.
     Cancelling kills the process group."""
     out = await asyncio.to_thread(output_path.open, "ab")
     try:
-        proc = await _spawn(shell_argv(command, wrap), cwd=cwd, stdout=out, env=shell_env(env))
+        proc = await _spawn(
+            shell_argv(command, wrap), cwd=cwd, stdout=out, env=shell_env(env, caller)
+        )
     finally:
         out.close()  # the child holds its own copy of the descriptor
     try:

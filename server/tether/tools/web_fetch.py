@@ -37,14 +37,19 @@ def host_of(url: str) -> str:
 
 
 async def _page(inp: WebFetchInput, ctx: ToolContext) -> Page | CrossHostRedirect:
+    from tether.providers.network import NetworkSettings
     from tether.web.fetch import fetch, normalize_url
 
     key = str(normalize_url(inp.url))
     cached = ctx.config.web_cache.get(key)
     if cached is not None:
         return cached
+    caller = ctx.config.caller_env
     found = await fetch(
-        key, timeout_s=ctx.config.web_fetch_timeout_s, max_bytes=ctx.config.web_fetch_max_bytes
+        key,
+        timeout_s=ctx.config.web_fetch_timeout_s,
+        max_bytes=ctx.config.web_fetch_max_bytes,
+        network=NetworkSettings.of(caller) if caller is not None else None,
     )
     if isinstance(found, Page):
         ctx.config.web_cache.put(key, found)

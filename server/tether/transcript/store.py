@@ -10,6 +10,7 @@ import datetime as dt
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +23,10 @@ TAIL_WINDOWS = (16 * 1024, 256 * 1024, None)
 """How much of a file's end to scan for the newest meta record, growing until found."""
 
 
-def data_dir() -> Path:
-    override = os.environ.get("TETHER_DATA_DIR")
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``env``: the caller's variables (the warm daemon serves several); None: this
+    process's."""
+    override = (os.environ if env is None else env).get("TETHER_DATA_DIR")
     return Path(override) if override else platformdirs.user_data_path("tether", appauthor=False)
 
 

@@ -20,6 +20,7 @@ import ipaddress
 import httpx2
 
 from tether import __version__
+from tether.providers.network import NetworkSettings
 from tether.web.markdown import html_to_markdown
 from tether.web.page import CrossHostRedirect, FetchError, Page
 
@@ -68,11 +69,14 @@ async def fetch(
     timeout_s: float,
     max_bytes: int,
     transport: httpx2.AsyncBaseTransport | None = None,
+    network: NetworkSettings | None = None,
 ) -> Page | CrossHostRedirect:
+    """``network``: the proxies and CA certificates of the warm daemon's client the session
+    belongs to (None: this process's environment)."""
     url = normalize_url(raw_url)
     try:
         async with asyncio.timeout(timeout_s):
-            return await _fetch(url, timeout_s, max_bytes)
+            return await _fetch(url, timeout_s, max_bytes, network)
     except TimeoutError:
         raise FetchError(f"{url.host} did not answer within {timeout_s:g} seconds.") from None
     except httpx2.TimeoutException:
@@ -86,14 +90,15 @@ async def fetch(
         raise FetchError(f"Fetching {url} failed: {type(e).__name__}: {e}.") from None
 
 
-async def _fetch(url: httpx2.URL, timeout_s: float, max_bytes: int) -> Page | CrossHostRedirect:
+async def _fetch(
+    url: httpx2.URL, timeout_s: float, max_bytes: int, network: NetworkSettings | None
+) -> Page | CrossHostRedirect:
     headers = {
         "User-Agent": USER_AGENT,
         "Accept": "text/markdown, text/html;q=0.9, text/plain;q=0.8, */*;q=0.5",
     }
-    async with httpx2.AsyncClient(
-        timeout=timeout_s, follow_redirects=False, headers=headers
-    ) as client:
+    make = network.client if network is not None else httpx2.AsyncClient
+    async with make(timeout=timeout_s, follow_redirects=False, headers=headers) as client:
         for _ in range(MAX_REDIRECTS + 1):
             async with client.stream("GET", url) as response:
                 if response.status_code in _REDIRECTS and "location" in response.headers:

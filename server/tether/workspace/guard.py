@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,11 @@ class WorkspaceGuard:
         trust: TrustStore | None = None,
         sandbox_probe: Probe | None = None,
         watch: bool = True,
+        data: Path | None = None,
     ) -> None:
+        """``data``: where the workspace keeps transcripts, when not the default data
+        directory (a caller's ``TETHER_DATA_DIR`` in the warm daemon): hidden from
+        commands as well."""
         self.root = root
         self._overrides = overrides or {}
         self._user = user
@@ -96,7 +101,7 @@ class WorkspaceGuard:
         self.sandbox = BwrapSandbox(
             root,
             self.loaded.settings.sandbox,
-            private=(config_dir, user_settings_path().parent, data_dir()),
+            private=(config_dir, user_settings_path().parent, data_dir(), *filter(None, [data])),
             probe_result=sandbox_probe,
             also_readable=self._extra_dirs(),
         )
@@ -161,6 +166,7 @@ class WorkspaceGuard:
         transcript: Path,
         *,
         resumed: bool,
+        caller_env: Mapping[str, str] | None = None,
     ) -> CommandHooks:
         settings = self.loaded.settings
         return CommandHooks(
@@ -173,6 +179,7 @@ class WorkspaceGuard:
             before_first_prompt=lambda: self.ensure_trust(editor, session_id),
             source="resume" if resumed else "startup",
             refresh=self.refresh,
+            caller_env=caller_env,
         )
 
     def attach(

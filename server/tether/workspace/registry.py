@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tether.editor.port import Editor
 from tether.errors import SessionError
+from tether.session.hosted import HostedSession
 from tether.session.session import Session
 from tether.transcript.store import SessionInfo
 from tether.workspace.options import SessionOptions
@@ -27,6 +28,9 @@ class Sessions:
     def __init__(self, make_workspace: WorkspaceFactory = Workspace) -> None:
         self._make_workspace = make_workspace
         self.workspaces: dict[Path, Workspace] = {}
+        self.hosted: dict[str, HostedSession] = {}
+        """Sessions run elsewhere in the daemon (``tether -p`` calls, each on its own loop),
+        which its clients may follow and cancel."""
 
     def workspace(self, root: Path) -> Workspace:
         """The workspace of a folder, made on first use."""
@@ -38,6 +42,17 @@ class Sessions:
                 log.warning("settings of %s: %s", root, warning)
             self.workspaces[root] = workspace
         return workspace
+
+    def host(self, session: HostedSession) -> Callable[[], None]:
+        """List a session another loop runs; returns the function that unlists it. Called
+        from that loop's thread: one dict operation each, atomic for the daemon's loop."""
+        self.hosted[session.session_id] = session
+
+        def unlist() -> None:
+            if self.hosted.get(session.session_id) is session:
+                del self.hosted[session.session_id]
+
+        return unlist
 
     def find(self, session_id: str) -> Session | None:
         for workspace in self.workspaces.values():
@@ -93,6 +108,8 @@ class Sessions:
             await workspace.close()
 
     async def shutdown(self) -> None:
+        for hosted in list(self.hosted.values()):
+            hosted.cancel()  # its call saves it as it ends
         for workspace in self.workspaces.values():
             for session in list(workspace.sessions.values()):
                 session.cancel()

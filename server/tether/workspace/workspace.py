@@ -43,7 +43,6 @@ from tether.skills.registry import SkillRegistry
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.tools.registry import core_tools
-from tether.tools.shell import MODEL_CREDENTIALS
 from tether.tools.web_search import search_options, web_search_tool
 from tether.transcript.payloads import ModeData
 from tether.transcript.records import SystemRecord
@@ -69,6 +68,12 @@ from tether.workspace.from_settings import (
 from tether.workspace.options import ProviderFactory, SessionOptions
 
 log = logging.getLogger(__name__)
+
+CallerKey = tuple[tuple[str, str], ...] | None
+
+
+def caller_key(env: Mapping[str, str] | None) -> CallerKey:
+    return None if env is None else tuple(sorted(env.items()))
 
 
 class Workspace:
@@ -105,6 +110,7 @@ class Workspace:
             trust=trust,
             sandbox_probe=sandbox_probe,
             watch=watch_settings,
+            data=self.store.root.parent,
         )
         self.provider_factory: ProviderFactory = provider_factory or self._provider
         self.hooks = hooks
@@ -113,8 +119,11 @@ class Workspace:
         self.skills = SkillRegistry(self.root)
         self.snapshots = WorkspaceSnapshots(self.root)
         """The workspace's files before shell commands, for rewind (shared by its sessions)."""
-        self._mcp: McpManager | None = None
-        self._mcp_config: McpConfig | None = None
+        self._mcp: dict[CallerKey, McpManager] = {}
+        """The MCP servers, one set per caller: the warm daemon starts stdio servers with
+        the environment of the client whose session needs them (None: this process's)."""
+        self._mcp_configs: dict[CallerKey, McpConfig] = {}
+        """The MCP configuration per caller: ``${VAR}`` in it is the caller's variable."""
         self._mcp_detach: dict[str, Callable[[], None]] = {}
 
     def _provider(self, model: str | None, root: Path) -> Provider:
@@ -156,16 +165,19 @@ class Workspace:
             state.files.restore(resumed.files)
         tool_config = self.guard.configure_tools(ToolConfig())
         if options.env is not None:
-            # Commands run with the client's PATH, virtualenv and locale, not the daemon's
-            # (its model keys stay out, as this process's do).
-            tool_config.caller_env = {
-                k: v for k, v in options.env.items() if k not in MODEL_CREDENTIALS
-            }
-        tool_config.small_model = small_model_for(provider)
+            # Commands run with the client's PATH, virtualenv, proxies and locale, not the
+            # daemon's (model keys stay out, as this process's do: ``shell_env``).
+            tool_config.caller_env = dict(options.env)
+        tool_config.small_model = small_model_for(provider, options.env)
         command_hooks: CommandHooks | None = None
         if self.hooks is None:
             command_hooks = self.guard.session_hooks(
-                session_id, editor, state, writer.path, resumed=resumed is not None
+                session_id,
+                editor,
+                state,
+                writer.path,
+                resumed=resumed is not None,
+                caller_env=options.env,
             )
         sources = [h for h in (self.hooks or command_hooks, shell_checkpoints, options.hooks) if h]
         hooks = sources[0] if len(sources) == 1 else HooksChain(sources) if sources else None
@@ -202,6 +214,7 @@ class Workspace:
                 extra_sections=[options.append_system_prompt]
                 if options.append_system_prompt
                 else [],
+                shell=options.env.get("SHELL") if options.env is not None else None,
             ),
             tasks=TaskRegistry(writer.path.parent / session_id / "tasks"),
             title=options.title or (resumed.title if resumed else None),
@@ -225,7 +238,7 @@ class Workspace:
         if options.builtin_tools is None or "WebSearch" in options.builtin_tools:
             engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
         attach_skills(engine, self.skills)
-        self._attach_mcp(engine)
+        self._attach_mcp(engine, options.env)
         sandbox = self.guard.sandbox
         if settings.sandbox.enabled and not sandbox.active:
             engine.note(sandbox.describe())
@@ -247,62 +260,76 @@ class Workspace:
             return self.provider_factory(model, self.root)  # an injected factory knows best
         return default_provider_factory(model, self.root, model_options(self.loaded.settings), env)
 
-    def _attach_mcp(self, engine: QueryEngine) -> None:
+    def _attach_mcp(self, engine: QueryEngine, env: Mapping[str, str] | None) -> None:
         """Give a session the workspace's MCP tools; the servers start with the first
-        session. The project's ``.mcp.json`` counts only in a trusted workspace."""
-        if self._mcp_config is None:
+        session (of each caller, in the warm daemon). The project's ``.mcp.json`` counts
+        only in a trusted workspace."""
+        key = caller_key(env)
+        config = self._mcp_configs.get(key)
+        if config is None:
             servers = {} if self._strict_mcp else dict(self.loaded.settings.mcp_servers)
-            self._mcp_config = load_mcp_config(
+            config = load_mcp_config(
                 self.root,
                 {**servers, **self._cli_mcp_servers},
                 project_file=self.guard.trusted and not self._strict_mcp,
+                env=env,
             )
-            for name, problem in self._mcp_config.problems.items():
+            self._mcp_configs[key] = config
+            for name, problem in config.problems.items():
                 log.warning("MCP server %s skipped: %s", name, problem)
-        if not self._mcp_config.servers:
+        if not config.servers:
             return
         from tether.mcp.attach import attach
-        from tether.mcp.manager import McpManager
+        from tether.mcp.manager import McpManager, McpOptions
 
-        if self._mcp is None:
-            self._mcp = McpManager(self.root, self._mcp_config)
-            self._mcp.start()
-        self._mcp_detach[engine.session_id] = attach(engine, self._mcp)
+        manager = self._mcp.get(key)
+        if manager is None:
+            manager = McpManager(self.root, config, McpOptions(caller_env=env))
+            manager.start()
+            self._mcp[key] = manager
+        self._mcp_detach[engine.session_id] = attach(engine, manager)
 
-    def mcp_prompts(self) -> McpPrompts | None:
-        """The MCP servers' prompts and resources, for prompt expansion (None without MCP)."""
-        if self._mcp is None:
+    def mcp_prompts(self, env: Mapping[str, str] | None = None) -> McpPrompts | None:
+        """The MCP servers' prompts and resources, for prompt expansion (None without MCP);
+        ``env``: the caller whose servers (None: this process's)."""
+        manager = self._mcp.get(caller_key(env))
+        if manager is None:
             return None
         from tether.mcp.commands import McpPromptSource
 
-        return McpPromptSource(self._mcp)
+        return McpPromptSource(manager)
 
-    async def ready(self, timeout: float = 10.0) -> list[str]:
+    async def ready(self, timeout: float = 10.0, env: Mapping[str, str] | None = None) -> list[str]:
         """Wait (bounded) for MCP servers to settle before a session's first request, so
         their tools are there; returns problems worth showing the user."""
-        if self._mcp is None:
+        manager = self._mcp.get(caller_key(env))
+        if manager is None:
             return []
-        await self._mcp.wait_ready(timeout=timeout)
-        return [f"MCP server {s.name}: {s.error}" for s in self._mcp.statuses() if s.error]
+        await manager.wait_ready(timeout=timeout)
+        return [f"MCP server {s.name}: {s.error}" for s in manager.statuses() if s.error]
 
-    async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    async def call_mcp_tool(
+        self, name: str, arguments: dict[str, Any], env: Mapping[str, str] | None = None
+    ) -> CallToolResult:
         """Call one of the workspace's MCP tools by its ``mcp__server__tool`` name (the
         command line's ``--permission-prompt-tool`` asks one); raises ``SessionError``
         when no server offers it."""
         from tether.mcp.tools import mcp_tool_name
 
-        if self._mcp is not None:
-            await self._mcp.wait_ready(timeout=10.0)
-            for server, connection in self._mcp.connections.items():
+        manager = self._mcp.get(caller_key(env))
+        if manager is not None:
+            await manager.wait_ready(timeout=10.0)
+            for server, connection in manager.connections.items():
                 for tool in connection.tools:
                     if mcp_tool_name(server, tool.name) == name:
                         return await connection.call_tool(tool.name, arguments)
         raise SessionError(f"no MCP server offers the tool {name}")
 
-    def mcp_statuses(self) -> list[ServerStatus]:
+    def mcp_statuses(self, env: Mapping[str, str] | None = None) -> list[ServerStatus]:
         """The workspace's MCP servers and how they are doing (empty until a session
         started them)."""
-        return self._mcp.statuses() if self._mcp is not None else []
+        manager = self._mcp.get(caller_key(env))
+        return manager.statuses() if manager is not None else []
 
     def _persist_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:
         try:
@@ -377,10 +404,10 @@ class Workspace:
             checkpoints=checkpoints,
             events=events,
             hooks=SessionHooks(
-                ready=self.ready,
+                ready=lambda: self.ready(env=options.env),
                 provider_for=lambda model: self.make_provider(model, options.env),
                 close=close,
-                mcp_prompts=self.mcp_prompts,
+                mcp_prompts=lambda: self.mcp_prompts(options.env),
             ),
             auto_wake=options.auto_wake,
             repaired=resumed.repaired if resumed is not None else (),
@@ -409,6 +436,7 @@ class Workspace:
     async def close(self) -> None:
         for session in list(self.sessions.values()):
             await session.close()
-        if self._mcp is not None:
-            await self._mcp.close()
+        for manager in self._mcp.values():
+            await manager.close()
+        self._mcp.clear()
         self.guard.close()

@@ -76,7 +76,7 @@ async def test_custom_headers_and_a_token_from_the_callers_variables() -> None:
             "ANTHROPIC_BASE_URL": api.base_url,
             "ANTHROPIC_CUSTOM_HEADERS": "X-Team: blue\nX-Empty-Line-Is-Skipped\nX-Trace: a:b",
         }
-        provider = AnthropicProvider("claude-sonnet-4-6", env=env, max_retries=0)
+        provider = AnthropicProvider("claude-sonnet-4-6", caller_env=env, max_retries=0)
         try:
             events = await collect(provider.stream(make_request()))
         finally:
@@ -90,7 +90,7 @@ async def test_custom_headers_and_a_token_from_the_callers_variables() -> None:
 async def test_a_refused_key_is_the_apis_own_error() -> None:
     with FakeAnthropicServer([[{"type": "text", "text": "never"}]], api_keys={"good"}) as api:
         env = {"ANTHROPIC_API_KEY": "bad", "ANTHROPIC_BASE_URL": api.base_url}
-        provider = AnthropicProvider("claude-sonnet-4-6", env=env, max_retries=0)
+        provider = AnthropicProvider("claude-sonnet-4-6", caller_env=env, max_retries=0)
         try:
             with pytest.raises(ModelError) as caught:
                 await collect(provider.stream(make_request()))
@@ -123,6 +123,21 @@ async def test_without_a_key_or_token_the_sdk_looks_and_says_what_is_missing(
                     await collect(provider.stream(make_request()))
             finally:
                 await provider.aclose()
+        assert api.requests == []
+
+
+async def test_a_caller_without_credentials_never_gets_this_processs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "the-daemons-own-key")
+    with FakeAnthropicServer([[{"type": "text", "text": "never"}]]) as api:
+        caller = {"ANTHROPIC_BASE_URL": api.base_url}
+        provider = AnthropicProvider("claude-sonnet-4-6", caller_env=caller, max_retries=0)
+        try:
+            with pytest.raises(ModelError, match="no Anthropic credentials"):
+                await collect(provider.stream(make_request()))
+        finally:
+            await provider.aclose()
         assert api.requests == []
 
 
@@ -222,7 +237,7 @@ async def test_a_proxy_that_answers_html_is_named_in_the_error() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    provider = AnthropicProvider("claude-sonnet-4-6", env={"ANTHROPIC_API_KEY": "k"},
+    provider = AnthropicProvider("claude-sonnet-4-6", caller_env={"ANTHROPIC_API_KEY": "k"},
                                  base_url=url, max_retries=0)  # fmt: skip
     try:
         with pytest.raises(ModelError) as caught:

@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from tether.core.environ import is_session_variable
 from tether.permissions.shell.git import analyse_git
 from tether.permissions.shell.model import Effects, SimpleCommand, Word, named, refused
 from tether.permissions.shell.options import Options, parse_options
@@ -58,7 +59,10 @@ def _local_names(assignments: Sequence[str]) -> bool:
     """Only shell-local variables (lowercase by convention, not from the environment):
     setting one changes no program's environment or lookup (PATH, IFS, LD_*…)."""
     names = [re.split(r"\+?=|\[", a, maxsplit=1)[0] for a in assignments]
-    return all(_LOCAL.fullmatch(n) and n not in os.environ for n in names)
+    # A caller of the warm daemon brings its own variables of these names (proxies...).
+    return all(
+        _LOCAL.fullmatch(n) and n not in os.environ and not is_session_variable(n) for n in names
+    )
 
 
 def _command(cmd: SimpleCommand) -> Effects:

@@ -1,0 +1,287 @@
+"""Each caller of the warm daemon gets its own environment, and nothing of the daemon's:
+proxies and CA certificates for the model's HTTP client, hooks, stdio MCP servers, Bash,
+WebFetch's small model. The daemon is started with values of its own for every variable,
+so a session that reads the daemon's environment instead of its caller's is caught."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.core.environ import is_session_variable
+from tether.testing.fake_anthropic import FakeAnthropicServer
+from tether.testing.fake_proxy import FakeProxy
+from tether.testing.fake_web import FakeWebServer
+
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+KEPT = ("PATH", "LANG", "LC_ALL", "TERM")
+
+
+def clean_env(values: dict[str, str]) -> dict[str, str]:
+    """This process's environment without anything that belongs to a caller, plus ``values``."""
+    base = {k: v for k, v in os.environ.items() if not is_session_variable(k) or k in KEPT}
+    return {**base, **values}
+
+
+def tether(
+    env: dict[str, str], *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tether", *args],
+        env=clean_env(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+@pytest.fixture
+def daemon_proxy() -> Iterator[FakeProxy]:
+    with FakeProxy() as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def common(daemon_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """What every call shares: the daemon's socket and the data directories."""
+    return {
+        **daemon_env,
+        "TETHER_RUNTIME_DIR": str(tmp_path / "run"),
+        "TETHER_NO_DAEMON": "0",
+    }
+
+
+@pytest.fixture
+def daemon(common: dict[str, str], daemon_proxy: FakeProxy) -> Iterator[dict[str, str]]:
+    """A warm daemon whose own environment has a value for everything a caller might set."""
+    own = {
+        **common,
+        "ANTHROPIC_API_KEY": "the-daemons-key",
+        "HTTP_PROXY": daemon_proxy.url,
+        "HTTPS_PROXY": daemon_proxy.url,
+        "VIRTUAL_ENV": "/the-daemons-venv",
+        "ANTHROPIC_SMALL_FAST_MODEL": "claude-the-daemons-small-model",
+    }
+    started = tether(own, "daemon", "start")
+    assert started.returncode == 0, started.stderr
+    yield common
+    tether(common, "daemon", "stop")
+
+
+def daemon_pid(env: dict[str, str]) -> int:
+    return int(json.loads(tether(env, "daemon", "status", "--json").stdout)["pid"])
+
+
+def test_each_caller_reaches_the_api_through_its_own_proxy(
+    daemon: dict[str, str],
+    daemon_proxy: FakeProxy,
+    workspace: Path,
+    fake_api: Callable[[list[Any]], FakeAnthropicServer],
+) -> None:
+    pid = daemon_pid(daemon)
+    api = fake_api([[{"type": "text", "text": f"answer {n}"}] for n in range(3)])
+    endpoint = f"POST {api.base_url}/v1/messages"
+    with FakeProxy() as first, FakeProxy() as second:
+        callers = [
+            {"HTTP_PROXY": first.url},
+            {"http_proxy": second.url},  # lowercase, as curl and urllib also read it
+            {},  # no proxy: straight to the API, not through the daemon's
+        ]
+        for n, variables in enumerate(callers):
+            done = tether(
+                {**daemon, **variables, "ANTHROPIC_BASE_URL": api.base_url},
+                "-p",
+                "hi",
+                "--model",
+                "claude-sonnet-4-6",
+                cwd=workspace,
+            )
+            assert (done.returncode, done.stdout) == (0, f"answer {n}\n"), done.stderr
+        assert [r.split("?")[0] for r in first.requests] == [endpoint]
+        assert [r.split("?")[0] for r in second.requests] == [endpoint]
+        assert not first.errors and not second.errors
+    assert daemon_proxy.requests == []
+    api.assert_complete()
+    assert daemon_pid(daemon) == pid
+
+
+def test_no_proxy_of_the_caller_is_honoured(
+    daemon: dict[str, str],
+    daemon_proxy: FakeProxy,
+    workspace: Path,
+    fake_api: Callable[[list[Any]], FakeAnthropicServer],
+) -> None:
+    api = fake_api([[{"type": "text", "text": "direct"}]])
+    with FakeProxy() as proxy:
+        done = tether(
+            {
+                **daemon,
+                "HTTP_PROXY": proxy.url,
+                "NO_PROXY": "example.com,127.0.0.1",
+                "ANTHROPIC_BASE_URL": api.base_url,
+            },
+            "-p",
+            "hi",
+            "--model",
+            "claude-sonnet-4-6",
+            cwd=workspace,
+        )
+        assert (done.returncode, done.stdout) == (0, "direct\n"), done.stderr
+        assert proxy.requests == []
+    assert daemon_proxy.requests == []
+    api.assert_complete()
+
+
+def test_the_callers_ca_certificates_are_the_ones_loaded(
+    daemon: dict[str, str],
+    workspace: Path,
+    tmp_path: Path,
+    fake_api: Callable[[list[Any]], FakeAnthropicServer],
+) -> None:
+    api = fake_api([[{"type": "text", "text": "trusted"}]])
+    missing = tmp_path / "no-such-bundle.pem"
+    bad = tether(
+        {**daemon, "SSL_CERT_FILE": str(missing), "ANTHROPIC_BASE_URL": api.base_url},
+        "-p",
+        "hi",
+        "--model",
+        "claude-sonnet-4-6",
+        cwd=workspace,
+    )
+    assert bad.returncode != 0
+    assert f"SSL_CERT_FILE (or REQUESTS_CA_BUNDLE) {missing}" in bad.stderr, bad.stderr
+    assert "fix the path or unset it" in bad.stderr
+    # The next caller has no such setting: the daemon did not keep the first one's.
+    good = tether(
+        {**daemon, "ANTHROPIC_BASE_URL": api.base_url},
+        "-p",
+        "hi",
+        "--model",
+        "claude-sonnet-4-6",
+        cwd=workspace,
+    )
+    assert (good.returncode, good.stdout) == (0, "trusted\n"), good.stderr
+    api.assert_complete()
+
+
+def _probe(name: str) -> str:
+    """A shell line writing what a process sees of the variables to ``name``."""
+    return 'printf "%s|%s|%s" "$VIRTUAL_ENV" "$ANTHROPIC_API_KEY" "$HTTPS_PROXY" > ' + name
+
+
+def test_hooks_mcp_servers_and_bash_run_with_the_callers_environment(
+    daemon: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    seen: dict[str, dict[str, str]] = {}
+    callers = {
+        "one": {"VIRTUAL_ENV": "/venv-one", "ANTHROPIC_API_KEY": "key-one"},
+        "two": {"HTTPS_PROXY": "http://proxy-two.invalid:3128"},
+    }
+    for name, variables in callers.items():
+        turns = [
+            [{"type": "tool_use", "name": "Bash", "input": {"command": _probe(f"bash-{name}")}}],
+            [{"type": "text", "text": "Done."}],
+        ]
+        script = tmp_path / f"{name}.json"
+        script.write_text(json.dumps(turns))
+        hook = {"type": "command", "command": _probe(f"hook-{name}")}
+        settings = {"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}
+        mcp = {
+            "mcpServers": {
+                "probe": {
+                    "command": "sh",
+                    "args": [
+                        "-c",
+                        # $2: the configuration's ${VIRTUAL_ENV}, expanded by Tether.
+                        f'{_probe(f"mcp-{name}")}; printf "|%s" "$2" >> mcp-{name}; exec "$0" "$1"',
+                        sys.executable,
+                        str(SUPPORT / "mcp_server.py"),
+                        "${VIRTUAL_ENV}",
+                    ],
+                }
+            }
+        }
+        env = {k: v for k, v in daemon.items() if k != "ANTHROPIC_API_KEY"}
+        done = tether(
+            {**env, **variables},
+            "-p",
+            "probe",
+            "--model",
+            f"scripted:{script}",
+            "--allowedTools",
+            "Bash",
+            "--settings",
+            json.dumps(settings),
+            "--mcp-config",
+            json.dumps(mcp),
+            cwd=workspace,
+        )
+        assert done.returncode == 0, done.stderr
+        seen[name] = {
+            kind: (workspace / f"{kind}-{name}").read_text() for kind in ("hook", "mcp", "bash")
+        }
+    assert seen == {
+        # Hooks and MCP servers get the caller's keys, as in Claude Code; Bash never does.
+        "one": {
+            "hook": "/venv-one|key-one|",
+            "mcp": "/venv-one|key-one||/venv-one",
+            "bash": "/venv-one||",
+        },
+        "two": {
+            "hook": "||http://proxy-two.invalid:3128",
+            "mcp": "||http://proxy-two.invalid:3128|",
+            "bash": "||http://proxy-two.invalid:3128",
+        },
+    }
+
+
+def test_webfetch_asks_the_callers_small_model(
+    daemon: dict[str, str],
+    workspace: Path,
+    fake_api: Callable[[list[Any]], FakeAnthropicServer],
+) -> None:
+    docs = (FIXTURES / "web" / "docs.html").read_bytes()
+    callers = {
+        "claude-small-one": {"ANTHROPIC_SMALL_FAST_MODEL": "claude-small-one"},
+        "claude-haiku-two": {"ANTHROPIC_DEFAULT_HAIKU_MODEL": "claude-haiku-two"},
+    }
+    with FakeWebServer({"/docs.html": docs}) as web:
+        for model, variables in callers.items():
+            fetch = {
+                "type": "tool_use",
+                "name": "WebFetch",
+                "input": {"url": web.url("/docs.html"), "prompt": "What is the default speed?"},
+            }
+            api = fake_api(
+                [
+                    [fetch],
+                    [{"type": "text", "text": "42 rpm."}],
+                    [{"type": "text", "text": "Done."}],
+                ]
+            )
+            done = tether(
+                {**daemon, **variables, "ANTHROPIC_BASE_URL": api.base_url},
+                "-p",
+                "check the docs",
+                "--model",
+                "claude-sonnet-4-6",
+                "--allowedTools",
+                "WebFetch(domain:127.0.0.1)",
+                cwd=workspace,
+            )
+            assert (done.returncode, done.stdout) == (0, "Done.\n"), done.stderr
+            api.assert_complete()
+            assert [r["model"] for r in api.requests] == [
+                "claude-sonnet-4-6",
+                model,
+                "claude-sonnet-4-6",
+            ]
