@@ -62,6 +62,9 @@ class _Accepted:
     merged: list[dict[str, Any]]
     ids: list[list[str]]
     """tool_use ids of each merged message."""
+    head: tuple[Any, Any, int]
+    """The system prompt, the tools and the size of their JSON (the same in every request
+    of a conversation: the size is kept, not counted again)."""
 
 
 @dataclass(frozen=True)
@@ -188,17 +191,27 @@ def _check(
     ]
     check_thinking_blocks(merged, thinking, ctx, start)
 
-    tokens = _tokens(body, sizes)
+    head = _head(body, known)
+    tokens = _tokens(head[2], sizes)
     if tokens > ctx.window:
         raise fail(f"prompt is too long: {tokens} tokens > {ctx.window} maximum")
-    accepted = _Accepted(messages, system_messages, checked, message_marks, sizes, merged, ids)
+    accepted = _Accepted(
+        messages, system_messages, checked, message_marks, sizes, merged, ids, head
+    )
     return accepted, tokens, reuse
 
 
-def _tokens(body: dict[str, Any], sizes: list[int]) -> int:
-    """``count_input_tokens`` from the messages' own sizes: the JSON of
+def _head(body: dict[str, Any], known: list[_Accepted]) -> tuple[Any, Any, int]:
+    system, tools = body.get("system"), body.get("tools")
+    for before in known:
+        if before.head[0] == system and before.head[1] == tools:
+            return before.head
+    size = len(',"system":') + canonical_size(system) + len(',"tools":') + canonical_size(tools)
+    return system, tools, size
+
+
+def _tokens(head_size: int, sizes: list[int]) -> int:
+    """``count_input_tokens`` from the parts' own sizes: the JSON of
     ``{"messages": [...], "system": ..., "tools": ...}`` with sorted keys."""
     messages = sum(sizes) + max(len(sizes) - 1, 0) + len('{"messages":[]')
-    system = len(',"system":') + canonical_size(body.get("system"))
-    tools = len(',"tools":') + canonical_size(body.get("tools")) + len("}")
-    return math.ceil((messages + system + tools) / 4)
+    return math.ceil((messages + head_size + len("}")) / 4)
