@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import importlib
 import logging
 import os
 import signal
@@ -47,6 +46,7 @@ from tether.lsp.server import TetherServer
 from tether.lsp.wire import wire_errors
 from tether.protocol.base import LenientWireModel
 from tether.session.router import ClientGone
+from tether.warmup import warm_imports
 from tether.workspace.registry import Sessions
 
 log = logging.getLogger(__name__)
@@ -301,8 +301,4 @@ def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) 
 
 
 def _warm_imports() -> None:
-    for module in ("tether.cli.run", "tether.cli.inprocess", "tether.cli.sdk_mode", "anthropic"):
-        try:
-            importlib.import_module(module)
-        except Exception:  # warming is best effort
-            log.debug("warming %s failed", module, exc_info=True)
+    warm_imports(("tether.cli.run", "tether.cli.inprocess", "tether.cli.sdk_mode", "anthropic"))
