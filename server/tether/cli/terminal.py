@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import re
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -18,6 +19,7 @@ from tether.permissions.display import visible
 from tether.protocol.content import DiffContent
 
 MAX_DIFF_LINES = 60
+HUNK = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
 
 
 def diff_lines(item: DiffContent, style: Style) -> list[str]:
@@ -31,6 +33,8 @@ def diff_lines(item: DiffContent, style: Style) -> list[str]:
             lineterm="",
         )
     )
+    if item.line:  # the texts are a region of the file: number hunks as in the file
+        lines = [shift_hunk(line, item.line) for line in lines]
     out: list[str] = []
     for line in lines[:MAX_DIFF_LINES]:
         shown = visible(line)
@@ -47,6 +51,15 @@ def diff_lines(item: DiffContent, style: Style) -> list[str]:
     if len(lines) > MAX_DIFF_LINES:
         out.append(style.dim(f"… {len(lines) - MAX_DIFF_LINES} more line(s)"))
     return out
+
+
+def shift_hunk(line: str, offset: int) -> str:
+    """A unified diff's hunk header with both line numbers moved ``offset`` lines down."""
+    m = HUNK.match(line)
+    if m is None:
+        return line
+    old, new = int(m.group(1)) + offset, int(m.group(3)) + offset
+    return f"@@ -{old}{m.group(2)} +{new}{m.group(4)} @@" + line[m.end() :]
 
 
 class TerminalAsker:
