@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import re
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -17,9 +16,9 @@ from tether.cli.style import Spinner, Style, colour_wanted
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.permissions.display import visible
 from tether.protocol.content import DiffContent
+from tether.tools.diff_view import numbered_as_in_file
 
 MAX_DIFF_LINES = 60
-HUNK = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
 
 
 def diff_lines(item: DiffContent, style: Style) -> list[str]:
@@ -33,8 +32,7 @@ def diff_lines(item: DiffContent, style: Style) -> list[str]:
             lineterm="",
         )
     )
-    if item.line:  # the texts are a region of the file: number hunks as in the file
-        lines = [shift_hunk(line, item.line) for line in lines]
+    lines = numbered_as_in_file(lines, item)
     out: list[str] = []
     for line in lines[:MAX_DIFF_LINES]:
         shown = visible(line)
@@ -51,15 +49,6 @@ def diff_lines(item: DiffContent, style: Style) -> list[str]:
     if len(lines) > MAX_DIFF_LINES:
         out.append(style.dim(f"… {len(lines) - MAX_DIFF_LINES} more line(s)"))
     return out
-
-
-def shift_hunk(line: str, offset: int) -> str:
-    """A unified diff's hunk header with both line numbers moved ``offset`` lines down."""
-    m = HUNK.match(line)
-    if m is None:
-        return line
-    old, new = int(m.group(1)) + offset, int(m.group(3)) + offset
-    return f"@@ -{old}{m.group(2)} +{new}{m.group(4)} @@" + line[m.end() :]
 
 
 class TerminalAsker:

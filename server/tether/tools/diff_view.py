@@ -10,6 +10,8 @@ written on the daemon's event loop.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from tether.core.text_span import context_span, line_count
@@ -19,6 +21,7 @@ WHOLE_FILE_CHARS = 64 * 1024
 """Files up to this size (on both sides) are shown whole."""
 CONTEXT_LINES = 3
 """Unchanged lines shown before and after the changed ones, as in a unified diff."""
+_HUNK = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
 
 
 def diff_content(path: Path, old: str | None, new: str) -> DiffContent:
@@ -35,3 +38,17 @@ def diff_content(path: Path, old: str | None, new: str) -> DiffContent:
         new_text=new[start:new_end],
         line=line_count(old, start),
     )
+
+
+def numbered_as_in_file(unified: Iterable[str], diff: DiffContent) -> list[str]:
+    """The lines of a unified diff of ``diff``'s texts, with the hunk headers of a region
+    moved down to the region's place in the file."""
+    offset = diff.line or 0
+    out: list[str] = []
+    for line in unified:
+        m = _HUNK.match(line) if offset else None
+        if m is not None:
+            old, new = int(m.group(1)) + offset, int(m.group(3)) + offset
+            line = f"@@ -{old}{m.group(2)} +{new}{m.group(4)} @@" + line[m.end() :]
+        out.append(line)
+    return out
