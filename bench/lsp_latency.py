@@ -178,6 +178,46 @@ sys.exit(main(["serve"]))
 EDITS = 5
 
 
+def worst_stall(stalls_file: Path, api: FakeAnthropicServer, response: int) -> float:
+    """The longest stall from the end of model response ``response`` (a tool call) to the
+    next request (the tool's result)."""
+    window = (api.response_end_times[response], api.request_times[response + 1])
+    worst = 0.0
+    for line in stalls_file.read_text().splitlines():
+        began, length = (float(x) for x in line.split())
+        if began < window[1] and began + length > window[0]:
+            worst = max(worst, length)
+    return worst
+
+
+async def write_stall(tmp: Path) -> float:
+    """The longest stall while the agent Writes a new 1 MB file: what the editor gets for
+    it is as big as the file (the tool call's input, the question's diff, the result's)."""
+    root = folders(tmp / "write", 1)[0]
+    target = root / "new_big.py"
+    script: list[Any] = [
+        [
+            {
+                "type": "tool_use",
+                "name": "Write",
+                "input": {"file_path": str(target), "content": big_text()},
+            }
+        ],
+        [{"type": "text", "text": "Written."}],
+    ]
+    stalls_file = tmp / "write_stalls.txt"
+    with FakeAnthropicServer(script) as api:
+        editor = FakeEditor(EditorOptions(init_options={"model": "anthropic:claude-sonnet-4-6"}))
+        env = {**env_for(tmp, api), "BENCH_STALLS": str(stalls_file)}
+        await editor.start(WATCHED_DAEMON, [root], env=env)
+        session = await editor.new_session()
+        await editor.prompt(session, "write it")
+        await editor.stop()
+        api.assert_complete()
+    assert target.read_text() == big_text(), "the file was not written"
+    return worst_stall(stalls_file, api, 0)
+
+
 def _edit(target: Path, old: str, new: str) -> list[dict[str, Any]]:
     return [
         {
@@ -231,15 +271,7 @@ async def edit_stall(tmp: Path) -> Stalls:
         api.assert_complete()
     for i, text in enumerate(texts):
         assert (fast if i % 2 == 0 else slow) in text, f"edit {i} did not reach the buffer"
-    stalls = [
-        (float(a), float(b))
-        for a, b in (line.split() for line in stalls_file.read_text().splitlines())
-    ]
-    worst: list[float] = []
-    for i in edit_responses:
-        window = (api.response_end_times[i], api.request_times[i + 1])
-        overlapping = [n for began, n in stalls if began < window[1] and began + n > window[0]]
-        worst.append(max(overlapping, default=0.0))
+    worst = [worst_stall(stalls_file, api, i) for i in edit_responses]
     diffs = [u for u in updates if any(c.get("type") == "diff" for c in u.get("content", []))]
     return Stalls(
         worst,
@@ -290,6 +322,8 @@ async def edits(tmp: Path) -> None:
         f"{stalls.update_bytes} bytes, permission question {stalls.question_bytes} bytes "
         f"(the file is {len(big_text().encode())} bytes)"
     )
+    wrote = await write_stall(tmp)
+    print(f"longest stall while its agent Writes a new file of that size: {ms(wrote)}")
 
 
 if __name__ == "__main__":
