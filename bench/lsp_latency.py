@@ -8,7 +8,8 @@
 - ``minimal_edits`` on a 1 MB, 20k-line file with a one-line change (target <= 30 ms),
   against the line diff of the whole texts it used to run (the ratio is printed)
 - the longest event-loop stall of the real daemon while its agent edits that file in an
-  open buffer (``workspace/applyEdit``), seen by a heartbeat callback on the daemon's loop
+  open buffer (``workspace/applyEdit``, each edit asked about), seen by a heartbeat callback
+  on the daemon's loop (target <= 20 ms), and the size of what the editor receives for it
 
     python bench/lsp_latency.py [--edits-only]
 """
@@ -17,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -172,47 +175,109 @@ sys.exit(main(["serve"]))
 ]
 
 
-async def edit_stall(tmp: Path) -> float:
-    """The daemon's longest event-loop stall while its agent's Edit of the big file (open
-    in the editor) runs: from the end of the response asking for it to the next request."""
-    root = folders(tmp / "stall", 1)[0]
-    target = root / "big.py"
-    target.write_text(big_text(), encoding="utf-8")
-    script = [
-        [{"type": "tool_use", "name": "Read", "input": {"file_path": str(target), "limit": 5}}],
-        [
-            {
-                "type": "tool_use",
-                "name": "Edit",
-                "input": {
-                    "file_path": str(target),
-                    "old_string": "line 12345 = compute(",
-                    "new_string": "line 12345 = compute_fast(",
-                },
-            }
-        ],
-        [{"type": "text", "text": "Edited."}],
-    ]
-    options = {"model": "anthropic:claude-sonnet-4-6", "mode": "bypassPermissions"}
-    stalls_file = tmp / "stalls.txt"
-    with FakeAnthropicServer(script) as api:
-        editor = FakeEditor(EditorOptions(init_options=options))
-        env = {**env_for(tmp, api), "BENCH_STALLS": str(stalls_file)}
-        await editor.start(WATCHED_DAEMON, [root], env=env)
-        editor.open(target)
-        session = await editor.new_session()
-        await editor.prompt(session, "make compute fast on line 12345")
-        edited = editor.text(target)
-        await editor.stop()
-        api.assert_complete()
-    assert "line 12345 = compute_fast(" in edited, "the edit did not reach the buffer"
-    window = (api.response_end_times[1], api.request_times[2])
+EDITS = 5
+
+
+def worst_stall(stalls_file: Path, api: FakeAnthropicServer, response: int) -> float:
+    """The longest stall from the end of model response ``response`` (a tool call) to the
+    next request (the tool's result)."""
+    window = (api.response_end_times[response], api.request_times[response + 1])
     worst = 0.0
     for line in stalls_file.read_text().splitlines():
         began, length = (float(x) for x in line.split())
         if began < window[1] and began + length > window[0]:
             worst = max(worst, length)
     return worst
+
+
+async def write_stall(tmp: Path) -> float:
+    """The longest stall while the agent Writes a new 1 MB file: what the editor gets for
+    it is as big as the file (the tool call's input, the question's diff, the result's)."""
+    root = folders(tmp / "write", 1)[0]
+    target = root / "new_big.py"
+    script: list[Any] = [
+        [
+            {
+                "type": "tool_use",
+                "name": "Write",
+                "input": {"file_path": str(target), "content": big_text()},
+            }
+        ],
+        [{"type": "text", "text": "Written."}],
+    ]
+    stalls_file = tmp / "write_stalls.txt"
+    with FakeAnthropicServer(script) as api:
+        editor = FakeEditor(EditorOptions(init_options={"model": "anthropic:claude-sonnet-4-6"}))
+        env = {**env_for(tmp, api), "BENCH_STALLS": str(stalls_file)}
+        await editor.start(WATCHED_DAEMON, [root], env=env)
+        session = await editor.new_session()
+        await editor.prompt(session, "write it")
+        await editor.stop()
+        api.assert_complete()
+    assert target.read_text() == big_text(), "the file was not written"
+    return worst_stall(stalls_file, api, 0)
+
+
+def _edit(target: Path, old: str, new: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "tool_use",
+            "name": "Edit",
+            "input": {"file_path": str(target), "old_string": old, "new_string": new},
+        }
+    ]
+
+
+@dataclass
+class Stalls:
+    worst: list[float]
+    """The longest stall of each edit, the first (cold) one first."""
+    update_bytes: int
+    """The largest ``tool_call_update`` the editor received for an edit, JSON-encoded."""
+    question_bytes: int
+    """The largest permission question, JSON-encoded."""
+
+
+async def edit_stall(tmp: Path) -> Stalls:
+    """The daemon's longest event-loop stall while its agent's Edit of the big file (open
+    in the editor) runs, from the end of the response asking for it to the next request:
+    ``EDITS`` edits, each asked about (the editor allows once) and applied to the buffer."""
+    root = folders(tmp / "stall", 1)[0]
+    target = root / "big.py"
+    target.write_text(big_text(), encoding="utf-8")
+    slow, fast = "line 12345 = compute(", "line 12345 = compute_fast("
+    script: list[Any] = [
+        [{"type": "tool_use", "name": "Read", "input": {"file_path": str(target), "limit": 5}}]
+    ]
+    edit_responses: list[int] = []
+    for i in range(EDITS):
+        edit_responses.append(len(script))
+        script.append(_edit(target, slow, fast) if i % 2 == 0 else _edit(target, fast, slow))
+        script.append([{"type": "text", "text": "Edited."}])
+    stalls_file = tmp / "stalls.txt"
+    with FakeAnthropicServer(script) as api:
+        editor = FakeEditor(EditorOptions(init_options={"model": "anthropic:claude-sonnet-4-6"}))
+        env = {**env_for(tmp, api), "BENCH_STALLS": str(stalls_file)}
+        await editor.start(WATCHED_DAEMON, [root], env=env)
+        editor.open(target)
+        session = await editor.new_session()
+        texts: list[str] = []
+        for i in range(EDITS):
+            await editor.prompt(session, f"edit {i}")
+            texts.append(editor.text(target))
+        updates = editor.updates_of(session, "tool_call_update")
+        questions = list(editor.permission_requests)
+        await editor.stop()
+        api.assert_complete()
+    for i, text in enumerate(texts):
+        assert (fast if i % 2 == 0 else slow) in text, f"edit {i} did not reach the buffer"
+    worst = [worst_stall(stalls_file, api, i) for i in edit_responses]
+    diffs = [u for u in updates if any(c.get("type") == "diff" for c in u.get("content", []))]
+    return Stalls(
+        worst,
+        max(len(json.dumps(u)) for u in diffs),
+        max(len(json.dumps(q)) for q in questions),
+    )
 
 
 async def main(edits_only: bool) -> None:
@@ -245,11 +310,20 @@ async def edits(tmp: Path) -> None:
         f"minimal_edits, 1 MB / 20k lines, one change: {summary(trimmed)}  [target <= 30 ms]; "
         f"whole-text line diff: median {ms(statistics.median(whole))} ({ratio:.0f}x slower)"
     )
-    stall = await edit_stall(tmp)
+    stalls = await edit_stall(tmp)
     print(
         f"longest daemon event-loop stall while its agent edits that file (open in the "
-        f"editor, so through workspace/applyEdit): {ms(stall)}"
+        f"editor, so through workspace/applyEdit; each edit asked about): first edit "
+        f"{ms(stalls.worst[0])}, next {EDITS - 1}: median {ms(statistics.median(stalls.worst[1:]))}, "
+        f"max {ms(max(stalls.worst[1:]))}  [target <= 20 ms]"
     )
+    print(
+        f"largest message to the editor for that edit: tool_call_update "
+        f"{stalls.update_bytes} bytes, permission question {stalls.question_bytes} bytes "
+        f"(the file is {len(big_text().encode())} bytes)"
+    )
+    wrote = await write_stall(tmp)
+    print(f"longest stall while its agent Writes a new file of that size: {ms(wrote)}")
 
 
 if __name__ == "__main__":

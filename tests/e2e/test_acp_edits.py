@@ -92,3 +92,44 @@ async def test_a_client_without_fs_gets_the_disk(
         await agent.prompt(session, "Rename the farewell.")
         assert agent.client.reads == [] and agent.client.writes == []
         assert '"Farewell, "' in app.read_text()
+
+
+async def test_a_one_line_edit_of_a_big_file_shows_the_region(
+    workspace: Path, daemon_env: dict[str, str]
+) -> None:
+    """The permission question and the card get the changed lines with their context, not
+    the whole 760 KB file (the write itself still carries the whole new text)."""
+    big = workspace / "big.py"
+    before = "".join(f"line {i:05d} = compute({i})\n" for i in range(20_000))
+    big.write_text(before)
+    after = before.replace("compute(12345)", "compute_fast(12345)")
+    script = [
+        [tool("Read", file_path=str(big), limit=5)],
+        [
+            tool(
+                "Edit",
+                file_path=str(big),
+                old_string="compute(12345)",
+                new_string="compute_fast(12345)",
+            )
+        ],
+        say("Done."),
+    ]
+    region = "".join(f"line {i:05d} = compute({i})\n" for i in range(12342, 12349))
+    async with running_agent(workspace, daemon_env, script=script) as agent:
+        client = agent.client
+        session = await agent.new_session()
+        await agent.prompt(session, "Make line 12345 fast.")
+        assert client.writes == [(str(big), after)]
+        (request,) = client.permission_requests
+        (asked,) = request.tool_call.content
+        done = [
+            u
+            for u in client.updates_of(session, "tool_call_update")
+            if u.status == "completed" and u.content
+        ]
+        (shown,) = done[-1].content
+        for diff in (asked, shown):
+            assert (diff.type, diff.path) == ("diff", str(big))
+            assert diff.old_text == region
+            assert diff.new_text == region.replace("compute(12345)", "compute_fast(12345)")

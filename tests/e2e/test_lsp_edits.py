@@ -239,3 +239,74 @@ async def test_buffer_with_a_form_feed_keeps_its_lines(
     api.assert_complete()
     sent = json.dumps(api.requests[1]["messages"][-1])
     assert "Z = 2" in sent and "Zy = 2" not in sent
+
+
+def big_file_text() -> str:
+    return "".join(f"line {i:05d} = compute({i}, 'payload')\n" for i in range(20_000))
+
+
+def splice(whole: str, line: int, old: str, new: str) -> str:
+    """``whole`` with the region ``old`` that starts at zero-based ``line`` replaced by ``new``."""
+    lines = whole.splitlines(keepends=True)
+    count = len(old.splitlines(keepends=True))
+    assert "".join(lines[line : line + count]) == old, "the region is not where it says"
+    return "".join(lines[:line]) + new + "".join(lines[line + count :])
+
+
+async def test_a_one_line_edit_of_a_big_file_sends_the_region_not_the_file(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    """The editor gets the changed lines with their context and where they start, in the
+    permission question, the tool call's update and the loaded history; the buffer still
+    ends right, and undoing the turn still restores the file."""
+    big = workspace / "big.py"
+    before = big_file_text()
+    big.write_text(before)
+    after = before.replace("compute(12345,", "compute_fast(12345,")
+    api = fake_api(
+        [
+            [tool("Read", file_path="big.py", limit=5)],
+            [
+                tool(
+                    "Edit",
+                    file_path="big.py",
+                    old_string="compute(12345,",
+                    new_string="compute_fast(12345,",
+                )
+            ],
+            [say("faster")],
+        ]
+    )
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        editor.open(big)
+        session = await editor.new_session()
+        result = await editor.prompt(session, "make line 12345 fast")
+        assert editor.text(big) == after and big.read_text() == after
+        (question,) = editor.permission_requests
+        (asked,) = question["toolCall"]["content"]
+        (update,) = [
+            u
+            for u in editor.updates_of(session, "tool_call_update")
+            if any(c["type"] == "diff" for c in u.get("content") or [])
+        ]
+        (shown,) = update["content"]
+        for diff, message in ((asked, question), (shown, update)):
+            assert len(json.dumps(message)) < 2_000  # the file is 760 KB
+            assert diff["line"] == 12345 - 3  # three lines of context before the change
+            assert len(diff["oldText"].splitlines()) == 7
+            assert splice(before, diff["line"], diff["oldText"], diff["newText"]) == after
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        kept = [
+            c
+            for u in loaded["history"]
+            if u["kind"] == "tool_call_update"
+            for c in u.get("content") or []
+            if c["type"] == "diff"
+        ]
+        assert kept == [shown]  # small enough now to be kept in the transcript
+        rewound = await editor.request(
+            "tether/rewind", {"sessionId": session, "turnId": result["turnId"]}
+        )
+        assert rewound["restored"] == [big.as_uri()]
+        assert big.read_text() == before and editor.text(big) == before
+    api.assert_complete()

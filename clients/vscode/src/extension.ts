@@ -13,6 +13,7 @@ import { TetherApi } from './core/rpc';
 import { ChatController } from './core/session';
 import { SetupState, badDaemon, daemonDown, missingDaemon, modelName, modelSetup } from './core/setup';
 import { ChangeTracker } from './core/turns';
+import { uriKey } from './core/uri';
 import { ContentBlock } from './core/wire';
 import { ApiKey } from './vscode/apiKey';
 import { ChangesView } from './vscode/changesView';
@@ -36,7 +37,8 @@ let daemon: Daemon | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Tether', { log: true });
-  const tracker = new ChangeTracker();
+  // A big file's diff is a region: the tracker puts it into the open document's text.
+  const tracker = new ChangeTracker((uri) => vscode.workspace.textDocuments.find((d) => uriKey(d.uri.toString()) === uriKey(uri))?.getText());
   const diffs = new DiffDocuments();
   const status = new StatusBar();
   const apiKey = new ApiKey(context.secrets);

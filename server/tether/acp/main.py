@@ -12,19 +12,27 @@ import asyncio
 import logging
 import os
 import sys
+import threading
 
 from acp import run_agent
 
 from tether.acp.agent import TetherAgent
 from tether.acp.stdio import open_streams
+from tether.warmup import ENGINE_MODULES, warm_imports
 
 log = logging.getLogger(__name__)
 
 
 def serve(model: str | None = None) -> int:
     stdin_fd, stdout_fd = _claim_stdio()
+    agent = TetherAgent(model)
+    # The engine and the model providers, imported before the first prompt needs them (and the
+    # heap they build frozen, out of the full GC collections' way).
+    threading.Thread(
+        target=warm_imports, args=(ENGINE_MODULES,), name="tether-warm-imports", daemon=True
+    ).start()
     try:
-        asyncio.run(_serve(TetherAgent(model), stdin_fd, stdout_fd))
+        asyncio.run(_serve(agent, stdin_fd, stdout_fd))
     except KeyboardInterrupt:
         return 130
     return 0

@@ -49,6 +49,7 @@ from tether.protocol.updates import (
     TurnEnd,
     UsageUpdate,
 )
+from tether.tools.diff_view import numbered_as_in_file
 
 COMPAT_VERSION = "2.1.332"
 """The Claude Code version whose stream format this follows (the Agent SDK reads
@@ -75,7 +76,7 @@ def tool_result_text(content: list[ToolContent] | None) -> str:
                 item.uri,
                 item.uri,
             )
-            parts.append("".join(diff))
+            parts.append("".join(numbered_as_in_file(diff, item)))
     return "\n".join(parts)
 
 

@@ -16,6 +16,7 @@ from tether.cli.style import Spinner, Style, colour_wanted
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.permissions.display import visible
 from tether.protocol.content import DiffContent
+from tether.tools.diff_view import numbered_as_in_file
 
 MAX_DIFF_LINES = 60
 
@@ -31,6 +32,7 @@ def diff_lines(item: DiffContent, style: Style) -> list[str]:
             lineterm="",
         )
     )
+    lines = numbered_as_in_file(lines, item)
     out: list[str] = []
     for line in lines[:MAX_DIFF_LINES]:
         shown = visible(line)

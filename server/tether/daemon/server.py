@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import importlib
 import logging
 import os
 import signal
@@ -49,6 +48,7 @@ from tether.lsp.wire import wire_errors
 from tether.protocol.base import LenientWireModel
 from tether.session.hosted import HostedSession
 from tether.session.router import ClientGone
+from tether.warmup import warm_imports
 from tether.workspace.registry import Sessions
 
 if TYPE_CHECKING:
@@ -315,12 +315,14 @@ def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) 
 
 def _warm_imports() -> None:
     """Not the Anthropic SDK: a key or token never needs it (``anthropic_transport``)."""
-    modules = ("tether.cli.run", "tether.cli.inprocess", "tether.cli.sdk_mode")
-    for module in (*modules, "tether.providers.anthropic"):
-        try:
-            importlib.import_module(module)
-        except Exception:  # warming is best effort
-            log.debug("warming %s failed", module, exc_info=True)
+    warm_imports(
+        (
+            "tether.cli.run",
+            "tether.cli.inprocess",
+            "tether.cli.sdk_mode",
+            "tether.providers.anthropic",
+        )
+    )
     try:
         from tether.providers.network import trust_store
 

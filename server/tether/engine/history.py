@@ -13,7 +13,7 @@ from typing import Any
 from tether.core.messages import INTERRUPTED_TOOL_RESULT, Message, ToolResultBlock, tool_result
 from tether.engine.transitions import Transition
 from tether.orchestration.pipeline import ToolOutcome
-from tether.protocol.content import ContentBlock
+from tether.protocol.content import ContentBlock, ToolContent
 from tether.protocol.updates import ModeChange, Plan, RejectedBy, SessionUpdate, Usage
 from tether.providers.base import Completed
 from tether.transcript.payloads import (
@@ -36,7 +36,14 @@ from tether.transcript.records import (
 from tether.transcript.writer import TranscriptWriter
 
 MAX_DISPLAY_CHARS = 200_000
-"""Display content (diffs hold whole files) larger than this is not kept in the transcript."""
+"""Display content larger than this (a new file's diff holds the whole file) is not kept in
+the transcript."""
+
+
+def _text_chars(content: ToolContent) -> int:
+    """The characters of text a display item holds, counted without copying them (its
+    repr would cost a pass over a megabyte on the event loop)."""
+    return sum(len(v) for v in vars(content).values() if isinstance(v, str))
 
 
 def interrupted_result(tool_use_id: str) -> ToolResultBlock:
@@ -128,7 +135,7 @@ class History:
             o.block.tool_use_id: [c.to_wire() for c in o.display]
             for o in outcomes
             if (o.display or o.rejected)
-            and sum(len(str(c)) for c in o.display) <= MAX_DISPLAY_CHARS
+            and sum(_text_chars(c) for c in o.display) <= MAX_DISPLAY_CHARS
         }
         rejected: dict[str, RejectedBy] = {}
         for o in outcomes:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 from typing import Any
@@ -29,6 +28,7 @@ from tether.lsp.params import (
 from tether.lsp.plain_turns import PlainTurns
 from tether.lsp.server import TetherServer
 from tether.lsp.wire import wire_errors
+from tether.warmup import ENGINE_MODULES, warm_imports
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +171,4 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
 
 
 def _warm_imports() -> None:
-    for module in ("tether.workspace", "tether.transcript.replay", "anthropic", "openai"):
-        try:
-            importlib.import_module(module)
-        except Exception:  # warming is best effort
-            pass
+    warm_imports(ENGINE_MODULES)

@@ -5,6 +5,12 @@ message after a bad ``Content-Length``. This loop answers garbage with JSON-RPC 
 (-32700 parse error, -32600 invalid request, the method's id kept where known), resyncs on
 the next ``Content-Length`` header, and on stdin EOF (the editor died) stops the turns,
 flushes transcripts and exits within a second.
+
+pygls writes to stdout with a blocking ``write`` and ``flush``: a message bigger than the
+pipe's buffer (64 KiB) stalls the whole event loop until the editor has read it. Messages
+go through an asyncio pipe transport instead, as on the daemon's socket: it writes what the
+pipe takes now and the rest when the pipe is writable again, so the loop never waits for
+the editor.
 """
 
 from __future__ import annotations
@@ -94,6 +100,30 @@ async def read_loop(
         handle_body(protocol, body)
 
 
+class TransportWriter:
+    """pygls's writer interface over an asyncio write transport (writes never block)."""
+
+    def __init__(self, transport: asyncio.WriteTransport) -> None:
+        self._transport = transport
+
+    def write(self, data: bytes) -> None:
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self._transport.close()
+
+
+async def nonblocking_writer(stdout: BinaryIO) -> TransportWriter | StdoutWriter:
+    """A writer for ``stdout`` that does not block the loop; pygls's blocking one when the
+    stream is a regular file (asyncio's pipe transport takes pipes, sockets and ttys)."""
+    try:
+        transport, _ = await asyncio.get_running_loop().connect_write_pipe(asyncio.Protocol, stdout)
+    except ValueError:
+        return StdoutWriter(stdout)
+    return TransportWriter(transport)
+
+
 def serve_stdio(
     protocol: JsonRPCProtocol,
     thread_pool: Any,
@@ -102,9 +132,9 @@ def serve_stdio(
     stdout: BinaryIO | None = None,
 ) -> int:
     reader = StdinAsyncReader(stdin or sys.stdin.buffer, thread_pool)
-    protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
     async def main() -> None:
+        protocol.set_writer(await nonblocking_writer(stdout or sys.stdout.buffer))
         await read_loop(reader.readline, reader.readexactly, protocol)
         try:
             await asyncio.wait_for(on_eof(), timeout=0.8)

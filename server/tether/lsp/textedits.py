@@ -14,6 +14,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Literal
 
+from tether.core.text_span import changed_span, line_count
+
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 
 
@@ -63,14 +65,13 @@ def _offset_to_pos(lines: list[str], line: int, col: int, encoding: Encoding) ->
 
 BIG_EDIT_CHARS = 64 * 1024
 """Texts longer than this together are diffed off the event loop."""
-_CHUNK = 4096
 
 
 def minimal_edits(old: str, new: str, encoding: Encoding = "utf-16") -> list[Edit]:
     if old == new:
         return []
     start, old_end, new_end = changed_span(old, new)
-    first_line = _line_count(old, start)
+    first_line = line_count(old, start)
     return [
         Edit(
             Pos(e.start.line + first_line, e.start.character),
@@ -87,82 +88,6 @@ async def minimal_edits_off_loop(old: str, new: str, encoding: Encoding = "utf-1
     if len(old) + len(new) <= BIG_EDIT_CHARS:
         return minimal_edits(old, new, encoding)
     return await asyncio.to_thread(minimal_edits, old, new, encoding)
-
-
-def changed_span(old: str, new: str) -> tuple[int, int, int]:
-    """(start, end in ``old``, end in ``new``): the lines outside are the same in both;
-    each bound is the start of a line in both texts."""
-    start = _line_start_before(old, new, _common_prefix(old, new))
-    room = min(len(old), len(new)) - start
-    same = _line_start_after(old, new, _common_suffix(old, new, room))
-    return start, len(old) - same, len(new) - same
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i : i + _CHUNK] == b[i : i + _CHUNK]:
-        i += _CHUNK
-    if i >= n:
-        return n
-    lo, hi = i, min(i + _CHUNK, n)  # a[:lo] == b[:lo]; they differ before hi
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    la, lb = len(a), len(b)
-    i = 0
-    while (
-        i < limit
-        and a[la - min(i + _CHUNK, limit) : la - i] == b[lb - min(i + _CHUNK, limit) : lb - i]
-    ):
-        i = min(i + _CHUNK, limit)
-    if i >= limit:
-        return limit
-    lo, hi = i, min(i + _CHUNK, limit)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _starts_line(text: str, i: int) -> bool:
-    if i == 0:
-        return True
-    before = text[i - 1]
-    return before == "\n" or (before == "\r" and (i >= len(text) or text[i] != "\n"))
-
-
-def _line_start_before(old: str, new: str, i: int) -> int:
-    """The last position at or before ``i`` (inside the common prefix) that starts a line
-    in both texts."""
-    while i > 0 and not (_starts_line(old, i) and _starts_line(new, i)):
-        i = max(old.rfind("\n", 0, i - 1), old.rfind("\r", 0, i - 1)) + 1
-    return i
-
-
-def _line_start_after(old: str, new: str, same: int) -> int:
-    """The longest common suffix, at most ``same`` characters, that starts a line in both."""
-    lo, ln = len(old), len(new)
-    while same > 0 and not (_starts_line(old, lo - same) and _starts_line(new, ln - same)):
-        at = lo - same
-        ends = [j for j in (old.find("\n", at, lo), old.find("\r", at, lo)) if j >= 0]
-        same = lo - (min(ends) + 1) if ends else 0
-    return same
-
-
-def _line_count(text: str, end: int) -> int:
-    """Lines that end before ``end`` (a line start: never between \\r and \\n)."""
-    return text.count("\n", 0, end) + text.count("\r", 0, end) - text.count("\r\n", 0, end)
 
 
 def _diff(old: str, new: str, encoding: Encoding) -> list[Edit]:

@@ -64,11 +64,16 @@ class TextToolContent(WireModel):
 
 
 class DiffContent(WireModel):
+    """A file's change. Without ``line`` the texts are the whole file before and after;
+    with it they are the region that changed (with some unchanged lines around it), which
+    starts at that zero-based line in both the old and the new file."""
+
     type: Literal["diff"] = "diff"
     uri: str
     old_text: str | None = None
     """``None`` for a file the change created."""
     new_text: str
+    line: int | None = Field(default=None, ge=0)
 
 
 class TerminalContent(WireModel):

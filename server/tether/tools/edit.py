@@ -17,9 +17,9 @@ from pydantic import Field
 
 from tether.editor.port import Conflict, Document, Unconfirmed, Written
 from tether.errors import ToolError
-from tether.protocol.content import DiffContent
 from tether.tools.base import Tool, ToolResult
 from tether.tools.context import ToolContext, text_hash
+from tether.tools.diff_view import diff_content
 from tether.tools.edit_match import Ambiguous, NotFound, replace, snippet
 from tether.tools.file_write import (
     FileInput,
@@ -189,7 +189,7 @@ async def _call(inp: EditInput, ctx: ToolContext) -> ToolResult:
     previous = ctx.files.get(plan.path)
     ctx.files.record(written.document, partial=previous.partial if previous else False)
     old_text = plan.base.text if plan.base is not None else None
-    diff = DiffContent(uri=plan.path.as_uri(), old_text=old_text, new_text=written.document.text)
+    diff = diff_content(plan.path, old_text, written.document.text)
     return ToolResult(content=_summary(inp, plan, written.document), display=[diff])
 
 

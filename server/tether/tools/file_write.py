@@ -20,6 +20,7 @@ from tether.protocol.content import DiffContent
 from tether.protocol.updates import Location
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
+from tether.tools.diff_view import diff_content
 from tether.tools.paths import display_path
 from tether.tools.read import file_uri
 
@@ -86,7 +87,7 @@ def file_tool(
 
 def diff_of(change: FileChange) -> DiffContent:
     old = change.base.text if change.base is not None else None
-    return DiffContent(uri=change.path.as_uri(), old_text=old, new_text=change.new_text)
+    return diff_content(change.path, old, change.new_text)
 
 
 def validate_by_planning(

@@ -244,3 +244,8 @@ def test_tool_results_show_what_the_tool_showed() -> None:
     text = tool_result_text([diff, TerminalContent(output="boom", exit_code=3)])
     assert "-x = 1\n+x = 2\n" in text
     assert text.endswith("boom\nExit code 3")
+
+
+def test_a_region_diff_in_a_tool_result_is_numbered_as_in_the_file() -> None:
+    diff = DiffContent(uri="file:///big.py", old_text="a\nb\nc\n", new_text="a\nB\nc\n", line=41)
+    assert "@@ -42,3 +42,3 @@" in tool_result_text([diff])

@@ -7,13 +7,13 @@ import random
 
 import pytest
 
+from tether.core.text_span import changed_span
 from tether.lsp.textedits import (
     BIG_EDIT_CHARS,
     Edit,
     Encoding,
     Pos,
     apply_edits,
-    changed_span,
     minimal_edits,
     minimal_edits_off_loop,
     split_lines,

@@ -14,7 +14,7 @@ function M.lines(content, root)
   for _, item in ipairs(content or {}) do
     if item.type == "diff" then
       out[#out + 1] = ("--- %s"):format(render.short_path(item.uri or "?", root))
-      local diff = render.diff(item.oldText, item.newText)
+      local diff = render.diff(item.oldText, item.newText, item.line)
       vim.list_extend(out, vim.split((diff:gsub("\n$", "")), "\n", { plain = true }))
     end
   end

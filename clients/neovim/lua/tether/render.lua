@@ -78,10 +78,13 @@ local function fenced(lang, text, max)
 end
 
 --- A unified diff of `old` → `new` (both may be nil for a created or deleted file).
+--- `line` (zero-based) says the texts are a region of the file that starts there (a big
+--- file's diff): the hunks are then numbered as in the file.
 ---@param old? string
 ---@param new? string
+---@param line? integer
 ---@return string
-function M.diff(old, new)
+function M.diff(old, new, line)
   local a, b = old or "", new or ""
   -- vim.diff wants whole lines; a missing final newline would show as a spurious change.
   if a ~= "" and not vim.endswith(a, "\n") then
@@ -90,7 +93,18 @@ function M.diff(old, new)
   if b ~= "" and not vim.endswith(b, "\n") then
     b = b .. "\n"
   end
-  return vim.diff(a, b, { result_type = "unified", ctxlen = 3 }) --[[@as string]]
+  local diff = vim.diff(a, b, { result_type = "unified", ctxlen = 3 }) --[[@as string]]
+  if not line or line == 0 then
+    return diff
+  end
+  local lines = vim.split(diff, "\n", { plain = true })
+  for i, text in ipairs(lines) do
+    local from, old_count, to, new_count, rest = text:match("^@@ %-(%d+)(,?%d*) %+(%d+)(,?%d*) @@(.*)$")
+    if from then
+      lines[i] = ("@@ -%d%s +%d%s @@%s"):format(from + line, old_count, to + line, new_count, rest)
+    end
+  end
+  return table.concat(lines, "\n")
 end
 
 ---@class tether.ToolState
@@ -151,7 +165,7 @@ function M.tool_body(tool, max)
   end
   for _, item in ipairs(tool.content or {}) do
     if item.type == "diff" then
-      vim.list_extend(out, fenced("diff", M.diff(item.oldText, item.newText), max))
+      vim.list_extend(out, fenced("diff", M.diff(item.oldText, item.newText, item.line), max))
     elseif item.type == "terminal" then
       local text = vim.trim(item.output or "")
       if item.exitCode then

@@ -17,6 +17,7 @@
 ---@field uri? string
 ---@field oldText? string
 ---@field newText? string
+---@field line? integer Zero-based line where a big file's diff region starts (absent: whole texts).
 ---@field output? string
 ---@field exitCode? integer
 

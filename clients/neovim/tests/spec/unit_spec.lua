@@ -94,6 +94,12 @@ describe("render", function()
     assert.equals("✓ Bash", render.tool_header(config.defaults.icons, tool))
   end)
 
+  it("numbers the hunks of a big file's region diff as in the file", function()
+    local diff = render.diff("a\nb\nc\n", "a\nB\nc\n", 99)
+    assert.same({ "@@ -100,3 +100,3 @@", " a", "-b", "+B", " c", "" }, vim.split(diff, "\n", { plain = true }))
+    assert.truthy(render.diff("a\nb\n", "a\nc\n"):find("^@@ %-1,2 %+1,2 @@"))
+  end)
+
   it("shows tool titles with workspace-relative paths, and rejections as such", function()
     local icons = config.defaults.icons
     local tool = { title = "Read /ws/src/a.py", status = "completed" }

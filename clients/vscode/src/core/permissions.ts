@@ -25,7 +25,7 @@ export interface PermissionQuestion {
   detail: string;
   choices: PermissionChoice[];
   /** The proposed change, when the tool would edit a file: enables "Review diff". */
-  diffs: { uri: string; oldText: string | null; newText: string }[];
+  diffs: { uri: string; oldText: string | null; newText: string; line?: number }[];
   /** A plan approval: the plan, in Markdown. */
   plan?: string;
 }
@@ -50,7 +50,7 @@ export function buildQuestion(params: PermissionRequestParams, relative: (uri: s
   }
   const diffs = (call.content ?? [])
     .filter((c): c is Extract<typeof c, { type: 'diff' }> => c.type === 'diff')
-    .map((c) => ({ uri: c.uri, oldText: c.oldText ?? null, newText: c.newText }));
+    .map((c) => ({ uri: c.uri, oldText: c.oldText ?? null, newText: c.newText, ...(c.line === undefined ? {} : { line: c.line }) }));
   const lines: string[] = [];
   const command = call.rawInput.command;
   if (typeof command === 'string') lines.push(`$ ${command}`);

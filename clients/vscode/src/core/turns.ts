@@ -5,7 +5,10 @@
  */
 import { promptText } from './promptText';
 import { uriKey } from './uri';
-import { HistoryEntry, SessionUpdate, ToolKind } from './wire';
+import { spliceRegion, wholeTexts } from './diffRegion';
+import { HistoryEntry, SessionUpdate, ToolContent, ToolKind } from './wire';
+
+type DiffContent = Extract<ToolContent, { type: 'diff' }>;
 
 export { promptText };
 
@@ -14,6 +17,9 @@ export interface FileChange {
   /** Text before this turn first changed the file; null when the turn created it. */
   before: string | null;
   after: string;
+  /** Set when `before` and `after` are only the region of a big file that starts at this
+   * zero-based line: the daemon sent a region and the whole file was not at hand. */
+  line?: number;
 }
 
 export interface TurnChanges {
@@ -30,6 +36,10 @@ export interface TurnChanges {
 const EDITING_KINDS: ReadonlySet<ToolKind> = new Set(['edit', 'delete', 'move']);
 
 export class ChangeTracker {
+  /** `openText` gives a file's text as the editor has it now (undefined when it does not
+   * have it): a big file's diff is a region, put back into the file to get whole texts. */
+  constructor(private readonly openText: (uri: string) => string | undefined = () => undefined) {}
+
   private readonly turns: TurnChanges[] = [];
   /** Keys (`uriKey`) of files the agent wrote or is about to write: their diagnostics go to the daemon. */
   readonly touched = new Set<string>();
@@ -80,7 +90,7 @@ export class ChangeTracker {
         return;
       case 'tool_call_update':
         for (const content of update.content ?? []) {
-          if (content.type === 'diff') this.record(sessionId, turnId, content.uri, content.oldText ?? null, content.newText, live);
+          if (content.type === 'diff') this.record(sessionId, turnId, content, live);
         }
         return;
       case 'turn_end': {
@@ -133,14 +143,36 @@ export class ChangeTracker {
     return turn;
   }
 
-  private record(sessionId: string, turnId: string, uri: string, before: string | null, after: string, live: boolean): void {
+  private record(sessionId: string, turnId: string, diff: DiffContent, live: boolean): void {
+    const uri = diff.uri;
     // Diagnostics matter for files being edited now, not for the history of a resumed session.
     if (live) this.touch(uri);
     const turn = this.find(sessionId, turnId) ?? this.turn(sessionId, turnId, '');
-    const file = turn.files.find((f) => uriKey(f.uri) === uriKey(uri));
-    if (file) file.after = after;
-    else turn.files.push({ uri, before, after });
+    const index = turn.files.findIndex((f) => uriKey(f.uri) === uriKey(uri));
+    const file = index >= 0 ? turn.files[index] : undefined;
+    const change = this.merged(file, diff, live);
+    if (file) turn.files[index] = change;
+    else turn.files.push(change);
     if (live) this.changed();
+  }
+
+  /** The file's change once `diff` is added to what the turn did to it so far (`file`). */
+  private merged(file: FileChange | undefined, diff: DiffContent, live: boolean): FileChange {
+    const uri = file?.uri ?? diff.uri;
+    // The turn's `before` is the text before its first edit of the file, when that is known.
+    const keep = (before: string | null, after: string): FileChange =>
+      file && file.line === undefined ? { uri, before: file.before, after } : { uri, before, after };
+    if (diff.line === undefined) return keep(diff.oldText ?? null, diff.newText);
+    const oldText = diff.oldText ?? '';
+    // A region of a file whose whole texts are known: put it into the last known text.
+    const at = file ? diff.line - (file.line ?? 0) : -1;
+    const patched = file && at >= 0 ? spliceRegion(file.after, at, oldText, diff.newText) : undefined;
+    if (file && patched !== undefined) return { ...file, after: patched };
+    // Live, the editor holds the file as the edit left it.
+    const whole = live ? wholeTexts(diff, this.openText(uri), 'new') : undefined;
+    if (whole) return keep(whole.before, whole.after);
+    // Only the region is known; a later region that does not fit in it replaces it.
+    return { uri, before: oldText, after: diff.newText, line: diff.line };
   }
 
   private changed(): void {

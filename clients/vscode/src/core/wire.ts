@@ -47,7 +47,8 @@ export type ToolStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
 
 export type ToolContent =
   | { type: 'text'; text: string }
-  | { type: 'diff'; uri: string; oldText?: string | null; newText: string }
+  /** `line` (zero-based): the texts are the region of a big file that starts there; absent: the whole file. */
+  | { type: 'diff'; uri: string; oldText?: string | null; newText: string; line?: number }
   | { type: 'terminal'; output: string; exitCode?: number | null };
 
 export interface Usage {

@@ -4,9 +4,10 @@
  * for a whole turn and "Undo turn".
  */
 import * as vscode from 'vscode';
+import { regionLabel } from '../core/diffRegion';
 import { basename, diffStat, truncate } from '../core/format';
 import { ChangeTracker, FileChange, TurnChanges } from '../core/turns';
-import { DiffDocuments } from './diffDocuments';
+import { currentText, DiffDocuments } from './diffDocuments';
 
 type Node = { turn: TurnChanges } | { turn: TurnChanges; file: FileChange };
 
@@ -85,15 +86,15 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 
   private async openFile(turn: TurnChanges, file: FileChange): Promise<void> {
     const name = vscode.workspace.asRelativePath(vscode.Uri.parse(file.uri));
-    await this.diffs.openDiff(file.uri, file.before, await this.afterSide(file), `${name} (changes of: ${truncate(turn.prompt, 30)})`);
+    const region = file.line === undefined ? '' : `, ${regionLabel({ newText: file.after, line: file.line })}`;
+    await this.diffs.openDiff(file.uri, file.before, await this.afterSide(file), `${name} (changes of: ${truncate(turn.prompt, 30)}${region})`);
   }
 
   /** The right side of a turn's diff: the file itself while it still reads as the turn left
    * it (so it can be edited right there), else the text the turn left. */
   private async afterSide(file: FileChange): Promise<vscode.Uri> {
-    const uri = vscode.Uri.parse(file.uri);
-    const now = await readText(uri);
-    return now === file.after ? uri : this.diffs.put(file.after, file.uri, 'after');
+    const now = await currentText(file.uri);
+    return now === file.after ? vscode.Uri.parse(file.uri) : this.diffs.put(file.after, file.uri, 'after');
   }
 
   async review(turn: TurnChanges | undefined): Promise<void> {
@@ -136,16 +137,5 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
   dispose(): void {
     this.disposables.forEach((d) => d.dispose());
     this.emitter.dispose();
-  }
-}
-
-/** The text of a file as the editor has it (an open buffer), else on disk. */
-async function readText(uri: vscode.Uri): Promise<string | undefined> {
-  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-  if (open) return open.getText();
-  try {
-    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-  } catch {
-    return undefined;
   }
 }

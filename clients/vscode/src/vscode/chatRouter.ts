@@ -103,7 +103,7 @@ export class ChatRouter {
     const diff = card?.content.find((c) => c.type === 'diff' && uriKey(c.uri) === uriKey(uri));
     if (!card || diff?.type !== 'diff') return;
     const name = vscode.workspace.asRelativePath(vscode.Uri.parse(uri));
-    await this.diffs.openDiff(uri, diff.oldText ?? null, diff.newText, `${name} (${card.title})`);
+    await this.diffs.openToolDiff(uri, diff, 'new', `${name} (${card.title})`);
   }
 
   private async workspaceFiles(): Promise<string[]> {

@@ -3,6 +3,7 @@
  * agent's turn, a proposed change), so VS Code's own diff editor can show them.
  */
 import * as vscode from 'vscode';
+import { DiffLike, regionLabel, wholeTexts } from '../core/diffRegion';
 
 export const SCHEME = 'tether-text';
 
@@ -34,8 +35,31 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider, vscode
     await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true, preserveFocus: false });
   }
 
+  /** Open a tool's diff. A big file's diff is a region: it is put back into the file as the
+   * editor has it now (`holds`: the side the file should show), so the diff editor shows
+   * the whole file with the right line numbers; when the file no longer matches, the
+   * region alone. */
+  async openToolDiff(fileUri: string, diff: DiffLike, holds: 'old' | 'new', title: string): Promise<void> {
+    if (diff.line === undefined) return this.openDiff(fileUri, diff.oldText ?? null, diff.newText, title);
+    const whole = wholeTexts(diff, await currentText(fileUri), holds);
+    if (whole) return this.openDiff(fileUri, whole.before, whole.after, title);
+    await this.openDiff(fileUri, diff.oldText ?? '', diff.newText, `${title}, ${regionLabel(diff)}`);
+  }
+
   dispose(): void {
     this.registration.dispose();
     this.texts.clear();
+  }
+}
+
+/** The text of a file as the editor has it (an open buffer), else on disk. */
+export async function currentText(fileUri: string): Promise<string | undefined> {
+  const uri = vscode.Uri.parse(fileUri);
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  if (open) return open.getText();
+  try {
+    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+  } catch {
+    return undefined;
   }
 }

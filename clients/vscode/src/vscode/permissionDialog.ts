@@ -66,7 +66,7 @@ export class PermissionDialog {
     if (!question) return;
     for (const d of question.diffs) {
       const name = vscode.workspace.asRelativePath(vscode.Uri.parse(d.uri));
-      await this.diffs.openDiff(d.uri, d.oldText, d.newText, `${name} (proposed by Tether)`);
+      await this.diffs.openToolDiff(d.uri, d, 'old', `${name} (proposed by Tether)`);
     }
     if (!askAgain || !this.pending.isPending(id)) return;
     const labels = question.choices.map((c) => c.label);

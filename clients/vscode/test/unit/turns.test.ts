@@ -55,6 +55,26 @@ describe('change tracker', () => {
     assert.deepEqual(touched, []);
   });
 
+  it('puts a big file\'s region diffs into the open document to keep whole texts', () => {
+    const lines = (n: number, change = -1): string => Array.from({ length: n }, (_, i) => (i === change ? `changed ${i}\n` : `row ${i}\n`)).join('');
+    const region = (from: number, to: number, change: number) => ({
+      oldText: lines(to).split('\n').slice(from, to).map((l) => `${l}\n`).join(''),
+      newText: lines(to, change).split('\n').slice(from, to).map((l) => `${l}\n`).join(''),
+    });
+    let open: string | undefined = lines(100, 50);
+    const t = new ChangeTracker((uri) => (uri === 'file:///w/big.py' ? open : undefined));
+    t.apply('s', 't1', { kind: 'tool_call_update', toolCallId: 'e1', content: [{ type: 'diff', uri: 'file:///w/big.py', ...region(47, 54, 50), line: 47 }] });
+    assert.deepEqual(t.find('s', 't1')?.files, [{ uri: 'file:///w/big.py', before: lines(100), after: lines(100, 50) }]);
+    // A second edit of the same file is put into the text the first one left.
+    const second = { oldText: 'row 10\n', newText: 'ten\n', line: 10 };
+    open = undefined;
+    t.apply('s', 't1', { kind: 'tool_call_update', toolCallId: 'e2', content: [{ type: 'diff', uri: 'file:///w/big.py', ...second }] });
+    assert.deepEqual(t.find('s', 't1')?.files, [{ uri: 'file:///w/big.py', before: lines(100), after: lines(100, 50).replace('row 10\n', 'ten\n') }]);
+    // Without the file at hand (a loaded history), the region is what is known.
+    t.load('s', [{ turnId: 't2', kind: 'tool_call_update', toolCallId: 'e3', content: [{ type: 'diff', uri: 'file:///w/big.py', ...second }] }], []);
+    assert.deepEqual(t.find('s', 't2')?.files, [{ uri: 'file:///w/big.py', before: 'row 10\n', after: 'ten\n', line: 10 }]);
+  });
+
   it('touches files an applyEdit names, comparing URIs by their decoded form', () => {
     const t = new ChangeTracker();
     t.touch('file:///w/a%20b.py');

@@ -1,0 +1,39 @@
+"""Start-up work done off the start-up path, and a heap the cyclic GC can skip.
+
+A long-lived daemon imports a few hundred thousand objects (the engine, the model SDKs,
+pydantic's schemas) that live as long as it does. CPython's full (generation 2) collections
+walk every one of them: 50-200 ms with the GIL held, i.e. an event-loop stall that lands on
+whatever the daemon is doing (an edit, a stream). ``gc.freeze()`` moves what exists into a
+permanent generation those collections skip; it costs next to nothing.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import logging
+from collections.abc import Sequence
+
+log = logging.getLogger(__name__)
+
+ENGINE_MODULES = (
+    "tether.workspace",
+    "tether.transcript.replay",
+    "tether.providers.anthropic",
+    "tether.providers.openai_compat",
+    "openai",
+)
+"""What an editor's first prompt needs. Not the Anthropic SDK: a key or a token never needs
+it (``providers/anthropic_transport.py``); the OpenAI-compatible provider does use its SDK."""
+
+
+def warm_imports(modules: Sequence[str]) -> None:
+    """Import ``modules`` (best effort), freezing the heap built so far after each: the
+    collections an import triggers then walk only what the later imports add."""
+    gc.freeze()
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception:  # warming is best effort
+            log.debug("warming %s failed", module, exc_info=True)
+        gc.freeze()
