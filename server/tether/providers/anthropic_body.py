@@ -6,10 +6,7 @@ made each round-trip cost O(history). Here each message of the history is conver
 encoded once, and the body is the join of those bytes: per request only new messages are
 encoded, plus the newest one again with its caching breakpoint.
 
-The cache trusts what the engine guarantees: a message in the history is never changed in
-place (compaction and rewind put new ``Message`` objects in its place). The prefix of
-already-joined messages is checked by identity, so a history that was replaced or
-rewritten is noticed and joined again from the cached per-message bytes.
+The joining and its cache are ``joined_history``'s (shared with ``openai_body``).
 
 The JSON is the same document ``convert_anthropic.request_params`` describes (the tests
 compare both), sent compactly.
@@ -18,9 +15,7 @@ compare both), sent compactly.
 from __future__ import annotations
 
 import json
-import operator
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tether.core.messages import Message
@@ -30,13 +25,12 @@ from tether.providers.convert_anthropic import (
     block_param,
     tool_param,
 )
+from tether.providers.joined_history import JoinedHistory
 
 if TYPE_CHECKING:
     from anthropic.types import ThinkingConfigParam
 
 _EPHEMERAL = {"type": "ephemeral"}
-MAX_CONVERSATIONS = 8
-"""Conversations whose joined history is kept (the main one, subagents, summaries)."""
 
 
 def encode(value: Any) -> bytes:
@@ -75,23 +69,11 @@ class _Encoded:
         return None
 
 
-@dataclass
-class _Joined:
-    """The encodings of one conversation's ``sources`` joined (the previous request's
-    messages but the newest)."""
-
-    sources: list[Message] = field(default_factory=lambda: list[Message]())
-    data: bytes = b""
-
-
 class BodyEncoder:
     """Builds request bodies (a provider keeps one for every conversation it serves)."""
 
     def __init__(self) -> None:
-        self._messages: dict[int, _Encoded] = {}
-        self._joined: dict[int, _Joined] = {}
-        """By the identity of a conversation's first message: the main conversation, its
-        subagents and summary requests share a provider without evicting each other."""
+        self._history: JoinedHistory[_Encoded] = JoinedHistory(_Encoded)
         self._tools_key: tuple[object, ...] | None = None
         self._tools = b""
         self._tool_schemas: list[dict[str, Any]] = []
@@ -129,58 +111,20 @@ class BodyEncoder:
 
     # -- messages ---------------------------------------------------------------------
 
-    def _encoded(self, message: Message) -> _Encoded:
-        hit = self._messages.get(id(message))
-        if hit is not None and hit.message is message:
-            return hit
-        encoded = _Encoded(message)
-        self._messages[id(message)] = encoded
-        return encoded
-
     def _messages_bytes(
         self, messages: Sequence[Message], cache_history: bool
     ) -> tuple[bytes, int]:
         """The messages array's content, and how many breakpoints it carries (0 or 1)."""
         last = len(messages) - 1
-        while last >= 0 and not self._encoded(messages[last]).wire:
+        while last >= 0 and not self._history.encoded(messages[last]).wire:
             last -= 1
         if last < 0:
             return b"", 0
-        head = self._join(messages, last)
-        tail = self._encoded(messages[last])
+        head = self._history.join(messages, last)
+        tail = self._history.encoded(messages[last])
         marked = tail.marked() if cache_history else None
         wire = marked or tail.wire
         return (head + b"," + wire if head else wire), 1 if marked else 0
-
-    def _join(self, messages: Sequence[Message], end: int) -> bytes:
-        """``messages[:end]`` joined, extending what was joined for the conversation's
-        previous request when this one starts with the same messages (the history grew)."""
-        key = id(messages[0])
-        joined = self._joined.get(key)
-        done = len(joined.sources) if joined is not None else 0
-        if joined is None or not (done <= end and all(map(operator.is_, joined.sources, messages))):
-            self._prune(messages)
-            joined = _Joined()
-            done = 0
-            self._joined.pop(key, None)
-            if len(self._joined) >= MAX_CONVERSATIONS:
-                self._joined.pop(next(iter(self._joined)))
-        self._joined[key] = joined
-        new = [w for m in messages[done:end] if (w := self._encoded(m).wire)]
-        if new:
-            data = b",".join(new)
-            joined.data = joined.data + b"," + data if joined.data else data
-        joined.sources.extend(messages[done:end])
-        return joined.data
-
-    def _prune(self, messages: Sequence[Message]) -> None:
-        """Forget encodings of messages no conversation holds any more (after a compaction
-        or a rewind)."""
-        held = len(messages) + sum(len(j.sources) for j in self._joined.values())
-        if len(self._messages) > 2 * held + 64:
-            live = {id(m) for m in messages}
-            live.update(id(m) for j in self._joined.values() for m in j.sources)
-            self._messages = {k: v for k, v in self._messages.items() if k in live}
 
     # -- system and tools -------------------------------------------------------------
 

@@ -6,9 +6,7 @@ request costs the encoding of the messages new since the previous one, not of th
 history; the SDK's parameter transform, which walks the whole tree, is skipped (the body
 is posted as raw content).
 
-The cache relies on what the engine guarantees: a message in the history is never changed
-in place. The prefix joined for the previous request is checked by identity; a history that
-was replaced (compaction, rewind) is joined again from the per-message bytes.
+The joining and its cache are ``joined_history``'s.
 
 The JSON is the document ``request_messages``/``tool_params`` describe (the tests compare
 both).
@@ -16,14 +14,11 @@ both).
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-
 from tether.core.messages import Message
-from tether.providers.anthropic_body import MAX_CONVERSATIONS, encode
+from tether.providers.anthropic_body import encode
 from tether.providers.base import ModelRequest, SystemBlock, ToolSpec
 from tether.providers.convert_openai import message_params, tool_params
+from tether.providers.joined_history import JoinedHistory
 
 
 class _Encoded:
@@ -37,19 +32,11 @@ class _Encoded:
         self.wire = b",".join(encode(p) for p in message_params(message))
 
 
-@dataclass
-class _Joined:
-    sources: list[Message] = field(default_factory=lambda: list[Message]())
-    data: bytes = b""
-
-
 class ChatBodyEncoder:
     """Builds request bodies (a provider keeps one for every conversation it serves)."""
 
     def __init__(self) -> None:
-        self._messages: dict[int, _Encoded] = {}
-        self._joined: dict[int, _Joined] = {}
-        """By the identity of a conversation's first message (main, subagents, summaries)."""
+        self._history: JoinedHistory[_Encoded] = JoinedHistory(_Encoded)
         self._tools_key: tuple[object, ...] | None = None
         self._tools = b""
         self._tool_schemas: list[object] = []
@@ -59,7 +46,9 @@ class ChatBodyEncoder:
 
     def body(self, request: ModelRequest, *, max_tokens: int | None, stream: bool) -> bytes:
         """The JSON body of ``chat.completions.create`` for ``request`` (its model set)."""
-        messages = [m for m in (self._system_bytes(request.system), self._history(request)) if m]
+        messages = [
+            m for m in (self._system_bytes(request.system), self._history_bytes(request)) if m
+        ]
         parts = [b'{"model":%s,"messages":[%s]' % (encode(request.model), b",".join(messages))]
         tools = self._tools_bytes(request.tools)
         if tools:
@@ -75,44 +64,9 @@ class ChatBodyEncoder:
 
     # -- messages ---------------------------------------------------------------------
 
-    def _encoded(self, message: Message) -> _Encoded:
-        hit = self._messages.get(id(message))
-        if hit is not None and hit.message is message:
-            return hit
-        encoded = _Encoded(message)
-        self._messages[id(message)] = encoded
-        return encoded
-
-    def _history(self, request: ModelRequest) -> bytes:
+    def _history_bytes(self, request: ModelRequest) -> bytes:
         messages = request.messages
-        if not messages:
-            return b""
-        key = id(messages[0])
-        joined = self._joined.get(key)
-        done = len(joined.sources) if joined is not None else 0
-        end = len(messages)
-        if joined is None or not (done <= end and all(map(operator.is_, joined.sources, messages))):
-            self._prune(messages)
-            joined = _Joined()
-            done = 0
-            self._joined.pop(key, None)
-            if len(self._joined) >= MAX_CONVERSATIONS:
-                self._joined.pop(next(iter(self._joined)))
-        self._joined[key] = joined
-        new = [w for m in messages[done:end] if (w := self._encoded(m).wire)]
-        if new:
-            data = b",".join(new)
-            joined.data = joined.data + b"," + data if joined.data else data
-        joined.sources.extend(messages[done:end])
-        return joined.data
-
-    def _prune(self, messages: Sequence[Message]) -> None:
-        """Forget encodings of messages no conversation holds any more."""
-        held = len(messages) + sum(len(j.sources) for j in self._joined.values())
-        if len(self._messages) > 2 * held + 64:
-            live = {id(m) for m in messages}
-            live.update(id(m) for j in self._joined.values() for m in j.sources)
-            self._messages = {k: v for k, v in self._messages.items() if k in live}
+        return self._history.join(messages, len(messages)) if messages else b""
 
     # -- system and tools -------------------------------------------------------------
 
