@@ -49,7 +49,8 @@ from tether.testing.anthropic_rules import (
     redacted_data,
     sign,
 )
-from tether.testing.sse import FakeModelServer, Reply, serve_main
+from tether.testing.serve import serve_main
+from tether.testing.sse import FakeModelServer, Reply
 
 RETRY_FAST = {"retry-after-ms": "10"}
 FAULT_STATUS: dict[str, tuple[int, str, str, dict[str, str]]] = {

@@ -38,7 +38,8 @@ from tether.testing.openai_rules import (
     check_chat_request,
     count_prompt_tokens,
 )
-from tether.testing.sse import FakeModelServer, Reply, serve_main
+from tether.testing.serve import serve_main
+from tether.testing.sse import FakeModelServer, Reply
 
 DEFAULT_CONTEXT = 32_768
 
