@@ -138,7 +138,10 @@ def test_neovim_without_the_plugin(nvim: str, tmp_path: Path, api: FakeAnthropic
     steps = re.findall(r"^ok - (.*)$", output, re.MULTILINE)
     assert proc.returncode == 0, f"nvim exited {proc.returncode}:\n{output}"
     assert len(steps) == 6, output
-    api.assert_complete()
+    # The flow stops the long turn as soon as it begins: its request may be cut off before
+    # it reaches the API (then its scripted turn is never asked for). Every other turn was.
+    assert api.remaining <= 1 and not api.errors and not api.rejected, api.problems()
+    assert api.remaining == 0 or len(api.requests) == len(SCRIPT) - 1
 
 
 def test_the_documented_config_is_what_runs() -> None:
