@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -58,10 +59,14 @@ class _Accepted:
     system_messages: bool
     checked: list[dict[str, Any] | None]
     marks: list[list[tuple[str, str]]]
+    marked: list[int]
+    """The messages with cache marks (at most four, or the body was refused)."""
     sizes: list[int]
     merged: list[dict[str, Any]]
     ids: list[list[str]]
     """tool_use ids of each merged message."""
+    all_ids: frozenset[str]
+    """Every tool_use id of the merged messages (unique, or the body was refused)."""
     head: tuple[Any, Any, int]
     """The system prompt, the tools and the size of their JSON (the same in every request
     of a conversation: the size is kept, not counted again)."""
@@ -153,20 +158,25 @@ def _check(
 
     reuse, before = 0, None
     for candidate in known:
-        if candidate.system_messages == system_messages:
+        # One that cannot share more than the best so far is not compared (a deep compare
+        # of the history, the largest cost of a long conversation's request).
+        if candidate.system_messages == system_messages and len(candidate.messages) - 1 > reuse:
             shared = _shared(messages, candidate)
             if shared > reuse:
                 reuse, before = shared, candidate
     checked = before.checked[:reuse] if before else []
     message_marks = before.marks[:reuse] if before else []
     sizes = before.sizes[:reuse] if before else []
+    marked = [i for i in before.marked if i < reuse] if before else []
     for i in range(reuse, len(messages)):
         own: list[tuple[str, str]] = []
         checked.append(check_message(messages[i], i, len(messages), own, system_messages))
         message_marks.append(own)
         sizes.append(canonical_size(messages[i]))
-    for own in message_marks:
-        marks.extend(own)
+        if own:
+            marked.append(i)
+    for i in marked:
+        marks.extend(message_marks[i])
     check_cache_marks(marks)
     thinking = check_thinking_config(body.get("thinking"), max_tokens, ctx)
 
@@ -174,17 +184,18 @@ def _check(
     # same as before. Pairing is checked again from the last of them on (the one after it
     # may have taken more messages).
     kept = 0
-    if before is not None:
-        while kept + 1 < len(before.merged) and before.merged[kept + 1]["index"] < reuse:
-            kept += 1
+    if before is not None:  # the merged messages that begin in the reused part, less one
+        kept = max(bisect_left(before.merged, reuse, key=_index) - 1, 0)
     merged = before.merged[:kept] if before else []
     ids = before.ids[:kept] if before else []
     restart = before.merged[kept]["index"] if before and kept else 0
     merge([m for m in checked[restart:] if m is not None], merged)
     start = max(kept - 1, 0)
     seen: set[str] = set()
-    for own_ids in ids[:start]:
-        seen.update(own_ids)
+    if before is not None and start:
+        seen = set(before.all_ids)  # those of the merged messages before ``start``:
+        for own_ids in before.ids[start:]:
+            seen.difference_update(own_ids)
     check_pairing(merged, start, seen)
     ids = ids[:start] + [
         [u["id"] for _, u in uses(m)] if m["role"] == "assistant" else [] for m in merged[start:]
@@ -196,9 +207,22 @@ def _check(
     if tokens > ctx.window:
         raise fail(f"prompt is too long: {tokens} tokens > {ctx.window} maximum")
     accepted = _Accepted(
-        messages, system_messages, checked, message_marks, sizes, merged, ids, head
+        messages,
+        system_messages,
+        checked,
+        message_marks,
+        marked,
+        sizes,
+        merged,
+        ids,
+        frozenset(seen),
+        head,
     )
     return accepted, tokens, reuse
+
+
+def _index(merged: dict[str, Any]) -> int:
+    return merged["index"]
 
 
 def _head(body: dict[str, Any], known: list[_Accepted]) -> tuple[Any, Any, int]:

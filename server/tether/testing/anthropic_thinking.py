@@ -84,12 +84,13 @@ def check_thinking_blocks(
 ) -> None:
     """``start``: merged messages before it passed these checks in an earlier request (a
     block that passed then passes now: only its error's wording depends on its position)."""
-    assistants = [i for i, m in enumerate(merged) if m["role"] == "assistant"]
-    latest = assistants[-1] if assistants else None
-    for i in assistants:
-        if i < start:
-            continue
+    latest = next(
+        (i for i in range(len(merged) - 1, -1, -1) if merged[i]["role"] == "assistant"), None
+    )
+    for i in range(start, len(merged)):
         message = merged[i]
+        if message["role"] != "assistant":
+            continue
         where = f"messages.{message['index']}"
         content: list[dict[str, Any]] = message["content"]
         if any(is_thinking(b) for b in content) and not is_thinking(content[0]):
