@@ -185,10 +185,6 @@ class Restored:
 def saved_checkpoints(resumed: ResumedSession) -> Checkpoints:
     """Rewind points of a resumed session, from its transcript: every turn on the chain,
     with the pre-turn texts recorded while it ran."""
-    turns: dict[str, str | None] = {}
-    for record in resumed.chain:
-        if record.turn_id and record.turn_id not in turns:
-            turns[record.turn_id] = record.parent_uuid
     loaded = resumed.loaded
     progress = loaded.progress if loaded is not None else []
     saved = [
@@ -201,4 +197,4 @@ def saved_checkpoints(resumed: ResumedSession) -> Checkpoints:
         for p in progress
         if isinstance(p.data, CheckpointMissingData)
     ]
-    return Checkpoints.rebuild(list(turns.items()), saved, missing)
+    return Checkpoints.rebuild(resumed.turn_parents, saved, missing)

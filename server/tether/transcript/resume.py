@@ -24,6 +24,7 @@ from tether.core.messages import (
 )
 from tether.protocol.updates import Mode, PlanEntry, Usage
 from tether.transcript.chain import build_chain
+from tether.transcript.live import read_live
 from tether.transcript.load import (
     LoadedTranscript,
     keep_out_of_gc,
@@ -66,6 +67,8 @@ class ResumedSession:
     session_id: str
     messages: list[Message]
     chain: list[ChainRecord]
+    """The chain as far as it was read: from the last compaction boundary on, with the
+    run-state records before it (the whole chain when the file was read whole)."""
     last_uuid: str | None
     mode: Mode | None = None
     todos: list[PlanEntry] = field(default_factory=lambda: list[PlanEntry]())
@@ -89,6 +92,10 @@ class ResumedSession:
     """The usage of the newest model response among ``messages`` and how many messages
     it covers (up to and including it): the context size is known without estimating the
     whole history again."""
+    turn_parents: list[tuple[str, str | None]] = field(
+        default_factory=lambda: list[tuple[str, str | None]]()
+    )
+    """Every turn on the whole chain and the parent of its first record (rewind points)."""
 
 
 def resume(
@@ -101,19 +108,28 @@ def resume(
 
 
 def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> ResumedSession:
-    loaded = read_transcript(path, recover=recover)
-    chain, notes = build_chain(loaded.records, leaf)
+    live = None if recover else read_live(path, leaf)
+    notes: list[str] = []
+    if live is not None:  # the live part only (``live.py``)
+        loaded, chain, users, turn_parents = live.loaded, live.chain, live.users, live.turn_parents
+    else:  # the whole file, repairs included
+        loaded = read_transcript(path, recover=recover)
+        chain, notes = build_chain(loaded.records, leaf)
+        users = sum(1 for r in chain if isinstance(r, UserRecord))
+        turn_parents = _turn_parents(chain)
     if loaded.torn_tail is not None:
         notes.append("a torn last line (a write cut short by a crash) was set aside")
     kept, discovered = live_conversation(chain)
     messages = [r.message for r in kept]
     message_turns: list[str | None] = [r.turn_id for r in kept]
     state = _run_state(chain)
+    if live is not None and unanswered_tool_uses(messages):
+        loaded.progress += live.tool_progress()
     repairs = _answer_dangling(messages, loaded.progress, session_id, notes)
     repairs += _interrupted_tasks(loaded.progress, session_id, messages, notes)
     message_turns += [None] * (len(messages) - len(message_turns))
     meta = loaded.meta
-    turns = meta.turns if meta else sum(1 for r in chain if isinstance(r, UserRecord))
+    turns = meta.turns if meta else users
     anchor = next(
         (
             (i + 1, r.usage)
@@ -139,7 +155,16 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
         discovered_tools=discovered,
         usage=meta.usage if meta and meta.usage else Usage(),
         context_anchor=anchor,
+        turn_parents=turn_parents,
     )
+
+
+def _turn_parents(chain: list[ChainRecord]) -> list[tuple[str, str | None]]:
+    turns: dict[str, str | None] = {}
+    for record in chain:
+        if record.turn_id and record.turn_id not in turns:
+            turns[record.turn_id] = record.parent_uuid
+    return list(turns.items())
 
 
 def live_conversation(

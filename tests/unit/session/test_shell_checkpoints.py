@@ -129,12 +129,8 @@ async def test_checkpoints_of_commands_survive_a_restart(tmp_path: Path) -> None
     class Loaded:
         progress = recorded.records
 
-    class Chain:
-        turn_id = "t1"
-        parent_uuid = None
-
     resumed: Any = ResumedSession.__new__(ResumedSession)
-    resumed.chain = [Chain()]
+    resumed.turn_parents = [("t1", None)]
     resumed.loaded = Loaded()
     rebuilt = saved_checkpoints(resumed)
     plan = rebuilt.restore_plan("t1")
