@@ -2,6 +2,9 @@
 
 - append throughput of the session writer (records/s, queued and flushed in batches)
 - resume time for a session of 100,000 records (target < 1.5 s)
+- resume of a compacted session of 100,000 records whose live part (after its last
+  compaction boundary) is 1,000 records, against a file of only those 1,000 (the ratio
+  shows resume reads the live part first), and the same file read whole
 - listing 1,000 session files, reading only their tails (target < 150 ms)
 
     python bench/transcript.py
@@ -19,15 +22,20 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _util import ms
 
 from tether.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from tether.transcript.chain import build_chain
+from tether.transcript.load import read_transcript
+from tether.transcript.payloads import CompactBoundaryData
 from tether.transcript.records import (
     AssistantRecord,
+    AttachmentRecord,
     ChainRecord,
     MetaRecord,
+    SystemRecord,
     ToolResultRecord,
     UserRecord,
     dump_record,
 )
-from tether.transcript.resume import resume
+from tether.transcript.resume import live_conversation, resume
 from tether.transcript.store import TranscriptStore
 from tether.transcript.writer import TranscriptWriter
 
@@ -74,11 +82,25 @@ async def append_throughput(tmp: Path, n: int = 50_000) -> float:
     return n / (time.perf_counter() - started)
 
 
-def write_session(path: Path, n: int, session: str, title: str) -> None:
+def write_session(
+    path: Path, n: int, session: str, title: str, *, compacted_before: int | None = None
+) -> None:
+    """``compacted_before``: a compaction boundary and its summary before the last that
+    many records (only those are written after it when ``n`` equals it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     parent = None
+    records = conversation(n, session)
+    if compacted_before is not None:
+        at = len(records) - compacted_before
+        boundary = SystemRecord(session_id=session, data=CompactBoundaryData(trigger="auto"))
+        summary = AttachmentRecord(
+            session_id=session,
+            message=user_text("<summary>Earlier: read many modules.</summary>"),
+            attachment="compact_summary",
+        )
+        records[at:at] = [boundary, summary]
     with path.open("w") as f:
-        for record in conversation(n, session):
+        for record in records:
             record.parent_uuid = parent
             parent = record.uuid
             f.write(dump_record(record) + "\n")
@@ -96,6 +118,32 @@ def resume_time(tmp: Path, n: int = 100_000, runs: int = 3) -> tuple[float, floa
         sample = (time.perf_counter() - wall, time.process_time() - cpu, len(resumed.messages))
         best = min(best, sample)
     return best
+
+
+def compacted_resume_time(tmp: Path, n: int = 100_000, live: int = 999) -> tuple[float, ...]:
+    """Best times: the compacted big session, a file of only its live part, and the big
+    one read whole (the reading before the live part was read first)."""
+    big, small = tmp / "compacted.jsonl", tmp / "live-only.jsonl"
+    write_session(big, n, "compacted", "compacted", compacted_before=live)
+    write_session(small, live, "compacted", "compacted", compacted_before=live)
+
+    def best(path: Path, whole: bool = False) -> tuple[float, int]:
+        times: list[float] = []
+        messages = 0
+        for _ in range(5):
+            started = time.perf_counter()
+            if whole:
+                loaded = read_transcript(path)
+                messages = len(live_conversation(build_chain(loaded.records)[0])[0])
+            else:
+                messages = len(resume(path, "compacted").messages)
+            times.append(time.perf_counter() - started)
+        return min(times), messages
+
+    (big_s, big_n), (small_s, small_n) = best(big), best(small)
+    whole_s, whole_n = best(big, whole=True)
+    assert big_n == small_n == whole_n, (big_n, small_n, whole_n)
+    return big_s, small_s, whole_s, big_n
 
 
 def listing_time(tmp: Path, sessions: int = 1000) -> tuple[float, int]:
@@ -123,6 +171,12 @@ async def main() -> None:
         print(
             f"resume of a 100,000-record session: {ms(seconds)} wall, {ms(cpu)} CPU "
             f"({messages} messages)  [target < 1.5 s]"
+        )
+        big, small, whole, messages = compacted_resume_time(tmp)
+        print(
+            f"resume of a compacted 100,000-record session ({messages} live messages): "
+            f"{ms(big)}; a file of only its live part: {ms(small)} ({big / small:.2f}x); "
+            f"the same session read whole: {ms(whole)} ({whole / small:.1f}x)"
         )
         seconds, count = listing_time(tmp)
         print(f"listSessions over {count} session files: {ms(seconds)}  [target < 150 ms]")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import ValidationError
 
@@ -38,7 +39,9 @@ from tether.transcript.records import (
 )
 
 _PREFIX = re.compile(
-    rb'\{"v":(\d+),"uuid":"([^"\\]+)",(?:"parentUuid":"([^"\\]+)",)?"sessionId":"[^"\\]*",'
+    rb'\{"v":%d,"uuid"'
+    % SCHEMA_VERSION
+    + rb':"([^"\\]+)",(?:"parentUuid":"([^"\\]+)",)?"sessionId":"[^"\\]*",'
     rb'"timestamp":"[^"\\]*",(?:"turnId":"([^"\\]+)",)?"type":"([a-z_]+)"'
 )
 _KIND = re.compile(rb',"(?:subtype|event)":"([a-z_]+)"\}\s*$')
@@ -47,13 +50,14 @@ RUN_STATE = (b"mode", b"plan", b"files")
 TOOL_EVENTS = frozenset({b"tool_started", b"tool_finished"})
 
 
-@dataclass(frozen=True)
-class _Line:
+class _Line(NamedTuple):
+    """One record's facts, from its line's first bytes (and last, for system and progress
+    records: their kind)."""
+
     start: int
-    end: int
-    uuid: str
-    parent: str | None
-    turn: str | None
+    uuid: bytes
+    parent: bytes | None
+    turn: bytes | None
     type: bytes
     kind: bytes | None
     """A system record's subtype or a progress record's event."""
@@ -125,37 +129,37 @@ def read_live(path: Path, leaf: str | None = None) -> LiveRead | None:
         if not isinstance(parsed, ProgressRecord):
             return None
         progress.append(parsed)
-    turns: dict[str, str | None] = {}
+    turns: dict[bytes, bytes | None] = {}
     for line in chain:
         if line.turn and line.turn not in turns:
             turns[line.turn] = line.parent
+    turn_parents = [(t.decode(), p.decode() if p else None) for t, p in turns.items()]
     loaded = LoadedTranscript(records, meta, progress, None, len(data))
     users = sum(1 for line in chain if line.type == b"user")
-    return LiveRead(loaded, records, users, list(turns.items()), data, tool_lines)
+    return LiveRead(loaded, records, users, turn_parents, data, tool_lines)
 
 
 def _index(data: bytes) -> list[_Line] | None:
+    """Every line's facts, or None when a line is not in the shape this Tether writes (or
+    the last one is torn)."""
+    if data and not data.endswith(b"\n"):
+        return None  # a torn last line: the whole read sets it aside
     out: list[_Line] = []
     position = 0
-    size = len(data)
-    while position < size:
-        end = data.find(b"\n", position)
-        if end < 0:
-            return None  # a torn last line: the whole read sets it aside
-        if end > position and not data[position:end].isspace():
-            match = _PREFIX.match(data, position, end)
-            if match is None or int(match[1]) != SCHEMA_VERSION:
+    match, kind_of = _PREFIX.match, _KIND.search
+    for line in data.split(b"\n")[:-1]:
+        found = match(line)
+        if found is None:
+            return None  # a line of another shape (or a blank one)
+        uuid, parent, turn, kind = found.groups()
+        tail = None
+        if kind in (b"system", b"progress"):
+            last = kind_of(line, max(found.end(), len(line) - 64))
+            if last is None:
                 return None
-            kind = None
-            if match[5] in (b"system", b"progress"):
-                found = _KIND.search(data, max(match.end(), end - 64), end + 1)
-                if found is None:
-                    return None
-                kind = found[1]
-            parent = match[3].decode() if match[3] else None
-            turn = match[4].decode() if match[4] else None
-            out.append(_Line(position, end, match[2].decode(), parent, turn, match[5], kind))
-        position = end + 1
+            tail = last[1]
+        out.append(_Line(position, uuid, parent, turn, kind, tail))
+        position += len(line) + 1
     return out
 
 
@@ -164,19 +168,20 @@ def _walk(lines: list[_Line], leaf: str | None) -> list[_Line] | None:
     by_uuid = {line.uuid: line for line in lines}
     if len(by_uuid) < len(lines):
         return None
-    parents = [line.parent for line in lines if line.parent]
-    has_children = set(parents)
-    if leaf is None or leaf not in by_uuid:
-        leaf = next((line.uuid for line in reversed(lines) if line.uuid not in has_children), None)
-        if leaf is None:
+    has_children = {line.parent for line in lines if line.parent}
+    cursor = leaf.encode() if leaf is not None else None
+    if cursor is None or cursor not in by_uuid:
+        cursor = next(
+            (line.uuid for line in reversed(lines) if line.uuid not in has_children), None
+        )
+        if cursor is None:
             return None
-    results_of: dict[str, int] = {}
+    results_of: dict[bytes, int] = {}
     for line in lines:
         if line.type == b"tool_result" and line.parent:
             results_of[line.parent] = results_of.get(line.parent, 0) + 1
     chain: list[_Line] = []
-    cursor: str | None = leaf
-    seen: set[str] = set()
+    seen: set[bytes] = set()
     while cursor is not None:
         line = by_uuid.get(cursor)
         if line is None or cursor in seen:
@@ -201,6 +206,6 @@ def _run_state(before: list[_Line]) -> list[_Line]:
 
 def _parse(data: bytes, line: _Line) -> ChainRecord | MetaRecord | ProgressRecord | None:
     try:
-        return load_record(data[line.start : line.end])
+        return load_record(data[line.start : data.find(b"\n", line.start)])
     except (ValidationError, ValueError, UnicodeDecodeError):
         return None
