@@ -137,10 +137,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = run_remote(args_list)
         if code is not None:
             return code
+        _prepare_run(args_list)
         code = run_local(args_list)
         _start_daemon()
         return code
+    _prepare_run(args_list)
     return run_local(args_list)
+
+
+def _prepare_run(argv: Sequence[str]) -> None:
+    """A model run in this process (not a listing, not help): its imports first, kept out of
+    the cyclic GC's way (``warmup.import_for_run``)."""
+    index = _command_index(argv)
+    runs = argv[index] == "run" if index is not None else _is_print_mode(argv)
+    if runs and not {"-h", "--help", "--version"} & set(argv):
+        from tether.warmup import import_for_run
+
+        import_for_run()
 
 
 def _start_daemon() -> None:
