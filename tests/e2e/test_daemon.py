@@ -199,3 +199,34 @@ async def test_two_clients_follow_one_session(
     finally:
         await follower.stop()
     api.assert_complete()
+
+
+async def test_initialize_reports_the_editors_credentials_not_the_daemons(
+    env: dict[str, str], workspace: Path
+) -> None:
+    """Through ``serve --connect``, what ``initialize`` says about the model comes from the
+    editor's environment: a daemon started without a key still sees the editor's, and a
+    daemon's own key is not reported to an editor that has none."""
+    without = {**env, "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": ""}
+    started = tether(without, "daemon", "start")
+    assert started.returncode == 0, started.stderr
+
+    async def facts(editor_env: dict[str, str]) -> dict[str, Any]:
+        editor = FakeEditor(EditorOptions(init_options={}))
+        result = await editor.start(
+            [sys.executable, "-m", "tether", "serve", "--connect"], [workspace], env=editor_env
+        )
+        try:
+            return (result.capabilities.experimental or {})["tether"]
+        finally:
+            await editor.stop()
+
+    with_key = await facts({**without, "ANTHROPIC_API_KEY": "editor-key"})
+    assert (with_key["model"], with_key["modelSource"]) == (
+        "anthropic (default model)",
+        "ANTHROPIC_API_KEY",
+    )
+    tether(without, "daemon", "stop")
+    assert tether(env, "daemon", "start").returncode == 0  # this daemon has a key
+    none = await facts(without)
+    assert none["model"] is None and "ANTHROPIC_API_KEY" in none["modelReason"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,9 +71,13 @@ NO_MODEL = (
 )
 
 
-def startup_facts(root: Path | None, init_options: dict[str, Any]) -> dict[str, Any]:
+def startup_facts(
+    root: Path | None, init_options: dict[str, Any], env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """What ``initialize`` reports for health checks, computed cheaply (no engine import):
-    the model that will be used and whether the shell sandbox can run."""
+    the model that will be used and whether the shell sandbox can run. ``env``: the
+    client's variables (an editor of the warm daemon sends its own), else this process's."""
+    env = os.environ if env is None else env
     model: str | None = (
         init_options.get("model") if isinstance(init_options.get("model"), str) else None
     )
@@ -90,9 +95,7 @@ def startup_facts(root: Path | None, init_options: dict[str, Any]) -> dict[str, 
             if isinstance(value, str) and value:
                 model, source = value, str(path)
                 break
-    if model is None and (
-        os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-    ):
+    if model is None and (env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")):
         model, source = "anthropic (default model)", "ANTHROPIC_API_KEY"
     bwrap = shutil.which("bwrap")
     return {

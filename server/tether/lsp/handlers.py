@@ -50,7 +50,7 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         if not params.workspace_folders and params.root_uri:
             hub.add_folder(params.root_uri)
         ls.startup_facts = features.startup_facts(
-            hub.folders[0] if hub.folders else None, hub.init_options
+            hub.folders[0] if hub.folders else None, hub.init_options, hub.client_env
         )
         # Warm the engine and the model SDKs off the start-up path, before the first prompt
         # needs them. A daemon thread: an editor that quits at once must not wait for it.
