@@ -155,12 +155,13 @@ def make_harness(workspace: Path, tasks: TaskRegistry) -> MakeHarness:
         answer: PermissionAnswer = "allow_once",
         hooks: Hooks | None = None,
         sandbox: bool = True,
+        linger_s: float = 0,
     ) -> Harness:
         answers = Answers(answer)
         updates: list[SessionUpdate] = []
         config = ToolConfig()
         if sandbox:
-            config.shell_sandbox = BwrapSandbox(workspace, linger_s=0)
+            config.shell_sandbox = BwrapSandbox(workspace, linger_s=linger_s)
         else:
             config.sandbox = False
         ctx = ToolContext(

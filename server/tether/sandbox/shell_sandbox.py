@@ -12,15 +12,17 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
+from tether.permissions.controlplane import Protected
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
 from tether.sandbox.exposure import expand, exposure, listening_sockets
 from tether.sandbox.placeholders import LINGER_S, Placeholders
+from tether.sandbox.prestart import Prestarter
 from tether.sandbox.protect import Discovery, plan, restore_links
 from tether.settings.model import SandboxSettings
-from tether.tools.context import Wrap
+from tether.tools.context import Confined, ShellProcess
 
 
 class BwrapSandbox:
@@ -41,6 +43,10 @@ class BwrapSandbox:
         self.root = Path(os.path.realpath(root))
         self._probe = probe_result or probe()
         self._placeholders = Placeholders(linger_s)
+        self._prestart = Prestarter(linger_s) if linger_s > 0 else None
+        """The next command's sandbox, started ahead (``prestart.py``); it lives no longer
+        than the stand-ins linger, so none when they do not."""
+        self._closed = False
         self._private = tuple(Path(os.path.realpath(p)) for p in private)
         self._discovery = discovery or Discovery()
         self._sockets = sockets
@@ -63,7 +69,7 @@ class BwrapSandbox:
         return self._probe.problem
 
     @contextlib.contextmanager
-    def session(self, cwd: Path) -> Generator[Wrap]:
+    def session(self, cwd: Path) -> Generator[Confined]:
         """Stand-ins for missing protected paths live exactly as long as the command;
         protected links it replaced are put back when it ends."""
         policy = self.policy
@@ -83,14 +89,32 @@ class BwrapSandbox:
         with self._links_lock:
             self._links.update(protected.links)
         with self._placeholders.hold(protected.items) as now:
+            started: list[tuple[list[str], dict[str, str]]] = []
 
             def wrap(argv: list[str]) -> list[str]:
                 return bwrap_argv(executable, policy, now, argv, cwd, seen)
 
+            async def prepared(argv: list[str], *, env: Mapping[str, str]) -> ShellProcess | None:
+                if self._prestart is None:
+                    return None
+                started.append((argv, dict(env)))
+                return await self._prestart.take(argv, env)
+
             try:
-                yield wrap
+                yield Confined(wrap, prepared)
             finally:
                 restore_links(protected.links)
+                if started and self._prestart is not None and not self._closed:
+                    # The next command's sandbox, like this one's, while its stand-ins are
+                    # still held by this command.
+                    argv, env = started[-1]
+                    self._prestart.prepare(argv, env, cwd, lambda: self._hold(protected.items))
+
+    def _hold(self, items: Sequence[Protected]) -> Callable[[], None]:
+        """Take the stand-ins of ``items`` until the returned function is called."""
+        stack = contextlib.ExitStack()
+        stack.enter_context(self._placeholders.hold(items))
+        return stack.close
 
     def restore_links(self) -> list[Path]:
         """Put back protected symlinks a (background) command replaced."""
@@ -100,6 +124,9 @@ class BwrapSandbox:
 
     def close(self) -> None:
         """Remove every stand-in now (the workspace is closing)."""
+        self._closed = True
+        if self._prestart is not None:
+            self._prestart.close()
         self._placeholders.sweep(0)
 
     # -- configuration ----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from tether.protocol.content import TerminalContent
 from tether.protocol.updates import ToolCallUpdate
 from tether.tasks.registry import Task, TaskOutcome
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
-from tether.tools.context import ToolContext
+from tether.tools.context import Confined, ToolContext
 from tether.tools.shell import ShellResult, Wrap, run_shell, run_shell_to_file
 
 # Exit status 1 from these means "no match" / "differs" / "false", an answer and not a failure.
@@ -175,6 +175,7 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
         try:
             with _confined(inp, ctx, wrap) as confined:
                 sandboxed = confined is not None and wrap is None
+                prepared = confined.prepared if isinstance(confined, Confined) else None
                 result = await run_shell(
                     inp.command,
                     cwd=ctx.cwd,
@@ -184,6 +185,7 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
                     wrap=confined,
                     env=cfg.shell_env,
                     caller=cfg.caller_env,
+                    prepared=prepared,
                 )
         except OSError as e:  # no bash, or the sandbox wrapper is missing
             raise ToolError(f"Could not start the shell: {e}.")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,42 @@ class FileState:
 
 Wrap = Callable[[list[str]], list[str]]
 """Transforms a command's argv before it runs (the sandbox wraps it in bubblewrap)."""
+
+
+class ShellProcess(Protocol):
+    """A running shell command: what the shell runner uses of ``asyncio.subprocess.Process``."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...
+
+    async def wait(self) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+class PreparedStart(Protocol):
+    async def __call__(self, argv: list[str], *, env: Mapping[str, str]) -> ShellProcess | None:
+        """A process already running exactly ``argv`` with ``env`` (a sandbox prepared while
+        the model was thinking), its output on a pipe; None: start it the usual way."""
+        ...
+
+
+@dataclass(frozen=True)
+class Confined:
+    """What a sandbox session gives a command: the argv wrapper, and the start of a sandbox
+    prepared ahead, when there may be one."""
+
+    wrap: Wrap
+    prepared: PreparedStart | None = None
+
+    def __call__(self, argv: list[str]) -> list[str]:
+        return self.wrap(argv)
 
 
 class ShellSandbox(Protocol):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from tether.core.environ import process_env
+from tether.tools.context import PreparedStart, ShellProcess
 from tether.tools.context import Wrap as Wrap
 
 KILL_GRACE_S = 1.0
@@ -188,14 +189,14 @@ async def run_shell(
     wrap: Wrap | None = None,
     env: Mapping[str, str] | None = None,
     caller: Mapping[str, str] | None = None,
+    prepared: PreparedStart | None = None,
 ) -> ShellResult:
-    """Run ``command`` to completion; ``on_output`` gets the output so far, throttled."""
-    proc = await _spawn(
-        shell_argv(command, wrap),
-        cwd=cwd,
-        stdout=asyncio.subprocess.PIPE,
-        env=shell_env(env, caller),
-    )
+    """Run ``command`` to completion; ``on_output`` gets the output so far, throttled.
+    ``prepared``: where a sandbox started ahead for this very command line may be taken."""
+    argv, full_env = shell_argv(command, wrap), shell_env(env, caller)
+    proc: ShellProcess | None = await prepared(argv, env=full_env) if prepared else None
+    if proc is None:
+        proc = await _spawn(argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, env=full_env)
     buf = OutputBuffer(max_output_chars)
     reader = asyncio.create_task(_pump(proc, buf))
     ticker = asyncio.create_task(_tick(buf, on_output)) if on_output is not None else None
@@ -236,7 +237,7 @@ async def run_shell(
     return ShellResult(buf.text(), exit_code, timed_out, stragglers)
 
 
-async def _pump(proc: asyncio.subprocess.Process, buf: OutputBuffer) -> None:
+async def _pump(proc: ShellProcess, buf: OutputBuffer) -> None:
     assert proc.stdout is not None
     while chunk := await proc.stdout.read(1 << 16):
         buf.feed(chunk)

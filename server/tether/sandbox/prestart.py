@@ -1,0 +1,280 @@
+"""The next command's sandbox, started while the model thinks.
+
+Setting up a bubblewrap sandbox (namespaces, a fresh ``/dev`` and ``/proc``, thirty-odd
+mounts) costs several milliseconds before the command's own shell even starts; an agent
+runs commands one after another, and each waited for it. So when a command ends, the sandbox
+starts the next one's: the same bubblewrap command line, running a stub that waits on its
+stdin for the command and then becomes ``bash -c COMMAND`` with stdin on ``/dev/null``.
+
+The prepared sandbox serves the next command only if that command's own, freshly computed
+command line is the same to the byte (same layout of the filesystem: protected paths, stand-
+ins, hidden paths, sockets; same working directory), with the same environment, and every
+path on that command line is still the file it was when the sandbox was prepared. The last
+matters: a mount covers the file that was there, and a path replaced on the host since
+(``git config`` on the host rewrites ``.git/config`` by a rename, a service recreates its
+socket) is no longer covered inside. Anything else, and it is discarded and the command
+starts the usual way. Each sandbox still serves exactly one command (its PID namespace dies
+with it), and it holds the stand-ins its mounts use for as long as it lives
+(``placeholders.py``). An unused one is killed after the stand-ins' linger time.
+
+The prepared process is a plain ``subprocess.Popen``, tied to no event loop until a command
+takes it (the warm daemon runs sessions on several loops, and a loop may close with one
+waiting): the loop that takes it follows its output through a pipe reader and its exit
+through a pidfd.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import stat
+import subprocess
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+log = logging.getLogger(__name__)
+
+STUB = 'IFS= read -r -d "" tether_command || exit 125; exec bash -c "$tether_command" </dev/null'
+"""Reads the command (NUL-terminated) and becomes ``bash -c`` running it."""
+MAX_COMMAND_BYTES = 60_000
+"""A longer command starts the usual way (it must fit the pipe without waiting)."""
+CAN_FOLLOW = hasattr(os, "pidfd_open")
+
+
+@dataclass
+class _Ready:
+    prefix: tuple[str, ...]
+    """The bubblewrap command line up to ``--``."""
+    files: dict[str, tuple[int, ...] | None]
+    """What identified every path on it when it was prepared (``_files``)."""
+    env: dict[str, str]
+    popen: subprocess.Popen[bytes]
+    release: Callable[[], None]
+    """Lets go of the stand-ins this sandbox's mounts use."""
+    timer: threading.Timer | None = field(default=None)
+
+
+class PreparedProcess:
+    """A prepared sandbox running a command, followed on the loop that took it: the part
+    of ``asyncio.subprocess.Process`` the shell runner uses."""
+
+    def __init__(
+        self, popen: subprocess.Popen[bytes], stdout: asyncio.StreamReader, pidfd: int
+    ) -> None:
+        self.pid = popen.pid
+        self.stdout = stdout
+        self._popen = popen
+        self._pidfd = pidfd
+        self._loop = asyncio.get_running_loop()
+        self._exited: asyncio.Future[int] = self._loop.create_future()
+        self._loop.add_reader(pidfd, self._check)
+        self._check()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    def _check(self) -> None:
+        if self._popen.poll() is None or self._exited.done():
+            return
+        self._loop.remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self._exited.set_result(self._popen.returncode)
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exited)
+
+    def on_exit(self, callback: Callable[[], None]) -> None:
+        self._exited.add_done_callback(lambda _f: callback())
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+
+class Prestarter:
+    """At most one prepared sandbox (commands run one after another; a parallel one starts
+    the usual way). Thread-safe: the warm daemon runs sessions on several loops."""
+
+    def __init__(self, linger_s: float) -> None:
+        self._linger_s = linger_s
+        self._lock = threading.Lock()
+        self._ready: _Ready | None = None
+        self._closed = False
+
+    # -- using it ---------------------------------------------------------------------
+
+    async def take(self, argv: Sequence[str], env: Mapping[str, str]) -> PreparedProcess | None:
+        """The prepared sandbox running ``argv`` (``bwrap … -- bash -c COMMAND``), or None."""
+        prefix, command = _split(argv)
+        if prefix is None or command is None or "\0" in command:
+            return None
+        with self._lock:
+            ready, self._ready = self._ready, None
+        if ready is None:
+            return None
+        if ready.timer is not None:
+            ready.timer.cancel()
+        data = command.encode("utf-8", "surrogateescape") + b"\0"
+        popen = ready.popen
+        fits = (
+            ready.prefix == prefix
+            and ready.env == dict(env)
+            and len(data) <= MAX_COMMAND_BYTES
+            and _files(prefix) == ready.files
+        )
+        if not fits or popen.poll() is not None or popen.stdin is None or popen.stdout is None:
+            _discard(ready)
+            return None
+        loop = asyncio.get_running_loop()
+        try:
+            popen.stdin.write(data)  # fits the pipe: never waits
+            popen.stdin.close()
+            pidfd = os.pidfd_open(popen.pid)
+        except OSError as e:
+            _discard(ready)
+            log.debug("the prepared sandbox did not take the command: %s", e)
+            return None
+        reader = asyncio.StreamReader(limit=1 << 16, loop=loop)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), popen.stdout)
+        except BaseException:
+            os.close(pidfd)
+            _discard(ready)
+            raise
+        process = PreparedProcess(popen, reader, pidfd)
+        # Its stand-ins stay held until it has exited.
+        process.on_exit(ready.release)
+        return process
+
+    # -- preparing it -----------------------------------------------------------------
+
+    def prepare(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: Path,
+        hold: Callable[[], Callable[[], None]],
+    ) -> None:
+        """Start a sandbox like ``argv``'s (its command replaced by the stub) for the next
+        command. ``hold`` takes the stand-ins it will use and returns the function that lets
+        go of them (called while the command that ended still holds them)."""
+        prefix, command = _split(argv)
+        if prefix is None or command is None or not CAN_FOLLOW:
+            return
+        with self._lock:
+            if self._closed or self._ready is not None:
+                return
+            release = hold()
+            files = _files(prefix)
+            try:
+                popen = subprocess.Popen(
+                    [*prefix, "bash", "-c", STUB],
+                    cwd=cwd,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    env=dict(env),
+                )
+            except (OSError, ValueError) as e:
+                release()
+                log.debug("could not prepare a sandbox: %s", e)
+                return
+            ready = _Ready(prefix, files, dict(env), popen, release)
+            self._ready = ready
+        ready.timer = threading.Timer(self._linger_s, self._expire, (ready,))
+        ready.timer.daemon = True
+        ready.timer.start()
+
+    def _expire(self, ready: _Ready) -> None:
+        with self._lock:
+            if self._ready is not ready:
+                return
+            self._ready = None
+        _discard(ready)
+
+    def close(self) -> None:
+        """Kill the prepared sandbox (the workspace is closing); prepare no more."""
+        with self._lock:
+            self._closed = True
+            ready, self._ready = self._ready, None
+        if ready is not None:
+            if ready.timer is not None:
+                ready.timer.cancel()
+            _discard(ready)
+
+
+def _split(argv: Sequence[str]) -> tuple[tuple[str, ...] | None, str | None]:
+    """``bwrap … --`` and COMMAND of ``bwrap … -- bash -c COMMAND`` (None, None otherwise)."""
+    if len(argv) < 5 or argv[-4] != "--" or list(argv[-3:-1]) != ["bash", "-c"]:
+        return None, None
+    return tuple(argv[:-3]), argv[-1]
+
+
+def _discard(ready: _Ready) -> None:
+    """Kill an unused sandbox, wait for it (any thread: SIGKILL is quick) and let go of its
+    stand-ins."""
+    popen = ready.popen
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(popen.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        popen.wait(timeout=5.0)
+    pipes: list[IO[bytes] | None] = [popen.stdin, popen.stdout]
+    for pipe in pipes:
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+    ready.release()
+
+
+def _files(prefix: Sequence[str]) -> dict[str, tuple[int, ...] | None]:
+    """What identifies each path the sandbox mounts on now (None: not there). Where a mount
+    protects (read-only binds, hiding tmpfs), the change time too: a file or directory
+    replaced on the host may get the inode number just freed, and the new one has a new
+    change time. Where a mount grants (the workspace, ``--chdir``), device and inode: a
+    directory's change time moves with its entries, and a replaced one is only less
+    reachable inside (what is under it is checked on its own)."""
+    out: dict[str, tuple[int, ...] | None] = {}
+    i = 1
+    while i < len(prefix):
+        option = prefix[i]
+        arity = _ARITY.get(option, 0)
+        if option in _PROTECTS or option in _GRANTS:
+            path = prefix[i + arity]  # the destination: the last argument
+            if path not in _STABLE:
+                out[path] = _identity(path, full=option in _PROTECTS or path in out)
+        i += 1 + arity
+    return out
+
+
+def _identity(path: str, *, full: bool) -> tuple[int, ...] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if full or not stat.S_ISDIR(st.st_mode):
+        return (st.st_dev, st.st_ino, st.st_ctime_ns)
+    return (st.st_dev, st.st_ino)
+
+
+_ARITY = {
+    **dict.fromkeys(
+        ("--bind", "--ro-bind", "--bind-try", "--ro-bind-try", "--dev-bind", "--dev-bind-try"), 2
+    ),
+    **dict.fromkeys(("--symlink", "--setenv"), 2),
+    **dict.fromkeys(
+        ("--tmpfs", "--remount-ro", "--dev", "--proc", "--chdir", "--cap-drop", "--unsetenv"), 1
+    ),
+    **dict.fromkeys(("--dir", "--mqueue", "--perms", "--size", "--uid", "--gid"), 1),
+}
+"""Arguments each bubblewrap option takes (the others take none)."""
+_PROTECTS = frozenset({"--ro-bind", "--ro-bind-try", "--tmpfs", "--remount-ro"})
+_GRANTS = frozenset({"--bind", "--bind-try", "--chdir"})
+_STABLE = frozenset({"/", "/dev", "/proc", "/tmp", "/run"})
+"""Mount points that are never replaced."""
