@@ -34,6 +34,7 @@ import stat
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -106,6 +107,8 @@ class Prestarter:
         self._lock = threading.Lock()
         self._ready: _Ready | None = None
         self._closed = False
+        self._pending: Future[None] | None = None
+        """A sandbox being started (``_SPAWNER``)."""
 
     # -- using it ---------------------------------------------------------------------
 
@@ -114,6 +117,11 @@ class Prestarter:
         prefix, command = _split(argv)
         if prefix is None or command is None or "\0" in command:
             return None
+        with self._lock:
+            pending = self._pending
+        if pending is not None:
+            with contextlib.suppress(Exception):  # it reports its own failures
+                await asyncio.wrap_future(pending)  # the moment bubblewrap takes to spawn
         with self._lock:
             ready, self._ready = self._ready, None
         if ready is None:
@@ -168,26 +176,45 @@ class Prestarter:
         if prefix is None or command is None or not CAN_FOLLOW:
             return
         with self._lock:
-            if self._closed or self._ready is not None:
+            if self._closed or self._ready is not None or self._pending is not None:
                 return
             release = hold()
             files = _files(prefix)
-            try:
-                popen = subprocess.Popen(
-                    [*prefix, "bash", "-c", STUB],
-                    cwd=cwd,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    env=dict(env),
-                )
-            except (OSError, ValueError) as e:
-                release()
-                log.debug("could not prepare a sandbox: %s", e)
-                return
-            ready = _Ready(prefix, files, dict(env), popen, release)
-            self._ready = ready
+            self._pending = _spawner().submit(self._spawn, prefix, files, dict(env), cwd, release)
+
+    def _spawn(
+        self,
+        prefix: tuple[str, ...],
+        files: dict[str, tuple[int, ...] | None],
+        env: dict[str, str],
+        cwd: Path,
+        release: Callable[[], None],
+    ) -> None:
+        try:
+            popen = subprocess.Popen(
+                [*prefix, "bash", "-c", STUB],
+                cwd=cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+            )
+        except BaseException as e:
+            release()
+            with self._lock:
+                self._pending = None
+            log.debug("could not prepare a sandbox: %s", e)
+            return
+        ready = _Ready(prefix, files, env, popen, release)
+        with self._lock:
+            self._pending = None
+            closed = self._closed
+            if not closed:
+                self._ready = ready
+        if closed:
+            _discard(ready)
+            return
         ready.timer = threading.Timer(self._linger_s, self._expire, (ready,))
         ready.timer.daemon = True
         ready.timer.start()
@@ -204,10 +231,28 @@ class Prestarter:
         with self._lock:
             self._closed = True
             ready, self._ready = self._ready, None
+            pending = self._pending
         if ready is not None:
             if ready.timer is not None:
                 ready.timer.cancel()
             _discard(ready)
+        if pending is not None:  # one being started discards itself (closed)
+            with contextlib.suppress(Exception):
+                pending.result(timeout=5.0)
+
+
+_SPAWNER_LOCK = threading.Lock()
+_SPAWNER: list[ThreadPoolExecutor] = []
+
+
+def _spawner() -> ThreadPoolExecutor:
+    """The thread that starts prepared sandboxes, off the command's path (while its result
+    goes back to the model). One for the process, living as long as it: bubblewrap's
+    ``--die-with-parent`` follows the thread that started it."""
+    with _SPAWNER_LOCK:
+        if not _SPAWNER:
+            _SPAWNER.append(ThreadPoolExecutor(1, thread_name_prefix="tether-sandbox"))
+        return _SPAWNER[0]
 
 
 def _split(argv: Sequence[str]) -> tuple[tuple[str, ...] | None, str | None]:
