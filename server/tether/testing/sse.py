@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any, ClassVar, Self, cast
 
 from tether.providers.script import Script, ScriptTurn, parse_script
+from tether.testing.body_parser import BodyParser
 
 SUMMARY_MARKER = "is about to be replaced by a summary"
 """A phrase of Tether's compaction instructions (prompts/compaction/instructions.md)."""
@@ -148,6 +149,7 @@ class FakeModelServer:
         self._holds: dict[int, Hold] = {}
         self._address = (host, port)
         self._next = 0
+        self._bodies = BodyParser()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -254,7 +256,7 @@ class FakeModelServer:
     # -- request handling ----------------------------------------------------------------
 
     def handle_request(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
-        body = _json_object(raw)
+        body = _json_object(raw, self._bodies)
         path = handler.path.split("?")[0]
         if path != self.route and self.serve_other(handler.command, path, body, Reply(handler)):
             return
@@ -314,9 +316,9 @@ def _arrival(handler: BaseHTTPRequestHandler) -> float:
     return arrived if isinstance(arrived, float) else time.monotonic()
 
 
-def _json_object(raw: bytes) -> dict[str, Any] | None:
+def _json_object(raw: bytes, parser: BodyParser) -> dict[str, Any] | None:
     try:
-        value = json.loads(raw or b"null")
+        value = parser.loads(raw)
     except ValueError:
         return None
     return cast("dict[str, Any]", value) if isinstance(value, dict) else None
