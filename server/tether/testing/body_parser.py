@@ -31,6 +31,18 @@ def _skip(s: str, i: int) -> int:
     return blank.end() if blank else i
 
 
+def _separator(s: str, i: int, close: str) -> tuple[int, bool]:
+    """Past the whitespace and the ``,`` or ``close`` at ``i``: the index after them, and
+    whether it was ``close``."""
+    i = _skip(s, i)
+    mark = s[i : i + 1]
+    if mark == close:
+        return i + 1, True
+    if mark != ",":
+        raise _Fallback
+    return _skip(s, i + 1), False
+
+
 class _Fallback(Exception):
     """Let ``json.loads`` decide."""
 
@@ -70,14 +82,9 @@ class BodyParser:
             else:
                 value, i = _DECODER.raw_decode(s, i)
             out[key] = value
-            i = _skip(s, i)
-            mark = s[i : i + 1]
-            if mark == ",":
-                i = _skip(s, i + 1)
-            elif mark == "}":
-                return self._end(s, i + 1, out)
-            else:
-                raise _Fallback
+            i, closed = _separator(s, i, "}")
+            if closed:
+                return self._end(s, i, out)
 
     @staticmethod
     def _end(s: str, i: int, out: dict[str, Any]) -> dict[str, Any]:
@@ -99,13 +106,9 @@ class BodyParser:
         for known in recent:
             if known.head and s.startswith(known.head, i):
                 values, ends = known.values[:-1], known.ends[:-1]
-                i = _skip(s, i + len(known.head))
-                mark = s[i : i + 1]
-                if mark == "]":
+                i, closed = _separator(s, i + len(known.head), "]")
+                if closed:
                     return self._remember(s, first, i, values, ends)
-                if mark != ",":
-                    raise _Fallback
-                i = _skip(s, i + 1)
                 break
         while True:
             if s[i : i + 1] not in ("{", "["):
@@ -113,22 +116,18 @@ class BodyParser:
             value, i = _DECODER.raw_decode(s, i)
             values.append(value)
             ends.append(i - first)
-            i = _skip(s, i)
-            mark = s[i : i + 1]
-            if mark == "]":
+            i, closed = _separator(s, i, "]")
+            if closed:
                 return self._remember(s, first, i, values, ends)
-            if mark != ",":
-                raise _Fallback
-            i = _skip(s, i + 1)
 
     def _remember(
-        self, s: str, first: int, close: int, values: list[Any], ends: list[int]
+        self, s: str, first: int, after: int, values: list[Any], ends: list[int]
     ) -> tuple[list[Any], int]:
-        """Keep this body's messages for the next; return them and the index after ``]``."""
+        """Keep this body's messages for the next; return them and ``after`` (past ``]``)."""
         head = s[first : first + ends[-2]] if len(ends) > 1 else ""
         with self._lock:
             self._recent = [_Known(head, ends, values), *self._recent][: self._keep]
-        return values, close + 1
+        return values, after
 
 
 @dataclass(frozen=True)
