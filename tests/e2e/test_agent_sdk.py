@@ -230,7 +230,10 @@ async def test_sdk_mcp_server_mode_and_model(workspace: Path, daemon_env: dict[s
     assert all(r["model"] == "claude-haiku-5-5" for r in api.requests)
     offered = [t["name"] for t in api.requests[0]["tools"]]
     assert "mcp__calc__add" in offered
-    assert {"name": "calc", "status": "connected"} in status["mcpServers"]
+    (calc_status,) = [s for s in status["mcpServers"] if s["name"] == "calc"]
+    assert calc_status["status"] == "connected" and calc_status["source"] == "sdk"
+    assert calc_status["serverInfo"]["name"] == "calc"
+    assert [t["name"] for t in calc_status["tools"]] == ["add"]
     end = messages[-1]
     assert isinstance(end, ResultMessage) and end.result == "2 + 3 = 5"
 

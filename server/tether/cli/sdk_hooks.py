@@ -19,7 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tether.cli.control import ControlChannel, ControlError, HookMatcherConfig
+from tether.cli.control import ControlChannel, ControlError
+from tether.cli.sdk_wire import HookMatcherConfig
 from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.hooks.matchers import matcher_matches
 from tether.hooks.outcome import HookNotices, HookOutcome, read_outcome
