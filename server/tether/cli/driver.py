@@ -171,6 +171,11 @@ class SessionDriver(Protocol):
         own stay); returns, by name, those that could not start."""
         ...
 
+    def add_rules(self, behavior: str, rules: Sequence[str], *, persist: bool) -> None:
+        """Permission rules (``allow``/``deny``/``ask``) from now on; ``persist``: saved in
+        the workspace's local settings too (allow and deny only)."""
+        ...
+
     async def restart_mcp(self, name: str) -> None:
         """Start one MCP server again; ``KeyError`` when there is no such server."""
         ...

@@ -14,7 +14,7 @@ import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tether.cli.callenv import daemon_share
 from tether.cli.driver import (
@@ -29,7 +29,6 @@ from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.engine.turns import TurnResult
 from tether.errors import ConfigError, SessionError
-from tether.permissions.rules import Rule
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
@@ -255,8 +254,8 @@ class InProcessDriver:
         self, servers: Sequence[HostedServer], *, ask: Sequence[str] = (), deny: Sequence[str] = ()
     ) -> None:
         engine = self._live()[1].engine
-        _add_rules(engine.rules.ask, ask)
-        _add_rules(engine.rules.deny, deny)
+        self.add_rules("ask", ask, persist=False)
+        self.add_rules("deny", deny, persist=False)
         tools = _wrapped(servers)
         for gone in self._hosted_tools - {t.name for t in tools}:
             engine.tools.remove(gone)
@@ -266,6 +265,17 @@ class InProcessDriver:
             else:
                 engine.tools.add(tool)
         self._hosted, self._hosted_tools = servers, {t.name for t in tools}
+
+    def add_rules(self, behavior: str, rules: Sequence[str], *, persist: bool) -> None:
+        workspace, session = self._live()
+        if behavior not in ("allow", "deny", "ask"):
+            return
+        kind: Literal["allow", "ask", "deny"] = behavior  # pyright: ignore[reportAssignmentType]
+        if persist and kind != "ask":
+            for text in rules:
+                session.engine.tooling.remember_rule(kind, text)  # saved: a reload keeps it
+            return
+        workspace.guard.add_session_rules(session.session_id, kind, list(rules))
 
     async def set_mcp_servers(self, servers: Mapping[str, Any]) -> dict[str, str]:
         workspace, session = self._live()
@@ -331,13 +341,6 @@ def _wrapped(servers: Sequence[HostedServer]) -> list[Tool[Any]]:
     from tether.mcp.tools import wrap_tool  # MCP's SDK loads only when MCP is used
 
     return [wrap_tool(h.name, t, h.call_tool) for h in servers for t in h.tools]
-
-
-def _add_rules(rules: list[Rule], texts: Sequence[str]) -> None:
-    for text in texts:
-        rule = Rule.parse(text)
-        if rule not in rules:
-            rules.append(rule)
 
 
 def _outcome(result: TurnResult) -> TurnOutcome:

@@ -112,6 +112,7 @@ class SdkMode:
         if self._session_id is not None:
             self.encoder.session_id = self._session_id
         self._handlers: set[asyncio.Task[None]] = set()
+        self._hooks: SdkHooks | None = None
 
     # -- the run --------------------------------------------------------------------------
 
@@ -204,7 +205,7 @@ class SdkMode:
                     "--await-initialize: the program closed its input before initialize"
                 )
         hosted = await self.servers.connect()
-        hooks = None
+        hooks = self._hooks = None
         if choices.hooks:
             hooks = SdkHooks(
                 self.channel,
@@ -217,7 +218,10 @@ class SdkMode:
             )
             for event in hooks.unsupported:
                 sys.stderr.write(f"[tether] SDK hooks for {event} never fire in Tether\n")
+            self._hooks = hooks
         chosen: Hooks | None = hooks  # dataclasses.replace() is not type-checked
+        for note in options.notes:
+            sys.stderr.write(f"[tether] {note}\n")
         base = open_request(options, self._asker(), None)
         request = replace(
             base,
@@ -253,7 +257,10 @@ class SdkMode:
     def _asker(self) -> PermissionAsker | None:
         tool = self.options.permission_prompt_tool
         if tool == STDIO_PROMPT_TOOL:
-            return stdio_asker(self.channel, self._state, self.driver.interrupt)
+            decide = self._hooks.permission_request if self._hooks is not None else None
+            return stdio_asker(
+                self.channel, self._state, self.driver.interrupt, self.driver, decide
+            )
         if tool is not None:
             return mcp_permission_asker(tool, self.driver)
         return None
