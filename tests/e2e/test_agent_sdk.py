@@ -230,7 +230,10 @@ async def test_sdk_mcp_server_mode_and_model(workspace: Path, daemon_env: dict[s
     assert all(r["model"] == "claude-haiku-5-5" for r in api.requests)
     offered = [t["name"] for t in api.requests[0]["tools"]]
     assert "mcp__calc__add" in offered
-    assert {"name": "calc", "status": "connected"} in status["mcpServers"]
+    (calc_status,) = [s for s in status["mcpServers"] if s["name"] == "calc"]
+    assert calc_status["status"] == "connected" and calc_status["source"] == "sdk"
+    assert calc_status["serverInfo"]["name"] == "calc"
+    assert [t["name"] for t in calc_status["tools"]] == ["add"]
     end = messages[-1]
     assert isinstance(end, ResultMessage) and end.result == "2 + 3 = 5"
 
@@ -275,3 +278,33 @@ async def test_agents_defined_by_the_program(workspace: Path, daemon_env: dict[s
     assert "You are the strict reviewer." in system
     offered = [t["name"] for t in sub_request["tools"]]
     assert "Read" in offered and "Edit" not in offered and "Bash" not in offered
+
+
+async def test_every_control_request_gets_an_answer(
+    workspace: Path, daemon_env: dict[str, str]
+) -> None:
+    """Handled requests answer; one Tether does not offer, or an unknown one, is an error
+    naming it (never silence, which would leave the program waiting)."""
+    with FakeAnthropicServer([[say("Hi.")]]) as api:
+        async with ClaudeSDKClient(options(workspace, daemon_env, api)) as client:
+            await client.query("hello")
+            _ = [m async for m in client.receive_response()]
+            usage = await client.get_context_usage()
+            with pytest.raises(Exception, match="rewind_files is not supported by Tether"):
+                await client.rewind_files("some-user-message")
+            with pytest.raises(Exception, match="no MCP server named 'nope'"):
+                await client.reconnect_mcp_server("nope")
+            query_ = client._query  # pyright: ignore[reportPrivateUsage]
+            assert query_ is not None
+            with pytest.raises(Exception, match="Unsupported control request subtype: frob"):
+                await query_._send_control_request({"subtype": "frob"})  # pyright: ignore[reportPrivateUsage]
+            with pytest.raises(Exception, match="set_max_thinking_tokens works only before"):
+                await query_._send_control_request(  # pyright: ignore[reportPrivateUsage]
+                    {"subtype": "set_max_thinking_tokens", "max_thinking_tokens": 2048}
+                )
+            models = await query_._send_control_request({"subtype": "list_models"})  # pyright: ignore[reportPrivateUsage]
+            interrupted = await query_._send_control_request({"subtype": "interrupt"})  # pyright: ignore[reportPrivateUsage]
+        api.assert_complete()
+    assert usage["totalTokens"] > 0 and usage["maxTokens"] >= usage["totalTokens"]
+    assert {m["value"] for m in models["models"]} == {"sonnet", "opus", "haiku"}
+    assert interrupted == {"still_queued": []}

@@ -82,6 +82,9 @@ class OpenRequest:
         default_factory=lambda: dict[str, AgentDefinition]()
     )
     """Subagents the caller defines (the SDK's ``agents``), over the workspace's own."""
+    title: str | None = None
+    fork: bool = False
+    """With ``resume``/``continue_latest``: continue a copy of the session, under a new id."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class McpServerState:
     name: str
     status: str
     """``connected``, ``pending``, ``failed``..."""
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -144,14 +148,36 @@ class SessionDriver(Protocol):
 
     async def set_mode(self, mode: Mode) -> None: ...
 
-    async def set_model(self, model: str) -> str:
-        """Use another model from the next request on; returns the model id in use."""
+    async def set_model(self, model: str | None) -> str:
+        """Use another model from the next request on (None: the settings' model); returns
+        the model id in use."""
         ...
 
     async def stop_task(self, task_id: str) -> bool: ...
 
     async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         """Call an MCP tool of the session by its ``mcp__server__tool`` name."""
+        ...
+
+    def set_hosted(
+        self, servers: Sequence[HostedServer], *, ask: Sequence[str] = (), deny: Sequence[str] = ()
+    ) -> None:
+        """The caller's in-process servers are now ``servers`` (their tools replace the
+        ones offered before); ``ask``/``deny``: rules for their tools, added."""
+        ...
+
+    async def set_mcp_servers(self, servers: Mapping[str, Any]) -> dict[str, str]:
+        """The caller's MCP servers that Tether runs are now ``servers`` (the workspace's
+        own stay); returns, by name, those that could not start."""
+        ...
+
+    def add_rules(self, behavior: str, rules: Sequence[str], *, persist: bool) -> None:
+        """Permission rules (``allow``/``deny``/``ask``) from now on; ``persist``: saved in
+        the workspace's local settings too (allow and deny only)."""
+        ...
+
+    async def restart_mcp(self, name: str) -> None:
+        """Start one MCP server again; ``KeyError`` when there is no such server."""
         ...
 
     async def background_pending(self, waiting: Callable[[int], None]) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, cast
 
+from tether.cli.sdk_flags import add_sdk_flags, flag_notes, refused_flag
 from tether.protocol.updates import MODES, Mode
 
 OutputFormat = Literal["text", "json", "stream-json", "tether-json"]
@@ -67,6 +68,12 @@ class PrintOptions:
     strict_mcp: bool = False
     permission_prompt_tool: str | None = None
     user_settings: bool = True
+    fork: bool = False
+    """``--fork-session``: continue a copy of the resumed session under a new id."""
+    await_initialize: bool = False
+    """``--await-initialize``: the program's ``initialize`` comes before anything runs."""
+    notes: list[str] = field(default_factory=lambda: list[str]())
+    """Flags taken but without effect in Tether, said once on stderr."""
 
 
 def split_tools(values: Sequence[str] | None) -> list[str]:
@@ -119,9 +126,12 @@ def add_print_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fallback-model", help="used when the model is overloaded")
     parser.add_argument(
         "--thinking",
-        choices=["auto", "adaptive", "enabled", "off"],
+        choices=["auto", "adaptive", "enabled", "off", "disabled"],
         help="extended thinking (default: the modelOptions.thinking setting, else auto: "
         "on for models that support it)",
+    )
+    parser.add_argument(
+        "--max-thinking-tokens", type=int, metavar="N", help="thinking budget (0: no thinking)"
     )
     parser.add_argument("--max-turns", type=int, metavar="N", help="model requests per turn")
     parser.add_argument("--max-budget-usd", type=float, metavar="USD")
@@ -156,6 +166,15 @@ def add_print_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--settings", metavar="FILE_OR_JSON")
     parser.add_argument("--setting-sources", metavar="SOURCES", help="user,project,local")
     parser.add_argument("--permission-prompt-tool", metavar="NAME")
+    parser.add_argument(
+        "--fork-session", action="store_true", help="with --resume: continue a copy, new id"
+    )
+    parser.add_argument(
+        "--await-initialize",
+        action="store_true",
+        help="with stream-json input: wait for the program's initialize request",
+    )
+    add_sdk_flags(parser)
     parser.add_argument(
         "--no-daemon",
         action="store_true",
@@ -241,6 +260,9 @@ def _add_dirs(values: Sequence[str], cwd: Path) -> list[str]:
 
 
 def _check(args: argparse.Namespace) -> None:
+    refused = refused_flag(args)
+    if refused is not None:
+        raise UsageError(refused)
     streaming_in = args.input_format == "stream-json"
     if streaming_in and args.output_format != "stream-json":
         raise UsageError("--input-format stream-json needs --output-format stream-json")
@@ -255,8 +277,11 @@ def _check(args: argparse.Namespace) -> None:
             uuid.UUID(args.session_id)
         except ValueError:
             raise UsageError(f"--session-id {args.session_id}: not a valid UUID") from None
-        if args.resume is not None or args.continue_latest:
-            raise UsageError("--session-id names a new session: it cannot go with --resume")
+        if (args.resume is not None or args.continue_latest) and not args.fork_session:
+            raise UsageError(
+                "--session-id names a new session: it goes with --resume only to name a "
+                "fork (--fork-session)"
+            )
     if args.max_turns is not None and args.max_turns < 1:
         raise UsageError("--max-turns must be 1 or more")
     if args.max_budget_usd is not None and args.max_budget_usd <= 0:
@@ -270,6 +295,12 @@ def _check(args: argparse.Namespace) -> None:
         )
     if args.system_prompt is not None and args.system_prompt_file is not None:
         raise UsageError("--system-prompt and --system-prompt-file exclude each other")
+    if args.fork_session and args.resume is None and not args.continue_latest:
+        raise UsageError("--fork-session needs --resume or --continue (the session to copy)")
+    if args.await_initialize and not streaming_in:
+        raise UsageError("--await-initialize needs --input-format stream-json")
+    if args.max_thinking_tokens is not None and args.max_thinking_tokens < 0:
+        raise UsageError("--max-thinking-tokens must be 0 (no thinking) or more")
 
 
 def print_options(args: argparse.Namespace, base: Path | None = None) -> PrintOptions:
@@ -288,9 +319,16 @@ def print_options(args: argparse.Namespace, base: Path | None = None) -> PrintOp
             *dirs,
         ]
         settings = {**settings, "permissions": permissions}
+    model_options = dict(settings.get("modelOptions") or {})
     if args.thinking:
-        model_options = dict(settings.get("modelOptions") or {})
-        settings = {**settings, "modelOptions": {**model_options, "thinking": args.thinking}}
+        model_options["thinking"] = "off" if args.thinking == "disabled" else args.thinking
+    if args.max_thinking_tokens == 0:
+        model_options["thinking"] = "off"
+    elif args.max_thinking_tokens is not None:
+        budget = max(args.max_thinking_tokens, 1024)
+        model_options |= {"thinking": "enabled", "thinkingBudget": budget}
+    if model_options:
+        settings = {**settings, "modelOptions": model_options}
     mode: Mode | None = args.permission_mode
     if args.dangerously_skip_permissions:
         mode = "bypassPermissions"
@@ -325,4 +363,7 @@ def print_options(args: argparse.Namespace, base: Path | None = None) -> PrintOp
         strict_mcp=args.strict_mcp_config,
         permission_prompt_tool=args.permission_prompt_tool,
         user_settings="user" in sources,
+        fork=args.fork_session,
+        await_initialize=args.await_initialize,
+        notes=flag_notes(args),
     )

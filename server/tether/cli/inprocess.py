@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tether.cli.callenv import daemon_share
 from tether.cli.driver import (
+    HostedServer,
     McpServerState,
     OpenRequest,
     SessionFacts,
@@ -100,6 +103,8 @@ class InProcessDriver:
         self._notes: list[str] = []
         self._endpoint: str | None = None
         self._unshare: Callable[[], None] | None = None
+        self._hosted: Sequence[HostedServer] = ()
+        self._hosted_tools: set[str] = set()
         """Unlists the session from the warm daemon's shared ones (print mode there)."""
 
     # -- opening ------------------------------------------------------------------------
@@ -135,6 +140,8 @@ class InProcessDriver:
             await workspace.close()
             raise
         self._workspace, self._request = workspace, request
+        self._hosted = request.hosted
+        self._hosted_tools = {t.name for t in _wrapped(request.hosted)}
         share = daemon_share()
         if share is not None:
             # In the warm daemon: other clients may follow this session and cancel its turns.
@@ -162,7 +169,7 @@ class InProcessDriver:
             max_budget_usd=request.max_budget_usd,
             auto_wake=False,
             hooks=request.hooks,
-            tools=_hosted_tools(request),
+            tools=_wrapped(request.hosted),
             builtin_tools=request.builtin_tools,
             system_prompt=request.system_prompt,
             append_system_prompt=request.append_system_prompt,
@@ -175,6 +182,8 @@ class InProcessDriver:
             if not latest:
                 raise SessionError(f"No conversation found to continue in {workspace.root}")
             resume = latest[0].session_id
+        if resume and request.fork:
+            resume = _fork(workspace, resume, request.session_id)
         if resume:
             return await workspace.load_session(resume, editor, options, recover=request.recover)
         return workspace.new_session(editor, options)
@@ -186,9 +195,10 @@ class InProcessDriver:
 
     def facts(self) -> SessionFacts:
         workspace, session = self._live()
-        hosted = self._request.hosted if self._request is not None else ()
-        servers = [McpServerState(s.name, s.state) for s in workspace.mcp_statuses(self._env)]
-        servers += [McpServerState(h.name, "connected") for h in hosted]
+        servers = [
+            McpServerState(s.name, s.state, s.error) for s in workspace.mcp_statuses(self._env)
+        ]
+        servers += [McpServerState(h.name, "connected") for h in self._hosted]
         return SessionFacts(
             session_id=session.session_id,
             cwd=session.cwd,
@@ -219,11 +229,12 @@ class InProcessDriver:
     async def set_mode(self, mode: Mode) -> None:
         self._live()[1].set_mode(mode)
 
-    async def set_model(self, model: str) -> str:
-        session = self._live()[1]
-        spec = parse_model_spec(model, cwd=session.cwd, env=self._env)
-        check_credentials(spec, self._live()[0].loaded.settings.api_key_helper, self._env)
-        session.set_model(model)
+    async def set_model(self, model: str | None) -> str:
+        workspace, session = self._live()
+        settings = workspace.loaded.settings
+        spec = parse_model_spec(model or settings.model, cwd=session.cwd, env=self._env)
+        check_credentials(spec, settings.api_key_helper, self._env)
+        session.set_model(model or settings.model or spec.model)
         self._endpoint = endpoint_of(spec, self._env)
         return session.model
 
@@ -233,12 +244,45 @@ class InProcessDriver:
     async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         from tether.mcp.tools import mcp_tool_name  # MCP's SDK loads only when MCP is used
 
-        hosted = self._request.hosted if self._request is not None else ()
-        for server in hosted:
+        for server in self._hosted:
             for tool in server.tools:
                 if mcp_tool_name(server.name, tool.name) == name:
                     return await server.call_tool(tool.name, arguments)
         return await self._live()[0].call_mcp_tool(name, arguments, self._env)
+
+    def set_hosted(
+        self, servers: Sequence[HostedServer], *, ask: Sequence[str] = (), deny: Sequence[str] = ()
+    ) -> None:
+        engine = self._live()[1].engine
+        self.add_rules("ask", ask, persist=False)
+        self.add_rules("deny", deny, persist=False)
+        tools = _wrapped(servers)
+        for gone in self._hosted_tools - {t.name for t in tools}:
+            engine.tools.remove(gone)
+        for tool in tools:
+            if engine.rules.removes_tool(tool.name):
+                engine.tools.remove(tool.name)
+            else:
+                engine.tools.add(tool)
+        self._hosted, self._hosted_tools = servers, {t.name for t in tools}
+
+    def add_rules(self, behavior: str, rules: Sequence[str], *, persist: bool) -> None:
+        workspace, session = self._live()
+        if behavior not in ("allow", "deny", "ask"):
+            return
+        kind: Literal["allow", "ask", "deny"] = behavior  # pyright: ignore[reportAssignmentType]
+        if persist and kind != "ask":
+            for text in rules:
+                session.engine.tooling.remember_rule(kind, text)  # saved: a reload keeps it
+            return
+        workspace.guard.add_session_rules(session.session_id, kind, list(rules))
+
+    async def set_mcp_servers(self, servers: Mapping[str, Any]) -> dict[str, str]:
+        workspace, session = self._live()
+        return await workspace.set_cli_mcp_servers(servers, session.engine, self._env)
+
+    async def restart_mcp(self, name: str) -> None:
+        await self._live()[0].restart_mcp(name, self._env)
 
     async def background_pending(self, waiting: Callable[[int], None]) -> bool:
         session = self._live()[1]
@@ -271,16 +315,32 @@ class InProcessDriver:
         return []
 
 
+def _fork(workspace: Workspace, session_id: str, new_id: str | None) -> str:
+    """A copy of the session's transcript under a new id (``--fork-session``): resuming the
+    copy leaves the original as it was."""
+    source = workspace.store.find(session_id)
+    if source is None:
+        raise SessionError(f"No conversation found with session ID: {session_id}")
+    fork_id = new_id or str(uuid.uuid4())
+    target = workspace.store.session_path(workspace.root, fork_id)
+    if target.exists():
+        raise SessionError(f"a session with ID {fork_id} exists already")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    target.chmod(0o600)
+    return fork_id
+
+
 def _say_fallback(reason: str) -> None:
     sys.stderr.write(f"[tether] {reason}\n")
 
 
-def _hosted_tools(request: OpenRequest) -> list[Tool[Any]]:
-    if not request.hosted:
+def _wrapped(servers: Sequence[HostedServer]) -> list[Tool[Any]]:
+    if not servers:
         return []
     from tether.mcp.tools import wrap_tool  # MCP's SDK loads only when MCP is used
 
-    return [wrap_tool(h.name, t, h.call_tool) for h in request.hosted for t in h.tools]
+    return [wrap_tool(h.name, t, h.call_tool) for h in servers for t in h.tools]
 
 
 def _outcome(result: TurnResult) -> TurnOutcome:

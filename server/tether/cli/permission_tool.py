@@ -5,7 +5,11 @@
 tool. As in Claude Code, the tool is called with ``{"tool_name", "input", "tool_use_id"}`` and
 answers with text holding JSON: ``{"behavior": "allow", "updatedInput": {...}}`` or
 ``{"behavior": "deny", "message": "..."}``. Anything else, or a failing call, is a no, and
-the reason is shown on stderr.
+the reason is shown on stderr. An allow with a different ``updatedInput`` runs the call with
+that input (checked again by the tool pipeline); ``updatedPermissions`` (the SDK's
+``PermissionUpdate`` list) add rules to the session, or to the local settings, or change the
+mode. A program's PermissionRequest hook callbacks are asked first, and a decision of theirs
+answers the question without ``can_use_tool``.
 """
 
 from __future__ import annotations
@@ -13,20 +17,23 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
 
 from tether.cli.control import ControlChannel, ControlError
 from tether.cli.driver import PermissionAsker, SessionDriver
 from tether.editor.port import PermissionReply, PermissionRequest
+from tether.permissions.rules import Rule
+from tether.protocol.updates import MODES
 
 if TYPE_CHECKING:
     import mcp_types
 
-_UNCHANGED_ONLY = (
-    "the permission tool changed the call's input; Tether runs a call only as it was "
-    "asked for, so it was not run"
-)
+PermissionDecider = Callable[[PermissionRequest, list[dict[str, Any]]], Awaitable[Any]]
+"""Asked before the question goes out (a program's PermissionRequest hooks): a decision, or
+None."""
+RULE_BEHAVIORS = ("allow", "deny", "ask")
 
 
 def answer_reply(request: PermissionRequest, answer: Any, who: str) -> PermissionReply:
@@ -36,10 +43,13 @@ def answer_reply(request: PermissionRequest, answer: Any, who: str) -> Permissio
     decision: dict[str, Any] = answer  # pyright: ignore[reportUnknownVariableType]
     behavior = decision.get("behavior")
     if behavior == "allow":
-        updated = decision.get("updatedInput")
-        if updated is not None and updated != request.raw_input:
-            return _no(request, _UNCHANGED_ONLY)
-        return request.reply("plan_default" if request.kind == "plan" else "allow_once")
+        if request.kind == "plan":
+            return request.reply("plan_default")
+        updated: Any = decision.get("updatedInput")
+        reply = request.reply("allow_once")
+        if isinstance(updated, dict) and updated != request.raw_input:
+            return replace(reply, updated_input=cast(dict[str, Any], updated))
+        return reply
     if behavior == "deny":
         message = str(decision.get("message") or "") or None
         option = "plan_keep" if request.kind == "plan" else "reject_once"
@@ -96,33 +106,90 @@ def _suggestions(request: PermissionRequest) -> list[dict[str, Any]]:
 
 
 def stdio_asker(
-    channel: ControlChannel, state: Callable[[str], None], interrupt: Callable[[], object]
+    channel: ControlChannel,
+    state: Callable[[str], None],
+    interrupt: Callable[[], object],
+    driver: SessionDriver,
+    decide_first: PermissionDecider | None = None,
 ) -> PermissionAsker:
     """Questions go to the program as ``can_use_tool`` requests; ``state`` hears
     ``requires_action`` while one is out; a denial with ``interrupt`` stops the turn."""
 
     async def ask(request: PermissionRequest) -> PermissionReply:
         plan = request.kind == "plan"
-        body: dict[str, Any] = {
-            "subtype": "can_use_tool",
-            "tool_name": "ExitPlanMode" if plan else request.tool_name,
-            "display_name": request.tool_name,
-            "input": {"plan": request.plan} if plan else request.raw_input,
-            "description": request.title,
-            "permission_suggestions": _suggestions(request),
-            "blocked_path": None,
-            "tool_use_id": request.tool_call_id,
-        }
-        state("requires_action")
-        try:
-            answer = await channel.request(body)
-        except ControlError as e:
-            return _no(request, str(e))
-        finally:
-            state("running")
-        if answer.get("behavior") == "deny" and answer.get("interrupt"):
-            # The program wants the whole turn stopped, not only this call refused.
-            asyncio.get_running_loop().call_soon(interrupt)
+        suggestions = _suggestions(request)
+        tool_input = {"plan": request.plan} if plan else request.raw_input
+        answer: Any = None
+        if decide_first is not None:
+            answer = await decide_first(request, suggestions)
+        if answer is None:
+            body: dict[str, Any] = {
+                "subtype": "can_use_tool",
+                "tool_name": "ExitPlanMode" if plan else request.tool_name,
+                "display_name": request.tool_name,
+                "input": tool_input,
+                "description": request.title,
+                "permission_suggestions": suggestions,
+                "blocked_path": None,
+                "tool_use_id": request.tool_call_id,
+            }
+            state("requires_action")
+            try:
+                answer = await channel.request(body)
+            except ControlError as e:
+                return _no(request, str(e))
+            finally:
+                state("running")
+        if isinstance(answer, dict):
+            decision = cast(dict[str, Any], answer)
+            if decision.get("behavior") == "deny" and decision.get("interrupt"):
+                # The program wants the whole turn stopped, not only this call refused.
+                asyncio.get_running_loop().call_soon(interrupt)
+            if decision.get("behavior") == "allow":
+                await apply_updates(decision.get("updatedPermissions"), driver)
         return answer_reply(request, answer, "the SDK's can_use_tool")
 
     return ask
+
+
+async def apply_updates(updates: Any, driver: SessionDriver) -> None:
+    """The SDK's ``PermissionUpdate`` list: rules for the session (``session``, ``cliArg``)
+    or saved in the local settings (``localSettings``; other files are the user's to edit,
+    so their rules hold for the session only, said on stderr), and mode changes."""
+    if not isinstance(updates, list):
+        return
+    for raw in cast(list[Any], updates):
+        if not isinstance(raw, dict):
+            continue
+        update = cast(dict[str, Any], raw)
+        kind, destination = update.get("type"), update.get("destination", "session")
+        if kind == "addRules" and update.get("behavior") in RULE_BEHAVIORS:
+            rules = [_rule_text(r) for r in cast(list[Any], update.get("rules") or [])]
+            rules = [r for r in rules if r is not None]
+            persist = destination == "localSettings"
+            if destination not in ("session", "cliArg", "localSettings"):
+                sys.stderr.write(
+                    f"[tether] rules for {destination} hold for this session only: Tether "
+                    "saves approved rules in the local settings\n"
+                )
+            driver.add_rules(update["behavior"], rules, persist=persist)
+        elif kind == "setMode" and update.get("mode") in MODES:
+            await driver.set_mode(update["mode"])
+        else:
+            sys.stderr.write(f"[tether] permission update {kind!r} is not supported, left out\n")
+
+
+def _rule_text(rule: Any) -> str | None:
+    if not isinstance(rule, dict):
+        return None
+    entry = cast(dict[str, Any], rule)
+    tool, content = entry.get("toolName"), entry.get("ruleContent")
+    if not isinstance(tool, str) or not tool:
+        return None
+    text = f"{tool}({content})" if isinstance(content, str) and content else tool
+    try:
+        Rule.parse(text)
+    except ValueError as e:
+        sys.stderr.write(f"[tether] permission update left out: {e}\n")
+        return None
+    return text

@@ -79,6 +79,7 @@ def open_request(
         strict_mcp=options.strict_mcp,
         ask=ask,
         trust=asker.trust if asker is not None else None,
+        fork=options.fork,
     )
 
 

@@ -6,8 +6,12 @@ input a command hook gets on stdin; its answer is the JSON a command hook prints
 read and combined the same way (``tether.hooks.outcome``, ``tether.hooks.verdicts``). A
 callback that fails is a non-blocking error, unless its matcher says ``onFailure: block``.
 
-Events Tether's engine does not have (PostToolUseFailure, Notification, SubagentStart,
-PermissionRequest...) are reported by ``unsupported`` so the caller can say so.
+A failed call's hook is PostToolUseFailure (with ``error``), as in Claude Code. SessionStart
+callbacks hear of compactions only: Claude Code runs SessionStart for a new or resumed
+session before ``initialize`` registers the program's callbacks. Events Tether's engine does
+not have (Notification, SubagentStart, PermissionDenied...) are reported by
+``unsupported`` so the caller can say so; PermissionRequest is asked by the permission
+asker (``cli/permission_tool.py``).
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from tether.cli.control import ControlChannel, ControlError, HookMatcherConfig
+from tether.cli.control import ControlChannel, ControlError
+from tether.cli.sdk_wire import HookMatcherConfig
 from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.editor.port import PermissionRequest
 from tether.hooks.matchers import matcher_matches
 from tether.hooks.outcome import HookNotices, HookOutcome, read_outcome
 from tether.hooks.runner import HookRun
@@ -39,6 +45,8 @@ DEFAULT_TIMEOUT_S = 60.0
 EVENTS = (
     "PreToolUse",
     "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
     "UserPromptSubmit",
     "Stop",
     "SubagentStop",
@@ -79,6 +87,11 @@ class SdkHooks:
     async def _ask(
         self, event: str, subject: str | None, fields: Mapping[str, Any], tool_use_id: str | None
     ) -> list[HookOutcome]:
+        return [outcome for outcome, _ in await self._gather(event, subject, fields, tool_use_id)]
+
+    async def _gather(
+        self, event: str, subject: str | None, fields: Mapping[str, Any], tool_use_id: str | None
+    ) -> list[tuple[HookOutcome, dict[str, Any] | None]]:
         payload = {
             "session_id": self._session_id(),
             "transcript_path": self._transcript_path(),
@@ -93,9 +106,9 @@ class SdkHooks:
             if matcher_matches(matcher.matcher, subject)
             for callback_id in matcher.callback_ids
         ]
-        outcomes = list(await asyncio.gather(*calls))
-        self._notices.note(event, outcomes)
-        return outcomes
+        results = list(await asyncio.gather(*calls))
+        self._notices.note(event, [outcome for outcome, _ in results])
+        return results
 
     def drain_notices(self) -> list[HookNotice]:
         return self._notices.drain()
@@ -106,7 +119,7 @@ class SdkHooks:
         matcher: HookMatcherConfig,
         payload: Mapping[str, Any],
         tool_use_id: str | None,
-    ) -> HookOutcome:
+    ) -> tuple[HookOutcome, dict[str, Any] | None]:
         request = {
             "subtype": "hook_callback",
             "callback_id": callback_id,
@@ -120,12 +133,42 @@ class SdkHooks:
             )
         except ControlError as e:
             if matcher.blocks_on_failure:
-                return HookOutcome(blocked=True, reason=f"{label} failed: {e}")
+                return HookOutcome(blocked=True, reason=f"{label} failed: {e}"), None
             log.warning("%s failed: %s", label, e)
-            return HookOutcome(failed=f"{label} failed ({e})")
+            return HookOutcome(failed=f"{label} failed ({e})"), None
         # The answer is what a command hook prints on stdout: read it the same way.
         run = HookRun(command=label, exit_code=0, stdout=json.dumps(answer))
-        return read_outcome(run)
+        return read_outcome(run), answer
+
+    async def permission_request(
+        self, request: PermissionRequest, suggestions: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """PermissionRequest callbacks, before the question goes out: the decision one of
+        them gave (``{"behavior": "allow"|"deny", ...}``, a deny over an allow), or None
+        when none decided."""
+        if "PermissionRequest" not in self._config:
+            return None
+        tool = request.tool_name
+        fields = {
+            "tool_name": tool,
+            "tool_input": request.raw_input,
+            "permission_suggestions": suggestions,
+        }
+        decisions: list[dict[str, Any]] = []
+        for outcome, answer in await self._gather("PermissionRequest", tool, fields, None):
+            if outcome.blocked:
+                decisions.append({"behavior": "deny", "message": outcome.reason})
+                continue
+            specific: Any = (answer or {}).get("hookSpecificOutput")
+            if not isinstance(specific, dict):
+                continue
+            decision: Any = cast(dict[str, Any], specific).get("decision")
+            if isinstance(decision, dict):
+                found = cast(dict[str, Any], decision)
+                if found.get("behavior") in ("allow", "deny"):
+                    decisions.append(found)
+        denied = [d for d in decisions if d["behavior"] == "deny"]
+        return (denied or decisions or [None])[0]
 
     async def pre_tool_use(
         self, tool: str, tool_input: dict[str, Any], tool_use_id: str
@@ -136,12 +179,17 @@ class SdkHooks:
     async def post_tool_use(
         self, tool: str, tool_input: dict[str, Any], tool_use_id: str, response: Any, is_error: bool
     ) -> ToolHookVerdict:
-        fields = {
+        fields: dict[str, Any] = {
             "tool_name": tool,
             "tool_input": tool_input,
             "tool_use_id": tool_use_id,
-            "tool_response": response,
         }
+        if is_error:
+            # A call that failed is a PostToolUseFailure, not a PostToolUse (as Claude Code).
+            failure = {**fields, "error": _error_text(response), "is_interrupt": False}
+            event = "PostToolUseFailure"
+            return post_tool_verdict(await self._ask(event, tool, failure, tool_use_id))
+        fields["tool_response"] = response
         return post_tool_verdict(await self._ask("PostToolUse", tool, fields, tool_use_id))
 
     async def user_prompt_submit(self, prompt: str) -> PromptHookVerdict:
@@ -171,4 +219,17 @@ class SdkHooks:
         return compact_block(await self._ask("PreCompact", trigger, fields, None))
 
     async def session_start(self, source: str) -> str | None:
+        if source in ("startup", "resume"):
+            # Claude Code runs these before initialize registers the program's callbacks, so
+            # a program's SessionStart callbacks hear only of compactions and clears.
+            return None
         return session_context(await self._ask("SessionStart", source, {"source": source}, None))
+
+
+def _error_text(response: Any) -> str:
+    if isinstance(response, str):
+        return response
+    if isinstance(response, list):
+        parts = [getattr(block, "text", None) for block in response]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return json.dumps(response, default=str)

@@ -7,31 +7,35 @@ and our control requests (``cli/control.py``).
 
 The order of things follows Claude Code: control requests are answered as they arrive, even
 while a turn runs (``interrupt`` must be); prompts run one turn each, in order; the session
-opens with the first prompt, once ``initialize`` has registered the program's hooks and its
-in-process MCP servers can be listed; each turn starts with ``system``/``init`` and ends
-with ``result``. When stdin closes, the prompts still queued run, background tasks are
-followed, and the process exits 0 if the last turn ended normally, else 1.
+opens with the first prompt, once ``initialize`` has registered the program's choices (its
+hooks, agents, MCP servers: ``cli/sdk_choices.py``) and its in-process MCP servers can be
+listed; with ``--await-initialize`` the first prompt waits for ``initialize``. Each turn
+starts with ``system``/``init`` and ends with ``result``. When stdin closes (or the program
+sends ``end_session``), the prompts still queued run, background tasks are followed, and the
+process exits 0 if the last turn ended normally, else 1.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import Any, cast
 
 from tether.cli.callenv import caller_env
-from tether.cli.control import ControlChannel, ControlError, parse_request
-from tether.cli.driver import HostedServer, PermissionAsker, SessionDriver, TurnOutcome
+from tether.cli.control import ControlChannel, ControlError
+from tether.cli.driver import PermissionAsker, SessionDriver, TurnOutcome
 from tether.cli.flags import STDIO_PROMPT_TOOL, PrintOptions
 from tether.cli.permission_tool import mcp_permission_asker, stdio_asker
 from tether.cli.render import Write
 from tether.cli.run import exit_code, open_request
 from tether.cli.sdk_hooks import SdkHooks
 from tether.cli.sdk_requests import ControlAnswers
+from tether.cli.sdk_servers import SdkServers
+from tether.cli.sdk_wire import RequestRefused, parse_request
 from tether.cli.stream_input import (
     ControlCancelLine,
     ControlRequestLine,
@@ -44,18 +48,40 @@ from tether.cli.stream_input import (
 from tether.cli.stream_json import StreamJsonEncoder
 from tether.core.hooks import Hooks
 from tether.errors import ConfigError, SessionError
-from tether.protocol.updates import Usage
+from tether.protocol.updates import SessionUpdate, Usage, UsageUpdate
 
 STATE_ENV = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
 
 
-def sdk_server_names(servers: Mapping[str, Any]) -> list[str]:
-    """The ``--mcp-config`` entries the program hosts itself (``"type": "sdk"``)."""
-    return [
-        name
-        for name, config in servers.items()
-        if isinstance(config, Mapping) and cast(Mapping[str, Any], config).get("type") == "sdk"
-    ]
+class Prompts:
+    """The prompts read and not yet run, in order; ``None`` ends them."""
+
+    def __init__(self) -> None:
+        self._lines: collections.deque[UserLine | None] = collections.deque()
+        self._ready = asyncio.Event()
+
+    def put(self, line: UserLine | None) -> None:
+        self._lines.append(line)
+        self._ready.set()
+
+    async def get(self) -> UserLine | None:
+        while not self._lines:
+            self._ready.clear()
+            await self._ready.wait()
+        return self._lines.popleft()
+
+    def queued_uuids(self) -> list[str]:
+        return [line.uuid for line in self._lines if line is not None and line.uuid]
+
+    def cancel(self, uuids: list[str]) -> list[str]:
+        dropped = [line for line in self._lines if line is not None and line.uuid in uuids]
+        for line in dropped:
+            self._lines.remove(line)
+        return [line.uuid for line in dropped if line.uuid]
+
+    def end(self) -> None:
+        if None not in self._lines:
+            self.put(None)
 
 
 class SdkMode:
@@ -70,9 +96,14 @@ class SdkMode:
         self.driver = driver
         self.encoder = StreamJsonEncoder(write, partial=options.partial)
         self.channel = ControlChannel(write)
-        self.answers = ControlAnswers(options, driver, self.encoder, lambda: self._open)
+        self.servers = SdkServers(self.channel)
+        self.servers.announce(options.mcp_servers)
+        self._prompts = Prompts()
+        self.answers = ControlAnswers(
+            options, driver, self.encoder, self.servers, self._prompts, lambda: self._open
+        )
         self._lines = lines
-        self._prompts: asyncio.Queue[UserLine | None] = asyncio.Queue()
+        self._initialized = asyncio.Event()
         self._open = False
         self._states = caller_env().get(STATE_ENV) == "1"
         fresh = options.resume is None and not options.continue_latest
@@ -81,6 +112,7 @@ class SdkMode:
         if self._session_id is not None:
             self.encoder.session_id = self._session_id
         self._handlers: set[asyncio.Task[None]] = set()
+        self._hooks: SdkHooks | None = None
 
     # -- the run --------------------------------------------------------------------------
 
@@ -112,7 +144,7 @@ class SdkMode:
                     sys.stderr.write(f"[tether] input line ignored: {e}\n")
                     continue
                 if isinstance(line, UserLine):
-                    self._prompts.put_nowait(line)
+                    self._prompts.put(line)
                 elif isinstance(line, ControlRequestLine):
                     task = asyncio.get_running_loop().create_task(self._answer(line))
                     self._handlers.add(task)
@@ -122,8 +154,9 @@ class SdkMode:
                 elif isinstance(line, ControlCancelLine):
                     pass  # we answer every request at once: nothing to give up
         finally:
+            self._initialized.set()  # nothing waits for an initialize that cannot come
             self.channel.close("the program closed its input")
-            self._prompts.put_nowait(None)
+            self._prompts.end()
 
     def _state(self, state: str) -> None:
         if self._states:
@@ -133,7 +166,7 @@ class SdkMode:
         if not self._open:
             try:
                 await self._start()
-            except (ConfigError, SessionError, ControlError) as e:
+            except (ConfigError, SessionError, ControlError, RequestRefused) as e:
                 self._fail(str(e))
                 return 2
         self.encoder.begin_turn()
@@ -165,15 +198,14 @@ class SdkMode:
 
     async def _start(self) -> None:
         options, choices = self.options, self.answers.choices
-        hosted_names = sdk_server_names(options.mcp_servers)
-        hosted: list[HostedServer] = []
-        if hosted_names:
-            from tether.cli.sdk_mcp import HostedMcpClient  # MCP's SDK loads only when used
-
-            for name in hosted_names:
-                hosted.append(await HostedMcpClient(name, self.channel).connect())
-        external = {k: v for k, v in options.mcp_servers.items() if k not in hosted_names}
-        hooks = None
+        if options.await_initialize and not choices.initialized:
+            await self._initialized.wait()
+            if not choices.initialized:
+                raise RequestRefused(
+                    "--await-initialize: the program closed its input before initialize"
+                )
+        hosted = await self.servers.connect()
+        hooks = self._hooks = None
         if choices.hooks:
             hooks = SdkHooks(
                 self.channel,
@@ -185,36 +217,65 @@ class SdkMode:
                 source="startup" if self._session_id is not None else "resume",
             )
             for event in hooks.unsupported:
-                sys.stderr.write(f"[tether] SDK hooks for {event} never fire (no such event)\n")
+                sys.stderr.write(f"[tether] SDK hooks for {event} never fire in Tether\n")
+            self._hooks = hooks
         chosen: Hooks | None = hooks  # dataclasses.replace() is not type-checked
+        for note in options.notes:
+            sys.stderr.write(f"[tether] {note}\n")
+        base = open_request(options, self._asker(), None)
         request = replace(
-            open_request(options, self._asker(), None),
-            session_id=self._session_id,
+            base,
+            session_id=self._session_id or options.session_id,
             mode=choices.mode,
             model=choices.model,
-            mcp_servers=external,
+            deny=[*base.deny, *choices.deny, *self.servers.deny],
+            settings=choices.settings_overrides(dict(base.settings), self.servers.ask),
+            system_prompt=choices.system_prompt
+            if choices.system_prompt is not None
+            else base.system_prompt,
+            append_system_prompt="\n\n".join(
+                p for p in (base.append_system_prompt, choices.append_system_prompt) if p
+            )
+            or None,
+            title=choices.title,
+            mcp_servers={n: c for n, c in self.servers.external.items()},
             hooks=chosen,
             hosted=hosted,
             agents=choices.agents,
         )
         facts = await self.driver.open(request)
         self._open = True
-        self.driver.subscribe(lambda _turn, update: self.encoder.update(update))
+        self.driver.subscribe(self._update)
         for note in facts.notes:
             sys.stderr.write(f"[tether] {note}\n")
+
+    def _update(self, _turn: str, update: SessionUpdate) -> None:
+        if isinstance(update, UsageUpdate):
+            self.answers.usage = update
+        self.encoder.update(update)
 
     def _asker(self) -> PermissionAsker | None:
         tool = self.options.permission_prompt_tool
         if tool == STDIO_PROMPT_TOOL:
-            return stdio_asker(self.channel, self._state, self.driver.interrupt)
+            decide = self._hooks.permission_request if self._hooks is not None else None
+            return stdio_asker(
+                self.channel, self._state, self.driver.interrupt, self.driver, decide
+            )
         if tool is not None:
             return mcp_permission_asker(tool, self.driver)
         return None
 
     async def _answer(self, line: ControlRequestLine) -> None:
         try:
-            payload = await self.answers.answer(parse_request(line.request))
-        except (ControlError, ConfigError, SessionError) as e:
-            self.channel.respond_error(line.request_id, str(e))
+            request = parse_request(line.request)
+            payload = await self.answers.answer(request)
+        except RequestRefused as e:
+            self.channel.respond_error(line.request_id, str(e), e.code)
             return
+        except (ControlError, ConfigError, SessionError, KeyError) as e:
+            message = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+            self.channel.respond_error(line.request_id, str(message))
+            return
+        if request.subtype == "initialize":
+            self._initialized.set()
         self.channel.respond(line.request_id, payload)

@@ -69,6 +69,8 @@ class UserLine(_Line):
     type: Literal["user"]
     message: PromptMessage
     parent_tool_use_id: str | None = None
+    uuid: str | None = None
+    """The program's id for the prompt (``cancel_async_message`` names it)."""
 
     def blocks(self) -> list[ContentBlock]:
         content = self.message.content

@@ -14,7 +14,10 @@ parse (``claude_agent_sdk._internal.message_parser``) and Claude Code 2.1 emits:
   ``message_stop``) rebuilt from the updates;
 - ``system``/``compact_boundary`` when the conversation was summarised, ``system``/``status``
   when the permission mode changed, ``system``/``task_started``/``task_notification`` for
-  background tasks;
+  background tasks; for a subagent run in the foreground (the Agent tool), as Claude Code
+  2.1.337 writes it: ``task_started``, the agent's prompt as a ``user`` line whose
+  ``parent_tool_use_id`` is the Agent call, then ``task_updated`` and ``task_notification``
+  before the call's result;
 - ``result`` last, with the turn's usage, cost and permission denials.
 
 ``cli/assistant_stream.py`` writes each model response's lines. Everything is derived from
@@ -92,6 +95,8 @@ class StreamJsonEncoder:
         self._calls: dict[str, bool] = {}
         """Tool calls of the turn: finished or not."""
         self._tasks: set[str] = set()
+        self._agents: dict[str, str] = {}
+        """Foreground Agent calls of the turn: tool_use id -> task id."""
         self._last_had_tools = False
         self.counter = TurnCounter()
 
@@ -144,6 +149,7 @@ class StreamJsonEncoder:
         self._response.reset()
         self._last_had_tools = False
         self._calls = {}
+        self._agents = {}
         self.counter = TurnCounter()
 
     def result(self, outcome: TurnOutcome) -> None:
@@ -162,6 +168,8 @@ class StreamJsonEncoder:
             self._calls[update.tool_call_id] = False
             name = update.tool_name or update.title
             self._response.tool_use(update.tool_call_id, name, update.raw_input)
+            if name == "Agent" and not update.raw_input.get("run_in_background"):
+                self._agent_started(update)
         elif isinstance(update, ToolCallUpdate):
             self._tool_update(update)
         elif isinstance(update, UsageUpdate):
@@ -193,6 +201,9 @@ class StreamJsonEncoder:
         if update.tool_call_id in self._calls:
             self._calls[update.tool_call_id] = True
         text = tool_result_text(update.content)
+        task_id = self._agents.pop(update.tool_call_id, None)
+        if task_id is not None:
+            self._agent_ended(task_id, update, text)
         if not text and update.rejected is not None:
             name = self.counter.name_of(update.tool_call_id)
             text = f"{name} was not run: the {update.rejected} said no"
@@ -233,6 +244,43 @@ class StreamJsonEncoder:
             self._user([block])
         text = INTERRUPTED_FOR_TOOL if pending or self._last_had_tools else INTERRUPTED
         self._user([{"type": "text", "text": text}])
+
+    def _agent_started(self, call: ToolCall) -> None:
+        task_id = uuid.uuid4().hex[:17]
+        self._agents[call.tool_call_id] = task_id
+        prompt = str(call.raw_input.get("prompt", ""))
+        agent_type = call.raw_input.get("subagent_type") or "general-purpose"
+        started = {
+            "type": "system",
+            "subtype": "task_started",
+            "task_id": task_id,
+            "tool_use_id": call.tool_call_id,
+            "description": str(call.raw_input.get("description", "")),
+            "subagent_type": agent_type,
+            "is_backgrounded": False,
+            "task_type": "local_agent",
+            "prompt": prompt,
+        }
+        self._emit(started)
+        message = {"role": "user", "content": [{"type": "text", "text": prompt}]}
+        self._emit({"type": "user", "message": message, "parent_tool_use_id": call.tool_call_id})
+
+    def _agent_ended(self, task_id: str, update: ToolCallUpdate, text: str) -> None:
+        status = "completed" if update.status == "completed" else "failed"
+        patch = {"status": status}
+        updated = {"type": "system", "subtype": "task_updated", "task_id": task_id, "patch": patch}
+        self._emit(updated)
+        self._emit(
+            {
+                "type": "system",
+                "subtype": "task_notification",
+                "task_id": task_id,
+                "tool_use_id": update.tool_call_id,
+                "status": status,
+                "output_file": "",
+                "summary": text,
+            }
+        )
 
     def _user(self, content: list[dict[str, Any]]) -> None:
         message = {"role": "user", "content": content}

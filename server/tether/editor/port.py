@@ -159,6 +159,9 @@ class PermissionReply:
 
     option: PermissionOption | None
     feedback: str | None = None
+    updated_input: dict[str, Any] | None = None
+    """An allow that rewrote the call (an SDK program's ``updatedInput``): the call runs
+    with this input, checked again, or not at all."""
 
     @property
     def answer(self) -> PermissionAnswer:

@@ -147,6 +147,11 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
         if not reply.allowed:
             return _refused(use, reply, decision)
         ctx = replace(ctx, approval=reply)
+        if reply.updated_input is not None and reply.updated_input != raw_input:
+            rewritten = await _rewritten(tool, reply.updated_input, ctx, rt)
+            if isinstance(rewritten, str):
+                return _fail(use, rewritten)
+            data, raw_input = rewritten, reply.updated_input
 
     token = approved_call.set(use.id)
     try:
@@ -163,6 +168,24 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
         block = block.model_copy(update={"content": [*block.content, *extra]})
     display = result.display or [TextToolContent(text=block.text)]
     return ToolOutcome(block, display, result.raw_output, post.stop_turn)
+
+
+async def _rewritten(
+    tool: Tool[Any], updated: dict[str, Any], ctx: ToolContext, rt: ToolRuntime
+) -> Any:
+    """The input whoever approved the call rewrote it into, checked as any input is: it must
+    parse and validate, and no deny rule may match it (the approval was for this input, so
+    a question it would raise is answered). A string says why it cannot run."""
+    parsed = tool.parse(updated)
+    if isinstance(parsed, str):
+        return f"The approval rewrote the input into something invalid: {parsed}"
+    problem = await tool.validate(parsed, ctx)
+    if problem:
+        return f"The approval rewrote the input into something invalid: {problem}"
+    again = await decide(tool, parsed, ctx, rt.rules)
+    if again.behavior == "deny":
+        return f"Permission denied: {again.reason}"
+    return parsed
 
 
 def _refused(use: ToolUseBlock, reply: PermissionReply, decision: Decision) -> ToolOutcome:

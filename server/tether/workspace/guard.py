@@ -18,12 +18,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tether.editor.port import Editor
 from tether.engine.engine import QueryEngine
 from tether.hooks.command_hooks import CommandHooks
 from tether.permissions.decision import RuleSet
+from tether.permissions.rules import Rule
 from tether.permissions.trust_dialog import ask_trust
 from tether.sandbox.bwrap import Probe
 from tether.sandbox.shell_sandbox import BwrapSandbox
@@ -43,13 +44,17 @@ log = logging.getLogger(__name__)
 
 
 def build_rules(
-    settings: Settings, extra_allow: list[str] | None = None, extra_deny: list[str] | None = None
+    settings: Settings,
+    extra_allow: list[str] | None = None,
+    extra_deny: list[str] | None = None,
+    extra_ask: list[str] | None = None,
 ) -> RuleSet:
-    """The settings' rules plus command-line ones; a malformed rule is skipped, loudly."""
+    """The settings' rules plus command-line (and session) ones; a malformed rule is
+    skipped, loudly."""
     p = settings.permissions
     sets = {
         "allow": [*p.allow, *(extra_allow or [])],
-        "ask": list(p.ask),
+        "ask": [*p.ask, *(extra_ask or [])],
         "deny": [*p.deny, *(extra_deny or [])],
     }
     clean: dict[str, list[str]] = {}
@@ -72,6 +77,7 @@ class _Session:
     hooks: CommandHooks | None
     extra_allow: list[str] = field(default_factory=lambda: list[str]())
     extra_deny: list[str] = field(default_factory=lambda: list[str]())
+    extra_ask: list[str] = field(default_factory=lambda: list[str]())
 
 
 class WorkspaceGuard:
@@ -127,7 +133,8 @@ class WorkspaceGuard:
         self.sandbox.configure(settings.sandbox, self._extra_dirs())
         self._note_sandbox()
         for s in self._sessions.values():
-            s.engine.rules.replace_with(build_rules(settings, s.extra_allow, s.extra_deny))
+            rules = build_rules(settings, s.extra_allow, s.extra_deny, s.extra_ask)
+            s.engine.rules.replace_with(rules)
             self.configure_tools(s.config)
             if s.hooks is not None:
                 s.hooks.configure(settings.hooks, settings.env)
@@ -196,6 +203,23 @@ class WorkspaceGuard:
         )
         if self._watch:
             self.watcher.start()
+
+    def add_session_rules(
+        self, session_id: str, kind: Literal["allow", "ask", "deny"], rules: list[str]
+    ) -> None:
+        """Rules for one session from now on, kept when the settings files change (an SDK
+        program's ``updatedPermissions`` for the session)."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        extra = {"allow": session.extra_allow, "ask": session.extra_ask, "deny": session.extra_deny}
+        live = getattr(session.engine.rules, kind)
+        for text in rules:
+            if text not in extra[kind]:
+                extra[kind].append(text)
+            rule = Rule.parse(text)
+            if rule not in live:
+                live.append(rule)
 
     async def detach(self, session_id: str) -> None:
         session = self._sessions.pop(session_id, None)

@@ -267,16 +267,7 @@ class Workspace:
         key = caller_key(env)
         config = self._mcp_configs.get(key)
         if config is None:
-            servers = {} if self._strict_mcp else dict(self.loaded.settings.mcp_servers)
-            config = load_mcp_config(
-                self.root,
-                {**servers, **self._cli_mcp_servers},
-                project_file=self.guard.trusted and not self._strict_mcp,
-                env=env,
-            )
-            self._mcp_configs[key] = config
-            for name, problem in config.problems.items():
-                log.warning("MCP server %s skipped: %s", name, problem)
+            config = self._mcp_config(env)
         if not config.servers:
             return
         from tether.mcp.attach import attach
@@ -288,6 +279,49 @@ class Workspace:
             manager.start()
             self._mcp[key] = manager
         self._mcp_detach[engine.session_id] = attach(engine, manager)
+
+    def _mcp_config(self, env: Mapping[str, str] | None) -> McpConfig:
+        servers = {} if self._strict_mcp else dict(self.loaded.settings.mcp_servers)
+        config = load_mcp_config(
+            self.root,
+            {**servers, **self._cli_mcp_servers},
+            project_file=self.guard.trusted and not self._strict_mcp,
+            env=env,
+        )
+        self._mcp_configs[caller_key(env)] = config
+        for name, problem in config.problems.items():
+            log.warning("MCP server %s skipped: %s", name, problem)
+        return config
+
+    async def set_cli_mcp_servers(
+        self, servers: Mapping[str, Any], engine: QueryEngine, env: Mapping[str, str] | None
+    ) -> dict[str, str]:
+        """Replace the command line's MCP servers while ``engine``'s session runs (an SDK
+        program's ``mcp_set_servers``); returns, by name, those that could not start."""
+        self._cli_mcp_servers = dict(servers)
+        key = caller_key(env)
+        config = self._mcp_config(env)
+        manager = self._mcp.get(key)
+        if manager is not None:
+            await manager.update(config)
+        elif config.servers:
+            self._attach_mcp(engine, env)
+            manager = self._mcp[key]
+        if manager is not None:
+            await manager.wait_ready(timeout=10.0)
+        problems = {n: p for n, p in config.problems.items() if n in servers}
+        for status in manager.statuses() if manager is not None else []:
+            if status.name in servers and status.error:
+                problems.setdefault(status.name, status.error)
+        return problems
+
+    async def restart_mcp(self, name: str, env: Mapping[str, str] | None = None) -> None:
+        """Start one MCP server again; ``KeyError`` names the servers there are."""
+        manager = self._mcp.get(caller_key(env))
+        if manager is None:
+            raise KeyError(f"no MCP server named {name!r} (no servers run)")
+        manager.connection(name)
+        await manager.restart(name)
 
     def mcp_prompts(self, env: Mapping[str, str] | None = None) -> McpPrompts | None:
         """The MCP servers' prompts and resources, for prompt expansion (None without MCP);

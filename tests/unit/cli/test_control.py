@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from tether.cli.control import ControlChannel, ControlError, HookMatcherConfig, parse_request
+from tether.cli.control import ControlChannel, ControlError
 from tether.cli.sdk_hooks import SdkHooks
+from tether.cli.sdk_wire import HookMatcherConfig, RequestRefused, parse_request
 from tether.cli.stream_input import (
     ControlResponseLine,
     InputError,
@@ -101,9 +102,12 @@ def test_incoming_requests_are_typed() -> None:
     assert init.subtype == "initialize" and init.hooks is not None
     matcher = init.hooks["PreToolUse"][0]
     assert (matcher.matcher, matcher.callback_ids, matcher.timeout) == ("Bash", ["hook_0"], 5)
-    with pytest.raises(ControlError, match="Unsupported control request subtype: rewind_files"):
+    with pytest.raises(RequestRefused, match="Unsupported control request subtype: frobnicate"):
+        parse_request({"subtype": "frobnicate"})
+    with pytest.raises(RequestRefused, match="rewind_files is not supported by Tether: ") as known:
         parse_request({"subtype": "rewind_files", "user_message_id": "u"})
-    with pytest.raises(ControlError, match="bad set_permission_mode request: mode"):
+    assert known.value.code == "unsupported_request"
+    with pytest.raises(RequestRefused, match="bad set_permission_mode request: mode"):
         parse_request({"subtype": "set_permission_mode"})
 
 

@@ -192,7 +192,7 @@ def test_bad_command_lines(tmp_path: Path, argv: list[str], expected: str) -> No
 
 def test_session_id_with_resume_is_refused(tmp_path: Path) -> None:
     message = refused(tmp_path, "--session-id", str(uuid.uuid4()), "-r", "abc")
-    assert "cannot go with --resume" in message
+    assert "goes with --resume only to name a fork (--fork-session)" in message
 
 
 def test_main_prints_one_line_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
