@@ -72,16 +72,16 @@ describe("help and mappings", function()
     press("open")
     local s = H.session()
     H.wait(5000, function()
-      return #s.chat:windows() == 1
+      return #H.chat(s):windows() == 1
     end, "the chat")
-    assert.are_not.equal(s.chat.buf, vim.api.nvim_get_current_buf(), "open keeps the cursor")
+    assert.are_not.equal(H.chat(s).buf, vim.api.nvim_get_current_buf(), "open keeps the cursor")
     press("focus")
-    assert.equals(s.chat.input.buf, vim.api.nvim_get_current_buf())
+    assert.equals(H.chat(s).input.buf, vim.api.nvim_get_current_buf())
     vim.cmd.wincmd("p")
 
     press("add-selection")
     H.wait(5000, function()
-      return #s.context == 1
+      return #s.state.context == 1
     end, "the file to be attached")
     press("cancel")
     said("no turn is running")
@@ -128,7 +128,7 @@ describe("help and mappings", function()
     local old = s.client_id
     press("restart")
     H.wait(20000, function()
-      return s.client_id ~= old and require("tether.session").current_of(root) == s
+      return s.client_id ~= old and H.registry():current_of(root) == s
     end, "the restart")
   end)
 end)
