@@ -11,7 +11,7 @@ local M = {}
 
 ---@return string
 local function root()
-  require("tether").ensure_setup()
+  require("tether.config").ensure()
   return daemon.root_for(0)
 end
 

@@ -232,9 +232,20 @@ local function migrate(opts)
   return opts
 end
 
+--- `setup()` has run (with the user's options, or the defaults by `ensure`).
+local configured = false
+
+--- Commands and health checks call this: using Tether without `setup()` means the defaults.
+function M.ensure()
+  if not configured then
+    M.setup({})
+  end
+end
+
 ---@param opts? tether.Options
 ---@return tether.Config
 function M.setup(opts)
+  configured = true
   opts = opts or {}
   if type(opts) ~= "table" then
     warn(("setup() takes a table of options, not a %s; using the defaults"):format(type(opts)))

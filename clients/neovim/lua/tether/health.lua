@@ -270,7 +270,7 @@ local function check_model(root)
 end
 
 function M.check()
-  require("tether").ensure_setup()
+  require("tether.config").ensure()
   local root = require("tether.daemon").root_for(0)
   check_neovim()
   check_daemon(root)

@@ -5,19 +5,14 @@
 
 local M = {}
 
-local did_setup = false
-
 ---@param opts? tether.Options
 function M.setup(opts)
   require("tether.config").setup(opts)
-  did_setup = true
 end
 
 --- Commands call this, so using Tether without `setup()` means using the defaults.
 function M.ensure_setup()
-  if not did_setup then
-    M.setup({})
-  end
+  require("tether.config").ensure()
 end
 
 --- The current session of the current buffer's workspace, if one is running.

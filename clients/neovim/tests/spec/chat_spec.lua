@@ -251,6 +251,36 @@ describe("chat", function()
     assert.is_nil(vim.treesitter.highlighter.active[H.chat(s).buf])
   end)
 
+  it("does not bring back the last turn's finished todo list during the next turn", function()
+    local root = H.workspace()
+    local finished = vim.tbl_map(function(e)
+      return vim.tbl_extend("force", e, { status = "completed" })
+    end, TODOS)
+    H.setup(H.script(root, {
+      { H.tool("TodoWrite", { todos = finished }) },
+      { H.say("All done.") },
+      { chunk_delay_ms = 30, blocks = { H.say("Something else, at some length.") } },
+    }))
+    local s = H.session()
+    H.prompt(s, "do the list")
+    local chat = H.chat(s)
+    local seen = {}
+    s:subscribe(function(_, event)
+      if event.type == "changed" and event.action.type == "update" and event.action.live then
+        seen[#seen + 1] = {
+          winbar = vim.wo[chat:windows()[1]].winbar,
+          todo = vim.fn.win_findbuf(chat.plan_buf)[1] ~= nil,
+        }
+      end
+    end)
+    H.prompt(s, "something else")
+    assert.is_true(#seen > 3)
+    for _, at in ipairs(seen) do
+      assert.is_nil(at.winbar:find("☑", 1, true), at.winbar)
+      assert.is_false(at.todo, "the todo window stays closed")
+    end
+  end)
+
   it("keeps the todo list in sight when the chat is longer than its window", function()
     local root = H.workspace()
     local long = ("A long paragraph line.\n\n"):rep(60)
@@ -265,6 +295,8 @@ describe("chat", function()
     local plan_win = vim.fn.win_findbuf(H.chat(s).plan_buf)[1]
     assert.is_not_nil(plan_win)
     assert.equals(2, vim.api.nvim_win_get_height(plan_win))
+    -- Its status line says what it is (not "[Scratch]").
+    assert.matches("Todo list  1/2 Explaining it", vim.wo[plan_win].statusline, 1, true)
     -- Below the chat, above the prompt area.
     local chat_row = vim.api.nvim_win_get_position(chat_win)[1]
     local plan_row = vim.api.nvim_win_get_position(plan_win)[1]
@@ -272,11 +304,23 @@ describe("chat", function()
     assert.is_true(chat_row < plan_row and plan_row < input_row)
   end)
 
-  it("sets the mode and shows it", function()
+  it("sets the mode and shows it, in the winbar's words", function()
     local root = H.workspace()
     H.setup(H.script(root, {}))
     vim.cmd("Tether")
     local s = H.session()
+    local calls = H.stub_select(function()
+      return nil
+    end)
+    vim.cmd("TetherMode")
+    assert.equals("Permission mode (now: ask before edits)", calls[1].opts.prompt)
+    assert.same({
+      "ask before edits (default)",
+      "accept edits (acceptEdits)",
+      "plan mode (plan)",
+      "bypass permissions (bypassPermissions)",
+      "don't ask (dontAsk)",
+    }, vim.tbl_map(calls[1].opts.format_item, calls[1].items))
     vim.cmd("TetherMode plan")
     H.wait(5000, function()
       return s.state.mode == "plan"

@@ -38,6 +38,9 @@ describe("edits", function()
     assert.equals(expected .. "\n", H.read(app), "buffer and disk agree")
     assert.is_false(vim.bo[buf].modified, "the buffer was written")
     assert.matches("✓ Edit src/app.py", H.chat(s):contents(), 1, true)
+    -- The chat says that the user's unsaved lines went to disk with the edit.
+    local note = "💾 Saved src/app.py with the agent's edit: your unsaved changes in it were written too"
+    assert.matches(note, H.chat(s):contents(), 1, true)
 
     -- `u` takes back the agent's edit, and only that.
     vim.cmd("normal! u")
@@ -187,6 +190,16 @@ describe("edits", function()
     assert.matches("# typed while the agent thinks", text, 1, true)
     assert.matches('"Hi, "', text, 1, true)
     assert.equals(text .. "\n", H.read(app))
+  end)
+
+  it("say nothing about saving when the buffer had no unsaved changes", function()
+    local root = H.workspace()
+    H.setup(H.script(root, { { READ_APP }, { EDIT_APP }, { H.say("done") } }), { permission_mode = "acceptEdits" })
+    vim.cmd.edit(root .. "/src/app.py")
+    local s = H.session()
+    assert.equals("end_turn", H.prompt(s, "Say Hi").stopReason)
+    assert.matches('"Hi, "', H.read(root .. "/src/app.py"))
+    assert.is_nil(H.chat(s):contents():find("💾", 1, true))
   end)
 
   it("create new files through the editor and write them", function()
