@@ -89,7 +89,8 @@ describe("module layers", function()
         assert.is_true(vim.tbl_contains(pure, dep), ("%s reaches %s"):format(module, dep))
       end
     end
-    local views = { "tether.chat", "tether.layout", "tether.questions", "tether.input", "tether.app", "tether.commands" }
+    local views =
+      { "tether.chat", "tether.layout", "tether.questions", "tether.input", "tether.app", "tether.commands" }
     for _, module in ipairs({ "tether.daemon", "tether.session", "tether.registry" }) do
       local reached = reach(g, module)
       for _, view in ipairs(views) do

@@ -90,6 +90,55 @@ describe("daemon lifecycle", function()
     assert.equals(3, #vim.api.nvim_list_wins(), "the file, the chat and its prompt area")
   end)
 
+  it("installs a missing daemon on first use, saying so, then starts it", function()
+    local root = H.workspace()
+    local real = vim.fn.exepath("tether")
+    assert.is_true(real ~= "", "the test needs the daemon to hand to the installer")
+    -- An installer standing in for uv: it reports progress on stderr, then puts `tether`
+    -- where `uv tool install` does.
+    local fake = vim.fn.tempname()
+    local bin = fake .. "/tools"
+    vim.fn.mkdir(fake .. "/bin", "p")
+    vim.fn.mkdir(bin, "p")
+    H.write(fake .. "/bin/uv", table.concat({
+      "#!/bin/sh",
+      'echo "$@" > "' .. fake .. '/args"',
+      "echo 'Resolved 42 packages' >&2",
+      'ln -s "' .. real .. '" "' .. bin .. '/tether"',
+    }, "\n") .. "\n")
+    vim.uv.fs_chmod(fake .. "/bin/uv", 493) -- 0755
+    local saved = { PATH = vim.env.PATH, HOME = vim.env.HOME, UV_TOOL_BIN_DIR = vim.env.UV_TOOL_BIN_DIR }
+    vim.env.PATH = fake .. "/bin:/usr/bin:/bin"
+    vim.env.HOME = fake
+    vim.env.UV_TOOL_BIN_DIR = bin
+    local messages = {}
+    local notify = vim.notify
+    vim.notify = function(msg)
+      messages[#messages + 1] = msg
+    end
+    local ok, err = pcall(function()
+      H.setup(H.script(root, { { H.say("installed and answering") } }), { cmd = { "tether", "serve" } })
+      vim.cmd("TetherPrompt hello")
+      H.wait(30000, function()
+        local s = H.registry():current_of(root)
+        return s and #s.state.turns == 1 and s.state.busy == 0
+      end, "the installed daemon to answer")
+    end)
+    vim.notify = notify
+    for k, v in pairs(saved) do
+      vim.env[k] = v
+    end
+    assert(ok, err)
+    local all = table.concat(messages, "\n")
+    assert.matches("the Tether daemon is not installed: installing it (uv tool install --force", all, 1, true)
+    assert.matches("installing the daemon: Resolved 42 packages", all, 1, true)
+    assert.matches("daemon installed: " .. bin .. "/tether; starting it", all, 1, true)
+    local repo = vim.fs.normalize(vim.fn.fnamemodify(H.here .. "/../../..", ":p")):gsub("/$", "")
+    assert.equals("tool install --force " .. repo, vim.trim(H.read(fake .. "/args")))
+    local s = assert(H.registry():current_of(root))
+    assert.matches("installed and answering", H.chat(s):contents(), 1, true)
+  end)
+
   it("reports a daemon that cannot start, every time it is asked", function()
     H.workspace()
     local messages = {}
