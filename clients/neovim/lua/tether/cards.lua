@@ -6,6 +6,14 @@ local render = require("tether.render")
 
 local M = {}
 
+--- `text` as a Markdown code span, so the chat shows it exactly (a rule's `*` is not emphasis).
+---@param text string
+---@return string
+function M.code(text)
+  local ticks = text:find("`", 1, true) and "``" or "`"
+  return ticks .. text .. ticks
+end
+
 ---@class tether.CardOptions
 ---@field root string
 ---@field icons tether.Icons
@@ -77,7 +85,7 @@ local function describe(q, option)
     return DESCRIBE[option.optionId] or option.name
   end
   if option.rule then
-    return (option.kind == "allow_always" and "always allow " or "always reject ") .. option.rule
+    return (option.kind == "allow_always" and "always allow " or "always reject ") .. M.code(option.rule)
   end
   return DESCRIBE[option.kind] or option.name
 end
@@ -134,7 +142,7 @@ local function answer_lines(q, opts)
     local key = action and opts.keys[action]
     if key then
       if q.armed == option.optionId then
-        out[#out + 1] = ("%s again saves the rule %s (for this workspace)"):format(key, option.rule or "")
+        out[#out + 1] = ("%s again saves the rule %s (for this workspace)"):format(key, M.code(option.rule or ""))
       else
         local twice = M.is_always(option) and " (press twice)" or ""
         out[#out + 1] = ("%s  %s%s"):format(key, describe(q, option), twice)
@@ -181,7 +189,7 @@ local function decided(q, root)
   local allowed = option.kind == "allow_once" or option.kind == "allow_always"
   local line = allowed and ("✓ Allowed: %s"):format(title) or ("⊘ Rejected: %s"):format(title)
   if M.is_always(option) and option.rule then
-    line = line .. (" (saved the rule %s)"):format(option.rule)
+    line = line .. (" (saved the rule %s)"):format(M.code(option.rule))
   end
   return { line }, allowed and "DiagnosticOk" or "TetherRejected"
 end

@@ -131,7 +131,9 @@ function Chat:_on_event(event)
   if t == "question" or t == "answered" or t == "withdrawn" then
     -- The card of the tool call a question is about says whether it waits.
     local item = self.session.state.index["q:" .. (event.action.id or event.action.question.id)]
-    keys = vim.list_extend({ "t:" .. item.question.toolCallId }, keys)
+    if item then
+      keys = vim.list_extend({ "t:" .. item.question.toolCallId }, keys)
+    end
   end
   self:redraw(keys)
   self:refresh_status()

@@ -90,6 +90,43 @@ describe("daemon lifecycle", function()
     assert.equals(3, #vim.api.nvim_list_wins(), "the file, the chat and its prompt area")
   end)
 
+  it("resumes a session whose daemon exited in the same chat, and lets go of a wiped one", function()
+    local root = H.workspace()
+    H.setup(H.script(root, { { H.say("one") }, { H.say("two") } }))
+    local s = H.session()
+    H.prompt(s, "first")
+    local chat = H.chat(s)
+    vim.lsp.get_client_by_id(s.client_id).rpc.terminate()
+    H.wait(5000, function()
+      return not s.state.attached
+    end, "the exit to be noticed")
+    H.stub_select(function(items)
+      return H.find(items, "sessionId", s.id)
+    end)
+    vim.cmd("TetherSessions")
+    H.wait(15000, function()
+      return H.registry():current_of(root) == s
+    end, "the session to be resumed")
+    assert.equals(chat, H.chat(s), "the same chat")
+    assert.equals(1, #vim.tbl_filter(function(buf)
+      return vim.b[buf].tether_role == "chat"
+    end, vim.api.nvim_list_bufs()), "one chat buffer")
+    assert.matches("first\n\n## Tether\n\none", chat:contents(), 1, true)
+    assert.matches("Session resumed in a new daemon.", chat:contents(), 1, true)
+    assert.equals("end_turn", H.prompt(s, "second").stopReason)
+
+    -- Wiping the chat lets go of the session and its other buffers.
+    local bufs = { chat.buf, chat.input.buf, chat.plan_buf }
+    vim.cmd.bwipeout({ args = { chat.buf }, bang = true })
+    H.wait(2000, function()
+      return H.registry().sessions[s.id] == nil
+    end, "the session to be let go")
+    for _, buf in ipairs(bufs) do
+      assert.is_false(vim.api.nvim_buf_is_valid(buf))
+    end
+    assert.is_nil(H.registry():current_of(root))
+  end)
+
   it("installs a missing daemon on first use, saying so, then starts it", function()
     local root = H.workspace()
     local real = vim.fn.exepath("tether")

@@ -100,10 +100,24 @@ describe("questions", function()
     -- shows exactly that rule before it is saved.
     local always = H.find(q.options, "kind", "allow_always")
     assert.matches("^Bash%(python", always.rule)
-    assert.matches("gA  always allow " .. always.rule .. " (press twice)", H.chat(s):contents(), 1, true)
+    assert.matches("gA  always allow `" .. always.rule .. "` (press twice)", H.chat(s):contents(), 1, true)
     vim.api.nvim_set_current_win(H.chat(s):windows()[1])
     vim.api.nvim_feedkeys("gA", "xt", false)
-    assert.matches("gA again saves the rule " .. always.rule, H.chat(s):contents(), 1, true)
+    assert.matches("gA again saves the rule `" .. always.rule, H.chat(s):contents(), 1, true)
+    -- On screen, exactly: Markdown does not eat the rule's `*`.
+    local win = H.chat(s):windows()[1]
+    vim.api.nvim_win_set_width(win, 100)
+    vim.cmd.redraw({ bang = true })
+    local pos, screen = vim.fn.win_screenpos(win), {}
+    for row = pos[1], pos[1] + vim.api.nvim_win_get_height(win) do
+      local cells = {}
+      for col = pos[2], pos[2] + 99 do
+        cells[#cells + 1] = vim.fn.screenstring(row, col)
+      end
+      screen[#screen + 1] = table.concat(cells)
+    end
+    local exact = "gA again saves the rule " .. always.rule .. " (for this workspace)"
+    assert.matches(exact, table.concat(screen, "\n"), 1, true)
     vim.api.nvim_feedkeys("gr", "xt", false)
     H.wait(10000, function()
       return result
