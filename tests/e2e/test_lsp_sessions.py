@@ -432,3 +432,25 @@ async def test_resume_after_a_rewind_keeps_the_mode_the_session_is_in(
     async with running_daemon([workspace], daemon_env) as editor:
         loaded = await editor.request("tether/loadSession", {"sessionId": session})
         assert loaded["mode"] == "default"
+
+
+async def test_a_turn_the_model_never_answered_is_not_counted(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    """A prompt that failed before any answer (no credentials) is not a turn in the
+    sessions list; the retry, answered, is the first."""
+    api = fake_api([say("hello")])
+    keyless = {k: v for k, v in daemon_env.items() if k != "ANTHROPIC_API_KEY"}
+    async with running_daemon([workspace], keyless, api) as editor:
+        session = await editor.new_session()
+        failed = await editor.prompt(session, "hi")
+        assert failed["stopReason"] == "error"
+        assert "credentials" in failed["error"]["message"]
+        listed = await editor.request("tether/listSessions", {})
+        assert listed["sessions"][0]["turns"] == 0
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        await editor.request("tether/loadSession", {"sessionId": session})
+        answered = await editor.prompt(session, "hi again")
+        assert answered["stopReason"] == "end_turn"
+        listed = await editor.request("tether/listSessions", {})
+        assert listed["sessions"][0]["turns"] == 1
