@@ -104,6 +104,66 @@ def test_resume_in_a_fresh_nvim(nvim: str, tmp_path: Path) -> None:
     run_spec(nvim, "sessions_resume_spec.lua", env)
 
 
+LAZY_CHECK = r"""
+-- The README's lazy.nvim spec, as lazy.nvim uses it at start-up: `init(plugin)` only.
+local spec = assert(load("return " .. assert(io.open(vim.env.SPEC_FILE)):read("*a")))()
+local out = assert(io.open(vim.env.OUT_FILE, "w"))
+local function say(key, value)
+  out:write(key .. "=" .. tostring(value) .. "\n")
+end
+say("before", #vim.api.nvim_get_runtime_file("lua/tether/health.lua", true))
+spec.init({ dir = vim.env.REPO, name = spec.name })
+say("name", spec.name)
+say("loaded", package.loaded["tether"] ~= nil)
+vim.cmd("checkhealth tether")
+local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+out:write("report<<\n" .. report .. "\n>>\n")
+say("app_loaded", package.loaded["tether.app"] ~= nil)
+vim.cmd("bwipeout!")
+require("tether").setup({})
+local ok, err = pcall(vim.cmd.help, "tether")
+say("help", ok and vim.bo.buftype or err)
+say("help_file", vim.fs.basename(vim.api.nvim_buf_get_name(0)))
+out:close()
+"""
+
+
+def test_lazy_spec_as_documented(nvim: str, tmp_path: Path) -> None:
+    """The README's lazy.nvim spec with nothing loaded yet (only its ``init``, which puts the
+    plugin's folder on the runtime path): ``:checkhealth tether`` reports, and after
+    ``setup()`` ``:help tether`` opens from the tags the plugin ships."""
+    readme = (PLUGIN / "README.md").read_text(encoding="utf-8")
+    section = re.search(r"^### lazy\.nvim\n(.*?)(?=^### )", readme, re.M | re.S)
+    assert section is not None, "clients/neovim/README.md has no '### lazy.nvim' section"
+    block = re.search(r"```lua\n(.*?)```", section.group(1), re.S)
+    assert block is not None, "the lazy.nvim section has no lua block"
+    spec_file, out_file, script = tmp_path / "spec.lua", tmp_path / "out.txt", tmp_path / "check.lua"
+    spec_file.write_text(block.group(1), encoding="utf-8")
+    script.write_text(LAZY_CHECK, encoding="utf-8")
+    env = spec_env(tmp_path, SPEC_FILE=str(spec_file), OUT_FILE=str(out_file), REPO=str(REPO))
+    proc = subprocess.run(
+        [nvim, "--headless", "--clean", "-l", str(script)],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=SPEC_TIMEOUT_S,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = out_file.read_text(encoding="utf-8")
+    facts = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and "<<" not in line)
+    report = text.split("report<<\n", 1)[1].split("\n>>\n", 1)[0]
+    assert facts["before"] == "0", "nothing of Tether is on the runtime path before init"
+    assert facts["name"] == "tether"
+    assert facts["loaded"] == "false", "init loads nothing"
+    assert "tether:" in report and "OK Neovim 0.11" in report, report
+    assert "OK protocol version: 1" in report, report
+    assert "Failed to run healthcheck" not in report, report
+    assert facts["app_loaded"] == "false", "the health check starts no session machinery"
+    assert facts["help"] == "help" and facts["help_file"] == "tether.txt", text
+
+
 def test_luacheck() -> None:
     luacheck = shutil.which("luacheck")
     if luacheck is None:
@@ -119,6 +179,7 @@ def test_luacheck() -> None:
 
 
 def test_every_spec_is_run() -> None:
+    """Each spec file runs (the resume pair as a pair)."""
     resume = {"sessions_first_spec.lua", "sessions_resume_spec.lua"}
     on_disk = {p.name for p in SPECS.glob("*_spec.lua")}
     assert on_disk == set(SPEC_FILES) | resume

@@ -411,3 +411,46 @@ async def test_rewind_undoes_what_a_shell_command_changed_even_after_a_restart(
     assert app.read_text() == app_before and readme.read_text() == readme_before
     assert not (workspace / "made.txt").exists()
     api.assert_complete()
+
+
+async def test_resume_after_a_rewind_keeps_the_mode_the_session_is_in(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    """A plan approved inside a turn switches the mode; rewinding that turn keeps the
+    session in the mode it is in (the user's setting), and a resume finds that mode."""
+    api = fake_api([[tool("ExitPlanMode", plan="1. Change the greeting")], say("planned")])
+    options = {"model": "anthropic:claude-sonnet-4-6", "permissionMode": "plan"}
+    async with running_daemon([workspace], daemon_env, api, init_options=options) as editor:
+        editor.answers.append("plan_default")  # "Start (ask before edits)"
+        session = await editor.new_session()
+        turn = await editor.prompt(session, "plan it")
+        assert [r["kind"] for r in editor.permission_requests] == ["plan"]
+        assert turn["stopReason"] == "end_turn"
+        await editor.request("tether/rewind", {"sessionId": session, "turnId": turn["turnId"]})
+        listed = await editor.request("tether/loadSession", {"sessionId": session})
+        assert listed["mode"] == "default"
+    async with running_daemon([workspace], daemon_env) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+        assert loaded["mode"] == "default"
+
+
+async def test_a_turn_the_model_never_answered_is_not_counted(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    """A prompt that failed before any answer (no credentials) is not a turn in the
+    sessions list; the retry, answered, is the first."""
+    api = fake_api([say("hello")])
+    keyless = {k: v for k, v in daemon_env.items() if k != "ANTHROPIC_API_KEY"}
+    async with running_daemon([workspace], keyless, api) as editor:
+        session = await editor.new_session()
+        failed = await editor.prompt(session, "hi")
+        assert failed["stopReason"] == "error"
+        assert "credentials" in failed["error"]["message"]
+        listed = await editor.request("tether/listSessions", {})
+        assert listed["sessions"][0]["turns"] == 0
+    async with running_daemon([workspace], daemon_env, api) as editor:
+        await editor.request("tether/loadSession", {"sessionId": session})
+        answered = await editor.prompt(session, "hi again")
+        assert answered["stopReason"] == "end_turn"
+        listed = await editor.request("tether/listSessions", {})
+        assert listed["sessions"][0]["turns"] == 1

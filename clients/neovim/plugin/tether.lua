@@ -29,7 +29,7 @@ command("TetherMode", {
 })
 command("TetherRewind", { desc = "undo a turn: files and conversation" })
 command("TetherTasks", { desc = "list background tasks" })
-command("TetherAnswer", { desc = "ask the open permission question again" })
+command("TetherAnswer", { desc = "answer the waiting question from a list (vim.ui.select)" })
 command("TetherRestart", { desc = "restart the daemon (new environment) and continue the session" })
 command("TetherInstall", { bang = true, desc = "install the daemon with uv or pipx (! waits for it)" })
 
@@ -50,6 +50,21 @@ local plugs = {
 }
 for name, cmd in pairs(plugs) do
   vim.keymap.set("n", ("<Plug>(tether-%s)"):format(name), ("<Cmd>%s<CR>"):format(cmd), { desc = "Tether: " .. cmd })
+end
+-- Answers to the question in the chat (mapped there to ga, gA, gr, gR, ge, g?; see
+-- :help tether-question-keys). They act only in the chat, on a question in view.
+for action, plug in pairs({
+  allow = "allow",
+  allow_edits = "allow-edits",
+  reject = "reject",
+  always_allow = "always-allow",
+  always_reject = "always-reject",
+  select = "select",
+}) do
+  vim.keymap.set("n", ("<Plug>(tether-%s)"):format(plug), function()
+    require("tether").ensure_setup()
+    require("tether.commands").question_key(action)
+  end, { desc = "Tether: answer the question: " .. action:gsub("_", " ") })
 end
 -- In visual mode the selection itself, exactly as selected (characters with `v`).
 vim.keymap.set("x", "<Plug>(tether-add-selection)", function()

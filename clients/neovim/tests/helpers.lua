@@ -82,13 +82,25 @@ function H.tool(name, input)
   return { type = "tool_use", name = name, input = input }
 end
 
+--- The plugin's session registry.
+---@return tether.Registry
+function H.registry()
+  return require("tether.app").get()
+end
+
+--- The chat view of session `s`.
+---@param s tether.Session
+---@return tether.ChatView
+function H.chat(s)
+  return require("tether.app").chat(s)
+end
+
 --- The current session of the current workspace, started (and waited for) if needed.
 ---@return tether.Session
 function H.session()
-  local session = require("tether.session")
-  local root = require("tether.client").root_for(0)
+  local root = require("tether.daemon").root_for(0)
   local found
-  session.with_session(root, function(s)
+  H.registry():with_session(root, function(s)
     found = s
   end)
   -- Generous: on a loaded CI machine Python's start-up alone can take seconds.
@@ -105,7 +117,7 @@ end
 ---@return tether.PromptResult
 function H.prompt(s, text, ms)
   local done, err, result = false, nil, nil
-  require("tether.session").prompt(s, text, function(e, r)
+  H.send(s, text, function(e, r)
     done, err, result = true, e, r
   end)
   H.wait(ms or 15000, function()
@@ -113,6 +125,15 @@ function H.prompt(s, text, ms)
   end, "the prompt to finish")
   assert(not err, err and err.message)
   return result
+end
+
+--- Send a prompt (with the chat shown, as the commands do); `cb(err, result)` at its end.
+---@param s tether.Session
+---@param text string
+---@param cb? fun(err: lsp.ResponseError?, result: tether.PromptResult?)
+function H.send(s, text, cb)
+  H.chat(s):show()
+  s:prompt({ { type = "text", text = text } }, cb)
 end
 
 --- Replace `vim.ui.select` with `answer(items, opts)` (its return value is the choice, or
@@ -168,12 +189,8 @@ function H.reset()
   H.wait(5000, function()
     return #vim.lsp.get_clients({ name = "tether" }) == 0
   end, "the clients to stop")
-  local session = require("tether.session")
-  for _, t in ipairs({ session.sessions, session.current }) do
-    for k in pairs(t) do
-      t[k] = nil
-    end
-  end
+  require("tether.app").reset()
+  require("tether.history").reset()
   vim.cmd("silent! %bwipeout!")
 end
 

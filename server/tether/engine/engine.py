@@ -399,7 +399,10 @@ class QueryEngine:
         return None
 
     async def _finish(self, turn: Turn, terminal: Terminal) -> None:
-        self.turns += 1
+        # A turn the model never answered (no credentials, unreachable) is not one the user
+        # had: the sessions list counts exchanges, not attempts.
+        if terminal.reason != "model_error" or self.meter.turn.output_tokens > 0:
+            self.turns += 1
         calls = self._loop.model_calls if self._loop is not None else 0
         files = None
         if self.state.files.changed:

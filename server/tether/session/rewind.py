@@ -11,7 +11,7 @@ from pathlib import Path
 from tether.engine.engine import QueryEngine
 from tether.errors import SessionError
 from tether.session.checkpoints import Restored
-from tether.transcript.payloads import RewindData
+from tether.transcript.payloads import ModeData, RewindData
 from tether.transcript.records import SystemRecord
 from tether.transcript.resume import conversation_at
 
@@ -52,3 +52,7 @@ async def rewind_conversation(
             ),
         )
     )
+    # The mode is the user's setting, not part of the conversation: the session stays in
+    # the mode it is in now, and a resume must find it so (a mode change recorded inside
+    # the rewound turns is off the new branch).
+    engine.record(SystemRecord(session_id=engine.session_id, data=ModeData(mode=engine.state.mode)))

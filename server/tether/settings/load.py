@@ -18,6 +18,7 @@ from typing import Any
 import platformdirs
 from pydantic import ValidationError
 
+from tether.settings.git_exclude import exclude_local_files
 from tether.settings.model import LIST_KEYS, Settings, unknown_keys
 from tether.settings.trust import project_mcp_config, withhold_untrusted
 
@@ -137,10 +138,12 @@ def load_settings(
 
 
 def add_local_rule(root: Path, kind: str, rule: str) -> Path:
-    """Persist an "always" answer as a rule in the workspace's local settings."""
+    """Persist an "always" answer as a rule in the workspace's local settings (a file
+    git ignores from its first write on: ``git_exclude``)."""
     _, local = project_settings_paths(root)
     warnings: list[str] = []
-    data = _read(local, warnings) if local.exists() else {}
+    first = not local.exists()
+    data = _read(local, warnings) if not first else {}
     perms = data.setdefault("permissions", {})
     if not isinstance(perms, dict):
         perms = data["permissions"] = {}
@@ -151,4 +154,6 @@ def add_local_rule(root: Path, kind: str, rule: str) -> Path:
     tmp = local.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     tmp.replace(local)
+    if first:
+        exclude_local_files(local.parent)
     return local

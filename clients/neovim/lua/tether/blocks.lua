@@ -1,8 +1,7 @@
---- The chat buffer's text: streamed prose, and folded blocks that are rewritten in place when
---- their status changes (tool calls, thoughts).
----
---- Only this module changes the buffer, so it knows where every block is: a rewrite shifts
---- the blocks below it, everything else is appended at the end. Folding reads these ranges.
+--- Where each conversation item is in the chat buffer, and the writes that keep it so: an
+--- item is appended at the end, rewritten in place when it changes (the items below it
+--- shift), or, while it is the last one, has streamed text appended. Items are separated by
+--- one blank line. Folding reads the ranges (`foldexpr`).
 
 local M = {}
 
@@ -13,24 +12,24 @@ M.by_buf = {}
 
 ---@class tether.BlockRange
 ---@field key string
----@field row integer 0-based row of the header.
----@field size integer Lines, header included.
+---@field row integer 0-based row of the item's first line.
+---@field size integer Lines of the item.
+---@field head integer Offset of the foldable header within the item.
+---@field fold boolean The lines from `head` on fold.
 ---@field pos integer Index in `order`.
 ---@field hl? integer Extmark id of the header highlight.
----@field open? boolean Never folded (a plan to read).
 
 ---@class tether.Blocks
 ---@field buf integer
----@field tail "none"|"text"|"block" What the last line holds: streaming continues only after "text".
----@field order tether.BlockRange[] Blocks from top to bottom.
----@field index table<string, tether.BlockRange> Blocks by key.
+---@field order tether.BlockRange[] Items from top to bottom.
+---@field index table<string, tether.BlockRange> Items by key.
 local Blocks = {}
 Blocks.__index = Blocks
 
 ---@param buf integer
 ---@return tether.Blocks
 function M.new(buf)
-  local self = setmetatable({ buf = buf, tail = "none", order = {}, index = {} }, Blocks)
+  local self = setmetatable({ buf = buf, order = {}, index = {} }, Blocks)
   M.by_buf[buf] = self
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = buf,
@@ -59,111 +58,102 @@ function Blocks:line_count()
   return vim.api.nvim_buf_line_count(self.buf)
 end
 
----@return string
-function Blocks:last_line()
-  return vim.api.nvim_buf_get_lines(self.buf, -2, -1, false)[1] or ""
-end
-
---- True while the buffer holds only its initial empty line.
----@return boolean
-function Blocks:empty()
-  return self:line_count() == 1 and vim.api.nvim_buf_get_lines(self.buf, 0, 1, false)[1] == ""
-end
-
---- Append whole lines at the end.
----@param lines string[]
-function Blocks:append(lines)
-  if #lines == 0 then
-    return
-  end
+--- Empty the buffer and forget every range.
+function Blocks:clear()
   self:write(function()
-    if self:empty() then
-      vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
-    else
-      vim.api.nvim_buf_set_lines(self.buf, -1, -1, false, lines)
-    end
+    vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
   end)
-  self.tail = "none"
+  vim.api.nvim_buf_clear_namespace(self.buf, M.hl_ns, 0, -1)
+  self.order, self.index = {}, {}
 end
 
---- Stream `text` onto the end of the buffer: it continues the last line, newlines included.
----@param text string
-function Blocks:stream(text)
-  if text == "" then
-    return
+---@param range tether.BlockRange
+---@param hl? string
+---@param width integer Length of the header line in bytes.
+function Blocks:_highlight(range, hl, width)
+  if hl then
+    range.hl = vim.api.nvim_buf_set_extmark(self.buf, M.hl_ns, range.row + range.head, 0, {
+      id = range.hl,
+      end_col = width,
+      hl_group = hl,
+    })
+  elseif range.hl then
+    vim.api.nvim_buf_del_extmark(self.buf, M.hl_ns, range.hl)
+    range.hl = nil
   end
-  if self.tail ~= "text" then
-    -- Prose after a block or a heading starts its own paragraph.
-    self:append(self:last_line() == "" and {} or { "", "" })
-  end
-  self:write(function()
-    local last = self:line_count() - 1
-    local col = #vim.api.nvim_buf_get_lines(self.buf, last, last + 1, false)[1]
-    vim.api.nvim_buf_set_text(self.buf, last, col, last, col, vim.split(text, "\n", { plain = true }))
-  end)
-  self.tail = "text"
 end
 
---- Insert the block `key` at the end, or rewrite it where it is.
+--- Insert item `key` at the end, or rewrite it where it is.
 ---@param key string
----@param header string
----@param body string[]
----@param hl? string Highlight group of the header line.
----@param open? boolean Keep the block unfolded.
-function Blocks:put(key, header, body, hl, open)
-  local lines = { header }
-  vim.list_extend(lines, body)
+---@param card tether.Card
+function Blocks:put(key, card)
+  local lines = card.lines
   local range = self.index[key]
-  local is_new = range == nil
   self:write(function()
     -- Ranges are updated before the lines change: Neovim evaluates the foldexpr while the
-    -- lines go in, and it must already see where the blocks are.
+    -- lines go in, and it must already see where the items are.
     if range then
       local row, old_size = range.row, range.size
       local delta = #lines - old_size
-      range.size = #lines
+      range.size, range.head, range.fold = #lines, card.head, card.fold
       for i = range.pos + 1, #self.order do
         self.order[i].row = self.order[i].row + delta
       end
       vim.api.nvim_buf_set_lines(self.buf, row, row + old_size, false, lines)
     else
-      local empty = self:empty()
-      local gap = not empty and self:last_line() ~= "" -- a blank line above every block
+      local first = #self.order == 0
       range = {
         key = key,
-        row = empty and 0 or self:line_count() + (gap and 1 or 0),
+        row = first and 0 or self:line_count() + 1,
         size = #lines,
+        head = card.head,
+        fold = card.fold,
         pos = #self.order + 1,
       }
       self.order[range.pos] = range
       self.index[key] = range
-      range.open = open
-      if gap then
-        table.insert(lines, 1, "")
-      end
-      vim.api.nvim_buf_set_lines(self.buf, empty and 0 or -1, -1, false, lines)
-    end
-    if hl then
-      range.hl = vim.api.nvim_buf_set_extmark(self.buf, M.hl_ns, range.row, 0, {
-        id = range.hl,
-        end_col = #header,
-        hl_group = hl,
-      })
+      local out = first and lines or vim.list_extend({ "" }, lines)
+      vim.api.nvim_buf_set_lines(self.buf, first and 0 or -1, -1, false, out)
     end
   end)
-  if is_new then
-    self.tail = "block"
-  end
+  self:_highlight(range, card.hl, #(lines[card.head + 1] or ""))
 end
 
---- The row (0-based) of block `key`'s header.
+--- Append `text` to the last item (which must be `key`): it continues the last line,
+--- newlines included.
+---@param key string
+---@param text string
+function Blocks:stream(key, text)
+  local range = self.index[key]
+  assert(range and range.pos == #self.order, "only the last item streams")
+  if text == "" then
+    return
+  end
+  local parts = vim.split(text, "\n", { plain = true })
+  self:write(function()
+    local last = self:line_count() - 1
+    local col = #vim.api.nvim_buf_get_lines(self.buf, last, last + 1, false)[1]
+    range.size = range.size + #parts - 1
+    vim.api.nvim_buf_set_text(self.buf, last, col, last, col, parts)
+  end)
+end
+
+--- The range of item `key`.
+---@param key string
+---@return tether.BlockRange?
+function Blocks:range_of(key)
+  return self.index[key]
+end
+
+--- The row (0-based) of item `key`'s block header.
 ---@param key string
 ---@return integer?
 function Blocks:row_of(key)
-  return self.index[key] and self.index[key].row
+  local range = self.index[key]
+  return range and range.row + range.head
 end
 
---- The block whose lines include `row`.
+--- The item whose lines include `row`.
 ---@param row integer
 ---@return tether.BlockRange?
 function Blocks:block_at(row)
@@ -187,10 +177,10 @@ function M.foldexpr()
   local self = M.by_buf[vim.api.nvim_get_current_buf()]
   local row = vim.v.lnum - 1
   local range = self and self:block_at(row)
-  if not range or range.size < 2 or range.open then
+  if not range or not range.fold or row < range.row + range.head then
     return 0
   end
-  return row == range.row and ">1" or 1
+  return row == range.row + range.head and ">1" or 1
 end
 
 --- `foldtext`: the header as it is, plus how much is folded away.

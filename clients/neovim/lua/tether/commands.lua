@@ -1,24 +1,26 @@
 --- The user commands of `plugin/tether.lua`. Each resolves the workspace root of the current
 --- buffer (or of the chat it is called from) and works on that root's current session.
 
-local client = require("tether.client")
+local app = require("tether.app")
 local config = require("tether.config")
+local daemon = require("tether.daemon")
 local log = require("tether.log")
 local pickers = require("tether.pickers")
-local session = require("tether.session")
 
 local M = {}
 
 ---@return string
 local function root()
-  require("tether").ensure_setup()
-  return client.root_for(0)
+  require("tether.config").ensure()
+  return daemon.root_for(0)
 end
 
---- The current session, without starting one: for commands that only make sense in one.
+--- The session of the chat the cursor is in, else the current session of the workspace,
+--- without starting one: for commands that only make sense in one.
 ---@return tether.Session?
 local function current()
-  local s = session.current_of(root())
+  local registry = app.get()
+  local s = registry:of_buffer(vim.api.nvim_get_current_buf()) or registry:current_of(root())
   if not s then
     log.info("no Tether session here yet (:Tether starts one)")
   end
@@ -27,19 +29,29 @@ end
 
 ---@param args vim.api.keyset.create_user_command.command_args
 function M.Tether(args)
-  session.with_session(root(), function(s)
-    s.chat:show(args.bang)
+  app.get():with_session(root(), function(s)
+    app.chat(s):show(args.bang)
   end)
+end
+
+---@param s tether.Session
+---@param text string
+function M.send(s, text)
+  app.chat(s):show()
+  s:prompt({ { type = "text", text = text } })
 end
 
 ---@param args vim.api.keyset.create_user_command.command_args
 function M.TetherPrompt(args)
-  session.with_session(root(), function(s)
-    if args.args == "" then
-      session.ask_and_prompt(s)
-    else
-      session.prompt(s, args.args)
+  app.get():with_session(root(), function(s)
+    if args.args ~= "" then
+      return M.send(s, args.args)
     end
+    vim.ui.input({ prompt = "Tether> " }, function(text)
+      if text and text ~= "" then
+        M.send(s, text)
+      end
+    end)
   end)
 end
 
@@ -104,8 +116,8 @@ local function attach(buf, range_of)
   if vim.bo[buf].buftype ~= "" or vim.api.nvim_buf_get_name(buf) == "" then
     return log.warn("the selection must be in a file buffer")
   end
-  session.with_session(root(), function(s)
-    local c = assert(session.client_of(s))
+  app.get():with_session(root(), function(s)
+    local c = assert(s:client())
     ---@type tether.ContentBlock
     local link = { type = "resource_link", uri = vim.uri_from_bufnr(buf) }
     if range_of then
@@ -113,9 +125,13 @@ local function attach(buf, range_of)
     end
     -- The daemon reads the text through didOpen/didChange, so the buffer must be attached.
     vim.lsp.buf_attach_client(buf, c.id)
-    s.context[#s.context + 1] = link
-    s.chat:show()
-    s.chat:note(("📎 `%s` goes with the next prompt"):format(require("tether.render").link_label(link, s.root)))
+    s:dispatch({ type = "context", link = link })
+    app.chat(s):show()
+    s:dispatch({
+      type = "note",
+      level = "info",
+      text = ("📎 `%s` goes with the next prompt"):format(require("tether.render").link_label(link, s.root)),
+    })
   end)
 end
 
@@ -146,7 +162,7 @@ end
 function M.TetherCancel()
   local s = current()
   if s then
-    session.cancel(s)
+    s:cancel()
   end
 end
 
@@ -156,14 +172,19 @@ end
 
 ---@param args vim.api.keyset.create_user_command.command_args
 function M.TetherMode(args)
-  session.with_session(root(), function(s)
+  app.get():with_session(root(), function(s)
     if args.args == "" then
       return pickers.mode(s)
     end
     if not vim.tbl_contains(config.modes, args.args) then
-      return log.error(("unknown mode %q (one of %s)"):format(args.args, table.concat(config.modes, ", ")))
+      local hint = config.suggest(args.args, config.modes)
+      return log.error(("unknown mode %q (one of %s)%s"):format(
+        args.args,
+        table.concat(config.modes, ", "),
+        hint and (" — did you mean %s?"):format(hint) or ""
+      ))
     end
-    session.set_mode(s, args.args)
+    s:set_mode(args.args)
   end)
 end
 
@@ -181,17 +202,35 @@ function M.TetherTasks()
   end
 end
 
+--- Ask the oldest open question with `vim.ui.select` (the user asked for a list).
 function M.TetherAnswer()
   local s = current()
-  if s and not require("tether.permission").reopen(s) then
-    log.info("no question is waiting for an answer")
+  if not s then
+    return
   end
+  local q = require("tether.state").open_questions(s.state)[1]
+  if not q then
+    return log.info("no question is waiting for an answer")
+  end
+  local chat = app.chat(s)
+  chat:show()
+  require("tether.questions").select(chat, q, {})
+end
+
+--- A question key (`<Plug>(tether-allow)` …) pressed: it answers in the chat only.
+---@param action string
+function M.question_key(action)
+  local s = app.get():of_buffer(vim.api.nvim_get_current_buf())
+  if not s or vim.b.tether_role ~= "chat" then
+    return log.info("questions are answered in the chat (:Tether shows it)")
+  end
+  require("tether.questions").press(app.chat(s), action, vim.api.nvim_get_current_win())
 end
 
 function M.TetherRestart()
-  session.restart(root(), function(s)
+  app.get():restart(root(), function(s)
     if s then
-      s.chat:show()
+      app.chat(s):show()
     end
   end)
 end

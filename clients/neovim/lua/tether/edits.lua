@@ -8,6 +8,11 @@
 
 local M = {}
 
+--- Buffers that had unsaved changes of the user's when an agent edit landed in them: the
+--- save that follows writes those changes too (`:help tether-saving`).
+---@type table<integer, true>
+local unsaved_before = {}
+
 ---@class tether.EditTarget
 ---@field buf integer
 ---@field version integer?
@@ -86,6 +91,9 @@ function M.apply_edit(params, ctx)
   end
   local empty = {} ---@type table<integer, boolean>
   for _, target in ipairs(list) do
+    if vim.api.nvim_buf_is_loaded(target.buf) and vim.bo[target.buf].modified then
+      unsaved_before[target.buf] = true
+    end
     break_undo(target.buf)
     if vim.api.nvim_buf_is_loaded(target.buf) then
       empty[target.buf] = is_empty(target.buf)
@@ -108,10 +116,13 @@ function M.apply_edit(params, ctx)
 end
 
 --- Write the buffers of `uris` (after an agent edit), running the user's write autocmds.
+--- The whole buffer is written: the agent's commands must see its edit on disk, and a
+--- partial write would leave buffer and file disagreeing. Also returns the files whose
+--- write carried unsaved changes of the user's, so the chat can say so.
 ---@param params {uris: string[]}
----@return any result, lsp.ResponseError? err
+---@return any result, lsp.ResponseError? err, string[] with_user_changes
 function M.save_documents(params, _)
-  local failed = {}
+  local failed, with_user_changes = {}, {}
   for _, uri in ipairs(params.uris or {}) do
     local buf = vim.uri_to_bufnr(uri)
     if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
@@ -120,14 +131,18 @@ function M.save_documents(params, _)
       end)
       if not ok then
         failed[#failed + 1] = ("%s: %s"):format(vim.uri_to_fname(uri), err)
+      elseif unsaved_before[buf] then
+        with_user_changes[#with_user_changes + 1] = uri
       end
     end
+    unsaved_before[buf] = nil
   end
   if #failed > 0 then
     -- The daemon then writes the files itself, so buffer and disk still agree.
-    return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InternalError, table.concat(failed, "; "))
+    local err = vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InternalError, table.concat(failed, "; "))
+    return nil, err, with_user_changes
   end
-  return vim.NIL
+  return vim.NIL, nil, with_user_changes
 end
 
 return M

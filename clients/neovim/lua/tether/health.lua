@@ -1,5 +1,8 @@
 --- `:checkhealth tether`: Neovim version, the daemon (command, version, protocol version),
---- the shell sandbox, and which model provider is configured.
+--- the shell sandbox, and which model provider is configured (with the credentials it needs).
+---
+--- It needs nothing but this folder on 'runtimepath': no `setup()`, no plugin/ file sourced
+--- (a lazy-loaded plugin manager may not have loaded the plugin yet).
 
 local M = {}
 
@@ -74,6 +77,18 @@ function M.handshake(cmd, env, root)
   return result, failure
 end
 
+--- Settings files that may hold `model`, `apiKeyHelper` or `env`, most specific first.
+---@param root string
+---@return string[]
+local function settings_files(root)
+  local config_home = vim.env.XDG_CONFIG_HOME or vim.fs.joinpath(vim.env.HOME or "~", ".config")
+  return {
+    vim.fs.joinpath(root, ".tether", "settings.local.json"),
+    vim.fs.joinpath(root, ".tether", "settings.json"),
+    vim.fs.joinpath(config_home, "tether", "settings.json"),
+  }
+end
+
 ---@param path string
 ---@return string?
 local function model_in(path)
@@ -95,12 +110,7 @@ function M.model_source(root)
   if opts.init_options.model or opts.model then
     return opts.init_options.model or opts.model, "setup({ model = … })"
   end
-  local config_home = vim.env.XDG_CONFIG_HOME or vim.fs.joinpath(vim.env.HOME or "~", ".config")
-  for _, path in ipairs({
-    vim.fs.joinpath(root, ".tether", "settings.local.json"),
-    vim.fs.joinpath(root, ".tether", "settings.json"),
-    vim.fs.joinpath(config_home, "tether", "settings.json"),
-  }) do
+  for _, path in ipairs(settings_files(root)) do
     local model = model_in(path)
     if model then
       return model, path
@@ -146,7 +156,7 @@ local function check_daemon(root)
   else
     health.warn("could not ask the daemon for its version: " .. vim.trim(out.stderr or ""))
   end
-  local running = require("tether.client").get(root)
+  local running = require("tether.daemon").get(root)
   local result, err
   if running and running.initialized then
     result = { capabilities = running.server_capabilities, serverInfo = running.server_info }
@@ -186,23 +196,82 @@ local function check_sandbox()
   end
 end
 
+--- Where the daemon would find Anthropic credentials, or nil.
+---@param root string
+---@return string?
+function M.anthropic_credentials(root)
+  local opts = require("tether.config").options
+  for _, var in ipairs({ "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE" }) do
+    if (opts.cmd_env and opts.cmd_env[var]) or (vim.env[var] and vim.env[var] ~= "") then
+      return "$" .. var
+    end
+  end
+  for _, path in ipairs(settings_files(root)) do
+    local fd = io.open(path, "r")
+    if fd then
+      local ok, data = pcall(vim.json.decode, fd:read("*a"))
+      fd:close()
+      if ok and type(data) == "table" then
+        if type(data.apiKeyHelper) == "string" then
+          return "apiKeyHelper in " .. path
+        end
+        local env = type(data.env) == "table" and data.env or {}
+        if env.ANTHROPIC_API_KEY or env.ANTHROPIC_AUTH_TOKEN then
+          return "env in " .. path
+        end
+      end
+    end
+  end
+end
+
+--- Is `model` served by Anthropic's API (which needs credentials)?
+---@param model string
+---@return boolean
+local function is_anthropic(model)
+  local kind = model:match("^(%w+):")
+  if kind then
+    return kind == "anthropic"
+  end
+  return model:find("^anthropic") ~= nil
+    or model:find("^claude") ~= nil
+    or vim.tbl_contains({ "sonnet", "opus", "haiku" }, model)
+end
+
 ---@param root string
 local function check_model(root)
   health.start("Model provider")
   local model, source = M.model_source(root)
-  if model then
-    health.ok(("model: %s (from %s)"):format(model, source))
-  else
+  if not model then
     health.error("no model provider is configured", {
-      "Set ANTHROPIC_API_KEY, or setup({ model = 'anthropic:claude-sonnet-4-6' })",
+      "Set ANTHROPIC_API_KEY (in Neovim: :let $ANTHROPIC_API_KEY = '…', then :TetherRestart)",
+      "Or setup({ model = 'anthropic:claude-sonnet-4-6' })",
       "Local models: setup({ model = 'openai:qwen2.5-coder@http://localhost:11434/v1' })",
     })
+    return
   end
+  if is_anthropic(model) then
+    local credentials = M.anthropic_credentials(root)
+    if not credentials then
+      local what = ("model: %s (from %s), but no Anthropic credentials are set: prompts will fail"):format(
+        model,
+        source
+      )
+      health.error(what, {
+        "Set ANTHROPIC_API_KEY (in Neovim: :let $ANTHROPIC_API_KEY = '…', then :TetherRestart)",
+        "Or ANTHROPIC_AUTH_TOKEN, or an apiKeyHelper in .tether/settings.json",
+        "Or pick a local model: setup({ model = 'openai:<model>@http://localhost:11434/v1' })",
+      })
+      return
+    end
+    health.ok(("model: %s (from %s; credentials: %s)"):format(model, source, credentials))
+    return
+  end
+  health.ok(("model: %s (from %s)"):format(model, source))
 end
 
 function M.check()
-  require("tether").ensure_setup()
-  local root = require("tether.client").root_for(0)
+  require("tether.config").ensure()
+  local root = require("tether.daemon").root_for(0)
   check_neovim()
   check_daemon(root)
   check_sandbox()

@@ -5,26 +5,21 @@
 
 local M = {}
 
-local did_setup = false
-
 ---@param opts? tether.Options
 function M.setup(opts)
   require("tether.config").setup(opts)
-  did_setup = true
 end
 
 --- Commands call this, so using Tether without `setup()` means using the defaults.
 function M.ensure_setup()
-  if not did_setup then
-    M.setup({})
-  end
+  require("tether.config").ensure()
 end
 
 --- The current session of the current buffer's workspace, if one is running.
 ---@return tether.Session?
 function M.session()
   M.ensure_setup()
-  return require("tether.session").current_of(require("tether.client").root_for(0))
+  return require("tether.app").get():current_of(require("tether.daemon").root_for(0))
 end
 
 --- Send `text` as a prompt to the current workspace's session (started if needed).
@@ -32,9 +27,10 @@ end
 ---@param on_done? fun(err: lsp.ResponseError?, result: tether.PromptResult?)
 function M.prompt(text, on_done)
   M.ensure_setup()
-  local session = require("tether.session")
-  session.with_session(require("tether.client").root_for(0), function(s)
-    session.prompt(s, text, on_done)
+  local app = require("tether.app")
+  app.get():with_session(require("tether.daemon").root_for(0), function(s)
+    app.chat(s):show()
+    s:prompt({ { type = "text", text = text } }, on_done)
   end)
 end
 

@@ -1,16 +1,16 @@
 --- The prompt area below the chat: a small buffer to write multi-line prompts in, as in
 --- CodeCompanion or CopilotChat. `<CR>` (normal mode) or `<C-s>` (insert mode) sends it
---- whole; `<Up>`/`<Down>` on its first/last line walk the prompts sent before; `@path`
---- attaches a workspace file and `#buffer` an open buffer (completed by the omnifunc, and
---- typing `@` or `#` opens the completion).
+--- whole; `<Up>`/`<Down>` on its first/last line walk the prompts sent before from this
+--- workspace (kept across Neovim runs, `history.lua`); `@path` attaches a workspace file and
+--- `#buffer` an open buffer (completed by the omnifunc, and typing `@` or `#` opens the
+--- completion without inserting anything). While "Keep planning" waits for what should
+--- change, what is sent here is that answer.
 
 local config = require("tether.config")
+local history = require("tether.history")
+local scratch = require("tether.scratch")
 
 local M = {}
-
---- Prompts sent, oldest first, per workspace root (shared by its sessions).
----@type table<string, string[]>
-M.history = {}
 
 ---@class tether.Input
 ---@field session tether.Session
@@ -21,16 +21,18 @@ local Input = {}
 Input.__index = Input
 
 M.HINT = "%#Comment#<CR> send · <C-s> from insert · <Up> history · @file #buffer"
+M.FEEDBACK_HINT = "%#WarningMsg#What should change in the plan? <CR> sends it (empty: no note)"
 
----@param session tether.Session
+---@param s tether.Session
 ---@return tether.Input
-function M.new(session)
-  local buf = vim.api.nvim_create_buf(false, true)
-  require("tether.chat").scratch(buf, session, "input")
-  pcall(vim.api.nvim_buf_set_name, buf, ("tether://prompt/%s"):format(session.id:sub(1, 8)))
+function M.new(s)
+  local buf = scratch.buffer(s, "input", ("tether://prompt/%s"):format(s.id:sub(1, 8)))
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].omnifunc = "v:lua.require'tether.mentions'.omnifunc"
-  local self = setmetatable({ session = session, buf = buf }, Input)
+  -- Completion opens by itself after `@`: it must not insert a match the user did not pick
+  -- (the default 'completeopt' inserts the first one), and narrows as they type.
+  vim.bo[buf].completeopt = "menuone,noinsert,noselect,fuzzy,popup"
+  local self = setmetatable({ session = s, buf = buf }, Input)
   self:_keymaps()
   vim.api.nvim_create_autocmd("InsertCharPre", {
     buffer = buf,
@@ -55,25 +57,40 @@ function Input:set_lines(lines)
   end
 end
 
+--- The plan question waiting for what should change, if any.
+---@return tether.QuestionState?
+function Input:feedback_question()
+  for _, q in ipairs(require("tether.state").open_questions(self.session.state)) do
+    if q.wants_feedback then
+      return q
+    end
+  end
+end
+
 --- Send what is written (every line of it), remember it, and empty the area.
 function Input:send()
   local text = vim.trim(table.concat(self:lines(), "\n"))
+  local q = self:feedback_question()
+  if q then
+    self:set_lines({ "" })
+    self.session:answer(q.id, "plan_keep", text)
+    return
+  end
   if text == "" then
     return require("tether.log").info("the prompt is empty")
   end
-  local root = self.session.root
-  M.history[root] = M.history[root] or {}
-  table.insert(M.history[root], text)
+  history.add(self.session.root, text)
   self.pos, self.draft = nil, nil
   self:set_lines({ "" })
-  local links = require("tether.mentions").resolve(text, self.session)
-  require("tether.session").prompt(self.session, text, nil, links)
+  local content = require("tether.mentions").resolve(text, self.session)
+  content[#content + 1] = { type = "text", text = text }
+  self.session:prompt(content)
 end
 
 --- Step through the history: -1 older, +1 newer (past the newest: the draft again).
 ---@param step integer
 function Input:walk(step)
-  local list = M.history[self.session.root] or {}
+  local list = history.list(self.session.root)
   if #list == 0 then
     return
   end
@@ -127,7 +144,7 @@ function Input:_keymaps()
     return vim.fn.line(".") == vim.fn.line("$")
   end)
   map("n", "cancel", function()
-    require("tether.session").cancel(self.session)
+    self.session:cancel()
   end, "cancel the turn")
 end
 

@@ -80,7 +80,7 @@ function M.advice()
     ("Install it: uv tool install --force %s   (or: pipx install --force %s)"):format(where, where),
   }
   if src then
-    lines[#lines + 1] = ":TetherInstall runs that from Neovim (lazy.nvim: build = ':TetherInstall!')"
+    lines[#lines + 1] = ":TetherInstall runs that from Neovim (and the plugin does when the daemon is missing)"
   end
   if vim.fn.executable("uv") == 0 and vim.fn.executable("pipx") == 0 then
     lines[#lines + 1] = "Neither uv nor pipx is installed: python3 -m pip install --user uv (or pipx) first"
@@ -97,6 +97,48 @@ function M.missing_message(name)
     name,
     M.advice()[1]
   )
+end
+
+--- Lines of installer output shown while it runs, at most one every few seconds.
+local PROGRESS_EVERY_MS = 3000
+
+--- Callbacks waiting for the install under way.
+---@type fun(path: string?)[]?
+local waiting = nil
+
+--- The daemon `name` is missing. When the plugin may install it (`auto_install`, this
+--- plugin inside a Tether repository, uv or pipx present) it does, saying so and showing
+--- progress, and calls `cb(path)` when done; otherwise (or when that fails) it says exactly
+--- what to do and calls `cb(nil)`.
+---@param name string
+---@param cb fun(path: string?)
+function M.ensure(name, cb)
+  local log = require("tether.log")
+  local src = M.source_dir()
+  local can = name == "tether" and require("tether.config").options.auto_install and src and #M.commands(src) > 0
+  if not can then
+    log.error(M.missing_message(name))
+    return cb(nil)
+  end
+  if waiting then
+    waiting[#waiting + 1] = cb
+    return
+  end
+  waiting = { cb }
+  M.run(function(ok, message)
+    local found = ok and M.find("tether") or nil
+    if found then
+      log.info(message .. "; starting it")
+    else
+      log.error(ok and (message .. ", but Tether cannot find it: setup({ cmd = { '/path/to/tether', 'serve' } })")
+        or message)
+    end
+    local callbacks = waiting or {}
+    waiting = nil
+    for _, fn in ipairs(callbacks) do
+      fn(found)
+    end
+  end)
 end
 
 --- Install the daemon from the repository with uv or pipx; `cb(ok, message)` at the end.
@@ -122,10 +164,14 @@ function M.run(cb, wait)
     return cb(false, "neither uv nor pipx is installed: python3 -m pip install --user uv (or pipx) first")
   end
   local cmd = commands[1]
-  log.info("installing the daemon: " .. table.concat(cmd, " "))
+  log.info(("the Tether daemon is not installed: installing it (%s); this takes a minute, once"):format(
+    table.concat(cmd, " ")
+  ))
+  local tail = "" -- the installer's last words, for a failure
   local function done(out)
     if out.code ~= 0 then
-      return cb(false, ("%s failed (exit %d): %s"):format(cmd[1], out.code, vim.trim(out.stderr or "")))
+      local last = vim.split(vim.trim(out.stderr or tail), "\n", { plain = true })
+      return cb(false, ("installing the daemon failed (%s, exit %d): %s"):format(cmd[1], out.code, last[#last] or ""))
     end
     local found = M.find("tether")
     cb(true, found and ("daemon installed: " .. found) or "daemon installed; add ~/.local/bin to PATH")
@@ -133,7 +179,19 @@ function M.run(cb, wait)
   if wait then
     return done(vim.system(cmd, { text = true }):wait())
   end
-  vim.system(cmd, { text = true }, vim.schedule_wrap(done))
+  local last_shown = 0
+  local function progress(_, data)
+    local line = data and vim.trim(data:match("([^\n]*)\n?$") or "")
+    if line and line ~= "" then
+      tail = line
+    end
+    local now = vim.uv.now()
+    if line and line ~= "" and now - last_shown >= PROGRESS_EVERY_MS then
+      last_shown = now
+      log.info("installing the daemon: " .. line)
+    end
+  end
+  vim.system(cmd, { text = true, stdout = progress, stderr = progress }, vim.schedule_wrap(done))
 end
 
 return M

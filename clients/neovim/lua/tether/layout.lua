@@ -13,6 +13,11 @@ local M = {}
 
 local augroup = nil ---@type integer?
 local PLAN_MAX_HEIGHT = 8
+local ns = vim.api.nvim_create_namespace("tether.todo")
+
+--- Chats that were shown, by transcript buffer (for resizes); a wiped chat leaves.
+---@type table<integer, tether.ChatView>
+local shown = {}
 
 ---@param win integer
 local function transcript_options(win)
@@ -57,7 +62,7 @@ local function window_of(root, role)
   end
 end
 
----@param chat tether.Chat
+---@param chat tether.ChatView
 ---@param role "chat"|"input"|"plan"
 ---@return integer
 local function buf_of(chat, role)
@@ -66,7 +71,7 @@ end
 
 --- The window showing `role` for `chat`, taking over one of another session of the same
 --- workspace if needed.
----@param chat tether.Chat
+---@param chat tether.ChatView
 ---@param role "chat"|"input"|"plan"
 ---@return integer?
 function M.window(chat, role)
@@ -87,12 +92,17 @@ local function watch()
     return
   end
   augroup = vim.api.nvim_create_augroup("tether.layout", { clear = true })
+  -- Only the chats on screen: every window resize must not cost a walk of all sessions.
   vim.api.nvim_create_autocmd("WinResized", {
     group = augroup,
     callback = function()
-      for _, s in pairs(require("tether.session").sessions) do
-        if #s.chat:windows() > 0 then
-          M.refresh(s.chat)
+      local done = {}
+      for _, win in ipairs(vim.v.event.windows or {}) do
+        local buf = vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_buf(win)
+        local chat = buf and shown[buf]
+        if chat and not done[chat] then
+          done[chat] = true
+          M.refresh(chat)
         end
       end
     end,
@@ -122,10 +132,20 @@ local function watch()
   })
 end
 
----@param chat tether.Chat
+---@param chat tether.ChatView
 ---@param enter? boolean Move the cursor into the prompt area.
 function M.show(chat, enter)
   watch()
+  if not shown[chat.buf] then
+    shown[chat.buf] = chat
+    vim.api.nvim_create_autocmd("BufWipeout", {
+      buffer = chat.buf,
+      once = true,
+      callback = function(ev)
+        shown[ev.buf] = nil
+      end,
+    })
+  end
   local opts = config.options.chat
   local win = M.window(chat, "chat")
   if not win then
@@ -146,14 +166,13 @@ function M.show(chat, enter)
     input = vim.api.nvim_open_win(chat.input.buf, false, { split = "below", win = win, height = opts.input_height })
   end
   small_options(input)
-  vim.wo[input].winbar = require("tether.input").HINT
   M.refresh(chat)
   if enter then
     vim.api.nvim_set_current_win(input)
   end
 end
 
----@param chat tether.Chat
+---@param chat tether.ChatView
 function M.hide(chat)
   for _, buf in ipairs({ chat.plan_buf, chat.input.buf, chat.buf }) do
     for _, win in ipairs(vim.fn.win_findbuf(buf)) do
@@ -165,9 +184,9 @@ function M.hide(chat)
 end
 
 --- The todo list window: open with the list while it matters, closed otherwise.
----@param chat tether.Chat
+---@param chat tether.ChatView
 local function refresh_plan(chat)
-  local s = chat.session
+  local s = chat.session.state
   local win = vim.fn.win_findbuf(chat.plan_buf)[1]
   if not status.plan_active(s) then
     if win and #vim.api.nvim_list_wins() > 1 then
@@ -180,10 +199,10 @@ local function refresh_plan(chat)
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
-  vim.api.nvim_buf_clear_namespace(buf, -1, 0, -1)
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   for i, entry in ipairs(s.plan) do
     if entry.status == "completed" then
-      vim.hl.range(buf, require("tether.chat").ns, "TetherPlanDone", { i - 1, 0 }, { i - 1, -1 })
+      vim.hl.range(buf, ns, "TetherPlanDone", { i - 1, 0 }, { i - 1, -1 })
     end
   end
   local height = math.min(#lines, PLAN_MAX_HEIGHT)
@@ -199,14 +218,20 @@ local function refresh_plan(chat)
   else
     vim.api.nvim_win_set_height(win, height)
   end
+  vim.wo[win].statusline = ("%%#StatusLine# Todo list  %s"):format(render.plan_summary(s.plan):gsub("%%", "%%%%"))
 end
 
---- Winbars of the chat's windows and the todo list window.
----@param chat tether.Chat
+--- Winbars of the chat's windows and the prompt area, and the todo list window.
+---@param chat tether.ChatView
 function M.refresh(chat)
   local icons = config.options.icons
   for _, win in ipairs(chat:windows()) do
-    vim.wo[win].winbar = status.winbar(chat.session, icons, vim.api.nvim_win_get_width(win))
+    vim.wo[win].winbar = status.winbar(chat.session.state, icons, vim.api.nvim_win_get_width(win))
+  end
+  local hint = chat.input:feedback_question() and require("tether.input").FEEDBACK_HINT
+    or require("tether.input").HINT
+  for _, win in ipairs(vim.fn.win_findbuf(chat.input.buf)) do
+    vim.wo[win].winbar = hint
   end
   if #chat:windows() > 0 then
     refresh_plan(chat)

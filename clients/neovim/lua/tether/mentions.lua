@@ -53,7 +53,7 @@ end
 --- The root of the session the prompt area belongs to.
 ---@return string
 local function current_root()
-  return vim.b.tether_root or require("tether.client").root_for(0)
+  return vim.b.tether_root or require("tether.daemon").root_for(0)
 end
 
 --- 'omnifunc' of the prompt area.
@@ -125,7 +125,7 @@ function M.resolve(text, s)
     if not seen[uri] then
       seen[uri] = true
       links[#links + 1] = { type = "resource_link", uri = uri }
-      local c = buf and require("tether.session").client_of(s)
+      local c = buf and s:client()
       if c then
         vim.lsp.buf_attach_client(buf, c.id)
       end

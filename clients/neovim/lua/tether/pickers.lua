@@ -1,10 +1,10 @@
 --- The pickers behind `:TetherSessions`, `:TetherRewind`, `:TetherMode` and `:TetherTasks`.
 --- All of them go through `vim.ui.select`, so the user's picker of choice shows them.
 
-local client = require("tether.client")
+local app = require("tether.app")
 local config = require("tether.config")
+local daemon = require("tether.daemon")
 local log = require("tether.log")
-local session = require("tether.session")
 
 local M = {}
 
@@ -29,12 +29,13 @@ end
 ---@param root string
 ---@param on_done? fun(s: tether.Session)
 function M.sessions(root, on_done)
-  client.with_client(root, function(c)
+  local registry = app.get()
+  registry.daemon:with_client(root, function(c)
     if not c then
       return
     end
     local params = { workspaceFolder = vim.uri_from_fname(root) }
-    client.request(c, "tether/listSessions", params, function(err, result)
+    daemon.request(c, "tether/listSessions", params, function(err, result)
       if err then
         return log.rpc_error("could not list sessions", err)
       end
@@ -48,48 +49,80 @@ function M.sessions(root, on_done)
         format_item = M.session_label,
       }, function(info)
         if info then
-          session.load(root, info.sessionId, on_done)
+          registry:load(root, info.sessionId, function(s)
+            app.chat(s):show()
+            if on_done then
+              on_done(s)
+            end
+          end)
         end
       end)
     end)
   end)
 end
 
---- Pick a turn of the current session and rewind to before it.
+--- One line for a turn in the rewind list: its number, the first line of its prompt (with
+--- how many more there are), and how it ended when that was not normally.
+---@param turn tether.TurnInfo
+---@return string
+function M.turn_label(turn)
+  local lines = vim.split(vim.trim(turn.prompt), "\n", { plain = true })
+  local text = lines[1] ~= "" and lines[1] or "(attachments only)"
+  if #lines > 1 then
+    text = ("%s  (+%d line%s)"):format(text, #lines - 1, #lines == 2 and "" or "s")
+  end
+  local label = ("%d. %s"):format(turn.n, text)
+  if turn.stop == "error" then
+    label = label .. "  [failed" .. (turn.error and (": " .. turn.error:gsub("\n", " ")) or "") .. "]"
+  elseif turn.stop == "cancelled" then
+    label = label .. "  [cancelled]"
+  end
+  return label
+end
+
+--- Pick a turn of the session and rewind to before it.
 ---@param s tether.Session
 ---@param on_done? fun(restored: string[])
 function M.rewind(s, on_done)
-  if s.busy > 0 then
+  local st = s.state
+  if st.busy > 0 or st.running then
     return log.warn("cancel the running turn before rewinding")
   end
-  if #s.turns == 0 then
+  if #st.turns == 0 then
     return log.info("nothing to rewind: no turns yet")
   end
   local turns = {}
-  for i = #s.turns, 1, -1 do
-    turns[#turns + 1] = s.turns[i]
+  for i = #st.turns, 1, -1 do
+    turns[#turns + 1] = st.turns[i]
   end
   vim.ui.select(turns, {
     prompt = "Rewind to before (files and conversation)",
     kind = "tether.turn",
-    format_item = function(turn)
-      return turn.prompt ~= "" and turn.prompt or turn.turnId
-    end,
+    format_item = M.turn_label,
   }, function(turn)
     if turn then
-      session.rewind(s, turn, on_done)
+      s:rewind(turn.turnId, on_done)
     end
   end)
 end
 
+--- "ask before edits (default)": the words the winbar uses, then the mode's name.
+---@param mode tether.Mode
+---@return string
+function M.mode_label(mode)
+  return ("%s (%s)"):format(require("tether.status").MODE_LABEL[mode] or mode, mode)
+end
+
 ---@param s tether.Session
 function M.mode(s)
+  local now = s.state.mode or "default"
   vim.ui.select(config.modes, {
-    prompt = ("Permission mode (now: %s)"):format(s.mode or "default"),
+    prompt = ("Permission mode (now: %s)"):format(require("tether.status").MODE_LABEL[now] or now),
     kind = "tether.mode",
+    format_item = M.mode_label,
   }, function(mode)
     if mode then
-      session.set_mode(s, mode)
+      s:set_mode(mode)
     end
   end)
 end
@@ -109,7 +142,7 @@ end
 --- Background tasks of the session; choosing one jumps to its tool call in the chat.
 ---@param s tether.Session
 function M.tasks(s)
-  local tasks = vim.tbl_values(s.tasks)
+  local tasks = vim.tbl_values(s.state.tasks)
   if #tasks == 0 then
     return log.info("no background tasks in this session")
   end
@@ -117,10 +150,11 @@ function M.tasks(s)
     return a.taskId < b.taskId
   end)
   vim.ui.select(tasks, { prompt = "Tether tasks", kind = "tether.task", format_item = M.task_label }, function(task)
-    local row = task and task.toolCallId and s.chat.text:row_of(task.toolCallId)
+    local chat = app.chat(s)
+    local row = task and task.toolCallId and chat.text:row_of("t:" .. task.toolCallId)
     if row then
-      s.chat:show()
-      local win = s.chat:windows()[1]
+      chat:show()
+      local win = chat:windows()[1]
       vim.api.nvim_set_current_win(win)
       vim.api.nvim_win_set_cursor(win, { row + 1, 0 })
     end

@@ -114,7 +114,7 @@ end
 ---@field rawInput? table
 ---@field content? tether.ToolContent[]
 ---@field rejected? "user"|"rule"|"hook"|"mode" Why it did not run (a rejection is not a failure).
----@field waiting? boolean A permission question about it is open.
+---@field waiting? boolean A permission question about it is open (set by the view).
 
 local REJECTED_BY = {
   user = "Rejected by you",
@@ -134,17 +134,25 @@ function M.relative(text, root)
   return (text:gsub(vim.pesc(root .. "/"), ""))
 end
 
+--- A plan's own tool call (ExitPlanMode): "rejected" means the user kept planning.
+---@param tool tether.ToolState
+---@return boolean
+function M.is_plan(tool)
+  return tool.rawInput ~= nil and type(tool.rawInput.plan) == "string"
+end
+
 ---@param icons tether.Icons
 ---@param tool tether.ToolState
 ---@param root? string
 ---@return string
 function M.tool_header(icons, tool, root)
-  local title = M.relative(tool.title, root)
+  local title = M.relative(tool.title, root):gsub("\n", " ⏎ ")
   if tool.waiting then
-    return ("%s %s — waiting for your answer (<CR> here, or :TetherAnswer)"):format(icons.waiting, title)
+    return ("%s %s"):format(icons.waiting, title)
   end
   if tool.rejected then
-    return ("%s %s — %s"):format(icons.rejected, title, REJECTED_BY[tool.rejected] or "Rejected")
+    local why = M.is_plan(tool) and tool.rejected == "user" and "Kept planning" or REJECTED_BY[tool.rejected]
+    return ("%s %s — %s"):format(icons.rejected, title, why or "Rejected")
   end
   return ("%s %s"):format(icons[tool.status] or icons.pending, title)
 end
@@ -189,6 +197,18 @@ function M.count(n)
   return tostring(n)
 end
 
+--- "ctx 0.8%" for a small share of a big window (1M tokens), "ctx 42%" above 10%.
+---@param tokens integer
+---@param window integer
+---@return string
+function M.context(tokens, window)
+  local share = 100 * tokens / window
+  if share > 0 and share < 10 then
+    return ("ctx %.1f%%"):format(math.max(share, 0.1))
+  end
+  return ("ctx %d%%"):format(math.floor(share + 0.5))
+end
+
 ---@param usage tether.Usage
 ---@return string
 function M.usage(usage)
@@ -197,7 +217,7 @@ function M.usage(usage)
     parts[#parts + 1] = ("$%.4f"):format(usage.costUsd)
   end
   if usage.contextWindow and usage.contextWindow > 0 and usage.contextTokens then
-    parts[#parts + 1] = ("ctx %d%%"):format(math.floor(100 * usage.contextTokens / usage.contextWindow))
+    parts[#parts + 1] = M.context(usage.contextTokens, usage.contextWindow)
   end
   return table.concat(parts, " · ")
 end
@@ -243,9 +263,21 @@ local STOP_TEXT = {
 ---@return string?
 function M.stop_line(stop, err)
   if stop == "error" then
-    return "**Error:** " .. (err and err.message or "the turn failed")
+    return "**Error:** " .. M.turn_error(err and err.message or "the turn failed")
   end
   return STOP_TEXT[stop]
+end
+
+--- A failed turn's message; one that names an environment variable (a key, a base URL) says
+--- how to give a fixed environment to the daemon, which only a new daemon sees.
+---@param message string
+---@return string
+function M.turn_error(message)
+  local var = message:match("[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]")
+  if var and not message:find(":TetherRestart", 1, true) then
+    return ("%s (in Neovim: :let $%s = '…', then :TetherRestart)"):format(message, var)
+  end
+  return message
 end
 
 return M

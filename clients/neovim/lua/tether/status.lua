@@ -1,7 +1,7 @@
 --- The chat's winbar. A default split is narrow, so the parts come in order of importance
 --- (a question waiting for the user, then whether the agent works, the mode, the todo list,
 --- context, cost, tokens) and the least important ones are dropped until the rest fits.
---- Pure: it reads a session and returns text; `layout.lua` puts it in the windows.
+--- Pure: it reads a session's state and returns text; `layout.lua` puts it in the windows.
 
 local render = require("tether.render")
 
@@ -22,14 +22,15 @@ M.MODE_LABEL = {
 ---@field rank integer Lower is more important: kept longest.
 
 --- Is the todo list worth showing? While a turn runs, or while it has unfinished entries;
---- a finished list from an earlier turn is history, not status.
----@param s tether.Session
+--- a finished list from an earlier turn is history, not status (`state.lua` forgets it when
+--- the next turn starts).
+---@param s tether.State
 ---@return boolean
 function M.plan_active(s)
   if not s.plan or #s.plan == 0 then
     return false
   end
-  if s.busy > 0 then
+  if s.busy > 0 or s.running then
     return true
   end
   for _, entry in ipairs(s.plan) do
@@ -41,7 +42,7 @@ function M.plan_active(s)
 end
 
 --- Session totals so far: finished turns plus the running one.
----@param s tether.Session
+---@param s tether.State
 ---@return tether.Usage?
 function M.totals(s)
   if not s.total and not s.live then
@@ -60,7 +61,7 @@ function M.totals(s)
 end
 
 --- The parts, in display order.
----@param s tether.Session
+---@param s tether.State
 ---@param icons tether.Icons
 ---@return tether.StatusPart[]
 function M.parts(s, icons)
@@ -68,11 +69,14 @@ function M.parts(s, icons)
   local function add(rank, text, hl)
     parts[#parts + 1] = { rank = rank, text = text, hl = hl }
   end
-  local question = s.questions and s.questions[1]
+  local key = s.questions[1]
+  local question = key and s.index[key] and s.index[key].question
   if question then
-    local title = render.relative(question.title, s.root)
-    add(1, ("%s answer needed: %s"):format(icons.waiting, title), "WarningMsg")
-  elseif s.busy > 0 then
+    local title = question.kind == "plan" and "the plan" or render.relative(question.title, s.root)
+    add(1, ("%s answer needed: %s"):format(icons.waiting, (title:gsub("\n", " "))), "WarningMsg")
+  elseif not s.attached then
+    add(1, "daemon exited", "DiagnosticError")
+  elseif s.busy > 0 or s.running then
     add(2, icons.in_progress .. " working", "DiagnosticWarn")
   end
   add(3, M.MODE_LABEL[s.mode or "default"] or s.mode, s.mode == "plan" and "DiagnosticInfo" or nil)
@@ -80,7 +84,7 @@ function M.parts(s, icons)
     add(4, "☑ " .. render.plan_summary(s.plan))
   end
   if s.ctx and s.ctx.window and s.ctx.window > 0 then
-    add(5, ("ctx %d%%"):format(math.floor(100 * s.ctx.tokens / s.ctx.window)))
+    add(5, render.context(s.ctx.tokens, s.ctx.window))
   end
   local totals = M.totals(s)
   if totals and totals.costUsd then
@@ -143,7 +147,7 @@ function M.text(parts)
 end
 
 --- The 'winbar' value for a window `columns` wide.
----@param s tether.Session
+---@param s tether.State
 ---@param icons tether.Icons
 ---@param columns integer
 ---@return string

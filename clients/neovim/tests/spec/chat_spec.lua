@@ -24,15 +24,14 @@ describe("chat", function()
     local user_win = vim.api.nvim_get_current_win()
 
     -- Record the chat as each chunk arrives, and the progress events.
-    local session = require("tether.session")
-    local on_update = session.on_update
+    local s = H.session()
     local snapshots, progress = {}, {}
-    session.on_update = function(params, ctx)
-      on_update(params, ctx)
-      if params.update.kind == "agent_message_chunk" then
-        snapshots[#snapshots + 1] = session.sessions[params.sessionId].chat:contents()
+    local unsubscribe = s:subscribe(function(_, event)
+      local action = event.type == "changed" and event.action
+      if action and action.type == "update" and action.update.kind == "agent_message_chunk" then
+        snapshots[#snapshots + 1] = H.chat(s):contents()
       end
-    end
+    end)
     vim.api.nvim_create_autocmd("LspProgress", {
       callback = function(ev)
         progress[#progress + 1] = { kind = ev.data.params.value.kind, status = vim.lsp.status() }
@@ -40,13 +39,12 @@ describe("chat", function()
     })
 
     vim.cmd("TetherPrompt What does this app do?")
-    local s = H.session()
     H.wait(15000, function()
-      return #s.turns == 1
+      return #s.state.turns == 1 and s.state.busy == 0
     end, "the turn to end")
-    session.on_update = on_update
+    unsubscribe()
 
-    local chat = s.chat:contents()
+    local chat = H.chat(s):contents()
     assert.matches("## You\n\nWhat does this app do%?", chat)
     local thought = "💭 Thinking\nThe user wants a summary.\nReading the file first."
     assert.matches("## Tether\n\n" .. thought .. "\n\nLet me look.", chat, 1, true)
@@ -59,9 +57,9 @@ describe("chat", function()
 
     -- Tool calls are blocks with a status icon; the chat window folds them.
     assert.matches("✓ Read src/app%.py", chat)
-    local win = s.chat:windows()[1]
+    local win = H.chat(s):windows()[1]
     assert.is_not_nil(win)
-    local lines = vim.api.nvim_buf_get_lines(s.chat.buf, 0, -1, false)
+    local lines = vim.api.nvim_buf_get_lines(H.chat(s).buf, 0, -1, false)
     local header
     for i, line in ipairs(lines) do
       if line:find("Read src/app.py", 1, true) then
@@ -77,13 +75,13 @@ describe("chat", function()
 
     -- The todo list and usage in the winbar, the list in full in its own window.
     vim.api.nvim_win_set_width(win, 64)
-    s.chat:refresh_status()
+    H.chat(s):refresh_status()
     local winbar = vim.wo[win].winbar
     assert.matches("☑ 1/2 Explaining it", winbar, 1, true)
-    assert.matches("ctx %d+%%", winbar)
-    local plan_win = vim.fn.win_findbuf(s.chat.plan_buf)[1]
+    assert.matches("ctx [%d.]+%%", winbar)
+    local plan_win = vim.fn.win_findbuf(H.chat(s).plan_buf)[1]
     assert.is_not_nil(plan_win, "the todo list is shown")
-    assert.same({ "☑ Read the app", "◐ Explain it" }, vim.api.nvim_buf_get_lines(s.chat.plan_buf, 0, -1, false))
+    assert.same({ "☑ Read the app", "◐ Explain it" }, vim.api.nvim_buf_get_lines(H.chat(s).plan_buf, 0, -1, false))
 
     -- The user's window kept the cursor all along.
     assert.equals(user_win, vim.api.nvim_get_current_win())
@@ -117,7 +115,7 @@ describe("chat", function()
     local s = H.session()
     H.prompt(s, "run it in the background")
     H.wait(10000, function()
-      local task = next(s.tasks) and select(2, next(s.tasks))
+      local task = next(s.state.tasks) and select(2, next(s.state.tasks))
       return task and task.status == "running"
     end, "the task to start")
     local calls = H.stub_select(function(items)
@@ -127,7 +125,7 @@ describe("chat", function()
     assert.equals(1, #calls)
     assert.equals("tether.task", calls[1].opts.kind)
     assert.matches("^◐ sleep in the background  %[running%]", calls[1].opts.format_item(calls[1].items[1]))
-    assert.equals(s.chat.buf, vim.api.nvim_get_current_buf(), "choosing a task opens the chat")
+    assert.equals(H.chat(s).buf, vim.api.nvim_get_current_buf(), "choosing a task opens the chat")
     assert.equals("✓ sleep in the background", vim.api.nvim_get_current_line())
   end)
 
@@ -140,23 +138,23 @@ describe("chat", function()
     }))
     vim.cmd("Tether!")
     local s = H.session()
-    assert.equals(s.chat.input.buf, vim.api.nvim_get_current_buf(), ":Tether! moves into the prompt area")
-    assert.equals(1, #s.chat:windows())
+    assert.equals(H.chat(s).input.buf, vim.api.nvim_get_current_buf(), ":Tether! moves into the prompt area")
+    assert.equals(1, #H.chat(s):windows())
     vim.api.nvim_feedkeys(vim.keycode("ifirst line<CR>second line<Esc><CR>"), "xt", false)
     H.wait(10000, function()
-      return #s.turns == 1 and s.busy == 0
+      return #s.state.turns == 1 and s.state.busy == 0
     end, "the turn")
-    assert.matches("## You\n\nfirst line\nsecond line\n\n## Tether\n\nGot both lines.", s.chat:contents(), 1, true)
-    assert.same({ "" }, vim.api.nvim_buf_get_lines(s.chat.input.buf, 0, -1, false), "the area is empty again")
+    assert.matches("## You\n\nfirst line\nsecond line\n\n## Tether\n\nGot both lines.", H.chat(s):contents(), 1, true)
+    assert.same({ "" }, vim.api.nvim_buf_get_lines(H.chat(s).input.buf, 0, -1, false), "the area is empty again")
 
     -- <Up> on the first line brings the last prompt back; <Down> returns to the draft.
     vim.api.nvim_feedkeys(vim.keycode("idraft<Esc><Up>"), "xt", false)
-    assert.same({ "first line", "second line" }, vim.api.nvim_buf_get_lines(s.chat.input.buf, 0, -1, false))
+    assert.same({ "first line", "second line" }, vim.api.nvim_buf_get_lines(H.chat(s).input.buf, 0, -1, false))
     vim.api.nvim_feedkeys(vim.keycode("G<Down>"), "xt", false)
-    assert.same({ "draft" }, vim.api.nvim_buf_get_lines(s.chat.input.buf, 0, -1, false))
+    assert.same({ "draft" }, vim.api.nvim_buf_get_lines(H.chat(s).input.buf, 0, -1, false))
 
     -- Completion offers workspace files after @ and buffers after #.
-    vim.api.nvim_buf_set_lines(s.chat.input.buf, 0, -1, false, { "look at @src/ap" })
+    vim.api.nvim_buf_set_lines(H.chat(s).input.buf, 0, -1, false, { "look at @src/ap" })
     vim.api.nvim_win_set_cursor(0, { 1, #"look at @src/ap" })
     local omni = require("tether.mentions").omnifunc
     vim.cmd.startinsert({ bang = true })
@@ -168,7 +166,7 @@ describe("chat", function()
     assert.same({ "@src/app.py" }, words)
     vim.cmd.stopinsert()
     vim.cmd.edit(root .. "/README.md")
-    vim.cmd.buffer(s.chat.input.buf)
+    vim.cmd.buffer(H.chat(s).input.buf)
     local buffers = vim.tbl_map(function(item)
       return item.word
     end, omni(0, "#READ"))
@@ -176,14 +174,14 @@ describe("chat", function()
     vim.cmd.buffer("#")
 
     -- <C-s> sends from insert mode; the mention becomes an attached file.
-    vim.cmd.buffer(s.chat.input.buf)
-    vim.api.nvim_buf_set_lines(s.chat.input.buf, 0, -1, false, {})
+    vim.cmd.buffer(H.chat(s).input.buf)
+    vim.api.nvim_buf_set_lines(H.chat(s).input.buf, 0, -1, false, {})
     vim.api.nvim_feedkeys(vim.keycode("iexplain @src/app.py please<C-s>"), "xt", false)
     H.wait(10000, function()
-      return #s.turns == 2 and s.busy == 0
+      return #s.state.turns == 2 and s.state.busy == 0
     end, "the second turn")
-    assert.matches("## You\n\n📎 `src/app.py`\nexplain @src/app.py please", s.chat:contents(), 1, true)
-    assert.matches("Read the mention.", s.chat:contents(), 1, true)
+    assert.matches("## You\n\n📎 `src/app.py`\nexplain @src/app.py please", H.chat(s):contents(), 1, true)
+    assert.matches("Read the mention.", H.chat(s):contents(), 1, true)
     vim.cmd.wincmd("p")
   end)
 
@@ -193,7 +191,7 @@ describe("chat", function()
     H.setup(H.script(root, { { H.say(reply) } }))
     local s = H.session()
     H.prompt(s, "show code")
-    local buf = s.chat.buf
+    local buf = H.chat(s).buf
     assert.is_not_nil(vim.treesitter.highlighter.active[buf], "treesitter highlights the chat")
     local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
     local row
@@ -213,9 +211,9 @@ describe("chat", function()
       return c.metadata and c.metadata.conceal == ""
     end, vim.treesitter.get_captures_at_pos(buf, row - 1, 0))
     assert.is_true(#fence > 0, "the fence is concealed")
-    assert.equals(2, vim.wo[s.chat:windows()[1]].conceallevel)
+    assert.equals(2, vim.wo[H.chat(s):windows()[1]].conceallevel)
     -- Diff lines get colours even without a diff parser (drawn by a decoration provider).
-    local win = s.chat:windows()[1]
+    local win = H.chat(s):windows()[1]
     vim.api.nvim_set_current_win(win)
     vim.cmd("normal! G")
     vim.cmd.redraw()
@@ -249,8 +247,38 @@ describe("chat", function()
     local ok, s = pcall(H.session)
     vim.treesitter.start = start
     assert(ok, s)
-    assert.equals("markdown", vim.bo[s.chat.buf].syntax)
-    assert.is_nil(vim.treesitter.highlighter.active[s.chat.buf])
+    assert.equals("markdown", vim.bo[H.chat(s).buf].syntax)
+    assert.is_nil(vim.treesitter.highlighter.active[H.chat(s).buf])
+  end)
+
+  it("does not bring back the last turn's finished todo list during the next turn", function()
+    local root = H.workspace()
+    local finished = vim.tbl_map(function(e)
+      return vim.tbl_extend("force", e, { status = "completed" })
+    end, TODOS)
+    H.setup(H.script(root, {
+      { H.tool("TodoWrite", { todos = finished }) },
+      { H.say("All done.") },
+      { chunk_delay_ms = 30, blocks = { H.say("Something else, at some length.") } },
+    }))
+    local s = H.session()
+    H.prompt(s, "do the list")
+    local chat = H.chat(s)
+    local seen = {}
+    s:subscribe(function(_, event)
+      if event.type == "changed" and event.action.type == "update" and event.action.live then
+        seen[#seen + 1] = {
+          winbar = vim.wo[chat:windows()[1]].winbar,
+          todo = vim.fn.win_findbuf(chat.plan_buf)[1] ~= nil,
+        }
+      end
+    end)
+    H.prompt(s, "something else")
+    assert.is_true(#seen > 3)
+    for _, at in ipairs(seen) do
+      assert.is_nil(at.winbar:find("☑", 1, true), at.winbar)
+      assert.is_false(at.todo, "the todo window stays closed")
+    end
   end)
 
   it("keeps the todo list in sight when the chat is longer than its window", function()
@@ -262,27 +290,41 @@ describe("chat", function()
     }))
     local s = H.session()
     H.prompt(s, "go on at length")
-    local chat_win = s.chat:windows()[1]
-    assert.is_true(vim.api.nvim_buf_line_count(s.chat.buf) > vim.api.nvim_win_get_height(chat_win))
-    local plan_win = vim.fn.win_findbuf(s.chat.plan_buf)[1]
+    local chat_win = H.chat(s):windows()[1]
+    assert.is_true(vim.api.nvim_buf_line_count(H.chat(s).buf) > vim.api.nvim_win_get_height(chat_win))
+    local plan_win = vim.fn.win_findbuf(H.chat(s).plan_buf)[1]
     assert.is_not_nil(plan_win)
     assert.equals(2, vim.api.nvim_win_get_height(plan_win))
+    -- Its status line says what it is (not "[Scratch]").
+    assert.matches("Todo list  1/2 Explaining it", vim.wo[plan_win].statusline, 1, true)
     -- Below the chat, above the prompt area.
     local chat_row = vim.api.nvim_win_get_position(chat_win)[1]
     local plan_row = vim.api.nvim_win_get_position(plan_win)[1]
-    local input_row = vim.api.nvim_win_get_position(vim.fn.win_findbuf(s.chat.input.buf)[1])[1]
+    local input_row = vim.api.nvim_win_get_position(vim.fn.win_findbuf(H.chat(s).input.buf)[1])[1]
     assert.is_true(chat_row < plan_row and plan_row < input_row)
   end)
 
-  it("sets the mode and shows it", function()
+  it("sets the mode and shows it, in the winbar's words", function()
     local root = H.workspace()
     H.setup(H.script(root, {}))
     vim.cmd("Tether")
     local s = H.session()
+    local calls = H.stub_select(function()
+      return nil
+    end)
+    vim.cmd("TetherMode")
+    assert.equals("Permission mode (now: ask before edits)", calls[1].opts.prompt)
+    assert.same({
+      "ask before edits (default)",
+      "accept edits (acceptEdits)",
+      "plan mode (plan)",
+      "bypass permissions (bypassPermissions)",
+      "don't ask (dontAsk)",
+    }, vim.tbl_map(calls[1].opts.format_item, calls[1].items))
     vim.cmd("TetherMode plan")
     H.wait(5000, function()
-      return s.mode == "plan"
+      return s.state.mode == "plan"
     end, "the mode to change")
-    assert.matches("plan mode", vim.wo[s.chat:windows()[1]].winbar, 1, true)
+    assert.matches("plan mode", vim.wo[H.chat(s):windows()[1]].winbar, 1, true)
   end)
 end)

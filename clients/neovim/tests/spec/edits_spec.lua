@@ -37,7 +37,10 @@ describe("edits", function()
     assert.equals(expected, H.text(buf))
     assert.equals(expected .. "\n", H.read(app), "buffer and disk agree")
     assert.is_false(vim.bo[buf].modified, "the buffer was written")
-    assert.matches("✓ Edit src/app.py", s.chat:contents(), 1, true)
+    assert.matches("✓ Edit src/app.py", H.chat(s):contents(), 1, true)
+    -- The chat says that the user's unsaved lines went to disk with the edit.
+    local note = "💾 Saved src/app.py with the agent's edit: your unsaved changes in it were written too"
+    assert.matches(note, H.chat(s):contents(), 1, true)
 
     -- `u` takes back the agent's edit, and only that.
     vim.cmd("normal! u")
@@ -104,7 +107,7 @@ describe("edits", function()
     local ok, err = pcall(function()
       local s = H.session()
       assert.equals("end_turn", H.prompt(s, "Say Hi").stopReason)
-      assert.matches("I see the error.", s.chat:contents(), 1, true)
+      assert.matches("I see the error.", H.chat(s):contents(), 1, true)
     end)
     edits.apply_edit = apply
     require("tether.diagnostics").send = send
@@ -156,13 +159,10 @@ describe("edits", function()
     }), { permission_mode = "acceptEdits" })
     vim.cmd.edit(app)
     local buf = vim.api.nvim_get_current_buf()
-    local session = require("tether.session")
-    local on_update = session.on_update
     local typed = false
-    session.on_update = function(params, ctx)
-      on_update(params, ctx)
-      local u = params.update
-      if u.kind == "tool_call_update" and u.status == "completed" and not typed then
+    local function on_event(_, event)
+      local u = event.type == "changed" and event.action.type == "update" and event.action.update
+      if u and u.kind == "tool_call_update" and u.status == "completed" and not typed then
         -- The user types right after the agent has read the file.
         typed = true
         vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "# typed while the agent thinks" })
@@ -179,9 +179,9 @@ describe("edits", function()
     end
     local ok, err = pcall(function()
       local s = H.session()
+      s:subscribe(on_event)
       assert.equals("end_turn", H.prompt(s, "Say Hi").stopReason)
     end)
-    session.on_update = on_update
     edits.apply_edit = apply
     assert(ok, err)
     -- Refused first when the daemon had not seen the typing yet, applied after it re-read.
@@ -190,6 +190,16 @@ describe("edits", function()
     assert.matches("# typed while the agent thinks", text, 1, true)
     assert.matches('"Hi, "', text, 1, true)
     assert.equals(text .. "\n", H.read(app))
+  end)
+
+  it("say nothing about saving when the buffer had no unsaved changes", function()
+    local root = H.workspace()
+    H.setup(H.script(root, { { READ_APP }, { EDIT_APP }, { H.say("done") } }), { permission_mode = "acceptEdits" })
+    vim.cmd.edit(root .. "/src/app.py")
+    local s = H.session()
+    assert.equals("end_turn", H.prompt(s, "Say Hi").stopReason)
+    assert.matches('"Hi, "', H.read(root .. "/src/app.py"))
+    assert.is_nil(H.chat(s):contents():find("💾", 1, true))
   end)
 
   it("create new files through the editor and write them", function()
@@ -229,13 +239,13 @@ describe("edits", function()
     end)
     vim.cmd("TetherRewind")
     H.wait(10000, function()
-      return #s.turns == 0
+      return #s.state.turns == 0 and s.state.busy == 0
     end, "the rewind")
-    assert.equals("Say Hi", calls[1].opts.format_item(calls[1].items[1]))
+    assert.equals("1. Say Hi", calls[1].opts.format_item(calls[1].items[1]))
     H.wait(5000, function()
       return H.read(app) == before
     end, "the file to be restored")
     assert.equals(before, H.text(buf) .. "\n")
-    assert.matches("Rewound to before “Say Hi”; restored src/app.py", s.chat:contents(), 1, true)
+    assert.matches("⤺ Rewound to before “Say Hi”: restored src/app.py.", H.chat(s):contents(), 1, true)
   end)
 end)

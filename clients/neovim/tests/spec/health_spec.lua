@@ -98,6 +98,32 @@ describe(":checkhealth tether", function()
     assert.is_not_nil(report[2].id)
   end)
 
+  it("says a Claude model without credentials will fail, and how to fix it from Neovim", function()
+    H.workspace()
+    local saved = {}
+    for _, var in ipairs({ "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE" }) do
+      saved[var] = vim.env[var]
+      vim.env[var] = nil
+    end
+    local ok, report = pcall(function()
+      require("tether").setup({ model = "anthropic:claude-sonnet-4-6" })
+      local without = checkhealth()
+      vim.env.ANTHROPIC_API_KEY = "sk-test"
+      return { without, checkhealth() }
+    end)
+    for var, value in pairs(saved) do
+      vim.env[var] = value
+    end
+    vim.env.ANTHROPIC_API_KEY = saved.ANTHROPIC_API_KEY
+    assert(ok, report)
+    local want = "ERROR model: anthropic:claude-sonnet-4-6 (from setup({ model = … })), but no Anthropic credentials"
+    assert.matches(want, report[1], 1, true)
+    assert.matches(":let $ANTHROPIC_API_KEY = '…', then :TetherRestart", report[1], 1, true)
+    assert.is_nil(report[1]:find("OK model", 1, true))
+    assert.matches("OK model: anthropic:claude-sonnet-4-6 (from setup({ model = … }); credentials: $ANTHROPIC_API_KEY)",
+      report[2], 1, true)
+  end)
+
   it("finds the model in the workspace settings", function()
     local root = H.workspace()
     H.write(root .. "/.tether/settings.json", vim.json.encode({ model = "openai:qwen@http://localhost:1/v1" }))

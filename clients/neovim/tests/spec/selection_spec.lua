@@ -3,7 +3,7 @@ local H = require("helpers")
 --- Capture the params of every `tether/prompt` the plugin sends.
 ---@return table[] prompts
 local function capture_prompts()
-  local client = require("tether.client")
+  local client = require("tether.daemon")
   local prompts = {}
   local request = client.request
   client.request = function(c, method, params, cb)
@@ -41,13 +41,13 @@ describe(":TetherAddSelection", function()
     vim.api.nvim_feedkeys(vim.keycode("2G0fpv3G$:TetherAddSelection<CR>"), "xt", false)
     local s = H.session()
     H.wait(5000, function()
-      return #s.context == 1
+      return #s.state.context == 1
     end, "the selection to be added")
-    assert.matches("📎 `src/intl.txt:2:9-3:28` goes with the next prompt", s.chat:contents(), 1, true)
+    assert.matches("📎 `src/intl.txt:2:9-3:28` goes with the next prompt", H.chat(s):contents(), 1, true)
 
     vim.cmd("TetherPrompt what are these?")
     H.wait(15000, function()
-      return #s.turns == 1
+      return #s.state.turns == 1 and s.state.busy == 0
     end, "the turn")
     local prompt = prompts[1].prompt
     assert.equals(2, #prompt)
@@ -60,8 +60,8 @@ describe(":TetherAddSelection", function()
       ["end"] = { line = 2, character = #last_line }, -- bytes: utf-8 offsets
     }, link.range)
     assert.same({ type = "text", text = "what are these?" }, text)
-    assert.equals(0, #s.context, "the selection went with that prompt only")
-    local chat = s.chat:contents()
+    assert.equals(0, #s.state.context, "the selection went with that prompt only")
+    local chat = H.chat(s):contents()
     assert.matches("## You\n\n📎 `src/intl.txt:2:9-3:28`\nwhat are these?", chat, 1, true)
     assert.matches("Those lines are about status.", chat, 1, true)
   end)
@@ -75,13 +75,13 @@ describe(":TetherAddSelection", function()
     vim.api.nvim_feedkeys(vim.keycode('2G0fHviw:TetherAddSelection<CR>'), "xt", false)
     local s = H.session()
     H.wait(5000, function()
-      return #s.context == 1
+      return #s.state.context == 1
     end, "the word to be added")
     -- The same word through the <Plug> mapping, which runs in visual mode.
     vim.keymap.set("x", "<F5>", "<Plug>(tether-add-selection)")
     vim.api.nvim_feedkeys(vim.keycode("2G0fHviw<F5>"), "xt", false)
     H.wait(5000, function()
-      return #s.context == 2
+      return #s.state.context == 2
     end, "the word to be added again")
     assert.equals("n", vim.api.nvim_get_mode().mode, "the mapping leaves visual mode")
     H.prompt(s, "what is this word?")
@@ -89,7 +89,7 @@ describe(":TetherAddSelection", function()
     local word = { start = { line = 1, character = col }, ["end"] = { line = 1, character = col + #"Hello" } }
     assert.same(word, prompts[1].prompt[1].range)
     assert.same(word, prompts[1].prompt[2].range)
-    assert.matches("📎 `src/app.py:2:13-2:17`", s.chat:contents(), 1, true)
+    assert.matches("📎 `src/app.py:2:13-2:17`", H.chat(s):contents(), 1, true)
   end)
 
   it("sends whole lines for a line range and the whole file without one", function()
@@ -103,12 +103,12 @@ describe(":TetherAddSelection", function()
     vim.cmd("TetherAddSelection")
     local s = H.session()
     H.wait(5000, function()
-      return #s.context == 2
+      return #s.state.context == 2
     end, "the selections to be added")
     H.prompt(s, "look")
     local prompt = prompts[1].prompt
     assert.same({ start = { line = 0, character = 0 }, ["end"] = { line = 2, character = 0 } }, prompt[1].range)
     assert.is_nil(prompt[2].range)
-    assert.matches("📎 `src/app.py:1-2`\n📎 `src/app.py`\nlook", s.chat:contents(), 1, true)
+    assert.matches("📎 `src/app.py:1-2`\n📎 `src/app.py`\nlook", H.chat(s):contents(), 1, true)
   end)
 end)

@@ -3,9 +3,25 @@ local config = require("tether.config")
 local render = require("tether.render")
 
 describe("config", function()
+  local messages, notify
+  before_each(function()
+    messages, notify = {}, vim.notify
+    vim.notify = function(msg)
+      messages[#messages + 1] = msg
+    end
+  end)
   after_each(function()
+    vim.notify = notify
     config.setup({})
   end)
+
+  --- What was said, once the scheduled notifications have run.
+  local function said(n)
+    vim.wait(200, function()
+      return #messages >= n
+    end)
+    return messages
+  end
 
   it("merges options over the defaults", function()
     local opts = config.setup({ model = "anthropic:x", chat = { position = "below" } })
@@ -13,23 +29,46 @@ describe("config", function()
     assert.equals("below", opts.chat.position)
     assert.equals(config.defaults.chat.size, opts.chat.size)
     assert.same({ "tether", "serve" }, opts.cmd)
+    assert.same({}, said(0))
   end)
 
-  it("warns about a bad option and keeps the default", function()
-    local messages = {}
-    local notify = vim.notify
-    vim.notify = function(msg)
-      messages[#messages + 1] = msg
-    end
-    local opts = config.setup({ cmd = "tether serve", permission_mode = "yolo" })
-    vim.wait(100, function()
-      return #messages == 2
-    end)
-    vim.notify = notify
+  it("names a bad option, suggests what was meant, and keeps the default", function()
+    local opts = config.setup({
+      cmd = "tether serve",
+      permission_mode = "yolo",
+      chat = { positon = "left", position = "rigth", size = -1 },
+      questions = { keymaps = { alow = "ga", allow = 3 } },
+      modle = "x",
+    })
+    said(7)
     assert.same({ "tether", "serve" }, opts.cmd)
     assert.is_nil(opts.permission_mode)
-    assert.matches("option cmd should be a table", messages[1], 1, true)
-    assert.matches("unknown permission_mode yolo", messages[2], 1, true)
+    assert.equals("right", opts.chat.position)
+    assert.equals(0.4, opts.chat.size)
+    assert.equals("ga", opts.questions.keymaps.allow)
+    local all = table.concat(messages, "\n")
+    assert.matches("option cmd should be a table, got string", all, 1, true)
+    assert.matches("option permission_mode must be one of default, acceptEdits", all, 1, true)
+    assert.matches("unknown option chat.positon (did you mean chat.position?)", all, 1, true)
+    local position = 'option chat.position must be one of right, left, above, below, not "rigth"'
+      .. ' (did you mean "right"?)'
+    assert.matches(position, all, 1, true)
+    assert.matches("option chat.size must be greater than 0", all, 1, true)
+    assert.matches("unknown option questions.keymaps.alow (did you mean questions.keymaps.allow?)", all, 1, true)
+    assert.matches("option questions.keymaps.allow should be a string, got number", all, 1, true)
+    assert.matches("unknown option modle (did you mean model?)", all, 1, true)
+  end)
+
+  it("accepts false for a key, free keys in cmd_env, and the old preview option", function()
+    local opts = config.setup({
+      chat = { keymaps = { close = false } },
+      cmd_env = { MY_VAR = "1" },
+      permissions = { preview_diff = false },
+    })
+    assert.is_false(opts.chat.keymaps.close)
+    assert.same({ MY_VAR = "1" }, opts.cmd_env)
+    assert.is_false(opts.questions.preview)
+    assert.matches("option permissions is now questions", said(1)[1], 1, true)
   end)
 end)
 
@@ -107,7 +146,9 @@ describe("render", function()
     tool = { title = "Bash", status = "failed", rejected = "user" }
     assert.equals("⊘ Bash — Rejected by you", render.tool_header(icons, tool, "/ws"))
     tool = { title = "Edit /ws/a.py", status = "pending", waiting = true }
-    assert.matches("^%? Edit a%.py — waiting for your answer", render.tool_header(icons, tool, "/ws"))
+    assert.equals("? Edit a.py", render.tool_header(icons, tool, "/ws"))
+    tool = { title = "Leave plan mode", status = "failed", rejected = "user", rawInput = { plan = "1. x" } }
+    assert.equals("⊘ Leave plan mode — Kept planning", render.tool_header(icons, tool, "/ws"))
   end)
 
   it("closes a turn with a line only when it did not end normally", function()
@@ -119,6 +160,7 @@ end)
 
 describe("status (winbar)", function()
   local status = require("tether.status")
+  local state = require("tether.state")
   local icons = config.defaults.icons
   local PLAN = {
     { content = "Read", status = "completed" },
@@ -127,16 +169,12 @@ describe("status (winbar)", function()
   }
 
   local function session(extra)
-    return vim.tbl_extend("force", {
-      root = "/ws",
-      busy = 1,
-      mode = "plan",
-      plan = PLAN,
-      questions = {},
-      total = { inputTokens = 21000, outputTokens = 500, costUsd = 0.25 },
-      live = { inputTokens = 1200, outputTokens = 9, costUsd = 0.01 },
-      ctx = { tokens = 50000, window = 200000 },
-    }, extra or {})
+    local s = state.new("id", "/ws", "plan")
+    s.busy, s.plan = 1, PLAN
+    s.total = { inputTokens = 21000, outputTokens = 500, costUsd = 0.25 }
+    s.live = { inputTokens = 1200, outputTokens = 9, costUsd = 0.01 }
+    s.ctx = { tokens = 50000, window = 200000 }
+    return vim.tbl_extend("force", s, extra or {})
   end
 
   it("puts what matters first and drops the rest by width", function()
@@ -150,20 +188,120 @@ describe("status (winbar)", function()
   end)
 
   it("shows a waiting question first, at 60 columns and below", function()
-    local s = session({ questions = { { title = "Edit /ws/src/app.py" } } })
+    local s = session()
+    state.reduce(s, {
+      type = "question",
+      question = { id = "1", kind = "tool", toolCallId = "t1", title = "Edit /ws/src/app.py", rawInput = {},
+        content = {}, options = {}, status = "open" },
+    })
     local bar = status.text(status.fit(status.parts(s, icons), 60))
     assert.matches("^%? answer needed: Edit src/app%.py │ plan mode", bar)
     local tiny = status.text(status.fit(status.parts(s, icons), 20))
     assert.equals("? answer needed: Ed…", tiny)
   end)
 
-  it("forgets a finished todo list once the turn is over, and keeps the cost", function()
-    local done = vim.tbl_map(function(e)
-      return vim.tbl_extend("force", e, { status = "completed" })
-    end, PLAN)
-    local s = session({ busy = 0, plan = done, live = vim.NIL, mode = "default" })
-    s.live = nil
+  it("keeps the cost after the turn, and shows a small share of a big window", function()
+    local s = session({ busy = 0, mode = "default", ctx = { tokens = 8200, window = 1000000 } })
+    s.live, s.plan = nil, nil
     local bar = status.text(status.fit(status.parts(s, icons), 200))
-    assert.equals("ask before edits │ ctx 25% │ $0.2500 │ 21.0k in · 500 out │ Tether", bar)
+    assert.equals("ask before edits │ ctx 0.8% │ $0.2500 │ 21.0k in · 500 out │ Tether", bar)
+    assert.equals("ctx 0%", render.context(0, 1000000))
+    assert.equals("ctx 0.1%", render.context(12, 1000000))
+    assert.equals("ctx 42%", render.context(84000, 200000))
+  end)
+end)
+
+describe("state (the session reducer)", function()
+  local state = require("tether.state")
+
+  local function live(s, turn, update)
+    return state.reduce(s, { type = "update", turnId = turn, update = update, live = true })
+  end
+
+  local function kinds(s)
+    return vim.tbl_map(function(item)
+      return item.kind
+    end, s.items)
+  end
+
+  it("forgets a finished todo list when the next turn starts, not an unfinished one", function()
+    local s = state.new("id", "/ws")
+    local done = { { content = "Read", status = "completed" }, { content = "Fix", status = "completed" } }
+    live(s, "t1", { kind = "user_message", content = { { type = "text", text = "one" } } })
+    live(s, "t1", { kind = "plan", entries = done })
+    live(s, "t1", { kind = "turn_end", stopReason = "end_turn" })
+    assert.same(done, s.plan, "the turn that finished it still shows it")
+    -- A later turn without a todo list of its own (a daemon-started one has no prompt).
+    live(s, "t2", { kind = "agent_message_chunk", text = "Going on." })
+    assert.is_nil(s.plan)
+
+    local open = { { content = "Read", status = "completed" }, { content = "Fix", status = "pending" } }
+    live(s, "t2", { kind = "plan", entries = open })
+    live(s, "t2", { kind = "turn_end", stopReason = "end_turn" })
+    live(s, "t3", { kind = "user_message", content = { { type = "text", text = "three" } } })
+    assert.same(open, s.plan, "unfinished work is still status")
+  end)
+
+  it("starts a new paragraph for each model response, and for each history block", function()
+    local s = state.new("id", "/ws")
+    live(s, "t1", { kind = "user_message", content = { { type = "text", text = "run it" } } })
+    live(s, "t1", { kind = "agent_message_chunk", text = "All 3 " })
+    live(s, "t1", { kind = "agent_message_chunk", text = "tests pass." })
+    live(s, "t1", { kind = "usage", inputTokens = 1, outputTokens = 1, cacheReadTokens = 0, cacheCreationTokens = 0 })
+    live(s, "t1", { kind = "agent_message_chunk", text = "Running the suite…" })
+    assert.same({ "user", "agent", "agent" }, kinds(s))
+    assert.equals("All 3 tests pass.", s.items[2].text)
+    assert.is_true(s.items[2].reply_start)
+    assert.is_nil(s.items[3].reply_start, "one reply header per reply")
+
+    local h = state.new("id", "/ws")
+    state.reduce(h, {
+      type = "loaded",
+      history = {
+        { turnId = "t1", kind = "user_message", content = { { type = "text", text = "run it" } } },
+        { turnId = "t1", kind = "agent_message_chunk", text = "All 3 tests pass." },
+        { turnId = "t1", kind = "agent_message_chunk", text = "Running the suite…" },
+      },
+    })
+    assert.same({ "user", "agent", "agent" }, kinds(h))
+  end)
+
+  it("numbers turns, keeps how each ended, and rewinds from a turn on", function()
+    local s = state.new("id", "/ws")
+    for i, text in ipairs({ "fix it", "fix it", "second\nline" }) do
+      local turn = "t" .. i
+      live(s, turn, { kind = "user_message", content = { { type = "text", text = text } } })
+      if i == 1 then
+        live(s, turn, { kind = "turn_end", stopReason = "error", error = { code = "model_error", message = "no key" } })
+      else
+        live(s, turn, { kind = "turn_end", stopReason = "end_turn" })
+      end
+    end
+    local pickers = require("tether.pickers")
+    assert.same(
+      { "1. fix it  [failed: no key]", "2. fix it", "3. second  (+1 line)" },
+      vim.tbl_map(pickers.turn_label, s.turns)
+    )
+    local _, changed = state.reduce(s, { type = "rewound", turnId = "t2", restored = { "a.py" } })
+    assert.same({ "t1" }, vim.tbl_map(function(t)
+      return t.turnId
+    end, s.turns))
+    local rewound = vim.tbl_filter(function(item)
+      return item.rewound
+    end, s.items)
+    assert.is_true(#rewound >= 2)
+    assert.equals("⤺ Rewound to before “fix it”: restored a.py.", s.items[#s.items].text)
+    assert.is_true(#changed >= #rewound + 1, "every dimmed item and the note are redrawn")
+  end)
+
+  it("names the mode in the words of the winbar, and how to fix a key", function()
+    local pickers = require("tether.pickers")
+    assert.equals("ask before edits (default)", pickers.mode_label("default"))
+    assert.equals("accept edits (acceptEdits)", pickers.mode_label("acceptEdits"))
+    assert.equals(
+      "no Anthropic credentials: set ANTHROPIC_API_KEY (in Neovim: :let $ANTHROPIC_API_KEY = '…', then :TetherRestart)",
+      render.turn_error("no Anthropic credentials: set ANTHROPIC_API_KEY")
+    )
+    assert.equals("the model refused", render.turn_error("the model refused"))
   end)
 end)

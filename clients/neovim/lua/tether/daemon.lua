@@ -1,4 +1,8 @@
---- The daemon connection: one `vim.lsp` client per workspace root, started on first use.
+--- The daemon connection (the RPC layer): one `vim.lsp` client per workspace root, started
+--- on first use, and the requests and server requests it carries. It knows nothing of
+--- sessions or views: what to do with the daemon's notifications and questions is given to
+--- `new()` by the composition root (`app.lua`).
+---
 --- Every file buffer under a root is attached to its client, so the daemon always reads the
 --- unsaved text the user sees (that is what `didOpen`/`didChange` are for here).
 
@@ -8,20 +12,6 @@ local log = require("tether.log")
 local M = {}
 
 M.name = "tether"
-
---- Callbacks waiting for a client to finish `initialize`, by client id.
----@type table<integer, fun(client: vim.lsp.Client?)[]>
-local waiting = {}
-
-local augroup = nil ---@type integer?
-
---- Clients whose daemon process has exited.
----@type table<integer, true>
-local exited = {}
-
---- Callbacks waiting for a client's daemon to exit, by client id.
----@type table<integer, fun()[]>
-local exit_waiters = {}
 
 --- Seconds a daemon gets to exit after `shutdown` before it is terminated.
 local STOP_GRACE_MS = 3000
@@ -40,15 +30,15 @@ local function inside(path, root)
   return path == root or vim.startswith(path, root == "/" and root or root .. "/")
 end
 
---- The workspace root of a buffer: its marker folder, else the current directory. The chat
---- buffer remembers the root of its session.
+--- The workspace root of a buffer: its marker folder, else the current directory. Tether's
+--- own buffers remember the root of their session.
 ---@param bufnr? integer
 ---@return string
 function M.root_for(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-  local chat_root = vim.b[bufnr].tether_root
-  if chat_root then
-    return chat_root
+  local own = vim.b[bufnr].tether_root
+  if own then
+    return own
   end
   if vim.bo[bufnr].buftype == "" and vim.api.nvim_buf_get_name(bufnr) ~= "" then
     local root = vim.fs.root(bufnr, config.options.root_markers)
@@ -91,6 +81,79 @@ function M.get(root)
   end
 end
 
+--- The client `id` while it runs.
+---@param id integer
+---@return vim.lsp.Client?
+function M.client(id)
+  local c = vim.lsp.get_client_by_id(id)
+  if c and not c:is_stopped() then
+    return c
+  end
+end
+
+--- A server request answered later: `fn(params, ctx, reply)` calls `reply(result)` once,
+--- now or when the user has answered.
+---
+--- Neovim 0.11 documents only synchronous handlers (`:help lsp-handler`: they return
+--- `result, err`). Its own `window/showMessageRequest` handler (runtime/lua/vim/lsp/
+--- handlers.lua) waits for `vim.ui.select` by yielding the coroutine that `rpc.lua` runs
+--- every server request in, and sends the result when resumed; we wait the same way, as the
+--- least fragile choice: it is what core relies on. Outside such a coroutine (should that
+--- ever change) the request fails with an error naming the cause instead of hanging.
+---@param fn fun(params: table, ctx: lsp.HandlerContext, reply: fun(result: table))
+---@return lsp.Handler
+function M.deferred(fn)
+  return function(_, params, ctx)
+    local co, is_main = coroutine.running()
+    if not co or is_main then
+      local msg = "tether: this Neovim cannot answer a question later (no request coroutine)"
+      log.error(msg)
+      return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InternalError, msg)
+    end
+    local answer, waiting = nil, false
+    local function reply(result)
+      if answer ~= nil then
+        return
+      end
+      answer = result
+      if waiting then
+        vim.schedule(function()
+          coroutine.resume(co)
+        end)
+      end
+    end
+    fn(params, ctx, reply)
+    if answer == nil then
+      waiting = true
+      coroutine.yield()
+    end
+    return answer
+  end
+end
+
+---@class tether.DaemonHandlers
+---@field on_update fun(params: table, ctx: lsp.HandlerContext) `tether/sessionUpdate`.
+---@field on_question fun(params: tether.PermissionParams, ctx: lsp.HandlerContext, reply: fun(result: table))
+---@field on_cancel fun(params: {id: integer|string}, ctx: lsp.HandlerContext) `$/cancelRequest` from the daemon.
+---@field on_saved fun(files: string[], ctx: lsp.HandlerContext) Buffers written after an agent edit that held
+--- the user's unsaved changes too.
+---@field on_exit fun(client_id: integer, code: integer, signal: integer)
+
+---@class tether.Daemon
+---@field handlers tether.DaemonHandlers
+---@field waiting table<integer, fun(client: vim.lsp.Client?)[]> Callbacks waiting for `initialize`.
+---@field exited table<integer, true> Clients whose daemon process has exited.
+---@field exit_waiters table<integer, fun()[]> Callbacks waiting for a daemon to exit.
+---@field augroup? integer
+local Daemon = {}
+Daemon.__index = Daemon
+
+---@param handlers tether.DaemonHandlers
+---@return tether.Daemon
+function M.new(handlers)
+  return setmetatable({ handlers = handlers, waiting = {}, exited = {}, exit_waiters = {} }, Daemon)
+end
+
 ---@return lsp.ClientCapabilities
 local function capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
@@ -113,18 +176,23 @@ local function init_options()
   return opts
 end
 
---- Handlers are thin: each `require`s its module on first use.
 ---@return table<string, lsp.Handler>
-local function handlers()
+function Daemon:_lsp_handlers()
+  local h = self.handlers
   return {
     ["tether/sessionUpdate"] = function(_, params, ctx)
-      require("tether.session").on_update(params, ctx)
+      h.on_update(params, ctx)
     end,
-    ["tether/requestPermission"] = function(_, params, ctx)
-      return require("tether.permission").handle(params, ctx)
+    ["tether/requestPermission"] = M.deferred(h.on_question),
+    ["$/cancelRequest"] = function(_, params, ctx)
+      h.on_cancel(params, ctx)
     end,
     ["tether/saveDocuments"] = function(_, params, ctx)
-      return require("tether.edits").save_documents(params, ctx)
+      local result, err, with_user_changes = require("tether.edits").save_documents(params, ctx)
+      if #with_user_changes > 0 then
+        h.on_saved(with_user_changes, ctx)
+      end
+      return result, err
     end,
     ["workspace/applyEdit"] = function(_, params, ctx)
       return require("tether.edits").apply_edit(params, ctx)
@@ -144,14 +212,14 @@ end
 --- Stop every Tether client and wait (at most `timeout` ms) until their daemons have exited.
 ---@param timeout integer
 ---@return boolean all exited
-function M.stop_all(timeout)
+function Daemon:stop_all(timeout)
   local clients = M.all()
   for _, client in ipairs(clients) do
     client:stop()
   end
   return vim.wait(timeout, function()
     for _, client in ipairs(clients) do
-      if not exited[client.id] then
+      if not self.exited[client.id] then
         return false
       end
     end
@@ -160,22 +228,22 @@ function M.stop_all(timeout)
 end
 
 --- Attach file buffers opened later (including those `applyEdit` loads) to their root's client.
-local function watch_buffers()
-  if augroup then
+function Daemon:_watch_buffers()
+  if self.augroup then
     return
   end
-  augroup = vim.api.nvim_create_augroup("tether.attach", { clear = true })
+  self.augroup = vim.api.nvim_create_augroup("tether.attach", { clear = true })
   -- Neovim sends `shutdown` when it quits but does not wait for the answer. Waiting briefly
   -- for our daemons lets them close their transcripts (and the locks on them), so that a
   -- Neovim started right after can resume the session.
   vim.api.nvim_create_autocmd("VimLeavePre", {
-    group = augroup,
+    group = self.augroup,
     callback = function()
-      M.stop_all(2000)
+      self:stop_all(2000)
     end,
   })
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
-    group = augroup,
+    group = self.augroup,
     callback = function(ev)
       for _, client in ipairs(M.all()) do
         if belongs(ev.buf, client.root_dir) then
@@ -187,33 +255,61 @@ local function watch_buffers()
 end
 
 ---@param client vim.lsp.Client
-local function on_init(client)
+function Daemon:_on_init(client)
   attach_loaded_buffers(client)
-  local callbacks = waiting[client.id] or {}
-  waiting[client.id] = nil
+  local callbacks = self.waiting[client.id] or {}
+  self.waiting[client.id] = nil
   for _, cb in ipairs(callbacks) do
     cb(client)
   end
+end
+
+---@param code integer
+---@param signal integer
+---@param client_id integer
+function Daemon:_on_exit(code, signal, client_id)
+  self.exited[client_id] = true
+  local never_ready = self.waiting[client_id] or {}
+  self.waiting[client_id] = nil
+  local waiters = self.exit_waiters[client_id] or {}
+  self.exit_waiters[client_id] = nil
+  vim.schedule(function()
+    for _, fn in ipairs(waiters) do
+      fn()
+    end
+    if #never_ready > 0 then
+      log.error(("the daemon exited during start-up (code %d); see :checkhealth tether"):format(code))
+    end
+    for _, fn in ipairs(never_ready) do
+      fn(nil)
+    end
+    self.handlers.on_exit(client_id, code, signal)
+  end)
 end
 
 --- Start (or reuse) the client of `root` and call `cb` once it is initialized, or with nil
 --- (the user has been told why) if the daemon cannot start.
 ---@param root string
 ---@param cb fun(client: vim.lsp.Client?)
-function M.with_client(root, cb)
+function Daemon:with_client(root, cb)
   local existing = M.get(root)
   if existing and existing.initialized then
     cb(existing)
     return
   end
   local cmd = vim.deepcopy(config.options.cmd)
-  local daemon = require("tether.install").find(cmd[1])
-  if not daemon then
-    log.error(require("tether.install").missing_message(cmd[1]))
-    return cb(nil)
+  local install = require("tether.install")
+  local path = install.find(cmd[1])
+  if not path then
+    return install.ensure(cmd[1], function(installed)
+      if not installed then
+        return cb(nil)
+      end
+      self:with_client(root, cb)
+    end)
   end
-  cmd[1] = daemon
-  watch_buffers()
+  cmd[1] = path
+  self:_watch_buffers()
   local id = existing and existing.id
     or vim.lsp.start({
       name = M.name,
@@ -223,51 +319,37 @@ function M.with_client(root, cb)
       workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
       capabilities = capabilities(),
       init_options = init_options(),
-      handlers = handlers(),
-      on_init = on_init,
+      handlers = self:_lsp_handlers(),
+      on_init = function(client)
+        self:_on_init(client)
+      end,
       on_exit = function(code, signal, client_id)
-        exited[client_id] = true
-        local never_ready = waiting[client_id] or {}
-        waiting[client_id] = nil
-        local waiters = exit_waiters[client_id] or {}
-        exit_waiters[client_id] = nil
-        vim.schedule(function()
-          for _, fn in ipairs(waiters) do
-            fn()
-          end
-          if #never_ready > 0 then
-            log.error(("the daemon exited during start-up (code %d); see :checkhealth tether"):format(code))
-          end
-          for _, fn in ipairs(never_ready) do
-            fn(nil)
-          end
-          require("tether.session").on_exit(client_id, code, signal)
-        end)
+        self:_on_exit(code, signal, client_id)
       end,
     }, { attach = false })
   if not id then
     log.error("could not start the daemon: " .. table.concat(config.options.cmd, " "))
     return cb(nil)
   end
-  waiting[id] = waiting[id] or {}
-  table.insert(waiting[id], cb)
+  self.waiting[id] = self.waiting[id] or {}
+  table.insert(self.waiting[id], cb)
 end
 
 --- Stop the client of `root` and call `cb` once its daemon has exited (a graceful stop
 --- first, so it closes its transcripts; terminated if it takes longer than a few seconds).
 ---@param root string
 ---@param cb fun()
-function M.stop(root, cb)
+function Daemon:stop(root, cb)
   local client = M.get(root)
   if not client then
     return cb()
   end
   local id = client.id
-  exit_waiters[id] = exit_waiters[id] or {}
-  table.insert(exit_waiters[id], cb)
+  self.exit_waiters[id] = self.exit_waiters[id] or {}
+  table.insert(self.exit_waiters[id], cb)
   client:stop()
   vim.defer_fn(function()
-    if not exited[id] then
+    if not self.exited[id] then
       client:stop(true)
     end
   end, STOP_GRACE_MS)
