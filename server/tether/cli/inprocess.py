@@ -29,9 +29,11 @@ from tether.errors import ConfigError, SessionError
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
+from tether.providers.choice import choose_model
 from tether.providers.registry import ModelSpec, parse_model_spec
 from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
+from tether.settings.load import origin_of
 from tether.skills import commands
 from tether.tools.base import Tool
 from tether.transcript.store import TranscriptStore, data_dir
@@ -41,21 +43,11 @@ from tether.workspace.options import SessionOptions
 if TYPE_CHECKING:
     import mcp_types
 
-ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 _KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 async def _refuse(request: PermissionRequest) -> PermissionReply:
     return request.reply("reject_once")
-
-
-def endpoint_of(spec: ModelSpec, env: Mapping[str, str] | None = None) -> str | None:
-    """The URL requests for ``spec`` go to (named when they cannot get there)."""
-    if spec.provider == "anthropic":
-        return (os.environ if env is None else env).get("ANTHROPIC_BASE_URL") or (
-            ANTHROPIC_DEFAULT_URL
-        )
-    return spec.base_url
 
 
 def check_credentials(
@@ -99,6 +91,7 @@ class InProcessDriver:
         self._request: OpenRequest | None = None
         self._notes: list[str] = []
         self._endpoint: str | None = None
+        self._endpoint_origin: str | None = None
         self._unshare: Callable[[], None] | None = None
         """Unlists the session from the warm daemon's shared ones (print mode there)."""
 
@@ -124,12 +117,14 @@ class InProcessDriver:
             settings = workspace.loaded.settings
             if self._custom_factory is None:
                 env = self._env
-                spec = parse_model_spec(request.model or settings.model, cwd=root, env=env)
+                chosen_by = "--model" if request.model else origin_of(workspace.loaded, "model")
+                choice = choose_model(request.model or settings.model, chosen_by, cwd=root, env=env)
                 if request.fallback_model:
                     parse_model_spec(request.fallback_model, cwd=root, env=env)
-                check_credentials(spec, settings.api_key_helper, env)
-                self._endpoint = endpoint_of(spec, env)
-            self._notes = [f"settings: {w}" for w in workspace.loaded.warnings]
+                check_credentials(choice.spec, settings.api_key_helper, env)
+                self._endpoint = choice.endpoint
+                self._endpoint_origin = choice.endpoint_chosen_by
+            self._notes = list(workspace.warnings)
             self._session = await self._start(workspace, request)
         except BaseException:
             await workspace.close()
@@ -199,6 +194,7 @@ class InProcessDriver:
             slash_commands=[c.name for c in commands.discover(session.cwd)],
             notes=list(self._notes),
             endpoint=self._endpoint,
+            endpoint_origin=self._endpoint_origin,
             transcript_path=str(writer.path) if (writer := session.engine.transcript) else None,
         )
 
@@ -221,10 +217,11 @@ class InProcessDriver:
 
     async def set_model(self, model: str) -> str:
         session = self._live()[1]
-        spec = parse_model_spec(model, cwd=session.cwd, env=self._env)
-        check_credentials(spec, self._live()[0].loaded.settings.api_key_helper, self._env)
+        choice = choose_model(model, "the model the program set", cwd=session.cwd, env=self._env)
+        check_credentials(choice.spec, self._live()[0].loaded.settings.api_key_helper, self._env)
         session.set_model(model)
-        self._endpoint = endpoint_of(spec, self._env)
+        self._endpoint = choice.endpoint
+        self._endpoint_origin = choice.endpoint_chosen_by
         return session.model
 
     async def stop_task(self, task_id: str) -> bool:
