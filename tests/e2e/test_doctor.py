@@ -276,3 +276,15 @@ def test_the_text_report(folder: Path, env: dict[str, str], tmp_path: Path) -> N
     assert "             fix: install it: `sudo apt install bubblewrap`" in done.stdout
     assert lines[-1].startswith("1 problem(s), ")
     assert "\x1b[" not in done.stdout  # not a terminal: no colour
+
+
+def test_settings_that_do_not_read(folder: Path, env: dict[str, str]) -> None:
+    path = user_settings(env, {})
+    path.write_text('{"model": "sonnet",')  # cut off mid-file
+    (folder / ".tether").mkdir()
+    (folder / ".tether" / "settings.json").write_text(json.dumps({"maxBudgetUsd": "lots"}))
+    _, report = doctor(folder, env, "--model", "scripted:none.json")
+    settings = finding(report, "settings")
+    assert settings["status"] == "warn" and settings["summary"].startswith("2 problem(s)")
+    assert any(str(path) in d and "not readable as JSON" in d for d in settings["details"])
+    assert any("maxBudgetUsd" in d for d in settings["details"])
