@@ -89,7 +89,7 @@ def test_text_output_and_usage_line(
 ) -> None:
     with FakeAnthropicServer([[{"type": "text", "text": "Plain answer."}]]) as api:
         env = {**daemon_env, **print_path, "ANTHROPIC_BASE_URL": api.base_url}
-        done = run_cli(workspace, env, "hello")
+        done = run_cli(workspace, env, "--verbose", "hello")  # stderr is not a terminal
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Plain answer."
     assert "end_turn" in done.stderr and "$" in done.stderr  # the usage/cost line

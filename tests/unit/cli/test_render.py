@@ -11,6 +11,7 @@ import pytest
 from tether.cli.driver import SessionFacts, TurnOutcome
 from tether.cli.render import NOBODY_HINT, TextRenderer, explain, rejection
 from tether.cli.style import Style, colour_wanted
+from tether.protocol.content import TextToolContent
 from tether.protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -162,6 +163,18 @@ def test_no_terminal_to_ask_on_is_said_once_with_the_way_out() -> None:
     assert "✗ touch 2 (denied: no terminal to ask on)" in text
     assert "rejected by user" not in text and "rejected by you" not in text
     assert text.count(NOBODY_HINT) == 1 and "--allowedTools" in NOBODY_HINT
+
+
+def test_tool_output_only_with_verbose_on_a_terminal() -> None:
+    for verbose in (False, True):
+        shown, _, err = renderer(tty=True, verbose=verbose)
+        shown.start(FACTS)
+        call = ToolCall(tool_call_id="b", title="echo hi", tool_kind="execute", tool_name="Bash")
+        shown.update("turn", call)
+        output = [TextToolContent(text="hi-output")]
+        shown.update("turn", ToolCallUpdate(tool_call_id="b", status="completed", content=output))
+        assert "echo hi" in err.getvalue()
+        assert ("hi-output" in err.getvalue()) is verbose
 
 
 def test_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
