@@ -137,12 +137,16 @@ def test_a_local_server_that_answers(folder: Path, env: dict[str, str]) -> None:
         _, report = doctor(folder, env, "--model", "openai:qwen2.5-coder:14b")
         served = finding(report, "model")
         _, missing = doctor(folder, env, "--model", "openai:llama3")
+    with FakeOpenAIServer([], flavor="ollama", served_model="llama3:latest") as api:
+        env["OPENAI_BASE_URL"] = api.base_url
+        _, untagged = doctor(folder, env, "--model", "openai:llama3")
     assert served["status"] == "ok", served
     assert served["details"] == [f"URL: {url} (from OPENAI_BASE_URL)"]
     absent = finding(missing, "model")
     assert absent["status"] == "warn" and "does not list llama3" in absent["summary"]
     assert "it lists: qwen2.5-coder:14b" in absent["details"]
     assert "ollama pull llama3" in absent["fix"]
+    assert finding(untagged, "model")["status"] == "ok"  # Ollama's llama3 is llama3:latest
 
 
 def test_a_url_without_the_api_path(folder: Path, env: dict[str, str]) -> None:

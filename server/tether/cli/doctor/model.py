@@ -142,7 +142,7 @@ def _openai_answer(
     if ids is None:
         summary = f"{head}: unexpected answer to GET /models (HTTP {status})"
         return Finding(AREA, "warn", summary, details)
-    if model in ids:
+    if model in ids or f"{model}:latest" in ids:  # Ollama: a name without a tag is :latest
         return Finding(AREA, "ok", f"{head}: the server answers and serves {model}", details)
     listed = ", ".join(ids[:_SHOWN_MODELS]) + (", …" if len(ids) > _SHOWN_MODELS else "")
     return Finding(
