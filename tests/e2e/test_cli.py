@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -88,7 +89,7 @@ def test_text_output_and_usage_line(
 ) -> None:
     with FakeAnthropicServer([[{"type": "text", "text": "Plain answer."}]]) as api:
         env = {**daemon_env, **print_path, "ANTHROPIC_BASE_URL": api.base_url}
-        done = run_cli(workspace, env, "hello")
+        done = run_cli(workspace, env, "--verbose", "hello")  # stderr is not a terminal
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Plain answer."
     assert "end_turn" in done.stderr and "$" in done.stderr  # the usage/cost line
@@ -133,10 +134,66 @@ def test_json_output_and_resume(
 def test_denied_without_a_terminal(workspace: Path, daemon_env: dict[str, str]) -> None:
     script = [[tool("Bash", command="touch made.txt")], [{"type": "text", "text": "ok"}]]
     with FakeAnthropicServer(script) as api:
-        done = run_cli(workspace, {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}, "go")
+        env = {**daemon_env, "ANTHROPIC_BASE_URL": api.base_url}
+        done = run_cli(workspace, env, "--verbose", "go")
     assert done.returncode == 0
     assert not (workspace / "made.txt").exists()
-    assert "denied (not interactive)" in done.stderr
+    # Nobody said no: there was no one to ask. The line says so, and how to allow it.
+    assert "✗ touch made.txt (denied: no terminal to ask on)" in done.stderr
+    assert "rejected by" not in done.stderr and "--allowedTools" in done.stderr
+
+
+def test_stderr_stays_empty_on_success_when_it_is_not_a_terminal(
+    workspace: Path, daemon_env: dict[str, str], print_path: dict[str, str], tmp_path: Path
+) -> None:
+    """``tether -p "hi" 2>err``: nothing in ``err`` (as ``claude -p``), in-process and through
+    the warm daemon, even with a tool call, a denial and an unavailable sandbox; the answer
+    on stdout as ever. An error still goes there."""
+    script: list[Any] = [
+        [tool("Read", file_path="README.md")],
+        [tool("Bash", command="touch made.txt")],
+        [{"type": "text", "text": "Hello."}],
+    ]
+    no_bwrap = tmp_path / "bin"  # a PATH without bubblewrap: the sandbox warning is a note
+    no_bwrap.mkdir()
+    for name in ("bash", "sh", "touch", "git", "rg"):
+        found = shutil.which(name)
+        if found:
+            (no_bwrap / name).symlink_to(found)
+    err = tmp_path / "err"
+    with FakeAnthropicServer(script) as api:
+        env = {**os.environ, **daemon_env, **print_path, "ANTHROPIC_BASE_URL": api.base_url}
+        env["PATH"] = f"{no_bwrap}"
+        with err.open("w") as stderr:
+            done = subprocess.run(
+                [sys.executable, "-m", "tether", "-p", "hi"],
+                cwd=workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                timeout=60,
+            )
+        api.assert_complete()
+    assert done.returncode == 0, err.read_text()
+    assert done.stdout == "Hello.\n"
+    assert err.read_text() == ""
+    with FakeAnthropicServer([{"fault": "429"}] * 5) as api:  # the first try and 4 retries
+        env["ANTHROPIC_BASE_URL"] = api.base_url
+        with err.open("w") as stderr:
+            failed = subprocess.run(
+                [sys.executable, "-m", "tether", "-p", "hi"],
+                cwd=workspace,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                timeout=60,
+            )
+    assert failed.returncode == 1
+    assert "[tether] error (model_error)" in err.read_text()
 
 
 def test_bad_model_spec_is_a_clear_error(workspace: Path, daemon_env: dict[str, str]) -> None:

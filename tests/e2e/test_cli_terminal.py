@@ -112,8 +112,8 @@ def test_no_color_on_a_terminal(workspace: Path, daemon_env: dict[str, str]) -> 
 
 def test_plain_output_when_piped(workspace: Path, daemon_env: dict[str, str]) -> None:
     with FakeAnthropicServer(SLOW_TOOL_TURN) as api:
-        done = subprocess.run(
-            [*TETHER, "-p", "look around", "--allowedTools", "Bash(echo:*)"],
+        done = subprocess.run(  # --verbose: the tool lines on a stderr that is no terminal
+            [*TETHER, "-p", "look around", "--allowedTools", "Bash(echo:*)", "--verbose"],
             cwd=workspace,
             env={**os.environ, **daemon_env, "ANTHROPIC_BASE_URL": api.base_url},
             capture_output=True,

@@ -71,10 +71,11 @@ def test_connection_failure_names_the_url(print_mode: Run, monkeypatch: pytest.M
         port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
-    code, out, err = print_mode(None, "-p", "hi", "--model", "sonnet")
+    code, out, err = print_mode(None, "-p", "hi", "--model", "sonnet", "--verbose")
     assert code == 1 and out == ""
-    assert "connection error" in err and f"(tried {url};" in err
-    # No request ever reached a model: none is counted.
+    assert "connection error" in err and f"(tried {url}; is the server running?" in err
+    assert "the URL comes from ANTHROPIC_BASE_URL" in err
+    # No request ever reached a model: none is counted (the usage line, with --verbose).
     assert "· 0 model request(s) ·" in err
 
 

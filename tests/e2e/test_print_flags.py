@@ -328,8 +328,10 @@ def test_verbose_shows_tool_output(print_mode: Run) -> None:
         _, _, quiet = print_mode(api, "-p", "go", "--allowedTools", "Bash(echo:*)")
         _, _, loud = print_mode(api, "-p", "go", "--allowedTools", "Bash(echo:*)", "--verbose")
         api.assert_complete()
-    assert "✓ echo visible-output" in quiet and "    visible-output" not in quiet
-    assert "    visible-output" in loud
+    # stderr is not a terminal here: nothing on it without --verbose (as claude -p); with it,
+    # the tool lines and their output (on a terminal the lines come without the output).
+    assert quiet == ""
+    assert "✓ echo visible-output" in loud and "    visible-output" in loud
 
 
 def test_a_line_when_automatic_compaction_runs(print_mode: Run, workspace: Path) -> None:
@@ -342,8 +344,8 @@ def test_a_line_when_automatic_compaction_runs(print_mode: Run, workspace: Path)
         say("It is a long list of padded lines."),
     ]
     with FakeAnthropicServer(script) as api:
-        code, out, err = print_mode(
-            api, "-p", "study big.txt", "--settings", json.dumps({"context": context})
+        code, out, err = print_mode(  # --verbose: the line on a stderr that is no terminal
+            api, "-p", "study big.txt", "--settings", json.dumps({"context": context}), "--verbose"
         )
         api.assert_complete()
     assert code == 0, err

@@ -103,6 +103,7 @@ def test_headless_run_waits_for_background_tasks(
                 "bypassPermissions",
                 "--output-format",
                 "stream-json",
+                "--verbose",  # progress notes on a stderr that is not a terminal
                 "start the job",
             ],
             cwd=workspace,

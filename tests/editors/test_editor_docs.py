@@ -68,11 +68,23 @@ def test_helix() -> None:
 
 
 def test_emacs() -> None:
-    eglot, lsp_mode = blocks("Emacs", "elisp")
+    eglot, lsp_mode, agent_shell = blocks("Emacs", "elisp")
     assert read_sexps(eglot) == 4 and '("tether" "serve")' in eglot
     assert "eglot-confirm-server-initiated-edits nil" in eglot
     assert read_sexps(lsp_mode) == 1 and '\'("tether" "serve")' in lsp_mode
     assert ":add-on? t" in lsp_mode
+    assert read_sexps(agent_shell) == 1
+    assert '(acp-make-client :command "tether"' in agent_shell
+    assert ':command-params \'("acp")' in agent_shell
+    assert "(add-to-list 'agent-shell-agent-configs (tether-agent-shell-config))" in agent_shell
+
+
+def test_jetbrains() -> None:
+    (config,) = (json.loads(b) for b in blocks("JetBrains IDEs (Agent Client Protocol)", "json"))
+    (name,) = config["agent_servers"]
+    tether = config["agent_servers"][name]
+    assert set(tether) == {"command", "args", "env"}  # the fields JetBrains documents
+    assert tether["command"].endswith("/tether") and tether["args"] == ["acp"]
 
 
 def test_the_elisp_reader_refuses_broken_forms() -> None:

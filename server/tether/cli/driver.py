@@ -110,6 +110,9 @@ class SessionFacts:
     """Warnings worth showing once (settings problems, what resuming repaired)."""
     endpoint: str | None = None
     """The URL model requests go to (named when they cannot get there)."""
+    endpoint_origin: str | None = None
+    """What set that URL (``--model``, ``model in <settings file>``, ``OPENAI_BASE_URL``,
+    ``ANTHROPIC_BASE_URL``); None: the provider's default."""
     transcript_path: str | None = None
 
 

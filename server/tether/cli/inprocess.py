@@ -32,9 +32,11 @@ from tether.errors import ConfigError, SessionError
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Mode
 from tether.providers.base import Provider
+from tether.providers.choice import choose_model
 from tether.providers.registry import ModelSpec, parse_model_spec
 from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
+from tether.settings.load import origin_of
 from tether.skills import commands
 from tether.tools.base import Tool
 from tether.transcript.store import TranscriptStore, data_dir
@@ -44,21 +46,11 @@ from tether.workspace.options import SessionOptions
 if TYPE_CHECKING:
     import mcp_types
 
-ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 _KEY_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 async def _refuse(request: PermissionRequest) -> PermissionReply:
     return request.reply("reject_once")
-
-
-def endpoint_of(spec: ModelSpec, env: Mapping[str, str] | None = None) -> str | None:
-    """The URL requests for ``spec`` go to (named when they cannot get there)."""
-    if spec.provider == "anthropic":
-        return (os.environ if env is None else env).get("ANTHROPIC_BASE_URL") or (
-            ANTHROPIC_DEFAULT_URL
-        )
-    return spec.base_url
 
 
 def check_credentials(
@@ -102,6 +94,7 @@ class InProcessDriver:
         self._request: OpenRequest | None = None
         self._notes: list[str] = []
         self._endpoint: str | None = None
+        self._endpoint_origin: str | None = None
         self._unshare: Callable[[], None] | None = None
         self._hosted: Sequence[HostedServer] = ()
         self._hosted_tools: set[str] = set()
@@ -129,12 +122,14 @@ class InProcessDriver:
             settings = workspace.loaded.settings
             if self._custom_factory is None:
                 env = self._env
-                spec = parse_model_spec(request.model or settings.model, cwd=root, env=env)
+                chosen_by = "--model" if request.model else origin_of(workspace.loaded, "model")
+                choice = choose_model(request.model or settings.model, chosen_by, cwd=root, env=env)
                 if request.fallback_model:
                     parse_model_spec(request.fallback_model, cwd=root, env=env)
-                check_credentials(spec, settings.api_key_helper, env)
-                self._endpoint = endpoint_of(spec, env)
-            self._notes = [f"settings: {w}" for w in workspace.loaded.warnings]
+                check_credentials(choice.spec, settings.api_key_helper, env)
+                self._endpoint = choice.endpoint
+                self._endpoint_origin = choice.endpoint_chosen_by
+            self._notes = list(workspace.warnings)
             self._session = await self._start(workspace, request)
         except BaseException:
             await workspace.close()
@@ -209,6 +204,7 @@ class InProcessDriver:
             slash_commands=[c.name for c in commands.discover(session.cwd)],
             notes=list(self._notes),
             endpoint=self._endpoint,
+            endpoint_origin=self._endpoint_origin,
             transcript_path=str(writer.path) if (writer := session.engine.transcript) else None,
         )
 
@@ -232,10 +228,12 @@ class InProcessDriver:
     async def set_model(self, model: str | None) -> str:
         workspace, session = self._live()
         settings = workspace.loaded.settings
-        spec = parse_model_spec(model or settings.model, cwd=session.cwd, env=self._env)
-        check_credentials(spec, settings.api_key_helper, self._env)
-        session.set_model(model or settings.model or spec.model)
-        self._endpoint = endpoint_of(spec, self._env)
+        chosen_by = "the model the program set" if model else "the model setting"
+        choice = choose_model(model or settings.model, chosen_by, cwd=session.cwd, env=self._env)
+        check_credentials(choice.spec, settings.api_key_helper, self._env)
+        session.set_model(model or settings.model or choice.spec.model)
+        self._endpoint = choice.endpoint
+        self._endpoint_origin = choice.endpoint_chosen_by
         return session.model
 
     async def stop_task(self, task_id: str) -> bool:

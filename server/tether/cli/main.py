@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from tether.cli.driver import SessionFacts
 
-SUBCOMMANDS = ("serve", "run", "acp", "sessions", "demo", "daemon", "attach")
+SUBCOMMANDS = ("serve", "run", "acp", "sessions", "demo", "doctor", "daemon", "attach")
 _DRIVING_FLAGS = ("--input-format", "--output-format")
 NO_DAEMON_ENV = "TETHER_NO_DAEMON"
 
@@ -70,8 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--all", action="store_true", help="sessions of every workspace")
     sessions.add_argument("--limit", type=int, default=50)
 
+    from tether.cli.doctor.command import add_parser as add_doctor_parser
     from tether.daemon.commands import add_parser as add_daemon_parser
 
+    add_doctor_parser(sub)
     add_daemon_parser(sub)
 
     acp = sub.add_parser("acp", help="speak the Agent Client Protocol on stdio")
@@ -259,6 +261,10 @@ def _subcommand(args: argparse.Namespace) -> int:
         from tether.cli.demo import demo_command
 
         return demo_command(args)
+    if args.command == "doctor":
+        from tether.cli.doctor.command import doctor_command
+
+        return doctor_command(args)
     if args.command == "attach":
         from tether.cli.attach import attach_command
 

@@ -2,8 +2,10 @@
 
 - ``text``: on a terminal, the answer streams in with colour, tool calls and their results
   as lines on stderr, a spinner naming the current step, thinking dimmed with
-  ``--verbose``, a line when the conversation is compacted; piped, stdout gets the final
-  answer only (what a script wants) and stderr the same lines without colour;
+  ``--verbose``, a line when the conversation is compacted, the usage line at the end;
+  piped, stdout gets the final answer only (what a script wants). A stderr that is not a
+  terminal gets errors only, as ``claude -p`` writes nothing there on success (scripts
+  treat stderr output as failure); ``--verbose`` brings the other lines back, uncoloured;
 - ``json``: the ``result`` object only;
 - ``stream-json``: Claude Code's lines (``cli/stream_json.py``);
 - ``tether-json``: Tether's own events, every ``SessionUpdate`` as it is, for Tether's tools.
@@ -29,6 +31,7 @@ from tether.protocol.updates import (
     ModeChange,
     Notice,
     Plan,
+    RejectedBy,
     SessionUpdate,
     TaskUpdate,
     ToolCall,
@@ -81,22 +84,68 @@ class FrontEnd(Protocol):
     async def aclose(self) -> None: ...
 
 
-def explain(error: str, endpoint: str | None) -> str:
-    """A turn's error as the user should read it: a connection failure names the URL."""
-    if endpoint and "connection error" in error and endpoint not in error:
-        return f"{error} (tried {endpoint}; check ANTHROPIC_BASE_URL or the --model URL)"
-    return error
+def explain(error: str, endpoint: str | None, chosen_by: str | None = None) -> str:
+    """A turn's error as the user should read it: a connection failure names the URL and
+    what chose it (``SessionFacts.endpoint_origin``)."""
+    if not endpoint or "connection error" not in error:
+        return error
+    tried = "" if endpoint in error else f"tried {endpoint}; "
+    if chosen_by is None:  # the provider's own URL: the way there is what fails
+        return f"{error} ({tried}check the network and the proxy variables, e.g. HTTPS_PROXY)"
+    return f"{error} ({tried}is the server running? the URL comes from {chosen_by})"
+
+
+Answerer = str
+"""Who answers the permission questions of a text-mode run: ``you`` (a terminal),
+``nobody`` (no terminal to ask on: every question is a no), or the name of the MCP tool of
+``--permission-prompt-tool``."""
+
+
+def rejection(by: RejectedBy, answerer: Answerer) -> str:
+    """Why a tool call did not run, as the tool line says it."""
+    if by == "rule":
+        return "denied by a permission rule"
+    if by == "hook":
+        return "blocked by a hook"
+    if by == "mode":
+        return "denied by the permission mode"
+    if answerer == "you":
+        return "rejected by you"
+    if answerer == "nobody":
+        return "denied: no terminal to ask on"
+    return f"rejected by {answerer}"
+
+
+NOBODY_HINT = (
+    "[tether] no terminal to ask on, so questions are answered no: allow what the run needs "
+    'with --allowedTools (e.g. "Edit" or "Bash(npm test:*)") or --permission-mode'
+)
+
+
+def talkative(err: TextIO, verbose: bool) -> bool:
+    """Whether progress, notes and the usage line go to ``err``: on a terminal, or when
+    asked for with ``--verbose``. Errors go there always."""
+    return verbose or is_terminal(err)
 
 
 class TextRenderer:
     def __init__(
-        self, *, verbose: bool = False, out: TextIO | None = None, err: TextIO | None = None
+        self,
+        *,
+        verbose: bool = False,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        answerer: Answerer = "you",
     ) -> None:
         self.verbose = verbose
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.live = is_terminal(self.out)
         """Stream the answer as it comes (a person watches); else print it at the end."""
+        self.talk = talkative(self.err, verbose)
+        """Progress lines, notes and the usage line on stderr (else errors only)."""
+        self.answerer: Answerer = answerer
+        self._hinted = False
         self.o = Style(colour_wanted(self.out))
         self.e = Style(colour_wanted(self.err))
         self.spinner = Spinner(self.err, self.e, enabled=is_terminal(self.err))
@@ -118,8 +167,11 @@ class TextRenderer:
             self.err.write("\n")
             self._thinking = False
 
-    def line(self, text: str) -> None:
-        """A line on stderr (tool calls, notices), after whatever is on screen."""
+    def line(self, text: str, *, error: bool = False) -> None:
+        """A line on stderr (tool calls, notices), after whatever is on screen; only an
+        ``error`` when stderr is not for chatter (``talk``)."""
+        if not (self.talk or error):
+            return
         self.spinner.hide()
         self._end_text_line()
         self.err.write(text + "\n")
@@ -181,12 +233,17 @@ class TextRenderer:
         self._running.discard(call_id)
         title = self._titles.get(call_id, call_id)
         mark = self.e.green("✓") if update.status == "completed" else self.e.red("✗")
-        why = f" {self.e.dim(f'(rejected by {update.rejected})')}" if update.rejected else ""
+        why = ""
+        if update.rejected:
+            why = f" {self.e.dim(f'({rejection(update.rejected, self.answerer)})')}"
         detail = ""
         if self.verbose and update.content:
             lines = tool_result_text(update.content).splitlines()[:20]
             detail = "".join("\n    " + self.e.dim(line) for line in lines)
         self.line(f"  {mark} {title}{why}{detail}")
+        if update.rejected == "user" and self.answerer == "nobody" and not self._hinted:
+            self._hinted = True
+            self.line(self.e.yellow(NOBODY_HINT))
         self._step()
 
     def _other(self, update: SessionUpdate) -> None:
@@ -196,7 +253,7 @@ class TextRenderer:
             self.line("\n".join(f"  {marks[p.status]} {p.content}" for p in update.entries))
         elif isinstance(update, Notice):
             paint = e.red if update.level == "error" else e.yellow
-            self.line(paint(f"[tether] {update.message}"))
+            self.line(paint(f"[tether] {update.message}"), error=update.level == "error")
         elif isinstance(update, Compaction) and update.trigger != "manual":
             what = {
                 "summary": "summarised the conversation",
@@ -214,9 +271,10 @@ class TextRenderer:
         elif isinstance(update, ModeChange):
             self.line(e.dim(f"[tether] permission mode: {update.mode}"))
         elif isinstance(update, TurnEnd) and update.error is not None:
-            endpoint = self._facts.endpoint if self._facts else None
-            message = explain(update.error.message, endpoint)
-            self.line(e.red(f"[tether] error ({update.error.code}): {message}"))
+            facts = self._facts
+            endpoint, origin = (facts.endpoint, facts.endpoint_origin) if facts else (None, None)
+            message = explain(update.error.message, endpoint, origin)
+            self.line(e.red(f"[tether] error ({update.error.code}): {message}"), error=True)
 
     def finish(self, outcome: TurnOutcome) -> None:
         self.spinner.hide()
@@ -225,9 +283,10 @@ class TextRenderer:
         if not self.live and stats.last_text:
             self.out.write(stats.last_text.rstrip("\n") + "\n")
             self.out.flush()
-        session = self._facts.session_id if self._facts else "?"
-        self.err.write(self.e.dim(usage_line(outcome, stats, session)) + "\n")
-        self.err.flush()
+        if self.talk:
+            session = self._facts.session_id if self._facts else "?"
+            self.err.write(self.e.dim(usage_line(outcome, stats, session)) + "\n")
+            self.err.flush()
 
     async def aclose(self) -> None:
         await self.spinner.stop()

@@ -14,12 +14,14 @@ from tether.cli.driver import OpenRequest, PermissionAsker, SessionDriver, TurnO
 from tether.cli.flags import PrintOptions, UsageError
 from tether.cli.permission_tool import mcp_permission_asker
 from tether.cli.render import (
+    Answerer,
     FrontEnd,
     JsonResultRenderer,
     StreamJsonRenderer,
     TetherJsonRenderer,
     TextRenderer,
     json_lines,
+    talkative,
 )
 from tether.cli.stream_json import StreamJsonEncoder
 from tether.cli.style import Spinner
@@ -44,7 +46,7 @@ def read_prompt(options: PrintOptions) -> tuple[str, bool]:
     return text, True
 
 
-def front_end(options: PrintOptions) -> FrontEnd:
+def front_end(options: PrintOptions, answerer: Answerer = "you") -> FrontEnd:
     write = json_lines(sys.stdout)
     if options.output_format == "json":
         return JsonResultRenderer(write)
@@ -52,7 +54,7 @@ def front_end(options: PrintOptions) -> FrontEnd:
         return StreamJsonRenderer(StreamJsonEncoder(write, partial=options.partial))
     if options.output_format == "tether-json":
         return TetherJsonRenderer(write)
-    return TextRenderer(verbose=options.verbose)
+    return TextRenderer(verbose=options.verbose, answerer=answerer)
 
 
 def open_request(
@@ -89,9 +91,12 @@ def exit_code(outcome: TurnOutcome) -> int:
 
 async def run_print(options: PrintOptions, driver: SessionDriver) -> int:
     prompt, from_stdin = read_prompt(options)
-    shown = front_end(options)
+    interactive = sys.stdin.isatty() and not from_stdin
+    answerer = options.permission_prompt_tool or ("you" if interactive else "nobody")
+    shown = front_end(options, answerer)
     spinner = shown.spinner if isinstance(shown, TextRenderer) else None
-    asker = TerminalAsker(sys.stdin.isatty() and not from_stdin, spinner=spinner)
+    talk = talkative(sys.stderr, options.verbose)
+    asker = TerminalAsker(interactive, spinner=spinner, talk=talk)
     ask: PermissionAsker = asker
     if options.permission_prompt_tool is not None:
         ask = mcp_permission_asker(options.permission_prompt_tool, driver)
@@ -102,7 +107,7 @@ async def run_print(options: PrintOptions, driver: SessionDriver) -> int:
         outcome = await driver.prompt([TextContent(text=prompt)])
         shown.finish(outcome)
         code = exit_code(outcome)
-        code = await _follow_background(driver, shown, code, spinner)
+        code = await _follow_background(driver, shown, code, spinner, talk)
     finally:
         unsubscribe()
         await shown.aclose()
@@ -113,7 +118,7 @@ async def run_print(options: PrintOptions, driver: SessionDriver) -> int:
 
 
 async def _follow_background(
-    driver: SessionDriver, shown: FrontEnd, code: int, spinner: Spinner | None
+    driver: SessionDriver, shown: FrontEnd, code: int, spinner: Spinner | None, talk: bool
 ) -> int:
     """Do not exit while background tasks of the session run: wait for them and answer
     their notifications with turns of their own."""
@@ -121,7 +126,7 @@ async def _follow_background(
     def waiting(count: int) -> None:
         if spinner is not None and spinner.enabled:
             spinner.show(f"Waiting for {count} background task(s)")
-        else:
+        elif talk:
             print(f"[tether] waiting for {count} background task(s)...", file=sys.stderr)
 
     while await driver.background_pending(waiting):

@@ -1,7 +1,9 @@
 """Permission questions on the terminal, and the workspace trust question.
 
 A question about an edit shows the change as a coloured unified diff; a command shows the
-command. Without a terminal to ask on (stdin piped), every question is a no, said on stderr.
+command. Without a terminal to ask on (stdin piped), every question is a no; the tool line
+says so (``render.rejection``), and the trust question's no is said on stderr when stderr
+is for such notes (``talk``).
 """
 
 from __future__ import annotations
@@ -60,9 +62,12 @@ class TerminalAsker:
         *,
         spinner: Spinner | None = None,
         err: TextIO | None = None,
+        talk: bool = True,
     ) -> None:
         self.interactive = sys.stdin.isatty() if interactive is None else interactive
         self.err = err or sys.stderr
+        self.talk = talk
+        """Notes on stderr (a terminal, or --verbose); else it stays empty on success."""
         self.style = Style(colour_wanted(self.err))
         self._spinner = spinner
         self._lock = asyncio.Lock()
@@ -71,7 +76,6 @@ class TerminalAsker:
         if self._spinner is not None:
             self._spinner.hide()
         if not self.interactive:
-            self.err.write(f"[tether] denied (not interactive): {visible(request.title)}\n")
             return request.reply("reject_once")
         async with self._lock:
             return await asyncio.to_thread(self._ask, request)
@@ -111,7 +115,11 @@ class TerminalAsker:
         if self._spinner is not None:
             self._spinner.hide()
         if not self.interactive:
-            self.err.write(f"[tether] {root} is not trusted; its own hooks/env do not run\n")
+            if self.talk:
+                self.err.write(
+                    f"[tether] {visible(str(root))} is not trusted (no terminal to ask on): "
+                    "its own hooks, MCP servers and env do not run\n"
+                )
             return False
         async with self._lock:
             return await asyncio.to_thread(self._ask_trust, root, withheld)

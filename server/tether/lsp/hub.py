@@ -89,8 +89,8 @@ class SessionHub:
         from tether.workspace import Workspace
 
         workspace = Workspace(root)
-        for warning in workspace.loaded.warnings:
-            self._log(types.MessageType.Warning, f"settings: {warning}")
+        for warning in workspace.warnings:
+            self._log(types.MessageType.Warning, warning)
         return workspace
 
     def _init_model(self) -> str | None:

@@ -126,7 +126,7 @@ class OpenAICompatProvider:
 
         recovering = retry.stream_with_recovery(
             self._conn.policy,
-            _faults(),
+            _faults(self._base_url),
             open_stream=call.open,
             state=_StreamState(),
             fallback=fallback,
@@ -182,23 +182,27 @@ class _Call:
         return min(self.request.max_tokens, self.max_output_tokens)
 
 
-def _faults() -> retry.SdkFaults:
+def _faults(base_url: str) -> retry.SdkFaults:
     import httpx2
     import openai
 
-    return retry.SdkFaults(_classify, (httpx2.TransportError, openai.APIError), _describe_fault)
+    def classify(exc: Exception) -> retry.Failure | None:
+        return _classify(exc, f"model server at {base_url}")
+
+    return retry.SdkFaults(classify, (httpx2.TransportError, openai.APIError), _describe_fault)
 
 
-def _classify(exc: Exception) -> retry.Failure | None:
+def _classify(exc: Exception, server: str = "model server") -> retry.Failure | None:
+    """``server``: how a failure to reach it names it (with its URL: the user's setting)."""
     import httpx2
     import openai
 
     if isinstance(exc, openai.APIStatusError):
         return _status_failure(exc, exc.status_code, exc.response.headers)
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
-        return retry.timed_out("model server")
+        return retry.timed_out(server)
     if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | retry.EmptyStreamError):
-        return retry.connection_lost(exc, "model server")
+        return retry.connection_lost(exc, server)
     if isinstance(exc, openai.APIError):
         # An error chunk instead of the first chunk: the server failed while starting.
         return _status_failure(exc, 500, None)

@@ -190,8 +190,14 @@ async def with_retries(
                 raise failure.error from exc
             if retries >= policy.max_retries:
                 # The last answer's own words too: a proxy's error page says what is wrong.
+                said = str(failure.error)
+                message = (
+                    f"{said}; gave up after {retries} retries"
+                    if said.endswith(failure.reason)
+                    else f"{failure.reason}; gave up after {retries} retries ({said})"
+                )
                 raise ModelError(
-                    f"{failure.reason}; gave up after {retries} retries ({failure.error})",
+                    message,
                     status=failure.error.status,
                     retryable=True,
                 ) from exc

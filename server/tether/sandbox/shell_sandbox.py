@@ -156,8 +156,9 @@ class BwrapSandbox:
         """One line for the user: what commands can and cannot do."""
         if not self.active:
             return (
-                f"Shell sandbox unavailable: {self.problem}. Every command that is not "
-                "read-only will need your approval."
+                f"Shell sandbox unavailable: {self.problem}. Commands run unsandboxed: one "
+                "that is not read-only asks first, except in bypassPermissions mode (it runs "
+                "unasked) and dontAsk mode (it is denied)."
             )
         network = "network allowed" if self.policy.allow_network else "no network"
         count = len(self.policy.writable)

@@ -10,7 +10,6 @@ user has not trusted, the project and local files lose what needs trust (``trust
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,6 @@ from pydantic import ValidationError
 from tether.settings.git_exclude import exclude_local_files
 from tether.settings.model import LIST_KEYS, Settings, unknown_keys
 from tether.settings.trust import project_mcp_config, withhold_untrusted
-
-log = logging.getLogger(__name__)
 
 
 def user_settings_path() -> Path:
@@ -40,6 +37,18 @@ class LoadedSettings:
     sources: list[Path] = field(default_factory=lambda: list[Path]())
     withheld: list[str] = field(default_factory=lambda: list[str]())
     """What the project files ask for that waits until the workspace is trusted."""
+    origins: dict[str, str] = field(default_factory=lambda: dict[str, str]())
+    """Top-level key -> where its value in force came from: a settings file's path, or
+    ``OVERRIDES`` (error messages name the setting to fix)."""
+
+
+OVERRIDES = "the command line's settings"
+
+
+def origin_of(loaded: LoadedSettings, key: str) -> str | None:
+    """``<key> in <file>`` for the setting in force, or None when no layer set it."""
+    where = loaded.origins.get(key)
+    return f"{key} in {where}" if where is not None else None
 
 
 def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
@@ -114,6 +123,7 @@ def load_settings(
     sources: list[Path] = []
     withheld: list[str] = []
     merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
     layers: list[tuple[Path, bool]] = [(user_settings_path(), False)] if user else []
     layers += [(p, True) for p in project_settings_paths(root)]
     for path, from_project in layers:
@@ -127,14 +137,16 @@ def load_settings(
             data, held = withhold_untrusted(data, str(path.relative_to(root)))
             withheld += held
         merged = merge(merged, data)
+        origins.update(dict.fromkeys(data, str(path)))
     if not trusted:
         withheld += project_mcp_config(root)
     if overrides:
         merged = merge(merged, overrides)
+        origins.update(dict.fromkeys(overrides, OVERRIDES))
     settings = validate_leniently(merged, warnings)
-    for w in warnings:
-        log.warning("%s", w)
-    return LoadedSettings(settings, warnings, sources, withheld)
+    # Not logged here: every front door shows ``warnings`` its own way (a note, a log
+    # message to the editor, the daemon's log); logging them too printed each one twice.
+    return LoadedSettings(settings, warnings, sources, withheld, origins)
 
 
 def add_local_rule(root: Path, kind: str, rule: str) -> Path:

@@ -133,6 +133,29 @@ class FakeAnthropicServer(FakeModelServer):
         self.rejected.append(error)
         return error.status, error.body()
 
+    def serve_other(
+        self, method: str, path: str, body: dict[str, Any] | None, reply: Reply
+    ) -> bool:
+        """``GET /v1/models/{model_id}`` (the Models API's "Get a Model", which ``tether
+        doctor`` asks): a credential is required, as on the real API; a model the Messages
+        route would take is found, any other is the API's 404 ``not_found_error``."""
+        prefix = "/v1/models/"
+        if method != "GET" or not path.startswith(prefix) or len(path) == len(prefix):
+            return False
+        model = path.removeprefix(prefix)
+        headers = reply.request_headers
+        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if not key:
+            reply.json(401, _error("authentication_error", "x-api-key header is required"))
+        elif self.api_keys is not None and key not in self.api_keys:
+            reply.json(401, _error("authentication_error", "invalid x-api-key"))
+        elif not model.startswith("claude-"):
+            reply.json(404, _error("not_found_error", f"model: {model}"))
+        else:
+            info = {"type": "model", "id": model, "display_name": model}
+            reply.json(200, {**info, "created_at": "2025-01-01T00:00:00Z"})
+        return True
+
     def problems(self) -> list[str]:
         refused = [
             f"refused a request: {e.message}"

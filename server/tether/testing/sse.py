@@ -49,6 +49,11 @@ class Reply:
         self._hold = hold
         self._events = 0
 
+    @property
+    def request_headers(self) -> dict[str, str]:
+        """The request's headers, names lower-cased."""
+        return {k.lower(): v for k, v in self._handler.headers.items()}
+
     def json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(body).encode()
         self._handler.send_response(status)

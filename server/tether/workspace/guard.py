@@ -111,7 +111,6 @@ class WorkspaceGuard:
             probe_result=sandbox_probe,
             also_readable=self._extra_dirs(),
         )
-        self._note_sandbox()
         self.watcher = SettingsWatcher([user_settings_path(), *project_settings_paths(root)])
         self._watch = watch
         self._sessions: dict[str, _Session] = {}
@@ -121,17 +120,25 @@ class WorkspaceGuard:
     def _load(self) -> LoadedSettings:
         return load_settings(self.root, self._overrides, user=self._user, trusted=self.trusted)
 
-    def _note_sandbox(self) -> None:
+    @property
+    def warnings(self) -> list[str]:
+        """What to tell the user about this workspace, once: settings problems and a shell
+        sandbox that cannot run. The front door that opened the workspace shows them."""
+        out = [f"settings: {w}" for w in self.loaded.warnings]
         if self.loaded.settings.sandbox.enabled and not self.sandbox.active:
-            self.loaded.warnings.append(self.sandbox.describe())
-            log.warning("%s", self.sandbox.describe())
+            out.append(self.sandbox.describe())
+        return out
 
     def reload(self) -> None:
-        """Read the settings files again and apply them to every open session."""
+        """Read the settings files again and apply them to every open session; a warning
+        the new files brought is logged (the ones from before were shown already)."""
+        before = set(self.warnings)
         self.loaded = self._load()
         settings = self.loaded.settings
         self.sandbox.configure(settings.sandbox, self._extra_dirs())
-        self._note_sandbox()
+        for warning in self.warnings:
+            if warning not in before:
+                log.warning("%s", warning)
         for s in self._sessions.values():
             rules = build_rules(settings, s.extra_allow, s.extra_deny, s.extra_ask)
             s.engine.rules.replace_with(rules)

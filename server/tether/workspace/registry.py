@@ -38,8 +38,8 @@ class Sessions:
         workspace = self.workspaces.get(root)
         if workspace is None:
             workspace = self._make_workspace(root)
-            for warning in workspace.loaded.warnings:
-                log.warning("settings of %s: %s", root, warning)
+            for warning in workspace.warnings:
+                log.warning("workspace %s: %s", root, warning)
             self.workspaces[root] = workspace
         return workspace
 

@@ -134,6 +134,11 @@ class Workspace:
         return self.guard.loaded
 
     @property
+    def warnings(self) -> list[str]:
+        """Settings problems and an unavailable sandbox, for the front door to show once."""
+        return self.guard.warnings
+
+    @property
     def settings(self):
         return self.loaded.settings
 

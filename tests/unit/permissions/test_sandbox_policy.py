@@ -78,7 +78,7 @@ def test_git_writable_by_default_keeps_what_git_runs_read_only(root: Path) -> No
 def test_unavailable_sandbox_says_why(root: Path) -> None:
     sandbox = BwrapSandbox(root, probe_result=MISSING)
     assert not sandbox.active and "not installed" in (sandbox.problem or "")
-    assert "approval" in sandbox.describe()
+    assert "asks first" in sandbox.describe() and "bypassPermissions" in sandbox.describe()
     off = BwrapSandbox(root, SandboxSettings(enabled=False), probe_result=Probe(True))
     assert not off.active and "turned off" in (off.problem or "")
 

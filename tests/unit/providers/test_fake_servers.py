@@ -146,3 +146,18 @@ def test_process_mode_exits_1_when_turns_remain(tmp_path):
     _, stderr = proc.communicate(timeout=10)
     assert proc.returncode == 1
     assert "1 scripted turn(s) were never requested" in stderr
+
+
+def test_the_fake_models_route_answers_as_the_models_api() -> None:
+    """``GET /v1/models/{id}`` through the real SDK: found, unknown (404), no key (401)."""
+    import anthropic
+
+    with FakeAnthropicServer([], api_keys={"k"}) as api:
+        client = anthropic.Anthropic(api_key="k", base_url=api.base_url, max_retries=0)
+        assert client.models.retrieve("claude-sonnet-4-6").id == "claude-sonnet-4-6"
+        with pytest.raises(anthropic.NotFoundError):
+            client.models.retrieve("gpt-4o")
+        wrong = anthropic.Anthropic(api_key="nope", base_url=api.base_url, max_retries=0)
+        with pytest.raises(anthropic.AuthenticationError):
+            wrong.models.retrieve("claude-sonnet-4-6")
+        assert api.requests == []  # not a Messages request: no script turn was used

@@ -1,0 +1,183 @@
+"""Which model a run here would use, what chose it, and whether it answers.
+
+The model is resolved as print mode resolves it (``providers.choice``); the server is asked
+something that costs nothing: ``GET <base>/models`` on an OpenAI-compatible server (Ollama,
+LM Studio, vLLM, llama.cpp, LiteLLM), ``GET /v1/models/<model>`` (the Models API's "Get a
+Model") on Anthropic's, through the same proxies and CA certificates a session uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from tether.cli.doctor.report import Finding
+from tether.errors import ConfigError
+from tether.providers.choice import ModelChoice, choose_model
+from tether.providers.network import NetworkSettings
+from tether.settings.load import LoadedSettings, origin_of
+
+AREA = "model"
+TIMEOUT_S = 5.0
+ANTHROPIC_VERSION = "2023-06-01"
+_SHOWN_MODELS = 8
+
+
+def resolve(
+    model_flag: str | None, loaded: LoadedSettings, root: Path, env: Mapping[str, str]
+) -> ModelChoice | Finding:
+    """The model a run in ``root`` would use, or a ``fail`` saying why there is none."""
+    chosen_by = "--model" if model_flag else origin_of(loaded, "model")
+    try:
+        choice = choose_model(model_flag or loaded.settings.model, chosen_by, cwd=root, env=env)
+    except ConfigError as e:
+        waiting = tuple(
+            f"waits until this folder is trusted: {item}"
+            for item in loaded.withheld
+            if ": model endpoint " in item
+        )
+        return Finding(AREA, "fail", str(e), waiting, "see docs/models.md (choosing a model)")
+    if choice.spec.provider != "anthropic" or loaded.settings.api_key_helper:
+        return choice
+    if not (env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")):
+        return Finding(
+            AREA,
+            "fail",
+            f"{choice.spec} (chosen by {choice.chosen_by}) has no API key",
+            fix="set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or choose a local model "
+            "(openai:<model>@<base-url>, see docs/models.md)",
+        )
+    return choice
+
+
+async def check_model(
+    choice: ModelChoice, loaded: LoadedSettings, env: Mapping[str, str]
+) -> Finding:
+    spec = choice.spec
+    head = f"{spec} (chosen by {choice.chosen_by})"
+    if spec.provider == "scripted":
+        assert spec.path is not None
+        if spec.path.is_file():
+            return Finding(AREA, "ok", f"{head}: a scripted model, offline")
+        return Finding(AREA, "fail", f"{head}: the script {spec.path} does not exist")
+    assert choice.endpoint is not None
+    url_from = choice.endpoint_chosen_by or "the provider's default"
+    details = (f"URL: {choice.endpoint} (from {url_from})",)
+    try:
+        answer = await _ask(choice, env)
+    except ConfigError as e:  # a CA file that cannot be loaded, a bad proxy
+        return Finding(AREA, "fail", f"{head}: {e}", details)
+    if isinstance(answer, Exception):
+        return _unreachable(head, choice, answer, details)
+    status, body = answer
+    if spec.provider == "openai":
+        return _openai_answer(head, choice, status, body, details)
+    helper = bool(loaded.settings.api_key_helper) and not env.get("ANTHROPIC_API_KEY")
+    return _anthropic_answer(head, choice, status, details, helper)
+
+
+async def _ask(choice: ModelChoice, env: Mapping[str, str]) -> tuple[int, Any] | Exception:
+    """The server's status and JSON body (None if not JSON), or what stopped the request."""
+    import httpx2
+
+    base = (choice.endpoint or "").rstrip("/")
+    if choice.spec.provider == "openai":
+        url = f"{base}/models"
+        headers = {"Authorization": f"Bearer {env.get('OPENAI_API_KEY') or 'not-needed'}"}
+    else:
+        url = f"{base}/v1/models/{choice.spec.model}"
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if env.get("ANTHROPIC_API_KEY"):
+            headers["x-api-key"] = env["ANTHROPIC_API_KEY"]
+        elif env.get("ANTHROPIC_AUTH_TOKEN"):
+            headers["authorization"] = f"Bearer {env['ANTHROPIC_AUTH_TOKEN']}"
+    network = NetworkSettings.of(env)
+    try:
+        async with network.client(timeout=TIMEOUT_S) as client:
+            response = await client.get(url, headers=headers)
+    except httpx2.HTTPError as e:
+        return e
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = None
+    return response.status_code, body
+
+
+def _unreachable(
+    head: str, choice: ModelChoice, error: Exception, details: tuple[str, ...]
+) -> Finding:
+    import httpx2
+
+    if isinstance(error, httpx2.TimeoutException):
+        what = f"no answer from {choice.endpoint} within {TIMEOUT_S:.0f} s"
+    else:
+        what = f"cannot connect to {choice.endpoint} ({type(error).__name__}: {error})"
+    if choice.endpoint_chosen_by is None:
+        fix = "check the network and the proxy variables (HTTPS_PROXY, NO_PROXY)"
+    else:
+        fix = f"start the server, or correct the URL ({choice.endpoint_chosen_by})"
+    return Finding(AREA, "fail", f"{head}: {what}", details, fix)
+
+
+def _openai_answer(
+    head: str, choice: ModelChoice, status: int, body: Any, details: tuple[str, ...]
+) -> Finding:
+    model = choice.spec.model
+    if status in (401, 403):
+        fix = "set OPENAI_API_KEY to a key this server accepts"
+        summary = f"{head}: the server refused the key (HTTP {status})"
+        return Finding(AREA, "fail", summary, details, fix)
+    if status == 404:
+        return Finding(
+            AREA,
+            "warn",
+            f"{head}: the server answers, but not at {choice.endpoint}/models (HTTP 404)",
+            details,
+            "use the root of its OpenAI-compatible API, which usually ends in /v1 "
+            "(Ollama: http://localhost:11434/v1)",
+        )
+    ids = _model_ids(body) if status == 200 else None
+    if ids is None:
+        summary = f"{head}: unexpected answer to GET /models (HTTP {status})"
+        return Finding(AREA, "warn", summary, details)
+    if model in ids or f"{model}:latest" in ids:  # Ollama: a name without a tag is :latest
+        return Finding(AREA, "ok", f"{head}: the server answers and serves {model}", details)
+    listed = ", ".join(ids[:_SHOWN_MODELS]) + (", …" if len(ids) > _SHOWN_MODELS else "")
+    return Finding(
+        AREA,
+        "warn",
+        f"{head}: the server answers, but does not list {model}",
+        (*details, f"it lists: {listed or 'nothing'}"),
+        f"load or pull the model (Ollama: `ollama pull {model}`), or use a listed name in "
+        f"{choice.chosen_by}",
+    )
+
+
+def _model_ids(body: Any) -> list[str] | None:
+    if not isinstance(body, dict):
+        return None
+    data = cast(dict[str, Any], body).get("data")
+    if not isinstance(data, list):
+        return None
+    cards = [cast(dict[str, Any], c) for c in cast(list[Any], data) if isinstance(c, dict)]
+    return [str(c["id"]) for c in cards if "id" in c]
+
+
+def _anthropic_answer(
+    head: str, choice: ModelChoice, status: int, details: tuple[str, ...], helper: bool
+) -> Finding:
+    if status == 200:
+        return Finding(AREA, "ok", f"{head}: the API answers and accepts the key", details)
+    if status == 401 and helper:
+        summary = f"{head}: the API answers (the key comes from apiKeyHelper, not run here)"
+        return Finding(AREA, "ok", summary, details)
+    if status in (401, 403):
+        fix = "set ANTHROPIC_API_KEY to a valid key (console.anthropic.com)"
+        return Finding(AREA, "fail", f"{head}: the key was refused (HTTP {status})", details, fix)
+    if status == 404:
+        fix = f"check the model name in {choice.chosen_by}"
+        summary = f"{head}: {choice.spec.model} is not known there (HTTP 404)"
+        return Finding(AREA, "warn", summary, details, fix)
+    return Finding(AREA, "warn", f"{head}: unexpected answer (HTTP {status})", details)
