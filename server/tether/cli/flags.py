@@ -9,13 +9,13 @@ and how to fix it (``UsageError``), and nothing is left behind.
 from __future__ import annotations
 
 import argparse
-import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, cast
 
+from tether.core.json_input import parse_json
 from tether.protocol.updates import MODES, Mode
 
 OutputFormat = Literal["text", "json", "stream-json", "tether-json"]
@@ -191,7 +191,7 @@ def _json_or_file(value: str, flag: str, cwd: Path) -> dict[str, Any]:
                 "object or the path of a JSON file"
             ) from None
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except ValueError as e:
         raise UsageError(f"{flag}: {source} is not valid JSON ({e})") from None
     if not isinstance(data, dict):

@@ -27,6 +27,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
+from tether.core.executor import install_default_executor
 from tether.core.json_input import JsonTooDeepError, parse_json
 from tether.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, envelope_error, usable_id
 
@@ -143,6 +144,7 @@ def serve_stdio(
     reader = StdinAsyncReader(stdin or sys.stdin.buffer, thread_pool)
 
     async def main() -> None:
+        install_default_executor()  # a thread stuck for good must not hold the exit
         protocol.set_writer(await nonblocking_writer(stdout or sys.stdout.buffer))
         await read_loop(reader.readline, reader.readexactly, protocol)
         try:
