@@ -219,9 +219,12 @@ class SessionHub:
             root = self.sessions.stored_in(self.folders, session_id)
             if root is None:
                 raise SessionError(f"unknown sessionId: {session_id}")
-            session = await self.sessions.load(
-                root, session_id, editor, self._options(editor), recover=recover
-            )
+            try:
+                session = await self.sessions.load(
+                    root, session_id, editor, self._options(editor), recover=recover
+                )
+            except ConfigError as e:
+                raise SessionError(str(e))
         self._follow(session, editor)
         try:
             history = await session.history()

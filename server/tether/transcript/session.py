@@ -40,7 +40,7 @@ def _keep_good_prefix(path: Path, good_bytes: int) -> tuple[Path, str]:
     lines = rest.split(b"\n")
     prompts = sum(1 for line in lines if line_type(line) == b"user")
     count = len(lines) - (1 if lines[-1] == b"" else 0)
-    what = f"{count} line(s), holding {prompts} prompt(s) and what answered them"
+    what = f"{count} line(s), with {prompts} readable prompt(s) and what answered them,"
     return aside, what
 
 
