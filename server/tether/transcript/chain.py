@@ -61,7 +61,7 @@ def build_chain(
 def _valid_parent(record: ChainRecord, position: dict[str, int]) -> str | None:
     """``record``'s parent when it is a record written before it, else None."""
     parent = record.parent_uuid
-    if parent is None or position.get(parent, len(position)) >= position[record.uuid]:
+    if parent is None or parent not in position or position[parent] >= position[record.uuid]:
         return None
     return parent
 
