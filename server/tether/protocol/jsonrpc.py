@@ -38,7 +38,7 @@ class EnvelopeError:
 def envelope_error(message: object) -> EnvelopeError | None:
     """None for a well-formed request, notification or response; else what is wrong."""
     if not isinstance(message, dict):
-        return EnvelopeError(None, "Invalid Request: not a JSON object")
+        return EnvelopeError(None, "Invalid Request: not a JSON-RPC 2.0 object")
     fields: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
     raw_id = fields.get("id")
     msg_id: MsgId = raw_id if usable_id(raw_id) else None
