@@ -22,6 +22,7 @@ import acp.schema as wire
 from acp import Client, RequestError
 
 from tether.acp.mapping import View, permission_tool_call
+from tether.core.files import check_regular
 from tether.editor.disk import read_text_file, write_checked, write_text_atomically
 from tether.editor.port import (
     Document,
@@ -46,6 +47,9 @@ class AcpEditor:
         self.can_write = bool(fs and fs.write_text_file)
 
     # -- reading ----------------------------------------------------------------------
+
+    def reads_from_disk(self, path: Path) -> bool:
+        return not self.can_read
 
     async def read(self, path: Path) -> Document:
         if not self.can_read:
@@ -101,10 +105,13 @@ class AcpEditor:
 
 
 def _check_readable(path: Path) -> None:
-    if not path.exists():
+    """What reading the disk would raise, before the client is asked: a FIFO or a device
+    never reaches the editor (its read would hang there)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
-    if path.is_dir():
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    check_regular(path, mode)
 
 
 def _sync_disk(path: Path, text: str) -> None:

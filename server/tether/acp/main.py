@@ -18,6 +18,7 @@ from acp import run_agent
 
 from tether.acp.agent import TetherAgent
 from tether.acp.stdio import open_streams
+from tether.core.executor import install_default_executor
 from tether.warmup import ENGINE_MODULES, warm_imports
 
 log = logging.getLogger(__name__)
@@ -31,11 +32,15 @@ def serve(model: str | None = None) -> int:
     threading.Thread(
         target=warm_imports, args=(ENGINE_MODULES,), name="tether-warm-imports", daemon=True
     ).start()
+    code = 0
     try:
         asyncio.run(_serve(agent, stdin_fd, stdout_fd))
     except KeyboardInterrupt:
-        return 130
-    return 0
+        code = 130
+    # Python's exit joins every worker thread: one blocked for good (a hung read) must not
+    # keep a dead editor's agent alive.
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _claim_stdio() -> tuple[int, int]:
@@ -50,6 +55,7 @@ def _claim_stdio() -> tuple[int, int]:
 
 
 async def _serve(agent: TetherAgent, stdin_fd: int, stdout_fd: int) -> None:
+    install_default_executor()  # a thread stuck for good must not hold the exit
     reader, writer, guard = await open_streams(stdin_fd, stdout_fd)
     try:
         # session/resume and session/close are "unstable" in this SDK release, though

@@ -14,7 +14,10 @@ import json
 import os
 import stat
 import threading
-from typing import Any
+from typing import Any, cast
+
+from tether.core.json_input import JsonTooDeepError, parse_json
+from tether.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, envelope_error, usable_id
 
 LINE_LIMIT = 64 * 1024 * 1024
 """Longest line buffered at once: asyncio's default (64 KiB) breaks on pasted files."""
@@ -77,17 +80,18 @@ def problem(line: bytes) -> bytes | None:
     if not line.strip():
         return b""
     try:
-        message = json.loads(line)
+        message = parse_json(line)
+    except JsonTooDeepError as e:
+        top = e.parsed
+        msg_id = cast("dict[str, object]", top).get("id") if isinstance(top, dict) else None
+        if usable_id(msg_id):
+            return _error(msg_id, INVALID_REQUEST, f"Invalid Request: {e}")
+        return _error(None, PARSE_ERROR, f"Parse error: {e}")
     except ValueError:
-        return _error(None, -32700, "Parse error")
-    if not isinstance(message, dict):
-        return _error(None, -32600, "Invalid Request: not a JSON object")
-    fields: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
-    method = fields.get("method")
-    if method is None and "id" not in fields:
-        return _error(None, -32600, "Invalid Request: no method and no id")
-    if method is not None and not isinstance(method, str):
-        return _error(fields.get("id"), -32600, "Invalid Request: method must be a string")
+        return _error(None, PARSE_ERROR, "Parse error")
+    refused = envelope_error(message)
+    if refused is not None:
+        return _error(refused.msg_id, refused.code, refused.message)
     return None
 
 

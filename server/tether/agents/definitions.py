@@ -22,6 +22,7 @@ from pathlib import Path
 import platformdirs
 
 from tether import prompts
+from tether.core.files import read_regular_text
 from tether.skills.frontmatter import as_list, as_text, split
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ def parse_frontmatter(text: str, source: str = "") -> tuple[dict[str, str], str]
 
 def parse_definition(path: Path) -> AgentDefinition | None:
     try:
-        fields, body = parse_frontmatter(path.read_text(encoding="utf-8"), str(path))
+        fields, body = parse_frontmatter(read_regular_text(path), str(path))
     except (OSError, UnicodeDecodeError) as e:
         log.warning("agent definition %s unreadable: %s", path, e)
         return None

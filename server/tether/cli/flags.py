@@ -9,7 +9,6 @@ and how to fix it (``UsageError``), and nothing is left behind.
 from __future__ import annotations
 
 import argparse
-import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn, cast
 
 from tether.cli.sdk_flags import add_sdk_flags, flag_notes, refused_flag
+from tether.core.json_input import parse_json
 from tether.protocol.updates import MODES, Mode
 
 OutputFormat = Literal["text", "json", "stream-json", "tether-json"]
@@ -210,7 +210,7 @@ def _json_or_file(value: str, flag: str, cwd: Path) -> dict[str, Any]:
                 "object or the path of a JSON file"
             ) from None
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except ValueError as e:
         raise UsageError(f"{flag}: {source} is not valid JSON ({e})") from None
     if not isinstance(data, dict):

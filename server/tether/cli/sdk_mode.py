@@ -174,6 +174,9 @@ class SdkMode:
         self.encoder.init(self.driver.facts())
         outcome = await self.driver.prompt(line.blocks())
         self.encoder.result(outcome)
+        if outcome.error is not None:
+            # The result line carries it too; a person running the program reads stderr.
+            sys.stderr.write(f"[tether] error: the turn failed: {outcome.error}\n")
         self._state("idle")
         return exit_code(outcome)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -29,6 +28,7 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from tether.core.json_input import JsonTooDeepError, parse_json
 from tether.protocol.content import ContentBlock, ImageContent, TextContent
 
 
@@ -122,7 +122,9 @@ def parse_line(line: str) -> InputLine | None:
     if not text:
         return None
     try:
-        data: Any = json.loads(text)
+        data: Any = parse_json(text)
+    except JsonTooDeepError as e:
+        raise InputError(f"{e}: {text[:200]}") from None
     except ValueError as e:
         raise InputError(f"not JSON ({e}): {text[:200]}") from None
     fields: dict[str, Any] = cast(dict[str, Any], data) if isinstance(data, dict) else {}

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import platformdirs
 
+from tether.core.files import read_regular_text
+
 MAX_DEPTH = 5
 MAX_FILE_CHARS = 40_000
 NAMES = ("AGENTS.md", "AGENTS.local.md", "CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
@@ -67,7 +69,7 @@ def _import(raw: str, base: Path, roots: list[Path], chain: tuple[Path, ...]) ->
     if not any(path == r or path.is_relative_to(r) for r in roots):
         return f"@{raw} (not imported: outside the workspace)"
     try:
-        text = path.read_text(encoding="utf-8")[:MAX_FILE_CHARS]
+        text = read_regular_text(path)[:MAX_FILE_CHARS]
     except (OSError, UnicodeDecodeError):
         return f"@{raw} (not imported: not readable)"
     body = expand_imports(text, path, roots, (*chain, base.resolve()))
@@ -76,7 +78,7 @@ def _import(raw: str, base: Path, roots: list[Path], chain: tuple[Path, ...]) ->
 
 def _read(path: Path, scope: str, roots: list[Path]) -> InstructionFile | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except (OSError, UnicodeDecodeError):
         return None
     if len(text) > MAX_FILE_CHARS:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from tether.core.files import read_regular, read_regular_text
+
 MAX_LINES = 200
 MAX_BYTES = 25 * 1024
 MAX_RECALLED = 5
@@ -45,7 +47,7 @@ class MemoryIndex:
 
 def load_index(path: Path) -> MemoryIndex:
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError:
         return MemoryIndex([], [])
     warnings: list[str] = []
@@ -112,7 +114,7 @@ def memory_attachment(chosen: Sequence[MemoryEntry]) -> str:
     parts: list[str] = []
     for entry in chosen:
         try:
-            body = entry.path.read_text(encoding="utf-8")[:MAX_ENTRY_CHARS]
+            body = read_regular_text(entry.path)[:MAX_ENTRY_CHARS]
         except (OSError, UnicodeDecodeError):
             continue
         parts.append(

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tether.core.files import read_regular_text
 from tether.core.messages import Message, TextBlock
 from tether.tools.context import FileState, text_hash
 
@@ -63,7 +64,7 @@ class ChangeWatcher:
             if record is None:
                 continue
             try:
-                current = text_hash(path.read_text(encoding="utf-8-sig"))
+                current = text_hash(read_regular_text(path, "utf-8-sig"))
             except (OSError, UnicodeDecodeError):
                 current = hashlib.blake2b(b"missing", digest_size=16).hexdigest()
             if current != record.hash and self._notified.get(path) != current:

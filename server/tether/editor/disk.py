@@ -90,6 +90,9 @@ class DiskEditor:
         text = await asyncio.to_thread(read_text_file, path)
         return Document(path=path, text=text)
 
+    def reads_from_disk(self, path: Path) -> bool:
+        return True
+
     async def write(
         self, path: Path, new_text: str, *, base: Document | None, label: str
     ) -> WriteOutcome:

@@ -203,6 +203,27 @@ class Editor(Protocol):
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply: ...
 
 
+class DiskSource(Protocol):
+    """Optional part of the Editor port: whether the editor would read a file from disk
+    (no buffer holds it), so that a tool may read just part of it there itself instead of
+    taking the whole text through ``read``."""
+
+    def reads_from_disk(self, path: Path) -> bool: ...
+
+
+def reads_from_disk(editor: object, path: Path) -> bool:
+    """Does ``editor`` (or an editor it wraps, ``.inner``) read ``path`` from disk? False
+    when it cannot tell: then only ``read`` gives the text."""
+    for _ in range(4):
+        check = getattr(editor, "reads_from_disk", None)
+        if callable(check):
+            return bool(check(path))
+        editor = getattr(editor, "inner", None)
+        if editor is None:
+            break
+    return False
+
+
 class TrustDialog(Protocol):
     """Optional part of the Editor port: the one-time workspace trust question.
 

@@ -13,12 +13,12 @@ with ``permissionDecision`` (allow/ask/deny), ``permissionDecisionReason``,
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from tether.core.hooks import HookNotice
+from tether.core.json_input import parse_json
 from tether.hooks.runner import HookRun
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def _json(stdout: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]

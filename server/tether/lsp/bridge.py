@@ -71,6 +71,9 @@ class LspEditor:
                 return Document(path=path, text=unsettled.text, in_editor=True)
         return Document(path=path, text=doc.source, version=doc.version, in_editor=True)
 
+    def reads_from_disk(self, path: Path) -> bool:
+        return path not in self._unsettled and self.server.open_document(path) is None
+
     async def read(self, path: Path) -> Document:
         unsettled = self._unsettled.get(path)
         if unsettled is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Mapping
@@ -14,6 +13,8 @@ import platformdirs
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from tether.core.files import read_regular_text
+from tether.core.json_input import parse_json
 from tether.lsp.textedits import Encoding
 
 
@@ -89,7 +90,7 @@ def startup_facts(
             platformdirs.user_config_path("tether", appauthor=False) / "settings.json",
         ):
             try:
-                value = json.loads(path.read_text(encoding="utf-8")).get("model")
+                value = parse_json(read_regular_text(path)).get("model")
             except (OSError, ValueError, AttributeError):
                 continue
             if isinstance(value, str) and value:

@@ -214,15 +214,26 @@ class SessionHub:
             return [{"turnId": turn, **update.to_wire()} for turn, update in await hosted.history()]
         editor = self._editors.get(session_id) or LspEditor(self.server, session_id)
         session = self.sessions.find(session_id)
+        loaded_here = session is None
         if session is None:
             root = self.sessions.stored_in(self.folders, session_id)
             if root is None:
                 raise SessionError(f"unknown sessionId: {session_id}")
-            session = await self.sessions.load(
-                root, session_id, editor, self._options(editor), recover=recover
-            )
+            try:
+                session = await self.sessions.load(
+                    root, session_id, editor, self._options(editor), recover=recover
+                )
+            except ConfigError as e:
+                raise SessionError(str(e))
         self._follow(session, editor)
-        return [{"turnId": turn, **update.to_wire()} for turn, update in await session.history()]
+        try:
+            history = await session.history()
+        except BaseException:
+            if loaded_here:  # a load that failed leaves the session closed and unlocked
+                self._unfollow(session_id)
+                await session.close()
+            raise
+        return [{"turnId": turn, **update.to_wire()} for turn, update in history]
 
     async def list_sessions(self, params: ListSessionsParams) -> list[dict[str, Any]]:
         roots = (

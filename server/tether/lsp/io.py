@@ -16,24 +16,25 @@ the editor.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
+from tether.core.executor import install_default_executor
+from tether.core.json_input import JsonTooDeepError, parse_json
+from tether.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, envelope_error, usable_id
+
 log = logging.getLogger(__name__)
 
 HEADER = re.compile(rb"content-length:[ \t]*([^\r\n]*?)[ \t]*\r?\n?$", re.IGNORECASE)
 MAX_BODY = 256 * 1024 * 1024
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 
 
 def send_error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> None:
@@ -44,15 +45,24 @@ def send_error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) 
 
 def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
     try:
-        raw = json.loads(body)
+        raw = parse_json(body)
+    except JsonTooDeepError as e:
+        # Answer the request when its id can be read: its sender is waiting for it.
+        top = e.parsed
+        msg_id = cast("dict[str, object]", top).get("id") if isinstance(top, dict) else None
+        if usable_id(msg_id):
+            send_error(protocol, msg_id, INVALID_REQUEST, f"Invalid Request: {e}")
+        else:
+            send_error(protocol, None, PARSE_ERROR, f"Parse error: {e}")
+        return
     except ValueError as e:
         send_error(protocol, None, PARSE_ERROR, f"Parse error: {e}")
         return
-    if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":  # pyright: ignore[reportUnknownMemberType]
-        msg_id = raw.get("id") if isinstance(raw, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        send_error(protocol, msg_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 object")
+    refused = envelope_error(raw)
+    if refused is not None:
+        send_error(protocol, refused.msg_id, refused.code, refused.message)
         return
-    message: dict[str, Any] = raw  # pyright: ignore[reportUnknownVariableType]
+    message: dict[str, Any] = raw
     try:
         structured = protocol.structure_message(message)
     except JsonRpcException as e:
@@ -134,6 +144,7 @@ def serve_stdio(
     reader = StdinAsyncReader(stdin or sys.stdin.buffer, thread_pool)
 
     async def main() -> None:
+        install_default_executor()  # a thread stuck for good must not hold the exit
         protocol.set_writer(await nonblocking_writer(stdout or sys.stdout.buffer))
         await read_loop(reader.readline, reader.readexactly, protocol)
         try:

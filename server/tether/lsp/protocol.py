@@ -4,10 +4,15 @@ for custom methods (validated by pydantic in the handlers, so bad params get -32
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcServerNotInitialized
+from lsprotocol.types import ResponseError
+from pygls.exceptions import (
+    JsonRpcInternalError,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.protocol.json_rpc import (
@@ -41,6 +46,8 @@ class TetherProtocol(LanguageServerProtocol):
     def __init__(self, server: LanguageServer, converter: Any) -> None:
         super().__init__(server, converter)
         self.initialized = False
+        self._methods: dict[int | str, str] = {}
+        """The method of each request being handled, for its error message."""
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
@@ -75,13 +82,35 @@ class TetherProtocol(LanguageServerProtocol):
         self.initialized = True
         return result
 
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:
+        """pygls's, with the changes applied all or none (``documents.LspWorkspace``)."""
+        workspace = self.workspace
+        if isinstance(workspace, LspWorkspace):
+            workspace.apply_changes(params.text_document, params.content_changes)
+        else:  # before initialize: pygls's own workspace
+            for change in params.content_changes:
+                workspace.update_text_document(params.text_document, change)
+        features = cast("dict[str, Any]", self.fm.features)  # pyright: ignore[reportUnknownMemberType]
+        if (user_handler := features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield user_handler, (params,), None
+
     before_initialize: frozenset[str] = frozenset({types.INITIALIZE, types.EXIT})
     """Methods answered before ``initialize``; every other request gets -32002."""
 
     def handle_message(self, message: Any) -> None:
         method = getattr(message, "method", None)
+        msg_id = getattr(message, "id", None)
+        if method is not None and msg_id is not None:
+            self._methods[msg_id] = method
+        if self._shutdown and method is not None and method != types.EXIT:
+            # LSP: "requests after a shutdown request should error with InvalidRequest";
+            # notifications are dropped.
+            if msg_id is not None:
+                error = JsonRpcInvalidRequest(f"{method} arrived after shutdown; only exit is left")
+                self._send_response(msg_id, error=error.to_response_error())
+            return
         if not self.initialized and method not in self.before_initialize:
-            msg_id = getattr(message, "id", None)
             if method is not None and msg_id is not None:
                 self._send_response(
                     msg_id,
@@ -91,3 +120,34 @@ class TetherProtocol(LanguageServerProtocol):
                 )
             return
         super().handle_message(message)
+
+    def _send_response(
+        self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None
+    ) -> None:
+        method = self._methods.pop(msg_id, None) if msg_id is not None else None
+        if error is not None and _unexpected(error):
+            error = internal_error(error, method)
+        super()._send_response(msg_id, result, error)  # pyright: ignore[reportArgumentType]
+
+
+def _unexpected(error: ResponseError) -> bool:
+    """An exception nobody raised on purpose: pygls attaches its traceback."""
+    data: object = error.data
+    return (
+        error.code == JsonRpcInternalError.CODE
+        and isinstance(data, dict)
+        and "traceback" in cast("dict[str, object]", data)
+    )
+
+
+def internal_error(error: ResponseError, method: str | None) -> ResponseError:
+    """A server fault as a person reads it: what failed and where the details are. The
+    traceback pygls attaches stays in the log (pygls logged it with the exception)."""
+    what = f"handling {method}" if method else "handling the request"
+    detail = error.message if error.message != JsonRpcInternalError.MESSAGE else ""
+    message = f"Tether hit an internal error {what}" + (f" ({detail})" if detail else "")
+    return ResponseError(
+        code=error.code,
+        message=f"{message}. This is a bug in Tether; the daemon's log (its stderr) has the "
+        "details.",
+    )

@@ -19,7 +19,6 @@ only for a trusted workspace: it names programs to run.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -28,6 +27,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from tether.core.files import read_regular_text
+from tether.core.json_input import parse_json
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -155,7 +157,7 @@ def read_mcp_json(root: Path) -> tuple[dict[str, Any], str | None]:
     """The ``mcpServers`` object of ``root/.mcp.json`` and a problem, if any."""
     path = root / ".mcp.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(read_regular_text(path))
     except FileNotFoundError:
         return {}, None
     except (OSError, ValueError) as e:

@@ -31,11 +31,14 @@ turn, or a turn left over at the end, is an error: scripts fail loudly.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from tether.core.files import read_regular_text
+from tether.core.json_input import parse_json
+from tether.errors import ConfigError
 
 Fault = Literal[
     "429",
@@ -174,7 +177,21 @@ _SCRIPT: TypeAdapter[Script] = TypeAdapter(Script)
 
 
 def load_script(path: Path) -> Script:
-    return parse_script(json.loads(path.read_text(encoding="utf-8")))
+    """The script in ``path``; ``ConfigError`` naming the file and the problem otherwise."""
+    try:
+        data = parse_json(read_regular_text(path))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read the script {path}: {e}") from None
+    except ValueError as e:
+        raise ConfigError(f"the script {path} is not valid JSON: {e}") from None
+    try:
+        return parse_script(data)
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
+            for err in e.errors(include_url=False)[:3]
+        )
+        raise ConfigError(f"the script {path} is not a valid script: {problems}") from None
 
 
 def parse_script(data: Any) -> Script:

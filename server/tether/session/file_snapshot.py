@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.core.files import open_regular
 from tether.permissions.controlplane import PROTECTED_NAMES
 from tether.tools.glob import walk_files
 
@@ -204,7 +205,7 @@ class WorkspaceSnapshots:
         if key[1] > self.max_file_bytes:
             return _Cached(key, None, f"it is larger than {self.max_file_bytes // 1024} KiB")
         try:
-            with open(path, "rb") as f:
+            with os.fdopen(open_regular(path), "rb") as f:
                 st = os.fstat(f.fileno())
                 raw = f.read(self.max_file_bytes + 1)
         except OSError as e:

@@ -339,15 +339,17 @@ class Session:
         if writer is None:
             return []
         await writer.flush()
-        loaded = await asyncio.to_thread(read_transcript, writer.path)
-        chain = build_chain(loaded.records, writer.last_uuid)[0]
+        loaded = await asyncio.to_thread(read_transcript, writer.path, skip_damaged=True)
+        chain, repairs = build_chain(loaded.records, writer.last_uuid)
         updates = history_updates(
             chain, self.engine.describe_call, self.engine.provider.context_window
         )
-        # What loading repaired is no part of the conversation, but the user should know.
+        # What loading repaired is no part of the conversation, but the user should know;
+        # so is what this reading had to leave out or mend (once each).
+        notes = dict.fromkeys([*self.repaired, *loaded.skipped, *repairs])
         notices = [
             Notice(level="warning", message=f"resuming repaired the transcript: {note}")
-            for note in self.repaired
+            for note in notes
         ]
         return updates + [("", notice) for notice in notices]
 

@@ -17,6 +17,8 @@ from typing import Any
 import platformdirs
 from pydantic import ValidationError
 
+from tether.core.files import read_regular_text
+from tether.core.json_input import parse_json
 from tether.settings.git_exclude import exclude_local_files
 from tether.settings.model import LIST_KEYS, Settings, unknown_keys
 from tether.settings.trust import project_mcp_config, withhold_untrusted
@@ -53,7 +55,7 @@ def origin_of(loaded: LoadedSettings, key: str) -> str | None:
 
 def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(read_regular_text(path))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as e:

@@ -22,6 +22,9 @@ from typing import Any, cast
 
 import platformdirs
 
+from tether.core.files import read_regular_text
+from tether.core.json_input import parse_json
+
 log = logging.getLogger(__name__)
 
 
@@ -35,7 +38,7 @@ class TrustStore:
 
     def _load(self) -> list[str]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = parse_json(read_regular_text(self.path))
         except FileNotFoundError:
             return []
         except (OSError, ValueError) as e:

@@ -22,6 +22,7 @@ from typing import Literal
 
 import platformdirs
 
+from tether.core.files import read_regular_text
 from tether.protocol.content import ContentBlock, TextContent
 from tether.skills.frontmatter import as_list, as_text, split
 from tether.skills.registry import Skill, SkillRegistry, substitute
@@ -109,7 +110,7 @@ def discover(
             if path.stem in found or not _NAME.fullmatch(path.stem):
                 continue
             try:
-                found[path.stem] = parse_command(path.stem, path.read_text(encoding="utf-8"), path)
+                found[path.stem] = parse_command(path.stem, read_regular_text(path), path)
             except (OSError, UnicodeDecodeError):
                 continue
     return list(found.values())

@@ -21,6 +21,7 @@ from pathlib import Path
 import pathspec
 import platformdirs
 
+from tether.core.files import read_regular_text
 from tether.skills.frontmatter import as_list, as_text, split
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ def skill_dirs(root: Path) -> list[Path]:
 
 def parse_skill(path: Path) -> Skill:
     """Raises ValueError (or OSError) for a file that is not a usable skill."""
-    fields, body = split(path.read_text(encoding="utf-8"), str(path))
+    fields, body = split(read_regular_text(path), str(path))
     name = as_text(fields.get("name")) or path.parent.name
     if not _NAME.fullmatch(name):
         raise ValueError(f"the name {name!r} is not a valid skill name")

@@ -48,6 +48,11 @@ class FileState:
         self._records[doc.path] = ReadRecord(text_hash(doc.text), doc.version, partial)
         self.changed = True
 
+    def record_hash(self, path: Path, digest: str, *, partial: bool) -> None:
+        """A read of the file on disk whose whole text hashes to ``digest``."""
+        self._records[path] = ReadRecord(digest, None, partial)
+        self.changed = True
+
     def mark_unconfirmed(self, path: Path) -> None:
         """The write just made to ``path`` may or may not have landed: until the agent reads
         the file again, nothing it remembers of it can be trusted."""

@@ -28,7 +28,7 @@ from tether.tools.file_write import (
     unconfirmed_result,
     write_change,
 )
-from tether.tools.paths import resolve_tool_path
+from tether.tools.paths import PathText, resolve_tool_path
 from tether.tools.read import missing_file_message, read_document
 
 MAX_CONFLICT_RETRIES = 3
@@ -49,7 +49,7 @@ RETRY_NOTE = (
 
 
 class EditInput(FileInput):
-    file_path: str = Field(description="Absolute path of the file to modify.")
+    file_path: PathText = Field(description="Absolute path of the file to modify.")
     old_string: str = Field(
         description="The exact text to replace (empty to create a new file with new_string)."
     )

@@ -20,11 +20,12 @@ from pathspec import GitIgnoreSpec
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
+from tether.core.files import read_regular
 from tether.errors import ToolError
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
 from tether.tools.glob_ripgrep import Listed, list_files, which
-from tether.tools.paths import resolve_tool_path
+from tether.tools.paths import PathText, resolve_tool_path
 
 Prefilter = Callable[[str, bool], bool | None]
 """(path relative to the walk root, is_dir) -> True keep regardless, False drop, None: rules."""
@@ -49,8 +50,8 @@ def _load_level(directory: Path, names: tuple[str, ...], has_git: bool) -> _Leve
     specs: dict[str, GitIgnoreSpec] = {}
     for name in names:
         try:
-            with (directory / name).open(encoding="utf-8", errors="replace") as f:
-                specs[name] = GitIgnoreSpec.from_lines(f.read().splitlines())
+            text = read_regular(directory / name).decode("utf-8", "replace")
+            specs[name] = GitIgnoreSpec.from_lines(text.splitlines())
         except OSError:
             continue
     return _Level(directory, specs, has_git)
@@ -186,8 +187,8 @@ def split_static_prefix(pattern: str) -> tuple[str, str]:
 class GlobInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: str = Field(description='Glob pattern to match files against, e.g. "**/*.py".')
-    path: str | None = Field(
+    pattern: PathText = Field(description='Glob pattern to match files against, e.g. "**/*.py".')
+    path: PathText | None = Field(
         default=None,
         description="Directory to search in (default: the workspace root). Omit it rather "
         'than passing "null" or "undefined".',

@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
+from tether.core.files import kind_of
 from tether.errors import ToolError
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
@@ -31,7 +32,7 @@ from tether.tools.grep_python import (
     can_match_newline,
     search_python,
 )
-from tether.tools.paths import resolve_tool_path
+from tether.tools.paths import PathText, resolve_tool_path
 
 MAX_RG_OUTPUT = 64 * 1024 * 1024
 _CONTENT_LINE = re.compile(rb"(\d+)([:-])")
@@ -41,7 +42,7 @@ class GrepInput(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     pattern: str = Field(description="Regular expression to search for (ripgrep syntax).")
-    path: str | None = Field(
+    path: PathText | None = Field(
         default=None, description="File or directory to search (default: the workspace root)."
     )
     glob: str | None = Field(
@@ -286,10 +287,23 @@ def render(
     return text
 
 
+def _kind(path: Path) -> str | None:
+    try:
+        return kind_of(path.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 async def _call(inp: GrepInput, ctx: ToolContext) -> ToolResult:
     root = await asyncio.to_thread(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.allowed_dirs)
-    if not await asyncio.to_thread(root.exists):
+    kind = await asyncio.to_thread(_kind, root)
+    if kind is None:
         raise ToolError(f"Path does not exist: {root}.")
+    if kind not in ("a regular file", "a directory"):
+        raise ToolError(
+            f"{root} is {kind}: Grep searches regular files and directories only "
+            "(reading this could wait forever)."
+        )
     q = build_query(inp, root)
     hits = await search(q, ctx.config.ripgrep)
     numbers = inp.line_numbers if inp.line_numbers is not None else True

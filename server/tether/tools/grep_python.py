@@ -19,6 +19,7 @@ from typing import Literal
 
 from pathspec import GitIgnoreSpec
 
+from tether.core.files import read_regular
 from tether.errors import ToolError
 from tether.tools.glob import Prefilter, WalkedFile, walk_files
 
@@ -237,7 +238,7 @@ def _match_lines(
 
 def search_file(path: Path, mtime: float, rx: re.Pattern[str], q: GrepQuery) -> FileHits | None:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # walked as a file; a FIFO swapped in is skipped, not waited on
     except OSError:
         return None
     if b"\x00" in data:

@@ -26,7 +26,7 @@ from tether.tools.file_write import (
     unconfirmed_result,
     write_change,
 )
-from tether.tools.paths import resolve_tool_path
+from tether.tools.paths import PathText, resolve_tool_path
 from tether.tools.read import missing_file_message, read_document
 from tether.tools.write import CHANGED, conflict_message
 
@@ -39,7 +39,7 @@ NOT_READ = "The notebook has not been read yet. Read it first, then edit it."
 class NotebookEditInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    notebook_path: str = Field(description="Absolute path of the .ipynb file to change.")
+    notebook_path: PathText = Field(description="Absolute path of the .ipynb file to change.")
     cell_id: str | None = Field(
         default=None,
         description="Id of the cell to change or delete. With insert, the new cell goes after "

@@ -20,13 +20,28 @@ import os
 import stat
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
+from pydantic import AfterValidator
+
+from tether.core.files import kind_of, open_regular
 from tether.errors import ToolError
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 SAFE_OPEN_SUPPORTED = bool(_NOFOLLOW and _DIRECTORY) and os.open in os.supports_dir_fd
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("contains a NUL byte, which no file name can hold")
+    return value
+
+
+PathText = Annotated[str, AfterValidator(_no_nul)]
+"""A path in a tool's input: refused when it holds a NUL byte (the OS would raise
+``ValueError`` wherever it is used, in the permission check first)."""
 
 
 class SymlinkSwapped(OSError):
@@ -152,8 +167,8 @@ def _open_parent(path: Path) -> int:
             try:
                 nxt = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
             except OSError as e:
-                if e.errno in (errno.ELOOP, errno.ENOTDIR):  # a symlink sits where a dir was
-                    raise SymlinkSwapped(e.errno, f"{name} in {path} is not a plain directory")
+                if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _not_a_directory(fd, name, path, e.errno)
                 raise
             os.close(fd)
             fd = nxt
@@ -163,14 +178,32 @@ def _open_parent(path: Path) -> int:
     return fd
 
 
+def _not_a_directory(parent: int, name: str, path: Path, code: int) -> OSError:
+    """Why ``name`` (in the directory ``parent``) cannot be walked through: a symlink that
+    sits where a directory was checked, or something that never was a directory."""
+    try:
+        mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+    except OSError:
+        mode = stat.S_IFLNK if code == errno.ELOOP else 0
+    if stat.S_ISLNK(mode):
+        return SymlinkSwapped(code, f"{name} in {path} is not a plain directory")
+    return NotADirectoryError(
+        errno.ENOTDIR, f"{name} in {path} is {kind_of(mode)}, not a directory"
+    )
+
+
 def open_no_symlinks(path: Path, flags: int = os.O_RDONLY, mode: int = 0o666) -> int:
-    """``os.open`` for a canonical absolute path, failing with SymlinkSwapped if any
-    component is a symlink now. Falls back to a plain open where the OS cannot do this."""
+    """``os.open`` of a regular file at a canonical absolute path, failing with
+    SymlinkSwapped if any component is a symlink now, and with ``NotARegularFileError``
+    (``IsADirectoryError``) for anything but a regular file, without ever blocking (see
+    ``tether.core.files``). Falls back to a plain open where the OS cannot refuse links."""
     if not SAFE_OPEN_SUPPORTED:
-        return os.open(path, flags | _CLOEXEC, mode)
+        return open_regular(path, flags, mode)
     parent = _open_parent(path)
     try:
-        return os.open(path.name, flags | _NOFOLLOW | _CLOEXEC, mode, dir_fd=parent)
+        return open_regular(
+            path.name, flags | _NOFOLLOW, mode, dir_fd=parent, follow_symlinks=False, shown=path
+        )
     except OSError as e:
         if e.errno == errno.ELOOP:  # the final name is a symlink
             raise SymlinkSwapped(e.errno, f"{path} is a symbolic link now")

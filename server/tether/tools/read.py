@@ -10,19 +10,22 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
-from tether.editor.port import Document
+from tether.core.files import NotARegularFileError, kind_of
+from tether.editor.port import Document, reads_from_disk
 from tether.errors import ToolError
 from tether.protocol.updates import Location
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
 from tether.tools.edit_match import format_numbered, split_lines
-from tether.tools.paths import SymlinkSwapped, read_bytes_no_symlinks, resolve_tool_path
+from tether.tools.paths import PathText, SymlinkSwapped, read_bytes_no_symlinks, resolve_tool_path
+from tether.tools.read_lines import read_line_range
 
 IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 BINARY_EXTENSIONS = frozenset(
@@ -93,7 +96,7 @@ MAX_NOTEBOOK_BYTES = 20_000_000
 class ReadInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    file_path: str = Field(description="Absolute path of the file to read.")
+    file_path: PathText = Field(description="Absolute path of the file to read.")
     offset: int | None = Field(
         default=None,
         ge=0,
@@ -125,16 +128,27 @@ def _probe(path: Path) -> _Probe:
         st = path.stat()
     except (FileNotFoundError, NotADirectoryError):
         return _Probe(exists=False)
-    if path.is_dir():
+    if stat.S_ISDIR(st.st_mode):
         return _Probe(exists=True, is_dir=True)
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolError(not_a_file_message(path, kind_of(st.st_mode)))
     try:
         # No symlink may have appeared on the way since the path was checked.
         head = read_bytes_no_symlinks(path, SNIFF_BYTES)
     except SymlinkSwapped as e:
         raise ToolError(f"{path} changed into a symbolic link after it was checked ({e}).")
+    except NotARegularFileError as e:
+        raise ToolError(not_a_file_message(path, e.kind))
     except OSError as e:
         raise ToolError(f"Cannot open {path}: {e.strerror or e}.")
     return _Probe(exists=True, size=st.st_size, head=head)
+
+
+def not_a_file_message(path: Path, kind: str) -> str:
+    return (
+        f"{path} is {kind}, not a regular file. File tools only read and write regular "
+        "files: reading this could wait forever or never end."
+    )
 
 
 async def read_document(ctx: ToolContext, path: Path) -> Document | None:
@@ -149,6 +163,12 @@ async def read_document(ctx: ToolContext, path: Path) -> Document | None:
         raise ToolError(f"{path} is not UTF-8 text; only text files can be read or edited.")
     except PermissionError:
         raise ToolError(f"Permission denied: {path}.")
+    except NotARegularFileError as e:
+        raise ToolError(not_a_file_message(path, e.kind))
+    except SymlinkSwapped as e:
+        raise ToolError(f"{path} changed into a symbolic link after it was checked ({e}).")
+    except OSError as e:
+        raise ToolError(f"Cannot read {path}: {e.strerror or e}.")
 
 
 def _similar_file(path: Path) -> Path | None:
@@ -172,9 +192,7 @@ async def missing_file_message(path: Path, cwd: Path) -> str:
 
 
 def _cut(line: str, max_chars: int) -> str:
-    if len(line) <= max_chars:
-        return line
-    return f"{line[:max_chars]}… [line cut: {len(line) - max_chars} more characters]"
+    return _cut_note(line[:max_chars], max(0, len(line) - max_chars))
 
 
 def _reminder(text: str) -> str:
@@ -191,29 +209,65 @@ def render_lines(doc: Document, inp: ReadInput, ctx: ToolContext) -> tuple[str, 
             "can be read at once. Read it in parts with offset and limit, or search it with Grep."
         )
     lines = split_lines(doc.text)
-    if not lines:
-        return _reminder("The file exists but is empty."), False
     start = max(1, inp.offset or 1)
-    if start > len(lines):
-        note = f"The file has only {len(lines)} lines; offset {start} is past its end."
+    end = min(len(lines), start - 1 + (inp.limit or cfg.read_max_lines))
+    shown = [_cut(x, cfg.read_max_line_chars) for x in lines[start - 1 : end]]
+    return render_range(shown, start, len(lines), inp, ctx)
+
+
+def render_range(
+    shown: list[str], start: int, total: int, inp: ReadInput, ctx: ToolContext
+) -> tuple[str, bool]:
+    """``shown`` (lines ``start``.. of a file of ``total`` lines, already cut) numbered, and
+    whether that is only part of the file."""
+    cfg = ctx.config
+    whole = inp.offset is None and inp.limit is None
+    if not total:
+        return _reminder("The file exists but is empty."), False
+    if start > total:
+        note = f"The file has only {total} lines; offset {start} is past its end."
         return _reminder(note), True
-    limit = inp.limit or cfg.read_max_lines
-    end = min(len(lines), start - 1 + limit)
-    body = format_numbered(
-        [_cut(x, cfg.read_max_line_chars) for x in lines[start - 1 : end]], start
-    )
+    end = start - 1 + len(shown)
+    body = format_numbered(shown, start)
     if not whole and len(body) > cfg.read_max_bytes:
         raise ToolError(
             f"Lines {start}-{end} come to {len(body)} characters, more than the "
             f"{cfg.read_max_bytes} that can be read at once. Use a smaller limit."
         )
-    partial = start > 1 or end < len(lines)
-    if end < len(lines) and inp.limit is None:
+    partial = start > 1 or end < total
+    if end < total and inp.limit is None:
         body += "\n\n" + _reminder(
-            f"Showing lines {start}-{end} of {len(lines)}. "
-            f"Continue with offset={end + 1} to read more."
+            f"Showing lines {start}-{end} of {total}. Continue with offset={end + 1} to read more."
         )
     return body, partial
+
+
+async def _read_part_from_disk(inp: ReadInput, ctx: ToolContext, path: Path) -> ToolResult:
+    """Lines of a file no buffer holds, streamed from disk: memory stays flat whatever the
+    file's size."""
+    cfg = ctx.config
+    start = max(1, inp.offset or 1)
+    count = inp.limit or cfg.read_max_lines
+    try:
+        part = await asyncio.to_thread(read_line_range, path, start, count, cfg.read_max_line_chars)
+    except UnicodeDecodeError:
+        raise ToolError(f"{path} is not UTF-8 text; only text files can be read or edited.")
+    except FileNotFoundError:
+        raise ToolError(await missing_file_message(path, ctx.cwd))
+    except NotARegularFileError as e:
+        raise ToolError(not_a_file_message(path, e.kind))
+    except SymlinkSwapped as e:
+        raise ToolError(f"{path} changed into a symbolic link after it was checked ({e}).")
+    except OSError as e:
+        raise ToolError(f"Cannot read {path}: {e.strerror or e}.")
+    shown = [_cut_note(line, cut) for line, cut in zip(part.lines, part.cut, strict=True)]
+    text, _partial = render_range(shown, start, part.total, inp, ctx)
+    ctx.files.record_hash(path, part.hash, partial=True)
+    return ToolResult(content=text)
+
+
+def _cut_note(line: str, cut: int) -> str:
+    return f"{line}… [line cut: {cut} more characters]" if cut else line
 
 
 async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
@@ -252,6 +306,8 @@ async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
             f"The file is {probe.size} bytes, more than the {ctx.config.read_max_bytes} that can "
             "be read at once. Read it in parts with offset and limit, or search it with Grep."
         )
+    if probe.exists and not whole and not notebook and reads_from_disk(ctx.editor, path):
+        return await _read_part_from_disk(inp, ctx, path)
     doc = await read_document(ctx, path)
     if doc is None:
         raise ToolError(await missing_file_message(path, ctx.cwd))

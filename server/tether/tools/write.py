@@ -27,7 +27,7 @@ from tether.tools.file_write import (
     unconfirmed_result,
     write_change,
 )
-from tether.tools.paths import resolve_tool_path
+from tether.tools.paths import PathText, resolve_tool_path
 from tether.tools.read import read_document
 
 NOT_READ = "The file already exists and has not been read yet. Read it first, then write it."
@@ -38,7 +38,9 @@ CHANGED = (
 
 
 class WriteInput(FileInput):
-    file_path: str = Field(description="Absolute path of the file to write (created if missing).")
+    file_path: PathText = Field(
+        description="Absolute path of the file to write (created if missing)."
+    )
     content: str = Field(description="The complete new content of the file.")
 
 

@@ -1,10 +1,13 @@
 """Rebuild the conversation chain from indexed records.
 
-Take the newest leaf (or a given one) and walk ``parentUuid`` to the root. Two repairs:
+Take the newest leaf (or a given one) and walk ``parentUuid`` to the root. Three repairs:
 a record whose parent is missing re-attaches to its nearest live ancestor (the chain record
-before it in the file), and tool results that forked the chain (each parallel result
-chained to the same assistant message, as some writers do) are stitched back into one
-message after that assistant message.
+before it in the file); so does a record whose parent comes at or after it in the file (a
+writer appends a parent before its children, so such a link is damage, and it is the link
+that closes any loop: the chain is the longest one the file supports, never a loop cut
+short silently); and tool results that forked the chain (each parallel result chained to
+the same assistant message, as some writers do) are stitched back into one message after
+that assistant message.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ def build_chain(
         return [], notes
     by_uuid = {r.uuid: r for r in records}
     position = {r.uuid: i for i, r in enumerate(records)}
-    parent_links = [r.parent_uuid for r in records if r.parent_uuid]
+    link = {r.uuid: _valid_parent(r, position) for r in records}
+    parent_links = [p for p in link.values() if p]
     parents = set(parent_links)
     forked = len(parents) < len(parent_links)
     if leaf is None or leaf not in by_uuid:
@@ -34,10 +38,13 @@ def build_chain(
         record = by_uuid[cursor]
         seen.add(cursor)
         chain.append(record)
-        parent = record.parent_uuid
-        if parent is not None and parent not in by_uuid:
+        parent = link[cursor]
+        if record.parent_uuid is not None and parent is None:
+            later = record.parent_uuid in position
             notes.append(
-                f"record {record.uuid[:8]} lost its parent; re-attached to the record before it"
+                f"record {record.uuid[:8]} "
+                + ("named a parent written after it (a loop)" if later else "lost its parent")
+                + "; re-attached to the record before it"
             )
             index = position[cursor] - 1
             while index >= 0 and records[index].uuid in seen:
@@ -49,6 +56,14 @@ def build_chain(
     if stitched:
         notes.append(f"{stitched} forked tool result(s) stitched back into the chain")
     return chain, notes
+
+
+def _valid_parent(record: ChainRecord, position: dict[str, int]) -> str | None:
+    """``record``'s parent when it is a record written before it, else None."""
+    parent = record.parent_uuid
+    if parent is None or parent not in position or position[parent] >= position[record.uuid]:
+        return None
+    return parent
 
 
 def _stitch_forked_results(chain: list[ChainRecord], records: list[ChainRecord]) -> int:

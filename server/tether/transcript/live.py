@@ -29,21 +29,16 @@ from typing import NamedTuple
 
 from pydantic import ValidationError
 
+from tether.core.files import read_regular
 from tether.transcript.load import LoadedTranscript
+from tether.transcript.prefix import PREFIX
 from tether.transcript.records import (
-    SCHEMA_VERSION,
     ChainRecord,
     MetaRecord,
     ProgressRecord,
     load_record,
 )
 
-_PREFIX = re.compile(
-    rb'\{"v":%d,"uuid"'
-    % SCHEMA_VERSION
-    + rb':"([^"\\]+)",(?:"parentUuid":"([^"\\]+)",)?"sessionId":"[^"\\]*",'
-    rb'"timestamp":"[^"\\]*",(?:"turnId":"([^"\\]+)",)?"type":"([a-z_]+)"'
-)
 _KIND = re.compile(rb',"(?:subtype|event)":"([a-z_]+)"\}\s*$')
 CHAIN_TYPES = frozenset({b"user", b"assistant", b"tool_result", b"attachment", b"system"})
 RUN_STATE = (b"mode", b"plan", b"files")
@@ -90,7 +85,9 @@ class LiveRead:
 
 def read_live(path: Path, leaf: str | None = None) -> LiveRead | None:
     """The live part of the transcript, or None when only the whole-file read will do."""
-    data = path.read_bytes()
+    data = read_regular(path)
+    if b"\x00" in data:
+        return None  # NUL bytes (a disk fault): the whole read finds them and says where
     lines = _index(data)
     if lines is None:
         return None
@@ -146,7 +143,7 @@ def _index(data: bytes) -> list[_Line] | None:
         return None  # a torn last line: the whole read sets it aside
     out: list[_Line] = []
     position = 0
-    match, kind_of = _PREFIX.match, _KIND.search
+    match, kind_of = PREFIX.match, _KIND.search
     for line in data.split(b"\n")[:-1]:
         found = match(line)
         if found is None:
@@ -168,6 +165,10 @@ def _walk(lines: list[_Line], leaf: str | None) -> list[_Line] | None:
     by_uuid = {line.uuid: line for line in lines}
     if len(by_uuid) < len(lines):
         return None
+    for line in lines:
+        parent = by_uuid.get(line.parent) if line.parent else None
+        if parent is not None and parent.start >= line.start:
+            return None  # a parent written after its child (a loop): the whole read repairs
     has_children = {line.parent for line in lines if line.parent}
     cursor = leaf.encode() if leaf is not None else None
     if cursor is None or cursor not in by_uuid:

@@ -1,8 +1,11 @@
 """Reading a transcript file: every record indexed, damage located.
 
 A partial last line is a torn write (the process died mid-append): it is reported, not
-fatal. A bad line anywhere else is damage: loading stops with an error naming the line,
-and ``recover=True`` loads only what comes before it (the last good point).
+fatal. A line that cannot be read (not JSON, NUL bytes, nested too deep, not a record)
+whose intact prefix says it is a ``progress`` or ``meta`` record is skipped with a note: no
+conversation runs through it. A bad line anywhere else is damage: loading stops with an
+error naming the line, and ``recover=True`` loads only what comes before it (the last good
+point; ``session.py`` keeps the rest in a file of its own and says how much that is).
 """
 
 from __future__ import annotations
@@ -10,12 +13,15 @@ from __future__ import annotations
 import gc
 from collections.abc import Generator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from tether.core.files import read_regular
+from tether.core.json_input import JsonTooDeepError
 from tether.errors import SessionError
+from tether.transcript.prefix import OUTSIDE_CHAIN, line_type
 from tether.transcript.records import ChainRecord, MetaRecord, ProgressRecord, load_record
 
 
@@ -41,6 +47,18 @@ class LoadedTranscript:
     torn_tail: bytes | None = None
     good_bytes: int = 0
     """Length of the file up to the end of the last good line."""
+    skipped: list[str] = field(default_factory=lambda: list[str]())
+    """Notes on unreadable lines left out that no conversation runs through."""
+    damaged: Damage | None = None
+    """With ``recover``: the damaged line where reading stopped."""
+
+
+@dataclass(frozen=True)
+class Damage:
+    """The first line of the conversation that could not be read."""
+
+    line: int
+    reason: str
 
 
 FREEZE_AFTER = 20_000
@@ -68,17 +86,23 @@ def keep_out_of_gc(records: int) -> None:
         gc.freeze()
 
 
-def read_transcript(path: Path, *, recover: bool = False) -> LoadedTranscript:
+def read_transcript(
+    path: Path, *, recover: bool = False, skip_damaged: bool = False
+) -> LoadedTranscript:
+    """``skip_damaged``: for showing a history, leave out every line that cannot be read,
+    each with a note, instead of stopping there."""
     with paused_gc():
-        return _read(path, recover)
+        return _read(path, recover, skip_damaged)
 
 
-def _read(path: Path, recover: bool) -> LoadedTranscript:
-    data = path.read_bytes()
+def _read(path: Path, recover: bool, skip_damaged: bool = False) -> LoadedTranscript:
+    data = read_regular(path)
     records: list[ChainRecord] = []
     progress: list[ProgressRecord] = []
     meta: MetaRecord | None = None
     torn: bytes | None = None
+    skipped: list[str] = []
+    damage: Damage | None = None
     position = 0
     number = 0
     good = 0
@@ -94,9 +118,22 @@ def _read(path: Path, recover: bool) -> LoadedTranscript:
             try:
                 record = load_record(line)
             except (ValidationError, ValueError, UnicodeDecodeError) as e:
+                reason = why_unreadable(line, e)
+                kind = line_type(line)
+                if kind is not None and kind in OUTSIDE_CHAIN:
+                    skipped.append(
+                        f"line {number} ({kind.decode()} record) could not be read ({reason}) "
+                        "and was left out; no part of the conversation depends on it"
+                    )
+                    position = good = next_position
+                    continue
+                if skip_damaged:
+                    skipped.append(f"line {number} could not be read ({reason}) and is not shown")
+                    position = good = next_position
+                    continue
                 if recover:
+                    damage = Damage(number, reason)
                     break
-                reason = e.__class__.__name__
                 raise TranscriptDamagedError(path, number, number - 1, reason) from None
             if isinstance(record, MetaRecord):
                 meta = record
@@ -106,4 +143,17 @@ def _read(path: Path, recover: bool) -> LoadedTranscript:
                 records.append(record)
         position = next_position
         good = position
-    return LoadedTranscript(records, meta, progress, torn, good)
+    return LoadedTranscript(records, meta, progress, torn, good, skipped, damage)
+
+
+def why_unreadable(line: bytes, error: Exception) -> str:
+    """What is wrong with a line, in words."""
+    if b"\x00" in line:
+        return "it holds NUL bytes, as a crash or a disk fault leaves"
+    if isinstance(error, JsonTooDeepError):
+        return str(error)
+    if isinstance(error, UnicodeDecodeError):
+        return "it is not UTF-8"
+    if isinstance(error, ValidationError):
+        return "it is not a record of this format"
+    return error.__class__.__name__

@@ -8,7 +8,6 @@ the chain. The one adapter ``RECORD_ADAPTER`` reads and writes them all.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import uuid as uuidlib
 from typing import Annotated, Any, Literal, cast
 
@@ -24,6 +23,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from tether.core.json_input import parse_json
 from tether.core.messages import Message
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import RejectedBy, Usage
@@ -173,6 +173,11 @@ def dump_record(record: Record) -> str:
     return line
 
 
+RECORD_DEPTH = 256
+"""Deepest line read back: deeper than pydantic writes (255), so every record Tether wrote
+can be read, and a line nested deeper is damage, never a crash."""
+
+
 def load_record(line: str | bytes) -> Record:
     """Parse one line; records of older schema versions are migrated first."""
     try:
@@ -181,7 +186,7 @@ def load_record(line: str | bytes) -> Record:
             return record
     except ValidationError:
         pass
-    raw = json.loads(line)
+    raw = parse_json(line, max_depth=RECORD_DEPTH)
     if not isinstance(raw, dict):
         raise ValueError("a record must be a JSON object")
     return RECORD_ADAPTER.validate_python(migrate(raw, SCHEMA_VERSION))  # pyright: ignore[reportUnknownArgumentType]

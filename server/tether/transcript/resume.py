@@ -117,6 +117,7 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
         chain, notes = build_chain(loaded.records, leaf)
         users = sum(1 for r in chain if isinstance(r, UserRecord))
         turn_parents = _turn_parents(chain)
+    notes[:0] = loaded.skipped
     if loaded.torn_tail is not None:
         notes.append("a torn last line (a write cut short by a crash) was set aside")
     kept, discovered = live_conversation(chain)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +19,10 @@ from pathlib import Path
 import platformdirs
 from pydantic import ValidationError
 
+from tether.core.files import kind_of, open_regular
 from tether.transcript.records import MetaRecord, load_record
+
+log = logging.getLogger(__name__)
 
 TAIL_WINDOWS = (16 * 1024, 256 * 1024, None)
 """How much of a file's end to scan for the newest meta record, growing until found."""
@@ -60,7 +65,9 @@ class TranscriptStore:
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id):
             return None
         for path in self.root.glob(f"*/{session_id}.jsonl"):
-            return path
+            if _is_file(path):
+                return path
+            log.warning("%s is not a regular file; it is no session", path)
         return None
 
     def list_sessions(
@@ -73,20 +80,29 @@ class TranscriptStore:
         stamped: list[tuple[float, Path]] = []
         for f in files:
             try:
-                stamped.append((f.stat().st_mtime, f))
-            except FileNotFoundError:
+                st = f.stat()
+            except OSError:
                 continue
+            if stat.S_ISREG(st.st_mode):
+                stamped.append((st.st_mtime, f))
+            else:  # a directory (or a FIFO) with a session's name: no session, no reason to fail
+                log.warning("%s is %s, not a session file; not listed", f, kind_of(st.st_mode))
         stamped.sort(key=lambda item: item[0], reverse=True)
         out: list[SessionInfo] = []
-        for mtime, path in stamped[: limit or None]:
-            out.append(read_session_info(path, mtime))
+        for mtime, path in stamped:
+            if limit and len(out) >= limit:
+                break
+            try:
+                out.append(read_session_info(path, mtime))
+            except OSError as e:  # gone, unreadable, swapped: the others are still listed
+                log.warning("cannot read %s: %s", path, e)
         return out
 
 
 def read_tail_meta(path: Path) -> MetaRecord | None:
     """The newest meta record, reading only the end of the file when possible (meta records
     are re-appended at every turn end, so they are near the tail)."""
-    with path.open("rb") as f:
+    with os.fdopen(open_regular(path), "rb") as f:
         size = f.seek(0, os.SEEK_END)
         for window in TAIL_WINDOWS:
             start = 0 if window is None else max(0, size - window)
@@ -104,6 +120,13 @@ def read_tail_meta(path: Path) -> MetaRecord | None:
             if start == 0:
                 break
     return None
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def read_session_info(path: Path, mtime: float | None = None) -> SessionInfo:

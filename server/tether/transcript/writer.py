@@ -54,7 +54,11 @@ class TranscriptWriter:
 
     def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        # Non-blocking: a FIFO put where the file belongs fails at once instead of waiting
+        # for a reader (ENXIO); the flag is cleared before anything is written.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(self.path, flags, 0o600)
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         f = os.fdopen(fd, "ab")
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -71,6 +75,17 @@ class TranscriptWriter:
     def release(self) -> None:
         """Close the file and its lock without flushing (nothing may be pending)."""
         assert not self._pending
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def abandon(self) -> None:
+        """Close the file and its lock, dropping what is queued: the session was never
+        opened (loading it failed part-way), and nothing of it may stay locked."""
+        self._pending.clear()
+        self._unwritten = b""
+        if self._flusher is not None:
+            self._flusher.cancel()
         if self._file is not None:
             self._file.close()
             self._file = None

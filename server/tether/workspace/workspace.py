@@ -9,18 +9,20 @@ session.
 from __future__ import annotations
 
 import logging
+import stat
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tether.agents.definitions import load_definitions
+from tether.core.files import kind_of
 from tether.core.hooks import Hooks
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.engine.turns import EngineEvents
-from tether.errors import SessionError
+from tether.errors import SessionError, TranscriptWriteError
 from tether.hooks.chain import HooksChain
 from tether.hooks.command_hooks import CommandHooks
 from tether.mcp.config import McpConfig
@@ -70,6 +72,22 @@ from tether.workspace.options import ProviderFactory, SessionOptions
 log = logging.getLogger(__name__)
 
 CallerKey = tuple[tuple[str, str], ...] | None
+
+
+def check_folder(root: Path) -> None:
+    """A session's folder must be a directory: say what it is instead (a file chosen as the
+    folder would fail later, at every file tool, with a confusing error)."""
+    try:
+        mode = root.stat().st_mode
+    except FileNotFoundError:
+        raise SessionError(f"the workspace folder {root} does not exist") from None
+    except OSError as e:
+        raise SessionError(f"the workspace folder {root} cannot be used: {e.strerror or e}")
+    if not stat.S_ISDIR(mode):
+        raise SessionError(
+            f"the workspace folder {root} is {kind_of(mode)}, not a directory; open the "
+            "directory that holds it instead"
+        )
 
 
 def caller_key(env: Mapping[str, str] | None) -> CallerKey:
@@ -382,8 +400,15 @@ class Workspace:
         session_id = options.session_id or str(uuid.uuid4())
         if self.store.find(session_id) is not None:
             raise SessionError(f"a session with ID {session_id} exists already")
+        check_folder(self.root)
         writer = TranscriptWriter(self.store.session_path(self.root, session_id), session_id)
-        writer.open()
+        try:
+            writer.open()
+        except OSError as e:
+            raise TranscriptWriteError(
+                f"cannot create the session file {writer.path}: {e.strerror or e}. Make "
+                f"{self.store.root} a writable directory, or set TETHER_DATA_DIR to one."
+            ) from None
         try:
             return self._session(session_id, editor, writer, options, None)
         except BaseException:
@@ -403,11 +428,16 @@ class Workspace:
         """An earlier conversation, resumed from its transcript."""
         if session_id in self.sessions:
             raise SessionError(f"session {session_id} is already open")
+        check_folder(self.root)
         path = self.store.find(session_id)
         if path is None:
             raise SessionError(f"No conversation found with session ID: {session_id}")
         resumed, writer = await open_for_resume(path, session_id, recover=recover)
-        return self._session(session_id, editor, writer, options or SessionOptions(), resumed)
+        try:
+            return self._session(session_id, editor, writer, options or SessionOptions(), resumed)
+        except BaseException:
+            writer.abandon()  # a session that could not start keeps nothing locked
+            raise
 
     def _session(
         self,
