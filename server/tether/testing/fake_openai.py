@@ -73,8 +73,12 @@ class FakeOpenAIServer(FakeModelServer):
         flavor: Flavor = "vllm",
         context_window: int | None = None,
         served_model: str | None = None,
+        announce_window: bool = True,
     ):
         super().__init__(script, host=host, port=port)
+        self.announce_window = announce_window
+        """False: the window is enforced but reported nowhere (a server behind a proxy that
+        only forwards chat completions)."""
         self.send_usage = send_usage
         """False plays a server that ignores ``stream_options.include_usage``."""
         self.flavor: Flavor = flavor
@@ -121,7 +125,9 @@ class FakeOpenAIServer(FakeModelServer):
                 "owned_by": "vllm" if self.flavor == "vllm" else "library",
             }
             if self.flavor == "vllm":
-                card.update(root=name, parent=None, max_model_len=self.context_window)
+                card.update(root=name, parent=None)
+                if self.announce_window:
+                    card["max_model_len"] = self.context_window
             reply.json(200, {"object": "list", "data": [card]})
             return True
         if method == "POST" and path == "/api/show" and self.flavor == "ollama":

@@ -144,6 +144,8 @@ class FakeModelServer:
         request is still checked like any other. For long sessions whose compactions a
         fixed script cannot foresee."""
         self.summaries = 0
+        self.refused_at: list[int] = []
+        """Indexes in ``requests`` of the requests the API's rules refused."""
         self.request_headers: list[dict[str, str]] = []
         """Headers of every request (names lower-cased), discovery requests included."""
         self._holds: dict[int, Hold] = {}
@@ -265,6 +267,7 @@ class FakeModelServer:
         refusal = self.reject(body, headers) if body is not None and path == self.route else None
         if refusal is not None:
             with self._lock:
+                self.refused_at.append(len(self.requests))
                 self.requests.append(body or {})
                 self.request_times.append(_arrival(handler))
             return Reply(handler).json(*refusal)

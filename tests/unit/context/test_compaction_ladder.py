@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tether.context.compaction import CLEARED, CompactionSettings
+from tether.context.compaction import CompactionSettings
+from tether.context.trim import CLEARED
 from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
 from tether.protocol.updates import Compaction
