@@ -287,7 +287,7 @@ def render(
 
 
 async def _call(inp: GrepInput, ctx: ToolContext) -> ToolResult:
-    root = await asyncio.to_thread(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.allowed_dirs)
+    root = await asyncio.to_thread(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.readable_dirs)
     if not await asyncio.to_thread(root.exists):
         raise ToolError(f"Path does not exist: {root}.")
     q = build_query(inp, root)

@@ -217,7 +217,7 @@ def render_lines(doc: Document, inp: ReadInput, ctx: ToolContext) -> tuple[str, 
 
 
 async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
-    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs)
+    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.readable_dirs)
     probe = await asyncio.to_thread(_probe, path)
     if probe.is_dir:
         raise ToolError(
