@@ -166,14 +166,20 @@ def check_system(system: Any, marks: list[tuple[str, str]]) -> None:
 
 
 def check_message(
-    raw: Any, i: int, count: int, marks: list[tuple[str, str]], system_messages: bool
+    raw: Any,
+    i: int,
+    count: int,
+    marks: list[tuple[str, str]],
+    system_messages: bool,
+    per_message_effort: bool = False,
 ) -> dict[str, Any] | None:
     """Message ``i`` of ``count`` on its own: its blocks as checked (with ``index``), or None
-    for a system message of the per-turn-control beta."""
+    for a system message (taken when the model takes them; with ``output_config`` only
+    under the per-turn-control beta)."""
     message = as_dict(raw, f"messages.{i}")
     role = message.get("role")
     if role == "system" and system_messages:
-        _check_system_message(message, f"messages.{i}", marks)
+        _check_system_message(message, f"messages.{i}", marks, per_message_effort)
         return None
     extra(message, {"role", "content"}, f"messages.{i}")
     if role not in ("user", "assistant"):
@@ -199,10 +205,12 @@ def check_message(
     return {"role": role, "content": blocks, "index": i}
 
 
-def _check_system_message(message: dict[str, Any], path: str, marks: list[tuple[str, str]]) -> None:
-    """A system message of the per-turn-control beta: instructions at a point of the
-    conversation, text blocks only."""
-    extra(message, {"role", "content", "output_config"}, path)
+def _check_system_message(
+    message: dict[str, Any], path: str, marks: list[tuple[str, str]], effort: bool
+) -> None:
+    """A mid-conversation system message: instructions at a point of the conversation, text
+    blocks only; a per-message ``output_config`` only under the per-turn-control beta."""
+    extra(message, {"role", "content", "output_config"} if effort else {"role", "content"}, path)
     content = message.get("content")
     if isinstance(content, str):
         _check_text(content, path)

@@ -339,8 +339,7 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
+            raw = self._body()
             # The request is here: parsing and checking it is the server's time, not the
             # client's (``request_times`` measure when requests arrive).
             self.arrived = time.monotonic()
@@ -353,6 +352,21 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             self.do_POST()
+
+        def _body(self) -> bytes:
+            """The request body: ``Content-Length`` bytes, or HTTP/1.1 chunks (RFC 9112
+            7.1: size in hex, optional extensions after ``;``, trailers after the last)."""
+            if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            parts: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline().strip():  # trailer fields, then a blank line
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()  # the CRLF after the chunk
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # keep test output clean

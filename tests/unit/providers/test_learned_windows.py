@@ -12,11 +12,12 @@ from tether.core.messages import user_text
 from tether.errors import PromptTooLongError
 from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import Completed, ModelRequest
-from tether.providers.openai_compat import OpenAICompatProvider
+from tether.providers.openai_compat import FALLBACK_WINDOW, OpenAICompatProvider
 from tether.providers.overflow import Overflow, is_overflow, read_overflow
 from tether.providers.windows import WindowBook
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_openai import FakeOpenAIServer
+from tether.testing.openai_rules import Flavor
 
 WORDINGS = [
     # Anthropic
@@ -158,6 +159,55 @@ async def test_openai_provider_learns_from_vllm_refusal(tmp_path: Path) -> None:
         with pytest.raises(PromptTooLongError) as refused:
             await drain(provider, "x" * 20_000)
         assert refused.value.limit == 2_000
+        assert provider.context_window == 2_000
+        await drain(provider, "small")
+        await provider.aclose()
+
+
+# -- the window each OpenAI-compatible server reports ------------------------------------
+
+
+@pytest.mark.parametrize("flavor", ["vllm", "litellm", "llamacpp", "ollama"])
+async def test_the_window_each_server_reports_is_read(flavor: Flavor) -> None:
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer([ok], context_window=6_144, flavor=flavor, served_model="qwen") as server:
+        provider = OpenAICompatProvider("qwen", base_url=server.base_url)
+        await drain(provider, "hello")
+        await provider.aclose()
+        assert provider.context_window == 6_144
+        server.assert_complete()
+
+
+async def test_ollama_window_is_the_loaded_runners_not_the_trained_length() -> None:
+    """No num_ctx in the Modelfile: Tether loads the model as the chat requests will and
+    reads the context it runs with from /api/ps (the trained length is 131072)."""
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer([ok], context_window=4_096, flavor="ollama", served_model="qwen") as s:
+        provider = OpenAICompatProvider("qwen", base_url=s.base_url)
+        await provider.discover()
+        assert provider.context_window == 4_096 and s.loaded
+        await provider.aclose()
+    with FakeOpenAIServer([ok], context_window=8_192, flavor="ollama", served_model="qwen") as s:
+        s.modelfile_num_ctx = True  # the Modelfile's num_ctx wins over the server default
+        provider = OpenAICompatProvider("qwen", base_url=s.base_url)
+        await provider.discover()
+        assert provider.context_window == 8_192 and not s.loaded
+        await provider.aclose()
+
+
+@pytest.mark.parametrize("flavor", ["llamacpp", "litellm"])
+async def test_refusals_of_each_server_teach_the_window(flavor: Flavor, tmp_path: Path) -> None:
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer(
+        [ok], context_window=2_000, flavor=flavor, announce_window=False
+    ) as server:
+        provider = OpenAICompatProvider(
+            "qwen", base_url=server.base_url, windows=WindowBook.in_dir(tmp_path)
+        )
+        assert provider.context_window == FALLBACK_WINDOW
+        with pytest.raises(PromptTooLongError) as refused:
+            await drain(provider, "x" * 20_000)
+        assert refused.value.limit == 2_000 and refused.value.tokens is not None
         assert provider.context_window == 2_000
         await drain(provider, "small")
         await provider.aclose()
