@@ -56,9 +56,11 @@ from tether.providers.overflow import read_overflow
 from tether.providers.retry import (
     EmptyStreamError,
     Failure,
+    NotTheApiError,
     SdkFaults,
     connection_lost,
     first_event,
+    not_the_api,
     status_failure,
     stream_with_recovery,
     timed_out,
@@ -273,6 +275,8 @@ def _sdk_error(exc: Exception, *names: str) -> bool:
 
 
 def _classify(exc: Exception) -> Failure | None:
+    if isinstance(exc, NotTheApiError):
+        return not_the_api(exc)
     if isinstance(exc, ApiStatusError):
         return _status_failure(exc.status, exc.type, exc.message, exc.headers)
     if _sdk_error(exc, "APIStatusError"):

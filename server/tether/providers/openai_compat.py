@@ -173,6 +173,19 @@ class _Call:
             stream=True,
             stream_cls=AsyncStream[ChatCompletionChunk],
         )
+        response = stream.response
+        first = response.history[0].request.url if response.history else None
+        try:
+            retry.check_answer(
+                str(response.request.url),
+                response.status_code,
+                response.headers,
+                expect="text/event-stream",
+                redirected_from=str(first) if first is not None else None,
+            )
+        except retry.NotTheApiError:
+            await stream.close()
+            raise
         return stream, await retry.first_event(stream, "chunk")
 
     async def create(self) -> ChatCompletion:
@@ -202,6 +215,8 @@ def _classify(exc: Exception) -> retry.Failure | None:
     import httpx2
     import openai
 
+    if isinstance(exc, retry.NotTheApiError):
+        return retry.not_the_api(exc)
     if isinstance(exc, openai.APIStatusError):
         return _status_failure(exc, exc.status_code, exc.response.headers)
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
