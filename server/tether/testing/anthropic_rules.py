@@ -2,7 +2,9 @@
 
 ``anthropic_checker.check_request`` returns the first violation as an ``ApiError``
 carrying the real status, error type and message wording (``{"type": "error", "error": {"type":
-"invalid_request_error", "message": ...}}``, HTTP 400), or None. The rules:
+"invalid_request_error", "message": ...}}``, HTTP 400), or None. Each rule's evidence (a
+documentation page, the SDK's types, a captured answer or request) is in the table of
+docs/testing.md; the headers are checked first (``anthropic_headers``). The rules:
 
 * unknown fields anywhere (top level, messages, blocks, tools, ``cache_control``,
   ``thinking``): ``<path>: Extra inputs are not permitted``; unknown block types;
@@ -20,9 +22,11 @@ carrying the real status, error type and message wording (``{"type": "error", "e
   every thinking block's signature is one this fake issued for exactly that text (the
   fake signs with HMAC-SHA256 under a fixed key, so signatures stay valid across fake
   instances, like the real ones across requests);
-* ``role: "system"`` messages (text only, with an optional per-message ``output_config``)
-  only under the ``per-turn-control-2026-07-01`` beta, as Claude Code sends them; they
-  take no part in merging and tool pairing;
+* ``role: "system"`` messages (text only) without a beta, on every model but those the fake
+  names (Claude Code 2.1.337's binary: ``mid-conversation-system-2026-04-07`` "is generally
+  available; the header is not sent"); a per-message ``output_config`` only under the
+  ``per-turn-control-2026-07-01`` beta (its ``per_message_effort``); they take no part in
+  merging and tool pairing;
 * the context window: the request's input tokens, counted by ``count_input_tokens``,
   must not exceed the window: ``prompt is too long: N tokens > M maximum``.
 
