@@ -15,18 +15,29 @@ With ``announce_window`` off, no route reports the window.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from tether.testing.fake_openai import FakeOpenAIServer
-    from tether.testing.sse import Reply
+from tether.testing.openai_rules import Flavor
+from tether.testing.sse import Reply
+
+
+class Served(Protocol):
+    """What discovery needs of the fake server."""
+
+    served_model: str | None
+    context_window: int
+    announce_window: bool
+    flavor: Flavor
+    modelfile_num_ctx: bool
+    loaded: bool
+
 
 TRAINED_CONTEXT = 131_072
 """The ``<arch>.context_length`` the fake's Ollama model reports (not what it runs with)."""
 
 
 def serve_discovery(
-    server: FakeOpenAIServer, method: str, path: str, body: dict[str, Any] | None, reply: Reply
+    server: Served, method: str, path: str, body: dict[str, Any] | None, reply: Reply
 ) -> bool:
     name = server.served_model or "fake-model"
     window = server.context_window if server.announce_window else None
@@ -68,7 +79,7 @@ def serve_discovery(
 
 
 def _ollama(
-    server: FakeOpenAIServer,
+    server: Served,
     method: str,
     path: str,
     body: dict[str, Any] | None,
