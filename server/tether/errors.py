@@ -44,7 +44,20 @@ class ModelError(TetherError):
 
 
 class PromptTooLongError(ModelError):
-    """The request does not fit in the model's context window."""
+    """The request does not fit in the model's context window. ``tokens`` and ``limit`` are
+    the request's size and the window when the refusal named them (``providers/overflow``)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        tokens: int | None = None,
+        limit: int | None = None,
+    ):
+        super().__init__(message, status=status)
+        self.tokens = tokens
+        self.limit = limit
 
 
 class ScriptError(ModelError):

@@ -122,12 +122,14 @@ def big_file(n: int) -> str:
 async def test_prompt_too_long_mid_session_recovers_in_one_retry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No proactive compaction: the third big file pushes the request over the 20k window;
-    the API refuses it, the summary request is built to fit, and one retry is accepted."""
+    """No proactive summary: long replies and big files push the third request over the 20k
+    window (the results are cut to the window's budget, the replies cannot be); the API
+    refuses it, the summary request is built to fit, and one retry is accepted."""
+    notes = "Notes on the plan so far. " * 900
     script = [
-        [say("First file."), read("big1.txt")],
-        [say("Second file."), read("big2.txt")],
-        [say("Third file."), read("big3.txt")],
+        [say(f"First file. {notes}"), read("big1.txt")],
+        [say(f"Second file. {notes}"), read("big2.txt")],
+        [say(f"Third file. {notes}"), read("big3.txt")],
         [say("All files read; they hold rows.")],
     ]
     with FakeAnthropicServer(script, context_window=20_000) as api:
@@ -152,7 +154,8 @@ async def test_prompt_too_long_mid_session_recovers_in_one_retry(
         assert engine.last_result.terminal.reason == "completed", engine.last_result.terminal
         refused = [e.message for e in api.rejected]
         assert len(refused) == 1 and refused[0].startswith("prompt is too long"), refused
-        assert [u.trigger for u in updates if isinstance(u, Compaction)] == ["reactive"]
+        compactions = [u for u in updates if isinstance(u, Compaction)]
+        assert [c.trigger for c in compactions if c.strategy == "summary"] == ["reactive"]
         assert api.summaries >= 1  # in parts when the history alone exceeds the room
         summary_request = next(r for r in api.requests if not r.get("tools"))
         assert "thinking" not in summary_request  # summaries ask for no thinking

@@ -6,14 +6,14 @@
                             re-attached essentials (recent files re-read, the todo plan,
                             running tasks, anything a source adds, e.g. invoked skills)
 
-(a) applies to any oversized result; (b) only past the warning band; (c) only past the
-auto-compact threshold. ``compact`` also serves manual (``/compact``) and reactive
-(the API said the prompt is too long) compaction.
+(a) applies to any oversized result (the cap follows the window); (b) only past the warning
+band; (c) only past the auto-compact threshold (rungs (a) and (b) live in ``trim``).
+``after_refusal`` runs the ladder again when the API said the prompt is too long; ``compact``
+also serves manual compaction (``/compact``).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,14 +23,12 @@ from tether import prompts
 from tether.context.reattach import Essentials, ReattachLimits
 from tether.context.summarize import summarize
 from tether.context.tokens import ContextGauge, RunningEstimate, TokenCounter
+from tether.context.trim import ResultBudget, clear_old_results, result_cap
 from tether.core.hooks import Hooks
 from tether.core.messages import (
-    Block,
     Message,
     RedactedThinkingBlock,
-    TextBlock,
     ThinkingBlock,
-    ToolResultBlock,
     user_text,
 )
 from tether.errors import ModelError
@@ -41,10 +39,6 @@ from tether.transcript.records import AttachmentRecord, Record, SystemRecord
 
 Trigger = Literal["auto", "manual", "reactive"]
 Emit = Callable[[SessionUpdate], None]
-CLEARED = "[An older tool result was cleared to save context. Run the tool again if you need it.]"
-MICROCOMPACTABLE = frozenset(
-    {"Read", "Bash", "Grep", "Glob", "Edit", "Write", "TaskOutput", "WebFetch", "WebSearch"}
-)
 
 
 class Conversation(Protocol):
@@ -115,6 +109,17 @@ def thresholds(window: int, max_tokens: int, s: CompactionSettings) -> Threshold
     return Thresholds(auto, min(warning, auto))
 
 
+@dataclass(frozen=True)
+class Reduced:
+    """What a compaction after a refusal achieved, in tokens of the context."""
+
+    before: int
+    after: int
+    window: int
+    prefix: int
+    """The system prompt and tools: what no compaction can take away."""
+
+
 @dataclass
 class Compactor:
     settings: CompactionSettings
@@ -125,12 +130,14 @@ class Compactor:
     gauge: ContextGauge | None = None
     running: RunningEstimate | None = None
     """The history's estimate, kept current as it grows (reset when rewritten)."""
-    _budget_checked: tuple[int, Message | None] = (0, None)
-    """How many messages the tool-result budget has checked, and the last of them."""
+    ceiling: int | None = None
+    """Below the size of a request refused without naming the window (None: none was)."""
+    _budget: ResultBudget | None = None
 
     def __post_init__(self) -> None:
         self.gauge = self.gauge or ContextGauge(self.counter)
         self.running = self.running or RunningEstimate(self.counter)
+        self._budget = ResultBudget(self.results_dir, self.settings.preview_chars)
 
     def add_reattach_source(self, source: Callable[[], str]) -> None:
         """Something else to keep after a summary (e.g. the skills invoked so far)."""
@@ -141,6 +148,23 @@ class Compactor:
         """A response's usage anchors the context size (see ``ContextGauge``)."""
         assert self.gauge is not None
         self.gauge.observe(engine.messages, usage, self._estimate(engine))
+
+    def refused(self, engine: Conversation, tokens: int | None, limit: int | None) -> None:
+        """The API refused the request it counted at ``tokens``: that is the size of the
+        history as it stands (an anchor like a response's usage). A refusal that names no
+        window still shows the window is smaller than the refused request: for the rest of
+        the session, the thresholds stay below that size."""
+        if tokens:
+            self.observe(engine, TokenUsage(input_tokens=tokens))
+        if limit is None:
+            size = tokens or self.context_tokens(engine)
+            self.ceiling = min(self.ceiling or size, size - 1)
+
+    def window(self, engine: Conversation) -> int:
+        """The window the thresholds follow: the provider's (learned windows included), or
+        less after a refusal that named none."""
+        window = engine.provider.context_window
+        return min(window, self.ceiling) if self.ceiling else window
 
     def anchor(self, messages: list[Message], covered: int, usage: TokenUsage) -> None:
         """A resumed history: the usage stored with its newest response (covering
@@ -168,27 +192,11 @@ class Compactor:
         self.running.reset()
 
     def limits(self, engine: Conversation) -> Thresholds:
-        return thresholds(
-            engine.provider.context_window, engine.provider.limits.default_output, self.settings
-        )
+        return thresholds(self.window(engine), engine.provider.limits.default_output, self.settings)
 
     async def before_request(self, engine: Conversation, turn_id: str, emit: Emit) -> None:
         limits = self.limits(engine)
-        before = self.context_tokens(engine)
-        stored = await self._budget_results(engine)
-        if stored:
-            self._rewritten()
-        after = self.context_tokens(engine) if stored else before
-        if stored:
-            self._announce(engine, turn_id, emit, "tool_result_budget", before, after, stored)
-        if after <= limits.warning:
-            return
-        cleared = self._microcompact(engine)
-        if cleared:
-            self._rewritten()
-            cleared_to = self.context_tokens(engine)
-            self._announce(engine, turn_id, emit, "microcompact", after, cleared_to, cleared)
-            after = cleared_to
+        after = await self._trim(engine, turn_id, emit, limits.warning)
         if after <= limits.auto or not self.settings.auto or len(engine.messages) <= 2:
             # Nothing before the current prompt to summarise: let the API have its say.
             return
@@ -197,76 +205,51 @@ class Compactor:
         except ModelError as e:  # the turn can still try; a reactive compaction may follow
             engine.note(f"Automatic compaction failed ({e}); continuing with the full context")
 
-    # -- (a) tool-result budget -------------------------------------------------------
+    async def after_refusal(self, engine: Conversation, turn_id: str, emit: Emit) -> Reduced:
+        """The API said the prompt is too long (and may have named its window, which the
+        provider took): the ladder again, each rung only while the context is still over
+        the automatic threshold; a summary if the cheaper rungs are not enough."""
+        limits = self.limits(engine)
+        before = self.context_tokens(engine)
+        after = await self._trim(engine, turn_id, emit, limits.warning, force=True)
+        if after > limits.auto and len(engine.messages) > 1:
+            await self.compact(engine, turn_id, "reactive", emit)
+            after = self.context_tokens(engine)
+        assert self.gauge is not None
+        system, tools = engine.request_prefix()
+        prefix = round(self.counter.prefix(system, tools) * self.gauge.ratio)
+        return Reduced(before, after, self.window(engine), prefix)
 
-    async def _budget_results(self, engine: Conversation) -> int:
-        """Store oversized results of the messages not checked yet (results do not grow
-        once in the history; a replaced history is checked again from the start)."""
-        cap = self.settings.tool_result_max_chars
-        stored = 0
-        messages = engine.messages
-        start, last = self._budget_checked
-        if start > len(messages) or (start and messages[start - 1] is not last):
-            start = 0
-        for i in range(start, len(messages)):
-            message = messages[i]
-            if message.role != "user" or not any(
-                isinstance(b, ToolResultBlock) and len(b.text) > cap for b in message.content
-            ):
-                continue
-            content: list[Block] = []
-            for block in message.content:
-                if isinstance(block, ToolResultBlock) and len(block.text) > cap:
-                    path = await asyncio.to_thread(self._store, block)
-                    preview = block.text[: self.settings.preview_chars]
-                    note = (
-                        f"{preview}\n\n[... this result had {len(block.text)} characters; the "
-                        f"full text is in {path}. Read it with offset/limit if you need more.]"
-                    )
-                    block = block.model_copy(update={"content": [TextBlock(text=note)]})
-                    stored += 1
-                content.append(block)
-            engine.messages[i] = Message(role="user", content=content)
-        self._budget_checked = (len(messages), messages[-1] if messages else None)
-        return stored
-
-    def _store(self, block: ToolResultBlock) -> Path:
-        self.results_dir.mkdir(parents=True, exist_ok=True)
-        path = self.results_dir / f"{block.tool_use_id}.txt"
-        if not path.exists():
-            path.write_text(block.text, encoding="utf-8")
-            path.chmod(0o600)
-        return path
-
-    # -- (b) microcompact -------------------------------------------------------------
-
-    def _microcompact(self, engine: Conversation) -> int:
+    async def _trim(
+        self, engine: Conversation, turn_id: str, emit: Emit, target: int, *, force: bool = False
+    ) -> int:
+        """Rungs (a) and (b): results cut to the window's budget; past ``target`` (or when
+        ``force``d), old results cleared. Returns the context size after them."""
+        assert self._budget is not None and self.gauge is not None
+        trigger: Trigger = "reactive" if force else "auto"
+        before = self.context_tokens(engine)
+        cap = result_cap(self.window(engine), self.settings.tool_result_max_chars)
+        stored = await self._budget.apply(engine.messages, cap)
+        after = before
+        if stored:
+            self._rewritten()
+            after = self.context_tokens(engine)
+            counts = (before, after, stored)
+            self._announce(engine, turn_id, emit, "tool_result_budget", trigger, *counts)
+        if after <= target and not force:
+            return after
         names = {
             u.id: u.name for m in engine.messages if m.role == "assistant" for u in m.tool_uses
         }
-        eligible = [
-            (i, block.tool_use_id)
-            for i, m in enumerate(engine.messages)
-            if m.role == "user"
-            for block in m.content
-            if isinstance(block, ToolResultBlock)
-            and names.get(block.tool_use_id) in MICROCOMPACTABLE
-            and block.text != CLEARED
-        ]
         keep = self.settings.microcompact_keep
-        targets = eligible[: max(0, len(eligible) - keep)]
-        by_message: dict[int, set[str]] = {}
-        for i, tool_id in targets:
-            by_message.setdefault(i, set()).add(tool_id)
-        for i, ids in by_message.items():
-            content = [
-                b.model_copy(update={"content": [TextBlock(text=CLEARED)]})
-                if isinstance(b, ToolResultBlock) and b.tool_use_id in ids
-                else b
-                for b in engine.messages[i].content
-            ]
-            engine.messages[i] = Message(role="user", content=content)
-        return len(targets)
+        cleared = clear_old_results(engine.messages, names, keep, after - target, self.gauge.ratio)
+        if cleared:
+            self._rewritten()
+            cleared_to = self.context_tokens(engine)
+            counts = (after, cleared_to, cleared)
+            self._announce(engine, turn_id, emit, "microcompact", trigger, *counts)
+            after = cleared_to
+        return after
 
     # -- (c) summary ------------------------------------------------------------------
 
@@ -285,9 +268,9 @@ class Compactor:
         if blocked:
             raise CompactionBlockedError(f"a PreCompact hook blocked the compaction: {blocked}")
         history, tail = split_tail(engine.messages)
-        if self.counter.messages(tail) > engine.provider.context_window // 8:
+        if self.counter.messages(tail) > self.window(engine) // 8:
             history, tail = engine.messages, []
-        out_tokens = self.summary_max_tokens(engine.provider.context_window)
+        out_tokens = self.summary_max_tokens(self.window(engine))
         summary = await summarize(
             engine.provider,
             history,
@@ -296,6 +279,7 @@ class Compactor:
             out_tokens,
             self.counter,
             engine.count_usage,
+            self.window(engine),
         )
         kept = [
             user_text(prompts.render("compaction/continuation.md", summary=summary)),
@@ -324,7 +308,7 @@ class Compactor:
             self.settings.reattach_file_tokens,
             self.settings.reattach_total_tokens,
         )
-        return await self.essentials.gather(engine.provider.context_window, limits)
+        return await self.essentials.gather(self.window(engine), limits)
 
     def _announce(
         self,
@@ -332,6 +316,7 @@ class Compactor:
         turn_id: str,
         emit: Emit,
         kind: Literal["tool_result_budget", "microcompact"],
+        trigger: Trigger,
         before: int,
         after: int,
         n: int,
@@ -345,7 +330,7 @@ class Compactor:
                 ),
             )
         )
-        emit(Compaction(trigger="auto", tokens_before=before, tokens_after=after, strategy=kind))
+        emit(Compaction(trigger=trigger, tokens_before=before, tokens_after=after, strategy=kind))
 
 
 def split_tail(messages: list[Message]) -> tuple[list[Message], list[Message]]:

@@ -24,20 +24,25 @@ async def summarize(
     max_tokens: int,
     counter: TokenCounter,
     count_usage: Callable[[TokenUsage], None],
+    window: int | None = None,
 ) -> str:
-    """Summarise ``history`` in requests that fit the window; if the API still says a
-    request is too long, plan again once with half the room."""
+    """Summarise ``history`` in requests that fit the window (``window``, else the
+    provider's); if the API still says a request is too long, plan again once with half the
+    room (or within the window the refusal named, if that is less)."""
     extra = (
         f"\nAlso follow these instructions for the summary: {instructions}" if instructions else ""
     )
     system = [SystemBlock(prompts.load("compaction/system.md").strip())]
-    budget = provider.context_window - max_tokens - counter.prefix(system, [])
+    prefix = counter.prefix(system, [])
+    budget = (window or provider.context_window) - max_tokens - prefix
     try:
         return await _run(
             provider, plan_summary(history, budget, extra), system, max_tokens, extra, count_usage
         )
-    except PromptTooLongError:
+    except PromptTooLongError as e:
         emit(Notice(level="info", message="The summary request was too long; trying in parts"))
+        if e.limit is not None:
+            budget = min(budget, e.limit - max_tokens - prefix)
         parts = plan_summary(history, budget // 2, extra)
         return await _run(provider, parts, system, max_tokens, extra, count_usage)
 

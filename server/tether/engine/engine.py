@@ -144,6 +144,7 @@ class QueryEngine:
             sources=attachment_sources,
         )
         self.tools = ToolPool(tools, removed=self.rules.removes_tool)
+        results_dir = self.tasks.output_dir.parent / "tool-results"
         self.tooling = Tooling(
             session_id=session_id,
             cwd=cwd,
@@ -155,6 +156,7 @@ class QueryEngine:
             rules=self.rules,
             emit=self._emit,
             persist_rule=remember_rule,
+            results_dir=results_dir,
         )
         self.agent_definitions = (
             agent_definitions if agent_definitions is not None else load_definitions(cwd)
@@ -173,7 +175,7 @@ class QueryEngine:
         )
         self.compactor = Compactor(
             self.config.compaction,
-            self.tasks.output_dir.parent / "tool-results",
+            results_dir,
             essentials=Essentials(editor, self.state, self.tasks),
         )
         self._turn: Turn | None = None

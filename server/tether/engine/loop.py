@@ -25,9 +25,9 @@ from tether.core.messages import (
 )
 from tether.engine.context import ContextAssembler
 from tether.engine.history import History, interrupted_result
+from tether.engine.overflow import OverflowRecovery
 from tether.engine.tooling import Tooling
 from tether.engine.transitions import (
-    CompactRetry,
     InputInjected,
     MaxTokensContinue,
     MaxTokensEscalate,
@@ -115,7 +115,7 @@ class TurnLoop:
         self._partial: list[Block] = []
         self._partial_text = ""
         self._announced: set[str] = set()
-        self.reactive_done = False
+        self.overflow = OverflowRecovery(parts.compactor, parts.conversation, parts.meter)
         self.escalated = False
         """The output limit was raised to the model's maximum after a cut-off reply."""
 
@@ -154,11 +154,13 @@ class TurnLoop:
             completed = await self.call_model(provider, request, executor)
         except PromptTooLongError as e:
             await executor.cancel()
-            return await self._reactive_compaction(e)
+            self.model_calls -= 1  # the refused request does not count as a model turn
+            return await self.overflow.refused(e, self.turn_id, self.emit)
         except ModelError as e:
             await executor.cancel()
             return Terminal("model_error", str(e))
 
+        self.overflow.accepted()
         assistant = completed.message
         if (
             completed.stop_reason == "max_tokens"
@@ -170,7 +172,7 @@ class TurnLoop:
         parts.compactor.observe(parts.conversation, completed.usage)
         self._partial, self._partial_text = [], ""
         # A server may have reported its window with this first response (discovery).
-        parts.meter.context_window = provider.context_window
+        parts.meter.context_window = parts.compactor.window(parts.conversation)
         self.emit(parts.meter.add(completed.usage))
 
         if assistant.tool_uses:
@@ -231,19 +233,6 @@ class TurnLoop:
         """Hook ``systemMessage``s and hook failures reach the user as notices."""
         for notice in self.parts.hooks.drain_notices():
             self.emit(Notice(level=notice.level, message=notice.message))
-
-    async def _reactive_compaction(self, error: PromptTooLongError) -> Step:
-        """The API said the prompt is too long: compact once and retry, else stop."""
-        if self.reactive_done:
-            return Terminal("prompt_too_long", str(error))
-        self.reactive_done = True
-        self.model_calls -= 1  # the refused request does not count as a model turn
-        try:
-            parts = self.parts
-            await parts.compactor.compact(parts.conversation, self.turn_id, "reactive", self.emit)
-        except ModelError as e:
-            return Terminal("prompt_too_long", f"{error}; compaction failed too: {e}")
-        return CompactRetry()
 
     # -- model phase ------------------------------------------------------------------
 

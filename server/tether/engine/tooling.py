@@ -34,6 +34,8 @@ class Tooling:
     rules: RuleSet
     emit: Callable[[SessionUpdate], None]
     persist_rule: PersistRule | None = None
+    results_dir: Path | None = None
+    """Where oversized tool results are stored: the model may read them back in parts."""
 
     def tool_context(self, tool_use_id: str) -> ToolContext:
         return ToolContext(
@@ -45,6 +47,7 @@ class Tooling:
             config=self.config,
             tasks=self.tasks,
             emit=self.emit,
+            read_only_dirs=[self.results_dir] if self.results_dir is not None else [],
         )
 
     def remember_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:

@@ -52,16 +52,20 @@ from tether.providers.models import (
     thinking_kind,
 )
 from tether.providers.network import NetworkSettings
+from tether.providers.overflow import read_overflow
 from tether.providers.retry import (
     EmptyStreamError,
     Failure,
+    NotTheApiError,
     SdkFaults,
     connection_lost,
     first_event,
+    not_the_api,
     status_failure,
     stream_with_recovery,
     timed_out,
 )
+from tether.providers.windows import LearnedWindow
 
 if TYPE_CHECKING:
     from anthropic.types import ThinkingConfigParam
@@ -110,14 +114,24 @@ class AnthropicProvider:
         )
         self._clients: ClientCache[MessagesTransport] = ClientCache(self._make_transport)
         self._encoder = BodyEncoder()
+        self._window = LearnedWindow(self._conn.windows, self._endpoint(), model)
+
+    def _endpoint(self) -> str:
+        caller = self._conn.caller_env
+        env = os.environ if caller is None else caller
+        return self._conn.base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
 
     @property
     def context_window(self) -> int:
-        return self._limits.window
+        """The model's window (or the setting's), or less where the server said less."""
+        return self._window.cap(self._limits.window)
 
     @property
     def limits(self) -> ModelLimits:
-        return self._limits
+        window = self.context_window
+        if window == self._limits.window:
+            return self._limits
+        return replace(self._limits, window=window)
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -194,6 +208,17 @@ class AnthropicProvider:
         return tuple(betas)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        try:
+            async with aclosing(self._stream(request)) as events:
+                async for event in events:
+                    if isinstance(event, Completed):
+                        self._window.accepted(event.usage.context_tokens)
+                    yield event
+        except PromptTooLongError as e:
+            self._window.refused(e.limit)
+            raise
+
+    async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent]:
         # aclosing: a consumer that stops early (a cancelled turn) closes the HTTP stream now,
         # not whenever the garbage collector finalizes the inner generator.
         try:
@@ -250,6 +275,8 @@ def _sdk_error(exc: Exception, *names: str) -> bool:
 
 
 def _classify(exc: Exception) -> Failure | None:
+    if isinstance(exc, NotTheApiError):
+        return not_the_api(exc)
     if isinstance(exc, ApiStatusError):
         return _status_failure(exc.status, exc.type, exc.message, exc.headers)
     if _sdk_error(exc, "APIStatusError"):
@@ -277,7 +304,9 @@ def _status_failure(status: int, kind: str, message: str, headers: Mapping[str, 
     if status == 200:
         status = _ERROR_TYPE_STATUS.get(kind, 400)
     if status == 400 and "prompt is too long" in message.lower():
-        return Failure("prompt too long", False, PromptTooLongError(message, status=400))
+        found = read_overflow(message)
+        error = PromptTooLongError(message, status=400, tokens=found.tokens, limit=found.limit)
+        return Failure("prompt too long", False, error)
     return status_failure(
         status,
         message,

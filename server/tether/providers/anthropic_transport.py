@@ -25,6 +25,7 @@ import httpx2
 from pydantic import ValidationError
 
 from tether.providers.anthropic_events import WireErrorBody, WireEvent, WireMessage
+from tether.providers.retry import check_answer
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -174,12 +175,15 @@ class DirectTransport:
             "POST", self._url, content=body, headers={**self._headers, **headers}
         )
         response = await self._http.send(request, stream=True)
-        if response.status_code >= 400:
-            try:
-                content = await response.aread()
-            finally:
-                await response.aclose()
-            raise status_error(response.status_code, content, response.headers)
+        try:
+            if response.status_code >= 400:
+                raise status_error(response.status_code, await response.aread(), response.headers)
+            check_answer(
+                self._url, response.status_code, response.headers, expect="text/event-stream"
+            )
+        except BaseException:
+            await response.aclose()
+            raise
         return EventReader(response)
 
     async def create(
@@ -190,6 +194,7 @@ class DirectTransport:
         )
         if response.status_code >= 400:
             raise status_error(response.status_code, response.content, response.headers)
+        check_answer(self._url, response.status_code, response.headers, expect="application/json")
         return _whole(response.content)
 
     async def close(self) -> None:
@@ -217,6 +222,11 @@ class SdkTransport:
             options={"headers": dict(headers)},
             stream=True,
         )
+        try:
+            _check_sdk_answer(response, "text/event-stream")
+        except BaseException:
+            await response.aclose()
+            raise
         return EventReader(response)
 
     async def create(
@@ -228,10 +238,23 @@ class SdkTransport:
             content=body,
             options={"headers": dict(headers), "timeout": timeout_s},
         )
+        _check_sdk_answer(response, "application/json")
         return _whole(response.content)
 
     async def close(self) -> None:
         await self._client.close()
+
+
+def _check_sdk_answer(response: httpx2.Response, expect: str) -> None:
+    """The SDK's client follows redirects: name where it started too."""
+    first = response.history[0].request.url if response.history else None
+    check_answer(
+        str(response.request.url),
+        response.status_code,
+        response.headers,
+        expect=expect,
+        redirected_from=str(first) if first is not None else None,
+    )
 
 
 def _whole(content: bytes) -> WireMessage:

@@ -12,6 +12,7 @@ from typing import Generic, Protocol, TypedDict, TypeVar, Unpack
 from tether.providers.models import ModelOptions
 from tether.providers.network import NetworkSettings
 from tether.providers.retry import RetryPolicy
+from tether.providers.windows import WindowBook
 
 
 class SdkClient(Protocol):
@@ -30,6 +31,7 @@ class ConnectionArgs(TypedDict, total=False):
     max_delay_s: float
     timeout_s: float
     caller_env: Mapping[str, str] | None
+    windows: WindowBook | None
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class Connection:
     process's (the SDK reads them itself)."""
     network: NetworkSettings | None = None
     """The caller's proxies and CA certificates; None: the SDK reads this process's."""
+    windows: WindowBook | None = None
+    """Where windows learned from refusals are kept (None: only in memory)."""
 
     @classmethod
     def of(
@@ -66,6 +70,7 @@ class Connection:
             options or ModelOptions(),
             caller_env,
             NetworkSettings.of(caller_env) if caller_env is not None else None,
+            args.get("windows"),
         )
 
 

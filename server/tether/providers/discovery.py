@@ -1,12 +1,21 @@
 """Ask an OpenAI-compatible server how long a context its model takes.
 
-* vLLM lists ``max_model_len`` on each model of ``GET /v1/models``.
-* Ollama's ``/v1/models`` has no length; ``POST /api/show`` (at the server root) gives the
-  model's ``num_ctx`` parameter when one is set (what it is loaded with) and its trained
-  ``<arch>.context_length`` in ``model_info``. Ollama may still load a model with less
-  (its default runtime context); set ``model.contextWindow`` when that is so.
+Each server says it its own way (the fake serves each, ``testing/openai_discovery``):
 
-Anything else (llama.cpp, LM Studio, an error): None, and the caller falls back.
+* vLLM: ``max_model_len`` on the model's card in ``GET {base}/models``.
+* LiteLLM's proxy: ``model_info.max_input_tokens`` of the deployment named like the model in
+  ``GET {base}/model/info`` (docs.litellm.ai/docs/proxy/model_management).
+* llama.cpp's server: ``default_generation_settings.n_ctx`` in ``GET {root}/props``.
+* Ollama: the window its runner really uses, which is neither the model's trained length
+  nor anything the OpenAI-compatible endpoint can set (it ignores ``num_ctx``): the
+  Modelfile's ``num_ctx`` (``POST {root}/api/show``, ``parameters``) when set, else the
+  ``context_length`` ``GET {root}/api/ps`` lists for the loaded model, after loading it the
+  way the chat requests will (``POST {root}/api/generate`` with no prompt and no options, so
+  they find it loaded with the same context rather than reload it); an Ollama too old to
+  list it gets ``OLLAMA_OLD_DEFAULT``. A prompt over that window would be cut silently, so
+  the compaction thresholds must follow it.
+
+Anything else (LM Studio, an error): None, and the caller falls back.
 """
 
 from __future__ import annotations
@@ -20,6 +29,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 5.0
+LOAD_TIMEOUT_S = 120.0
+"""Loading a model into memory may take a while (it would take as long on the first chat)."""
+OLLAMA_OLD_DEFAULT = 4_096
+"""Ollama's default context before it sized it by VRAM (and listed it in ``/api/ps``)."""
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 
 
@@ -31,39 +44,72 @@ async def discover_window(
 
     headers = {"Authorization": f"Bearer {api_key}"}
     base = base_url.rstrip("/")
+    root = base.removesuffix("/v1")
     make = network.client if network is not None else httpx2.AsyncClient
     try:
         async with make(timeout=TIMEOUT_S, headers=headers) as client:
-            window = await _from_models(client, base, model)
-            if window is None:
-                window = await _from_ollama(client, base, model)
+            for ask in (_from_models, _from_litellm, _from_llamacpp):
+                window = await ask(client, base if ask is not _from_llamacpp else root, model)
+                if window is not None:
+                    return window
+            return await _from_ollama(client, root, model)
     except (httpx2.HTTPError, ValueError) as e:
         log.info("could not ask %s for the context window of %s: %s", base, model, e)
         return None
-    return window
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+async def _json(client: Any, method: str, url: str, **kw: Any) -> dict[str, Any] | None:
+    response = await client.request(method, url, **kw)
+    if response.status_code != 200:
+        return None
+    data = response.json()
+    return cast("dict[str, Any]", data) if isinstance(data, dict) else None
+
+
+def _items(data: dict[str, Any] | None, key: str) -> list[dict[str, Any]]:
+    items = (data or {}).get(key)
+    if not isinstance(items, list):
+        return []
+    return [cast("dict[str, Any]", i) for i in cast("list[Any]", items) if isinstance(i, dict)]
 
 
 async def _from_models(client: Any, base: str, model: str) -> int | None:
-    response = await client.get(f"{base}/models")
-    if response.status_code != 200:
-        return None
-    data = cast("dict[str, Any]", response.json())
-    cards = cast("list[dict[str, Any]]", data.get("data") or [])
-    for card in cards:
-        if card.get("id") == model and isinstance(card.get("max_model_len"), int):
-            return int(card["max_model_len"])
+    for card in _items(await _json(client, "GET", f"{base}/models"), "data"):
+        if card.get("id") == model and _int(card.get("max_model_len")):
+            return _int(card["max_model_len"])
     return None
 
 
-async def _from_ollama(client: Any, base: str, model: str) -> int | None:
-    root = base.removesuffix("/v1")
-    response = await client.post(f"{root}/api/show", json={"model": model})
-    if response.status_code != 200:
+async def _from_litellm(client: Any, base: str, model: str) -> int | None:
+    for deployment in _items(await _json(client, "GET", f"{base}/model/info"), "data"):
+        info = deployment.get("model_info")
+        if deployment.get("model_name") == model and isinstance(info, dict):
+            return _int(cast("dict[str, Any]", info).get("max_input_tokens"))
+    return None
+
+
+async def _from_llamacpp(client: Any, root: str, model: str) -> int | None:
+    props = await _json(client, "GET", f"{root}/props")
+    settings = (props or {}).get("default_generation_settings")
+    if isinstance(settings, dict):
+        return _int(cast("dict[str, Any]", settings).get("n_ctx"))
+    return None
+
+
+async def _from_ollama(client: Any, root: str, model: str) -> int | None:
+    show = await _json(client, "POST", f"{root}/api/show", json={"model": model})
+    if show is None:
         return None
-    data = cast("dict[str, Any]", response.json())
-    match = _NUM_CTX.search(str(data.get("parameters") or ""))
+    match = _NUM_CTX.search(str(show.get("parameters") or ""))
     if match:
         return int(match.group(1))
-    info = cast("dict[str, Any]", data.get("model_info") or {})
-    lengths = [v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
-    return int(lengths[0]) if lengths else None
+    await client.post(f"{root}/api/generate", json={"model": model}, timeout=LOAD_TIMEOUT_S)
+    tagged = model if ":" in model else f"{model}:latest"
+    for running in _items(await _json(client, "GET", f"{root}/api/ps"), "models"):
+        if tagged in (running.get("name"), running.get("model")):
+            return _int(running.get("context_length")) or OLLAMA_OLD_DEFAULT
+    return OLLAMA_OLD_DEFAULT

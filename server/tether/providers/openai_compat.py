@@ -12,7 +12,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING, Unpack, cast
 
 from tether.core.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
 from tether.errors import PromptTooLongError
@@ -39,6 +39,8 @@ from tether.providers.convert_openai import (
 from tether.providers.discovery import discover_window
 from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOptions
 from tether.providers.openai_body import ChatBodyEncoder
+from tether.providers.overflow import is_overflow, read_overflow
+from tether.providers.windows import LearnedWindow
 
 if TYPE_CHECKING:
     from openai import APIError, AsyncOpenAI, AsyncStream, RequestOptions
@@ -49,8 +51,6 @@ if TYPE_CHECKING:
 
 FALLBACK_WINDOW = 32_768
 """When the server does not say and no setting does: a common local-model length."""
-_CONTEXT_MARKERS = ("context length", "maximum context", "context size", "context_length_exceeded")
-"""How vLLM, OpenAI, llama.cpp and Ollama word "the prompt does not fit"."""
 
 
 class OpenAICompatProvider:
@@ -77,11 +77,14 @@ class OpenAICompatProvider:
         self._asked = False
         self._clients: ClientCache[AsyncOpenAI] = ClientCache(self._make_client)
         self._encoder = ChatBodyEncoder()
+        self._window = LearnedWindow(self._conn.windows, base_url, model)
 
     @property
     def context_window(self) -> int:
-        """The setting, else what the server reported, else ``FALLBACK_WINDOW``."""
-        return self._options.context_window or self._discovered or FALLBACK_WINDOW
+        """The setting, else what the server reported, else ``FALLBACK_WINDOW``; less where
+        a refusal named less."""
+        window = self._options.context_window or self._discovered or FALLBACK_WINDOW
+        return self._window.cap(window)
 
     @property
     def limits(self) -> ModelLimits:
@@ -131,9 +134,15 @@ class OpenAICompatProvider:
             state=_StreamState(),
             fallback=fallback,
         )
-        async with aclosing(recovering) as events:  # closed now if the consumer stops early
-            async for event in events:
-                yield event
+        try:
+            async with aclosing(recovering) as events:  # closed now if the consumer stops early
+                async for event in events:
+                    if isinstance(event, Completed):
+                        self._window.accepted(event.usage.context_tokens)
+                    yield event
+        except PromptTooLongError as e:
+            self._window.refused(e.limit)
+            raise
 
 
 CHAT_PATH = "/chat/completions"
@@ -164,6 +173,19 @@ class _Call:
             stream=True,
             stream_cls=AsyncStream[ChatCompletionChunk],
         )
+        response = stream.response
+        first = response.history[0].request.url if response.history else None
+        try:
+            retry.check_answer(
+                str(response.request.url),
+                response.status_code,
+                response.headers,
+                expect="text/event-stream",
+                redirected_from=str(first) if first is not None else None,
+            )
+        except retry.NotTheApiError:
+            await stream.close()
+            raise
         return stream, await retry.first_event(stream, "chunk")
 
     async def create(self) -> ChatCompletion:
@@ -197,6 +219,8 @@ def _classify(exc: Exception, server: str = "model server") -> retry.Failure | N
     import httpx2
     import openai
 
+    if isinstance(exc, retry.NotTheApiError):
+        return retry.not_the_api(exc)
     if isinstance(exc, openai.APIStatusError):
         return _status_failure(exc, exc.status_code, exc.response.headers)
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
@@ -216,9 +240,13 @@ def _describe_fault(exc: Exception) -> str:
 
 def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | None) -> retry.Failure:
     message = _api_message(exc)
-    lowered = f"{message} {exc.code or ''}".lower()
-    if status in (400, 413) and any(marker in lowered for marker in _CONTEXT_MARKERS):
-        return retry.Failure("prompt too long", False, PromptTooLongError(message, status=status))
+    raw: object = exc.body
+    body = cast("dict[str, object]", raw) if isinstance(raw, dict) else {}
+    kind = " ".join(str(v) for v in (exc.code, body.get("type")) if v)
+    if status in (400, 413) and is_overflow(f"{message} {kind}"):
+        found = read_overflow(message, body)
+        error = PromptTooLongError(message, status=status, tokens=found.tokens, limit=found.limit)
+        return retry.Failure("prompt too long", False, error)
     return retry.status_failure(
         status,
         message,

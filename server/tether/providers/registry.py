@@ -13,6 +13,7 @@ from typing import Literal
 from tether.errors import ConfigError
 from tether.providers.base import Provider
 from tether.providers.models import ModelOptions
+from tether.providers.windows import WindowBook
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 ProviderName = Literal["anthropic", "openai", "scripted"]
@@ -109,13 +110,16 @@ ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 
 
 def create_provider(
-    spec: ModelSpec, options: ModelOptions | None = None, env: Mapping[str, str] | None = None
+    spec: ModelSpec,
+    options: ModelOptions | None = None,
+    env: Mapping[str, str] | None = None,
+    windows: WindowBook | None = None,
 ) -> Provider:
     """Instantiate the provider (SDK imports happen lazily inside the provider); ``options``
     are the user's window, output and thinking choices. With ``env`` (a caller's variables)
     the key, base URL, proxies and CA certificates come from there and nowhere else: the
     SDKs would otherwise read this process's environment, which in the warm daemon belongs
-    to nobody in particular."""
+    to nobody in particular. ``windows``: where windows learned from refusals are kept."""
     options = options or ModelOptions()
     if spec.provider == "scripted":
         from tether.providers.scripted import ScriptedProvider
@@ -129,18 +133,21 @@ def create_provider(
 
         assert spec.base_url is not None
         if env is None:
-            return OpenAICompatProvider(spec.model, base_url=spec.base_url, options=options)
+            return OpenAICompatProvider(
+                spec.model, base_url=spec.base_url, options=options, windows=windows
+            )
         return OpenAICompatProvider(
             spec.model,
             base_url=spec.base_url,
             api_key=env.get("OPENAI_API_KEY") or "not-needed",
             options=options,
             caller_env=env,
+            windows=windows,
         )
     from tether.providers.anthropic import AnthropicProvider
 
     if env is None:
-        return AnthropicProvider(spec.model, options=options)
+        return AnthropicProvider(spec.model, options=options, windows=windows)
     key = env.get("ANTHROPIC_API_KEY") or None
     return AnthropicProvider(
         spec.model,
@@ -149,4 +156,5 @@ def create_provider(
         base_url=env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL,
         options=options,
         caller_env=env,
+        windows=windows,
     )

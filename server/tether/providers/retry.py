@@ -87,6 +87,39 @@ class EmptyStreamError(Exception):
     """A streaming response ended before its first event (retried like a connection error)."""
 
 
+class NotTheApiError(Exception):
+    """The answer is not the API's: a redirect, or a page where an event stream (or JSON)
+    should be. A captive portal or a proxy's login page does that; retrying cannot help."""
+
+
+def check_answer(
+    url: str,
+    status: int,
+    headers: Mapping[str, str],
+    *,
+    expect: str,
+    redirected_from: str | None = None,
+) -> None:
+    """Raise ``NotTheApiError`` naming the URL, the status and the content type unless the
+    answer is a success of the ``expect``ed content type (``text/event-stream`` for a
+    stream, ``application/json`` for a whole response). Errors (4xx, 5xx) are the caller's."""
+    kind = headers.get("content-type", "")
+    if 300 <= status < 400 or (status < 300 and not kind.startswith(expect)):
+        location = headers.get("location")
+        where = f"{url} (redirected from {redirected_from})" if redirected_from else url
+        moved = f", to {location}" if location and 300 <= status < 400 else ""
+        raise NotTheApiError(
+            f"{where} answered HTTP {status} with {kind or 'no content type'}{moved}, not "
+            f"{expect}: it is not the model API. A proxy's login page or a captive portal "
+            "answers like this; check the base URL and the network."
+        )
+
+
+def not_the_api(exc: NotTheApiError) -> Failure:
+    """Never retried: the same request gets the same page."""
+    return Failure("not the API's answer", False, ModelError(str(exc)))
+
+
 class EventStream(Protocol[E_co]):
     """An SDK's streaming response: its events, and a way to hang up."""
 

@@ -49,6 +49,7 @@ from tether.providers.base import (
 )
 from tether.providers.convert_anthropic import request_params
 from tether.providers.models import ModelLimits
+from tether.providers.overflow import read_overflow
 from tether.providers.script import (
     Script,
     ScriptRedactedThinking,
@@ -155,7 +156,10 @@ class ScriptedProvider:
             return verdict.tokens
         self.refused.append(error.message)
         if error.message.startswith("prompt is too long"):
-            raise PromptTooLongError(error.message, status=400)
+            found = read_overflow(error.message)
+            raise PromptTooLongError(
+                error.message, status=400, tokens=found.tokens, limit=found.limit
+            )
         raise ModelError(f"the request was refused: {error.message}", status=error.status)
 
 

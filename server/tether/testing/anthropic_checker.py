@@ -56,7 +56,9 @@ class _Accepted:
     """What checking an accepted body left, to check the next one from."""
 
     messages: list[Any]
-    system_messages: bool
+    system_messages: tuple[bool, bool]
+    """System messages taken, and their per-message ``output_config`` (the verdict on the
+    same messages may differ without them)."""
     checked: list[dict[str, Any] | None]
     marks: list[list[tuple[str, str]]]
     marked: list[int]
@@ -154,7 +156,7 @@ def _check(
     messages = as_list(body["messages"], "messages")
     if not messages:
         raise fail("messages: at least one message is required")
-    system_messages = PER_TURN_CONTROL in ctx.betas
+    system_messages = (ctx.system_messages, PER_TURN_CONTROL in ctx.betas)
 
     reuse, before = 0, None
     for candidate in known:
@@ -170,7 +172,7 @@ def _check(
     marked = [i for i in before.marked if i < reuse] if before else []
     for i in range(reuse, len(messages)):
         own: list[tuple[str, str]] = []
-        checked.append(check_message(messages[i], i, len(messages), own, system_messages))
+        checked.append(check_message(messages[i], i, len(messages), own, *system_messages))
         message_marks.append(own)
         sizes.append(canonical_size(messages[i]))
         if own:

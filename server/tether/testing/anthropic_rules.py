@@ -2,7 +2,9 @@
 
 ``anthropic_checker.check_request`` returns the first violation as an ``ApiError``
 carrying the real status, error type and message wording (``{"type": "error", "error": {"type":
-"invalid_request_error", "message": ...}}``, HTTP 400), or None. The rules:
+"invalid_request_error", "message": ...}}``, HTTP 400), or None. Each rule's evidence (a
+documentation page, the SDK's types, a captured answer or request) is in the table of
+docs/testing.md; the headers are checked first (``anthropic_headers``). The rules:
 
 * unknown fields anywhere (top level, messages, blocks, tools, ``cache_control``,
   ``thinking``): ``<path>: Extra inputs are not permitted``; unknown block types;
@@ -20,9 +22,11 @@ carrying the real status, error type and message wording (``{"type": "error", "e
   every thinking block's signature is one this fake issued for exactly that text (the
   fake signs with HMAC-SHA256 under a fixed key, so signatures stay valid across fake
   instances, like the real ones across requests);
-* ``role: "system"`` messages (text only, with an optional per-message ``output_config``)
-  only under the ``per-turn-control-2026-07-01`` beta, as Claude Code sends them; they
-  take no part in merging and tool pairing;
+* ``role: "system"`` messages (text only) without a beta, on every model but those the fake
+  names (Claude Code 2.1.337's binary: ``mid-conversation-system-2026-04-07`` "is generally
+  available; the header is not sent"); a per-message ``output_config`` only under the
+  ``per-turn-control-2026-07-01`` beta (its ``per_message_effort``); they take no part in
+  merging and tool pairing;
 * the context window: the request's input tokens, counted by ``count_input_tokens``,
   must not exceed the window: ``prompt is too long: N tokens > M maximum``.
 
@@ -166,14 +170,20 @@ def check_system(system: Any, marks: list[tuple[str, str]]) -> None:
 
 
 def check_message(
-    raw: Any, i: int, count: int, marks: list[tuple[str, str]], system_messages: bool
+    raw: Any,
+    i: int,
+    count: int,
+    marks: list[tuple[str, str]],
+    system_messages: bool,
+    per_message_effort: bool = False,
 ) -> dict[str, Any] | None:
     """Message ``i`` of ``count`` on its own: its blocks as checked (with ``index``), or None
-    for a system message of the per-turn-control beta."""
+    for a system message (taken when the model takes them; with ``output_config`` only
+    under the per-turn-control beta)."""
     message = as_dict(raw, f"messages.{i}")
     role = message.get("role")
     if role == "system" and system_messages:
-        _check_system_message(message, f"messages.{i}", marks)
+        _check_system_message(message, f"messages.{i}", marks, per_message_effort)
         return None
     extra(message, {"role", "content"}, f"messages.{i}")
     if role not in ("user", "assistant"):
@@ -199,10 +209,12 @@ def check_message(
     return {"role": role, "content": blocks, "index": i}
 
 
-def _check_system_message(message: dict[str, Any], path: str, marks: list[tuple[str, str]]) -> None:
-    """A system message of the per-turn-control beta: instructions at a point of the
-    conversation, text blocks only."""
-    extra(message, {"role", "content", "output_config"}, path)
+def _check_system_message(
+    message: dict[str, Any], path: str, marks: list[tuple[str, str]], effort: bool
+) -> None:
+    """A mid-conversation system message: instructions at a point of the conversation, text
+    blocks only; a per-message ``output_config`` only under the per-turn-control beta."""
+    extra(message, {"role", "content", "output_config"} if effort else {"role", "content"}, path)
     content = message.get("content")
     if isinstance(content, str):
         _check_text(content, path)

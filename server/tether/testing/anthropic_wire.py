@@ -73,6 +73,8 @@ class RequestContext:
     """tool_use ids of responses that began with a thinking block."""
     betas: frozenset[str] = frozenset()
     """The ``anthropic-beta`` header's features: some request shapes exist only under one."""
+    system_messages: bool = True
+    """The model takes ``role: "system"`` messages (generally available: no beta needed)."""
 
 
 def count_input_tokens(body: dict[str, Any]) -> int:

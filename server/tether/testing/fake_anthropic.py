@@ -42,6 +42,7 @@ from tether.providers.script import (
 )
 from tether.testing import fake_web_search
 from tether.testing.anthropic_checker import RequestChecker
+from tether.testing.anthropic_headers import betas_of, check_headers
 from tether.testing.anthropic_rules import (
     ApiError,
     RequestContext,
@@ -52,6 +53,9 @@ from tether.testing.anthropic_rules import (
 from tether.testing.serve import serve_main
 from tether.testing.sse import FakeModelServer, Reply
 
+NO_SYSTEM_MESSAGES = ("claude-opus-4-8",)
+"""Models that refuse ``role: "system"`` messages (Claude Code 2.1.337's ``Rv``: mid-
+conversation system messages are on for every model but these)."""
 RETRY_FAST = {"retry-after-ms": "10"}
 FAULT_STATUS: dict[str, tuple[int, str, str, dict[str, str]]] = {
     "429": (429, "rate_limit_error", "Number of requests has exceeded your rate limit", RETRY_FAST),
@@ -80,7 +84,7 @@ class FakeAnthropicServer(FakeModelServer):
         super().__init__(script, host=host, port=port)
         self.api_keys = api_keys
         """Set: only these keys (``x-api-key`` or ``Authorization: Bearer``) are accepted;
-        others get the API's 401 ``authentication_error``."""
+        None: any key. A request without one gets the API's 401 ``authentication_error``."""
         self.context_window = context_window or self.script.context_window
         """None: each model's own window."""
         self.max_output_tokens = max_output_tokens
@@ -108,9 +112,9 @@ class FakeAnthropicServer(FakeModelServer):
 
     def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
         model = body.get("model")
-        key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
-        if self.api_keys is not None and key not in self.api_keys:
-            error = ApiError(401, "authentication_error", "invalid x-api-key")
+        error = check_headers(headers, self.api_keys)
+        if error is not None:
+            pass
         elif not isinstance(model, str) or not model.startswith("claude-"):
             error = ApiError(404, "not_found_error", f"model: {model}")
         else:
@@ -119,9 +123,12 @@ class FakeAnthropicServer(FakeModelServer):
                 limits = type(limits)(
                     limits.window, self.max_output_tokens, limits.default_output, limits.thinking
                 )
-            betas = frozenset(b.strip() for b in headers.get("anthropic-beta", "").split(","))
             ctx = RequestContext(
-                limits, self.window_for(model), self._thought_before_tools, betas - {""}
+                limits,
+                self.window_for(model),
+                self._thought_before_tools,
+                betas_of(headers),
+                system_messages=not model.startswith(NO_SYSTEM_MESSAGES),
             )
             verdict = self._checker.check(body, ctx)
             error = verdict.error

@@ -8,10 +8,11 @@ one ``chat.completion``. ``start()`` returns the base URL *with* ``/v1``, as the
 expects it. Faults: 429, 529 (as 503), 500, prompt_too_long (400 context length exceeded),
 overloaded_mid_stream (an error chunk), cut_mid_text, cut_mid_tool_input.
 
-Requests are checked as vLLM or Ollama check them (``openai_rules``: context length, tool
-call pairing, the served model) and refused with their error JSON; a refusal consumes no
-turn and is kept in ``rejected``. Model discovery: ``GET /v1/models`` (vLLM reports
-``max_model_len``) and, for the Ollama flavour, ``POST /api/show``.
+Requests are checked as vLLM, llama.cpp, LiteLLM or Ollama check them (``openai_rules``:
+context length, tool call pairing, the served model) and refused with their error JSON; a
+refusal consumes no turn and is kept in ``rejected`` (Ollama cuts instead of refusing; the
+fake records that in ``truncated``). Each flavour reports its window where the real server
+does (``openai_discovery``), unless ``announce_window`` is off.
 
 Process mode: ``python -m tether.testing.fake_openai --script FILE [--port N]``.
 """
@@ -22,6 +23,7 @@ import json
 import time
 from typing import Any
 
+from tether.providers.overflow import is_overflow
 from tether.providers.script import (
     Script,
     ScriptRedactedThinking,
@@ -32,11 +34,14 @@ from tether.providers.script import (
     ScriptUsage,
     tool_use_id,
 )
+from tether.testing.openai_discovery import serve_discovery
 from tether.testing.openai_rules import (
     Flavor,
     ServerError,
     check_chat_request,
     count_prompt_tokens,
+    overflow_error,
+    truncated_prompt,
 )
 from tether.testing.serve import serve_main
 from tether.testing.sse import FakeModelServer, Reply
@@ -73,8 +78,12 @@ class FakeOpenAIServer(FakeModelServer):
         flavor: Flavor = "vllm",
         context_window: int | None = None,
         served_model: str | None = None,
+        announce_window: bool = True,
     ):
         super().__init__(script, host=host, port=port)
+        self.announce_window = announce_window
+        """False: the window is enforced but reported nowhere (a server behind a proxy that
+        only forwards chat completions)."""
         self.send_usage = send_usage
         """False plays a server that ignores ``stream_options.include_usage``."""
         self.flavor: Flavor = flavor
@@ -83,6 +92,12 @@ class FakeOpenAIServer(FakeModelServer):
         """None: any model name is served."""
         self.rejected: list[ServerError] = []
         self.prompt_tokens: list[int] = []
+        self.truncated: list[int] = []
+        """Prompt tokens of the requests Ollama would have cut silently (a problem)."""
+        self.modelfile_num_ctx = False
+        """Ollama: the model's Modelfile sets ``num_ctx`` (else the server's default)."""
+        self.loaded = False
+        """Ollama: the model is loaded (``/api/ps`` lists it)."""
 
     @property
     def base_url(self) -> str:
@@ -93,55 +108,28 @@ class FakeOpenAIServer(FakeModelServer):
             body, window=self.context_window, flavor=self.flavor, served_model=self.served_model
         )
         if error is None:
-            self.prompt_tokens.append(count_prompt_tokens(body))
+            prompt = count_prompt_tokens(body)
+            self.prompt_tokens.append(prompt)
+            if self.flavor == "ollama" and prompt > self.context_window - 1:
+                self.truncated.append(prompt)
             return None
         self.rejected.append(error)
         return error.status, error.body()
 
     def problems(self) -> list[str]:
         refused = [
-            f"refused a request: {e.message}"
-            for e in self.rejected
-            if "context length" not in e.message
+            f"refused a request: {e.message}" for e in self.rejected if not is_overflow(e.message)
         ]
-        return [*super().problems(), *refused]
+        cut = [
+            f"a {p}-token prompt was cut silently to the {self.context_window}-token context"
+            for p in self.truncated
+        ]
+        return [*super().problems(), *refused, *cut]
 
     def serve_other(
         self, method: str, path: str, body: dict[str, Any] | None, reply: Reply
     ) -> bool:
-        name = self.served_model or "fake-model"
-        if self.flavor == "vllm" and path.startswith("/api/"):
-            reply.json(404, {"detail": "Not Found"})  # FastAPI's answer to an unknown route
-            return True
-        if method == "GET" and path == "/v1/models":
-            card: dict[str, Any] = {
-                "id": name,
-                "object": "model",
-                "created": int(time.time()),
-                "owned_by": "vllm" if self.flavor == "vllm" else "library",
-            }
-            if self.flavor == "vllm":
-                card.update(root=name, parent=None, max_model_len=self.context_window)
-            reply.json(200, {"object": "list", "data": [card]})
-            return True
-        if method == "POST" and path == "/api/show" and self.flavor == "ollama":
-            wanted = (body or {}).get("model") or (body or {}).get("name")
-            if self.served_model is not None and wanted != self.served_model:
-                reply.json(404, {"error": f"model '{wanted}' not found"})
-                return True
-            reply.json(
-                200,
-                {
-                    "parameters": f"num_ctx                        {self.context_window}",
-                    "model_info": {
-                        "general.architecture": "qwen2",
-                        "qwen2.context_length": 131072,
-                    },
-                    "capabilities": ["completion", "tools"],
-                },
-            )
-            return True
-        return False
+        return serve_discovery(self, method, path, body, reply)
 
     def error_body(self, status: int, message: str) -> Any:
         return _error("invalid_request_error" if status < 500 else "server_error", message)
@@ -160,16 +148,12 @@ class FakeOpenAIServer(FakeModelServer):
     def respond(self, index: int, turn: ScriptTurn, body: dict[str, Any], reply: Reply) -> None:
         fault = turn.fault
         prompt = count_prompt_tokens(body)
+        if self.flavor == "ollama":
+            self.loaded = True
+            prompt = truncated_prompt(prompt, self.context_window)
         if fault == "prompt_too_long":
             tokens = max(prompt, self.context_window + 1)
-            message = (
-                f"This model's maximum context length is {self.context_window} tokens. "
-                f"However, your request has {tokens} input tokens. Please reduce the length "
-                "of the input messages."
-                if self.flavor == "vllm"
-                else "the input length exceeds the context length"
-            )
-            error = ServerError(400, message, self.flavor)
+            error = overflow_error(self.flavor, tokens, self.context_window)
             return reply.json(400, error.body())
         if fault in FAULT_STATUS:
             status, code, message, headers = FAULT_STATUS[fault]

@@ -1,19 +1,36 @@
 """What OpenAI-compatible servers refuse, and how they say it, for the fake server.
 
-Two flavours, as the servers send them:
+Four flavours, each rule with its evidence:
 
 * ``vllm``: errors are ``{"error": {"message", "type": "BadRequestError", "param": null,
   "code": 400}}``; a prompt that does not fit gets "This model's maximum context length is
   M tokens. However, you requested N tokens (P in the messages, C in the completion). Please
   reduce the length of the messages or completion." (prompt plus ``max_tokens`` must fit;
-  without ``max_tokens`` the prompt alone); ``GET /v1/models`` reports ``max_model_len``.
-* ``ollama``: errors are ``{"error": {"message", "type": "invalid_request_error", "param":
-  null, "code": null}}``; a prompt over the loaded context (``num_ctx``) is refused with "the
-  input length exceeds the context length"; ``/v1/models`` has no length and
-  ``POST /api/show`` reports ``model_info["<arch>.context_length"]`` and ``num_ctx`` in
-  ``parameters``.
+  without ``max_tokens``, "... However, your request has N input tokens. Please reduce the
+  length of the input messages.") [vLLM's wording, as quoted by client projects' overflow
+  detectors]; ``GET /v1/models`` lists ``max_model_len`` on each card [vLLM's ``ModelCard``].
+* ``llamacpp`` (llama.cpp's ``llama-server``): a prompt of ``n_ctx`` tokens or more gets 400
+  ``{"error": {"code": 400, "message": "request (N tokens) exceeds the available context
+  size (M tokens), try increasing it", "type": "exceed_context_size_error",
+  "n_prompt_tokens": N, "n_ctx": M}}`` [``tools/server/server-context.cpp``: ``n_tokens() >=
+  n_ctx``; ``server_task_result_error::to_json`` adds the two counts]; ``GET /props``
+  reports ``default_generation_settings.n_ctx`` [the server's README].
+* ``litellm`` (the LiteLLM proxy): the upstream's refusal comes back wrapped, ``{"error":
+  {"message": "litellm.ContextWindowExceededError: litellm.BadRequestError: ... <the
+  upstream's words>", "type": "None", "param": "None", "code": "400"}}`` (captured answers
+  quoted in zed-industries/zed#42715 and client projects); ``GET /model/info`` lists each
+  deployment's ``model_info.max_input_tokens`` [docs.litellm.ai/docs/proxy/model_management].
+* ``ollama``: through ``/v1`` a prompt over the loaded context is **not refused**: Ollama
+  cuts it silently (``truncate`` and ``shift`` default to true, and the OpenAI layer cannot
+  set them or ``num_ctx``: ``openai/openai.go`` ``ChatCompletionRequest``;
+  docs/api/openai-compatibility.mdx "Setting the context size"). The fake answers such a
+  request as Ollama does, with ``prompt_tokens`` of what it kept, and records it as a
+  problem (a test fails on it). ``POST /api/show`` gives ``parameters`` (``num_ctx`` only
+  when the model's Modelfile sets it) and ``model_info["<arch>.context_length"]``;
+  ``GET /api/ps`` lists loaded models with their ``context_length``; ``POST /api/generate``
+  without a prompt loads a model [docs/api.md, docs/openapi.yaml].
 
-Both check the tool-call pairing every OpenAI-compatible chat template relies on: an
+All check the tool-call pairing every OpenAI-compatible chat template relies on: an
 assistant message with ``tool_calls`` is followed by one ``tool`` message per call id, and a
 ``tool`` message answers a call of the assistant message before it.
 
@@ -29,7 +46,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-Flavor = Literal["vllm", "ollama"]
+Flavor = Literal["vllm", "ollama", "llamacpp", "litellm"]
 
 
 @dataclass(frozen=True)
@@ -37,12 +54,26 @@ class ServerError:
     status: int
     message: str
     flavor: Flavor
+    fields: tuple[tuple[str, Any], ...] = ()
+    """More members of the error object (llama.cpp's ``type``, ``n_prompt_tokens``...)."""
 
     def body(self) -> dict[str, Any]:
         if self.flavor == "vllm":
             kind = "BadRequestError" if self.status == 400 else "NotFoundError"
             return {
                 "error": {"message": self.message, "type": kind, "param": None, "code": self.status}
+            }
+        if self.flavor == "llamacpp":
+            error = {"code": self.status, "message": self.message, "type": "invalid_request_error"}
+            return {"error": {**error, **dict(self.fields)}}
+        if self.flavor == "litellm":
+            return {
+                "error": {
+                    "message": self.message,
+                    "type": "None",
+                    "param": "None",
+                    "code": str(self.status),
+                }
             }
         kind = "invalid_request_error" if self.status < 500 else "api_error"
         return {"error": {"message": self.message, "type": kind, "param": None, "code": None}}
@@ -74,23 +105,65 @@ def check_chat_request(
     prompt = count_prompt_tokens(body)
     max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
     if flavor == "ollama":
-        if prompt > window:
-            return fail("the input length exceeds the context length")
-        return None
-    if isinstance(max_tokens, int):
-        if prompt + max_tokens > window:
-            return fail(
-                f"This model's maximum context length is {window} tokens. However, you "
-                f"requested {prompt + max_tokens} tokens ({prompt} in the messages, "
-                f"{max_tokens} in the completion). Please reduce the length of the messages "
-                "or completion."
-            )
-    elif prompt >= window:
-        return fail(
-            f"This model's maximum context length is {window} tokens. However, your request "
-            f"has {prompt} input tokens. Please reduce the length of the input messages."
-        )
+        return None  # a prompt over the window is cut, not refused (``truncated_prompt``)
+    limit = window - max_tokens if flavor == "vllm" and isinstance(max_tokens, int) else window
+    if prompt > limit or (flavor in ("llamacpp", "vllm") and prompt >= window):
+        return overflow_error(flavor, prompt, window, max_tokens)
     return None
+
+
+def overflow_error(
+    flavor: Flavor, prompt: int, window: int, max_tokens: object = None
+) -> ServerError:
+    """How the server refuses a prompt of ``prompt`` tokens over its ``window``."""
+    if flavor == "llamacpp":
+        message = (
+            f"request ({prompt} tokens) exceeds the available context size ({window} tokens), "
+            "try increasing it"
+        )
+        fields = (
+            ("type", "exceed_context_size_error"),
+            ("n_prompt_tokens", prompt),
+            ("n_ctx", window),
+        )
+        return ServerError(400, message, flavor, fields)
+    if flavor == "litellm":
+        message = (
+            "litellm.ContextWindowExceededError: litellm.BadRequestError: "
+            "ContextWindowExceededError: OpenAIException - This model's maximum context "
+            f"length is {window} tokens. However, your messages resulted in {prompt} tokens. "
+            "Please reduce the length of the messages."
+        )
+        return ServerError(400, message, flavor)
+    if flavor == "ollama":  # only with ``shift: false``, which /v1 cannot send
+        message = (
+            "the prompt is longer than the context length currently available to the model; "
+            "shorten the prompt, adjust the context length in settings, or use a model with a "
+            "longer context length"
+        )
+        return ServerError(400, message, flavor)
+    if isinstance(max_tokens, int):
+        return ServerError(
+            400,
+            f"This model's maximum context length is {window} tokens. However, you requested "
+            f"{prompt + max_tokens} tokens ({prompt} in the messages, {max_tokens} in the "
+            "completion). Please reduce the length of the messages or completion.",
+            flavor,
+        )
+    return ServerError(
+        400,
+        f"This model's maximum context length is {window} tokens. However, your request has "
+        f"{prompt} input tokens. Please reduce the length of the input messages.",
+        flavor,
+    )
+
+
+def truncated_prompt(prompt: int, window: int) -> int:
+    """What Ollama keeps of a ``prompt``-token prompt over a ``window``-token context: the
+    front but ``num_keep`` (4, plus BOS) is dropped down to ``window - (window - keep) // 2``
+    tokens [``llm/llama_server.go`` ``contextShiftPromptLimit``]."""
+    keep = 5
+    return window - (window - keep) // 2 if prompt > window - 1 else prompt
 
 
 def _pairing(messages: list[Any]) -> str | None:

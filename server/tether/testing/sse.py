@@ -149,6 +149,8 @@ class FakeModelServer:
         request is still checked like any other. For long sessions whose compactions a
         fixed script cannot foresee."""
         self.summaries = 0
+        self.refused_at: list[int] = []
+        """Indexes in ``requests`` of the requests the API's rules refused."""
         self.request_headers: list[dict[str, str]] = []
         """Headers of every request (names lower-cased), discovery requests included."""
         self._holds: dict[int, Hold] = {}
@@ -270,6 +272,7 @@ class FakeModelServer:
         refusal = self.reject(body, headers) if body is not None and path == self.route else None
         if refusal is not None:
             with self._lock:
+                self.refused_at.append(len(self.requests))
                 self.requests.append(body or {})
                 self.request_times.append(_arrival(handler))
             return Reply(handler).json(*refusal)
@@ -341,8 +344,7 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
+            raw = self._body()
             # The request is here: parsing and checking it is the server's time, not the
             # client's (``request_times`` measure when requests arrive).
             self.arrived = time.monotonic()
@@ -355,6 +357,21 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             self.do_POST()
+
+        def _body(self) -> bytes:
+            """The request body: ``Content-Length`` bytes, or HTTP/1.1 chunks (RFC 9112
+            7.1: size in hex, optional extensions after ``;``, trailers after the last)."""
+            if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            parts: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline().strip():  # trailer fields, then a blank line
+                        pass
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()  # the CRLF after the chunk
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # keep test output clean

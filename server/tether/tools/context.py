@@ -235,7 +235,15 @@ class ToolContext:
     def files(self) -> FileState:
         return self.state.files
 
+    read_only_dirs: list[Path] = field(default_factory=lambda: list[Path]())
+    """Directories the read tools may also use (the session's stored tool results)."""
+
     @property
     def allowed_dirs(self) -> list[Path]:
         """Directories besides ``cwd`` that file tools may use (call and settings)."""
         return [*self.additional_dirs, *self.config.additional_dirs]
+
+    @property
+    def readable_dirs(self) -> list[Path]:
+        """Directories besides ``cwd`` that the read tools may use."""
+        return [*self.allowed_dirs, *self.read_only_dirs]

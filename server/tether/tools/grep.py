@@ -295,7 +295,7 @@ def _kind(path: Path) -> str | None:
 
 
 async def _call(inp: GrepInput, ctx: ToolContext) -> ToolResult:
-    root = await asyncio.to_thread(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.allowed_dirs)
+    root = await asyncio.to_thread(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.readable_dirs)
     kind = await asyncio.to_thread(_kind, root)
     if kind is None:
         raise ToolError(f"Path does not exist: {root}.")

@@ -271,7 +271,7 @@ def _cut_note(line: str, cut: int) -> str:
 
 
 async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
-    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs)
+    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.readable_dirs)
     probe = await asyncio.to_thread(_probe, path)
     if probe.is_dir:
         raise ToolError(

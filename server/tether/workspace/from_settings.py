@@ -11,6 +11,7 @@ from tether.protocol.updates import Usage
 from tether.providers.base import Provider, TokenUsage
 from tether.providers.models import ModelOptions
 from tether.providers.registry import create_provider, parse_model_spec
+from tether.providers.windows import WindowBook
 from tether.settings.model import ContextSettings, Settings
 
 
@@ -19,9 +20,11 @@ def default_provider_factory(
     root: Path,
     options: ModelOptions | None = None,
     env: Mapping[str, str] | None = None,
+    windows: WindowBook | None = None,
 ) -> Provider:
-    """``env``: the caller's variables the provider is built with (None: this process's)."""
-    return create_provider(parse_model_spec(model, cwd=root, env=env), options, env)
+    """``env``: the caller's variables the provider is built with (None: this process's);
+    ``windows``: the context windows learned from refusals (kept in the data directory)."""
+    return create_provider(parse_model_spec(model, cwd=root, env=env), options, env, windows)
 
 
 def model_options(settings: Settings) -> ModelOptions:

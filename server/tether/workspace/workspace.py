@@ -31,6 +31,7 @@ from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
 from tether.permissions.policy import RuleSet
 from tether.providers.base import Provider
 from tether.providers.side import small_model_for
+from tether.providers.windows import WindowBook
 from tether.sandbox.bwrap import Probe
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
 from tether.session.events import SessionEvents
@@ -121,6 +122,9 @@ class Workspace:
         """``--fallback-model``: asked when the model is overloaded."""
         self._on_fallback = on_fallback
         self.store = store or TranscriptStore()
+        self.windows = WindowBook.in_dir(self.store.root.parent)
+        """Context windows servers named in refusals, per endpoint and model, kept for the
+        next sessions (next to the transcripts, in the user data directory)."""
         self.guard = WorkspaceGuard(
             self.root,
             overrides,
@@ -145,7 +149,8 @@ class Workspace:
         self._mcp_detach: dict[str, Callable[[], None]] = {}
 
     def _provider(self, model: str | None, root: Path) -> Provider:
-        return default_provider_factory(model, root, model_options(self.loaded.settings))
+        options = model_options(self.loaded.settings)
+        return default_provider_factory(model, root, options, windows=self.windows)
 
     @property
     def loaded(self) -> LoadedSettings:
@@ -281,7 +286,8 @@ class Workspace:
     def _new_provider(self, model: str | None, env: Mapping[str, str] | None) -> Provider:
         if env is None or self.provider_factory != self._provider:
             return self.provider_factory(model, self.root)  # an injected factory knows best
-        return default_provider_factory(model, self.root, model_options(self.loaded.settings), env)
+        options = model_options(self.loaded.settings)
+        return default_provider_factory(model, self.root, options, env, self.windows)
 
     def _attach_mcp(self, engine: QueryEngine, env: Mapping[str, str] | None) -> None:
         """Give a session the workspace's MCP tools; the servers start with the first

@@ -7,9 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tether.context.compaction import CLEARED, CompactionSettings
+from tether.context.compaction import CompactionSettings
+from tether.context.trim import CLEARED
+from tether.core.messages import ToolUseBlock
 from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
+from tether.orchestration.pipeline import run_tool_use
 from tether.protocol.updates import Compaction
 from tether.providers.script import parse_script
 from tether.providers.scripted import ScriptedProvider
@@ -105,6 +108,15 @@ async def test_every_rung_in_order_then_resume(tmp_path: Path) -> None:
     # Before the summary, the big result had been stored to a file and old results cleared.
     (stored,) = (tmp_path / "tool-results").glob("*.txt")
     assert "big line 799" in stored.read_text()
+    # The model can read the stored text back in parts (it is outside the workspace).
+    read = ToolUseBlock(
+        id="r1", name="Read", input={"file_path": str(stored), "offset": 700, "limit": 5}
+    )
+    back = await run_tool_use(read, engine.tool_runtime)
+    assert not back.failed and "big line 700 " in back.block.text
+    assert "big line 710 " not in back.block.text
+    outside = ToolUseBlock(id="r2", name="Read", input={"file_path": str(tmp_path / "s.jsonl")})
+    assert (await run_tool_use(outside, engine.tool_runtime)).failed
     third = "\n".join(m.model_dump_json() for m in provider.requests[2].messages)
     assert f"the full text is in {stored}" in third
     earlier = "\n".join(m.model_dump_json() for m in provider.requests[6].messages)

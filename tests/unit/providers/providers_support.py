@@ -11,6 +11,8 @@ from tether.core.messages import Message, user_text
 from tether.providers.base import ModelRequest, StreamEvent, SystemBlock, ToolSpec
 
 MODEL = "claude-sonnet-4-6"
+API_HEADERS = {"x-api-key": "test-key", "anthropic-version": "2023-06-01"}
+"""What every real client sends to the Messages API (the fake refuses requests without)."""
 READ_TOOL = ToolSpec(
     name="Read",
     description="Read a file.",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,9 +20,14 @@ import pytest
 from tether.testing.anthropic_rules import count_input_tokens, sign
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_openai import FakeOpenAIServer
+from tether.testing.openai_rules import count_prompt_tokens
 
 OK = [{"type": "text", "text": "ok"}]
 TOOL = {"name": "Read", "description": "Read a file.", "input_schema": {"type": "object"}}
+
+
+API_HEADERS = {"x-api-key": "test-key", "anthropic-version": "2023-06-01"}
+"""What every real client sends (the fake refuses a request without them)."""
 
 
 def post(
@@ -30,7 +36,7 @@ def post(
     request = urllib.request.Request(
         url,
         data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", **(headers or {})},
+        headers={"Content-Type": "application/json", **API_HEADERS, **(headers or {})},
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
@@ -74,14 +80,16 @@ def result(use_id: str) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": use_id, "content": "x"}
 
 
-def refused(api: FakeAnthropicServer, payload: dict[str, Any], message: str) -> None:
+def refused(
+    api: FakeAnthropicServer, payload: dict[str, Any], message: str, *, left: int = 1
+) -> None:
     status, answer = post(f"{api.url}/v1/messages", payload)
     assert status == 400
     assert answer == {
         "type": "error",
         "error": {"type": "invalid_request_error", "message": message},
     }
-    assert api.remaining == 1  # no scripted turn was consumed
+    assert api.remaining == left  # no scripted turn was consumed
     assert api.rejected[-1].message == message
 
 
@@ -107,22 +115,121 @@ def test_unknown_fields(api: FakeAnthropicServer) -> None:
     )
 
 
-def test_system_messages_only_under_the_per_turn_control_beta(api: FakeAnthropicServer) -> None:
-    """Claude Code 2.1 sends ``role: "system"`` messages (with ``output_config``) under the
-    ``per-turn-control`` beta; without the beta the API refuses the role."""
+def test_system_messages_are_generally_available(api: FakeAnthropicServer) -> None:
+    """Claude Code 2.1.337 sends ``role: "system"`` messages without a beta (its binary: the
+    ``mid-conversation-system-2026-04-07`` beta "is generally available; the header is not
+    sent"); a per-message ``output_config`` needs the ``per-turn-control`` beta (its
+    ``per_message_effort``). Models that refuse the role are named in the fake."""
+    bare = body([user(text("hi")), {"role": "system", "content": [text("be brief")]}])
+    status, answer = post(f"{api.url}/v1/messages", bare)
+    assert status == 200 and answer["content"] == OK
     note = {"role": "system", "content": [text("be brief")], "output_config": {"effort": "low"}}
     payload = body([user(text("hi")), note])
-    refused(api, payload, "messages.1.output_config: Extra inputs are not permitted")
-    bare = body([user(text("hi")), {"role": "system", "content": [text("be brief")]}])
-    refused(api, bare, "messages.1.role: Input should be 'user' or 'assistant'")
+    refused(api, payload, "messages.1.output_config: Extra inputs are not permitted", left=0)
     beta = {"anthropic-beta": "claude-code-20250219,per-turn-control-2026-07-01"}
     status, answer = post(f"{api.url}/v1/messages", {**payload, "extra": 1}, beta)
     assert (status, answer["error"]["message"]) == (400, "extra: Extra inputs are not permitted")
     empty = body([user(text("hi")), {"role": "system", "content": [text(" ")]}])
     status, answer = post(f"{api.url}/v1/messages", empty, beta)
     assert status == 400 and "non-whitespace" in answer["error"]["message"]
-    status, answer = post(f"{api.url}/v1/messages", payload, beta)
-    assert status == 200 and answer["content"] == OK
+    opus = {**bare, "model": "claude-opus-4-8"}
+    refused(api, opus, "messages.1.role: Input should be 'user' or 'assistant'", left=0)
+
+
+def headers_refused(
+    api: FakeAnthropicServer, headers: dict[str, str], status: int, kind: str, message: str
+) -> None:
+    request = urllib.request.Request(
+        f"{api.url}/v1/messages",
+        data=json.dumps(body([user(text("hi"))])).encode(),
+        headers={"Content-Type": "application/json", **headers},
+    )
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        urllib.request.urlopen(request, timeout=10)
+    assert answer.value.code == status
+    assert json.loads(answer.value.read()) == {
+        "type": "error",
+        "error": {"type": kind, "message": message},
+    }
+    assert api.remaining == 1
+
+
+def test_credentials_are_required(api: FakeAnthropicServer) -> None:
+    version = {"anthropic-version": "2023-06-01"}
+    headers_refused(api, version, 401, "authentication_error", "x-api-key header is required")
+    headers_refused(
+        api,
+        {**version, "authorization": "Basic abc"},
+        401,
+        "authentication_error",
+        "x-api-key header is required",
+    )
+    status, _ = post(f"{api.url}/v1/messages", body([user(text("hi"))]), {"x-api-key": ""})
+    assert status == 401
+    bearer = {**version, "authorization": "Bearer tok"}
+    status, _ = post(f"{api.url}/v1/messages", body([user(text("hi"))]), bearer)
+    assert status == 200
+
+
+def test_only_the_listed_keys_when_a_list_is_set() -> None:
+    with FakeAnthropicServer([OK], api_keys={"good"}) as api:
+        version = {"anthropic-version": "2023-06-01"}
+        headers_refused(
+            api, {**version, "x-api-key": "bad"}, 401, "authentication_error", "invalid x-api-key"
+        )
+        status, _ = post(f"{api.url}/v1/messages", body([user(text("hi"))]), {"x-api-key": "good"})
+        assert status == 200
+
+
+def test_anthropic_version_is_required(api: FakeAnthropicServer) -> None:
+    headers_refused(
+        api,
+        {"x-api-key": "k"},
+        400,
+        "invalid_request_error",
+        "anthropic-version: header is required",
+    )
+
+
+def test_unknown_beta_names_are_refused(api: FakeAnthropicServer) -> None:
+    message = (
+        "Unexpected value(s) `made-up-2026-01-01`, `zz-nope` for the `anthropic-beta` header. "
+        "Please consult our documentation at docs.anthropic.com or try again without the header."
+    )
+    headers_refused(
+        api,
+        {**API_HEADERS, "anthropic-beta": "context-1m-2025-08-07, zz-nope,made-up-2026-01-01"},
+        400,
+        "invalid_request_error",
+        message,
+    )
+    # Known ones: the SDK's own literals and the names Claude Code sends.
+    known = "interleaved-thinking-2025-05-14,claude-code-20250219,context-management-2025-06-27"
+    status, _ = post(f"{api.url}/v1/messages", body([user(text("hi"))]), {"anthropic-beta": known})
+    assert status == 200
+
+
+def test_a_chunked_request_body_is_read(api: FakeAnthropicServer) -> None:
+    payload = json.dumps(body([user(text("hi"))])).encode()
+    pieces = [payload[:10], payload[10:25], payload[25:]]
+    chunked = (
+        b"".join(f"{len(p):x};ext=1\r\n".encode() + p + b"\r\n" for p in pieces)
+        + b"0\r\nx-trailer: 1\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", api.port), timeout=10) as conn:
+        head = (
+            "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "x-api-key: k\r\nanthropic-version: 2023-06-01\r\n"
+            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        )
+        conn.sendall(head.encode() + chunked)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert status_line == b"HTTP/1.1 200 OK"
+    assert json.loads(rest.partition(b"\r\n\r\n")[2])["content"] == OK
+    assert api.rejected == [] and api.remaining == 0
 
 
 def test_empty_and_whitespace_text(api: FakeAnthropicServer) -> None:
@@ -469,24 +576,48 @@ def test_vllm_context_length_error_and_models_card() -> None:
         assert server.remaining == 1
 
 
-def test_ollama_context_error_and_show() -> None:
+def test_ollama_cuts_an_oversized_prompt_silently_and_the_fake_says_so() -> None:
+    """Ollama's /v1 does not refuse a prompt over its context: it answers 200 with what it
+    kept of it. The fake does the same and counts it as a problem."""
     with FakeOpenAIServer([OK], context_window=50, flavor="ollama", served_model="qwen") as server:
         status, models = get(f"{server.base_url}/models")
         assert "max_model_len" not in models["data"][0]
         status, show = post(f"{server.url}/api/show", {"model": "qwen"})
-        assert status == 200 and "num_ctx" in show["parameters"] and "50" in show["parameters"]
+        assert status == 200 and "num_ctx" not in show["parameters"]
+        assert show["model_info"]["qwen2.context_length"] == 131_072
         status, answer = post(
             f"{server.base_url}/chat/completions", chat([{"role": "user", "content": "x" * 400}])
         )
-        assert status == 400
-        assert answer == {
+        assert status == 200 and answer["usage"]["prompt_tokens"] == 50 - (50 - 5) // 2
+        assert server.truncated == [server.prompt_tokens[0]]
+        with pytest.raises(AssertionError, match="cut silently to the 50-token context"):
+            server.assert_complete()
+
+
+def test_llamacpp_and_litellm_overflow_errors() -> None:
+    with FakeOpenAIServer([OK], context_window=100, flavor="llamacpp") as server:
+        payload = chat([{"role": "user", "content": "x" * 400}])
+        status, answer = post(f"{server.base_url}/chat/completions", payload)
+        prompt = count_prompt_tokens(payload)
+        assert status == 400 and answer == {
             "error": {
-                "message": "the input length exceeds the context length",
-                "type": "invalid_request_error",
-                "param": None,
-                "code": None,
+                "code": 400,
+                "message": f"request ({prompt} tokens) exceeds the available context size "
+                "(100 tokens), try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": prompt,
+                "n_ctx": 100,
             }
         }
+    with FakeOpenAIServer([OK], context_window=100, flavor="litellm") as server:
+        status, answer = post(f"{server.base_url}/chat/completions", payload)
+        assert status == 400 and answer["error"]["code"] == "400"
+        message = answer["error"]["message"]
+        assert message.startswith("litellm.ContextWindowExceededError: ")
+        assert (
+            f"maximum context length is 100 tokens. However, your messages resulted in {prompt}"
+            in message
+        )
 
 
 def test_openai_tool_call_pairing() -> None:

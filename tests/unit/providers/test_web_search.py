@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from providers_support import collect, make_request
+from providers_support import API_HEADERS, collect, make_request
 
 from tether.core.messages import (
     Message,
@@ -161,12 +161,12 @@ async def test_fake_refuses_altered_search_blocks(
         "max_tokens": 100,
         "messages": [{"role": "user", "content": "q"}, altered, {"role": "user", "content": "go"}],
     }
-    response = httpx2.post(f"{server.base_url}/v1/messages", json=body)
+    response = httpx2.post(f"{server.base_url}/v1/messages", json=body, headers=API_HEADERS)
     assert response.status_code == 400
     assert "encrypted_content: invalid" in response.json()["error"]["message"]
     orphan = {**altered, "content": altered["content"][:1]}
     body["messages"][1] = orphan
-    response = httpx2.post(f"{server.base_url}/v1/messages", json=body)
+    response = httpx2.post(f"{server.base_url}/v1/messages", json=body, headers=API_HEADERS)
     assert response.status_code == 400 and "has no web_search_tool_result" in response.text
     assert server.remaining == 1 and len(server.rejected) == 2
 

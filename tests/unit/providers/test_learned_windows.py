@@ -1,0 +1,213 @@
+"""Windows learned from refusals: each server's wording is read, the provider takes the
+window at once, keeps it for the next session, and forgets it when the server takes more."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tether.core.messages import user_text
+from tether.errors import PromptTooLongError
+from tether.providers.anthropic import AnthropicProvider
+from tether.providers.base import Completed, ModelRequest
+from tether.providers.openai_compat import FALLBACK_WINDOW, OpenAICompatProvider
+from tether.providers.overflow import Overflow, is_overflow, read_overflow
+from tether.providers.windows import WindowBook
+from tether.testing.fake_anthropic import FakeAnthropicServer
+from tether.testing.fake_openai import FakeOpenAIServer
+from tether.testing.openai_rules import Flavor
+
+WORDINGS = [
+    # Anthropic
+    ("prompt is too long: 22036 tokens > 20000 maximum", None, Overflow(22036, 20000)),
+    # vLLM, without and with max_tokens; OpenAI
+    (
+        "This model's maximum context length is 8192 tokens. However, your request has 9000 "
+        "input tokens. Please reduce the length of the input messages.",
+        None,
+        Overflow(9000, 8192),
+    ),
+    (
+        "This model's maximum context length is 8192 tokens. However, you requested 9100 "
+        "tokens (8000 in the messages, 1100 in the completion).",
+        None,
+        Overflow(9100, 8192),
+    ),
+    (
+        "'max_tokens' or 'max_completion_tokens' is too large: 1000. This model's maximum "
+        "context length is 4096 tokens and your request has 3500 input tokens (1000 > 4096 - "
+        "3500).",
+        None,
+        Overflow(3500, 4096),
+    ),
+    (
+        "This model's maximum context length is 128000 tokens. However, your messages "
+        "resulted in 130412 tokens. Please reduce the length of the messages.",
+        None,
+        Overflow(130412, 128000),
+    ),
+    # llama.cpp: the message, and the error object's fields; the old wording has no numbers
+    (
+        "request (8889 tokens) exceeds the available context size (4096 tokens), try increasing it",
+        {"type": "exceed_context_size_error", "n_prompt_tokens": 8889, "n_ctx": 4096},
+        Overflow(8889, 4096),
+    ),
+    ("the request exceeds the available context size, try increasing it", None, Overflow()),
+    # Ollama's native API (llama.cpp's body as a string), and with shift off
+    (
+        '{"error":"{\\"error\\":{\\"code\\":400,\\"message\\":\\"request (8889 tokens) exceeds'
+        ' the available context size (4096 tokens), try increasing it\\",\\"type\\":\\"exceed_'
+        'context_size_error\\",\\"n_prompt_tokens\\":8889,\\"n_ctx\\":4096}}"}',
+        None,
+        Overflow(8889, 4096),
+    ),
+    (
+        "the prompt is longer than the context length currently available to the model; "
+        "shorten the prompt",
+        None,
+        Overflow(),
+    ),
+    # LiteLLM wraps the upstream's words
+    (
+        "litellm.ContextWindowExceededError: litellm.BadRequestError: AnthropicException - "
+        "prompt is too long: 210000 tokens > 200000 maximum",
+        None,
+        Overflow(210000, 200000),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "fields", "expected"), WORDINGS)
+def test_each_server_wording_is_read(
+    text: str, fields: dict[str, object] | None, expected: Overflow
+) -> None:
+    assert is_overflow(text)
+    assert read_overflow(text, fields) == expected
+
+
+def test_other_refusals_are_not_overflows() -> None:
+    assert not is_overflow("messages.0.content.0.text: text content blocks must be non-empty")
+    assert not is_overflow("Number of requests has exceeded your rate limit")
+
+
+def test_the_book_keeps_windows_per_endpoint_and_model(tmp_path: Path) -> None:
+    book = WindowBook.in_dir(tmp_path)
+    book.learn("http://a/", "m", 12_000)
+    book.learn("http://b", "m", 20_000)
+    again = WindowBook.in_dir(tmp_path)  # another session, another process
+    assert again.get("http://a", "m") == 12_000
+    assert again.get("http://b", "m") == 20_000
+    assert again.get("http://a", "other") is None
+    again.forget("http://a", "m")
+    assert WindowBook.in_dir(tmp_path).get("http://a", "m") is None
+    (tmp_path / "windows.json").write_text("{not json")
+    assert WindowBook.in_dir(tmp_path).get("http://b", "m") is None  # unreadable: ignored
+
+
+def request(text: str) -> ModelRequest:
+    return ModelRequest(model="", system=[], messages=[user_text(text)], tools=[])
+
+
+async def drain(provider: AnthropicProvider | OpenAICompatProvider, text: str) -> Completed:
+    completed = None
+    async for event in provider.stream(request(text)):
+        if isinstance(event, Completed):
+            completed = event
+    assert completed is not None
+    return completed
+
+
+async def test_anthropic_provider_learns_keeps_and_forgets(tmp_path: Path) -> None:
+    book = WindowBook.in_dir(tmp_path)
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeAnthropicServer([ok, ok], context_window=3_000) as api:
+        provider = AnthropicProvider(
+            "claude-sonnet-4-6", base_url=api.base_url, api_key="k", windows=book
+        )
+        assert provider.context_window == 1_000_000
+        with pytest.raises(PromptTooLongError) as refused:
+            await drain(provider, "x" * 20_000)
+        assert refused.value.limit == 3_000
+        assert f"prompt is too long: {refused.value.tokens} tokens > 3000 maximum" == str(
+            refused.value
+        )
+        assert provider.context_window == provider.limits.window == 3_000
+        await drain(provider, "small")
+        await provider.aclose()
+        stored = json.loads((tmp_path / "windows.json").read_text())["windows"]
+        assert stored == {f"{api.base_url} claude-sonnet-4-6": 3_000}
+        # The next session starts with it; when the server takes more, it is forgotten.
+        api.context_window = 200_000
+        following = AnthropicProvider(
+            "claude-sonnet-4-6", base_url=api.base_url, api_key="k", windows=book
+        )
+        assert following.context_window == 3_000
+        await drain(following, "x" * 20_000)
+        assert following.context_window == 1_000_000
+        assert book.get(api.base_url, "claude-sonnet-4-6") is None
+        await following.aclose()
+
+
+async def test_openai_provider_learns_from_vllm_refusal(tmp_path: Path) -> None:
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer([ok], context_window=2_000, announce_window=False) as server:
+        provider = OpenAICompatProvider(
+            "qwen", base_url=server.base_url, windows=WindowBook.in_dir(tmp_path)
+        )
+        with pytest.raises(PromptTooLongError) as refused:
+            await drain(provider, "x" * 20_000)
+        assert refused.value.limit == 2_000
+        assert provider.context_window == 2_000
+        await drain(provider, "small")
+        await provider.aclose()
+
+
+# -- the window each OpenAI-compatible server reports ------------------------------------
+
+
+@pytest.mark.parametrize("flavor", ["vllm", "litellm", "llamacpp", "ollama"])
+async def test_the_window_each_server_reports_is_read(flavor: Flavor) -> None:
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer([ok], context_window=6_144, flavor=flavor, served_model="qwen") as server:
+        provider = OpenAICompatProvider("qwen", base_url=server.base_url)
+        await drain(provider, "hello")
+        await provider.aclose()
+        assert provider.context_window == 6_144
+        server.assert_complete()
+
+
+async def test_ollama_window_is_the_loaded_runners_not_the_trained_length() -> None:
+    """No num_ctx in the Modelfile: Tether loads the model as the chat requests will and
+    reads the context it runs with from /api/ps (the trained length is 131072)."""
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer([ok], context_window=4_096, flavor="ollama", served_model="qwen") as s:
+        provider = OpenAICompatProvider("qwen", base_url=s.base_url)
+        await provider.discover()
+        assert provider.context_window == 4_096 and s.loaded
+        await provider.aclose()
+    with FakeOpenAIServer([ok], context_window=8_192, flavor="ollama", served_model="qwen") as s:
+        s.modelfile_num_ctx = True  # the Modelfile's num_ctx wins over the server default
+        provider = OpenAICompatProvider("qwen", base_url=s.base_url)
+        await provider.discover()
+        assert provider.context_window == 8_192 and not s.loaded
+        await provider.aclose()
+
+
+@pytest.mark.parametrize("flavor", ["llamacpp", "litellm"])
+async def test_refusals_of_each_server_teach_the_window(flavor: Flavor, tmp_path: Path) -> None:
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer(
+        [ok], context_window=2_000, flavor=flavor, announce_window=False
+    ) as server:
+        provider = OpenAICompatProvider(
+            "qwen", base_url=server.base_url, windows=WindowBook.in_dir(tmp_path)
+        )
+        assert provider.context_window == FALLBACK_WINDOW
+        with pytest.raises(PromptTooLongError) as refused:
+            await drain(provider, "x" * 20_000)
+        assert refused.value.limit == 2_000 and refused.value.tokens is not None
+        assert provider.context_window == 2_000
+        await drain(provider, "small")
+        await provider.aclose()
