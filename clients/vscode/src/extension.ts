@@ -74,7 +74,9 @@ export function activate(context: vscode.ExtensionContext): void {
         call: extra.call && { title: extra.call.title, toolKind: extra.call.toolKind, rawInput: extra.call.rawInput },
       }),
     chatVisible: () => view.visible,
-    revealChat: () => view.focus(),
+    revealChat: (toolCallId) => view.reveal(toolCallId),
+    wantsDialog: () => vscode.workspace.getConfiguration('tether').get<boolean>('permissionDialog', false),
+    sessionFolder: (sessionId) => (controller.sessionId === sessionId ? controller.state.folder?.name : undefined) ?? (folders().length === 1 ? folders()[0].name : undefined),
   });
   const view: ChatView = new ChatView(context.extensionUri, {
     snapshot: () => [

@@ -42,7 +42,8 @@ export interface ToolCard extends ItemBase {
 /** A permission question as the chat card shows it. */
 export interface CardQuestion {
   kind: PermissionKind;
-  choices: { label: string; optionId: string; kind: PermissionOptionKind; rule?: string }[];
+  /** `rule`: what an "always" answer saves; `meaning`: what that rule covers, in words. */
+  choices: { label: string; optionId: string; kind: PermissionOptionKind; rule?: string; meaning?: string }[];
   /** A plan approval: the plan, in Markdown. */
   plan?: string;
   /** The call proposes file changes that "Review diff" can show. */

@@ -9,7 +9,8 @@ import { Resolution } from './resolve';
 import { StartupFacts } from './wire';
 
 /** What a button of the set-up card does (each is a command of the extension). */
-export type SetupActionId = 'installPipx' | 'installUv' | 'setPath' | 'setApiKey' | 'useLocalModel' | 'showLog' | 'restart';
+export const SETUP_ACTIONS = ['installPipx', 'installUv', 'setPath', 'setApiKey', 'useLocalModel', 'showLog', 'restart'] as const;
+export type SetupActionId = (typeof SETUP_ACTIONS)[number];
 
 export interface SetupAction {
   id: SetupActionId;

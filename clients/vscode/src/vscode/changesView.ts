@@ -27,8 +27,8 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     private readonly diffs: DiffDocuments,
     private readonly hooks: ChangesHooks,
   ) {
-    tracker.onDidChange(() => this.refresh());
     this.disposables.push(
+      tracker.onDidChange(() => this.refresh()),
       vscode.window.createTreeView('tether.changes', { treeDataProvider: this, showCollapseAll: true }),
       vscode.commands.registerCommand('tether.openChange', (node?: Node) => node && 'file' in node && this.openFile(node.turn, node.file)),
       vscode.commands.registerCommand('tether.reviewTurn', (arg?: Node | string) => this.review(this.turnOf(arg))),

@@ -84,6 +84,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
     case 'focusPrompt':
       composer.focus();
       return;
+    case 'revealCard':
+      // After the next render: the card may have arrived with this very message batch.
+      requestAnimationFrame(() => requestAnimationFrame(() => transcript.reveal(message.toolCallId)));
+      return;
   }
   schedule();
 });

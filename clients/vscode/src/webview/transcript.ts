@@ -5,6 +5,7 @@
 import { CardQuestion, ChatItem, ChatState, ToolCard } from '../core/chatState';
 import { formatTokens } from '../core/format';
 import { renderMarkdown } from '../core/markdown';
+import { RULES_FILE } from '../core/rules';
 import { toolCardView } from '../core/toolView';
 import { send } from './vscodeApi';
 import { button, h, icon } from './dom';
@@ -107,7 +108,7 @@ export class Transcript {
     const kind = view.plan !== undefined ? 'plan' : card.toolKind;
     // Nothing to unfold (a finished Read says how much it read in its title line): no toggle.
     const empty = body.childElementCount === 0;
-    const el = h('details', { class: `tool status-${view.status}${empty ? ' no-body' : ''}`, 'data-kind': kind, open: (open && !empty) || undefined }, summary, body);
+    const el = h('details', { class: `tool status-${view.status}${empty ? ' no-body' : ''}`, 'data-kind': kind, 'data-call': card.toolCallId, open: (open && !empty) || undefined }, summary, body);
 
     if (loc) {
       const openFile = button(`Open ${loc.uri}`, { class: 'icon-button open-file' }, icon('go-to-file'));
@@ -123,42 +124,62 @@ export class Transcript {
     return el;
   }
 
-  /** The open question on a card: its answers (an "always" shows the rule it saves), and for
-   * a plan a feedback box; for an edit, "Review diff"; "Open dialog" brings the modal back. */
+  /** The open question on a card: Allow once · Always allow `<rule>` · Reject (with an
+   * optional reason) · Always reject, what the rule means, and "Review diff" for an edit. A
+   * plan has a feedback box and the daemon's answers. No button takes the focus by itself. */
   private questionBox(card: ToolCard, q: CardQuestion): HTMLElement {
-    const box = h('div', { class: `question question-${q.kind}`, role: 'group', 'aria-label': q.kind === 'plan' ? 'Plan approval' : 'Permission' });
-    let feedback: HTMLTextAreaElement | undefined;
+    const box = h('div', { class: `question question-${q.kind}`, role: 'group', tabindex: '-1', 'aria-label': q.kind === 'plan' ? 'Plan approval' : `Permission: ${card.title}` });
+    let feedback: HTMLTextAreaElement | HTMLInputElement | undefined;
     if (q.kind === 'plan') {
       feedback = h('textarea', { class: 'feedback', rows: '2', 'aria-label': 'Feedback on the plan', placeholder: 'Feedback (optional): what to change, what to keep in mind…' });
-      feedback.value = this.feedback.get(card.id) ?? '';
-      feedback.addEventListener('input', () => this.feedback.set(card.id, feedback!.value));
-      box.append(feedback);
+    } else if (q.choices.some((c) => c.kind === 'reject_once' || c.kind === 'reject_always')) {
+      feedback = h('input', { type: 'text', class: 'reason', 'aria-label': 'Reason for rejecting (optional)', placeholder: 'Reason (optional), sent with Reject' });
+    }
+    if (feedback) {
+      const input = feedback;
+      input.value = this.feedback.get(card.id) ?? '';
+      input.addEventListener('input', () => this.feedback.set(card.id, input.value));
     }
     const row = h('div', { class: 'choices' });
+    const shownRule = new Set<string>();
     for (const c of q.choices) {
       const allow = c.kind === 'allow_once' || c.kind === 'allow_always';
-      const label = c.rule && c.label.includes(c.rule) ? c.label.slice(0, c.label.indexOf(c.rule)).trim() : c.label;
-      const b = button(c.label, { class: allow ? 'primary' : 'secondary', 'data-option': c.optionId }, label, c.rule ? h('code', { class: 'rule' }, c.rule) : null);
+      const name = c.rule && c.label.includes(c.rule) ? c.label.slice(0, c.label.indexOf(c.rule)).trim() : c.label;
+      // The rule as it will be saved, once: an "Always reject" of the same rule says it already.
+      const rule = c.rule && !shownRule.has(c.rule) ? h('code', { class: 'rule' }, c.rule) : null;
+      if (c.rule) shownRule.add(c.rule);
+      const b = button(c.meaning ? `${c.label}: ${c.meaning}` : c.label, { class: allow ? 'primary' : 'secondary', 'data-option': c.optionId, 'data-kind': c.kind }, name, rule);
       b.addEventListener('click', () => {
+        const reason = q.kind === 'plan' || !allow ? feedback?.value.trim() || undefined : undefined;
         this.feedback.delete(card.id);
-        send({ type: 'answerPermission', toolCallId: card.toolCallId, optionId: c.optionId, feedback: feedback?.value.trim() || undefined });
+        send({ type: 'answerPermission', toolCallId: card.toolCallId, optionId: c.optionId, feedback: reason });
       });
       row.append(b);
     }
+    if (q.kind === 'tool' && q.hasDiff) {
+      const review = button('Review the proposed change in the diff editor', { class: 'link review-diff' }, icon('diff'), ' Review diff');
+      review.addEventListener('click', () => send({ type: 'reviewPermission', toolCallId: card.toolCallId }));
+      row.append(review);
+    }
+    if (q.kind === 'plan' && feedback) box.append(feedback);
     box.append(row);
-    if (q.kind === 'tool') {
-      const more = h('div', { class: 'question-more' });
-      if (q.hasDiff) {
-        const review = button('Review the proposed change in the diff editor', { class: 'link review-diff' }, icon('diff'), ' Review diff');
-        review.addEventListener('click', () => send({ type: 'reviewPermission', toolCallId: card.toolCallId }));
-        more.append(review);
-      }
-      const reopen = button('Ask in a dialog again', { class: 'link reopen' }, icon('link-external'), ' Open dialog');
-      reopen.addEventListener('click', () => send({ type: 'reopenPermission', toolCallId: card.toolCallId }));
-      more.append(reopen);
-      box.append(more);
+    if (q.kind === 'tool' && feedback) box.append(feedback);
+    const always = q.choices.find((c) => c.rule && c.meaning);
+    if (always?.rule) {
+      box.append(
+        h('p', { class: 'rule-meaning' }, icon('info'), ' “Always” saves ', h('code', {}, always.rule), ` in ${RULES_FILE}: ${always.meaning}.`),
+      );
     }
     return box;
+  }
+
+  /** Scroll to the card of `toolCallId` and focus its question (a group, not a button, so a
+   * stray Enter answers nothing). */
+  reveal(toolCallId: string): void {
+    const card = this.root.querySelector<HTMLElement>(`.tool[data-call="${CSS.escape(toolCallId)}"]`);
+    if (!card) return;
+    card.scrollIntoView({ block: 'center' });
+    (card.querySelector<HTMLElement>('.question') ?? card).focus({ preventScroll: true });
   }
 }
 
