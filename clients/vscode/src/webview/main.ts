@@ -34,7 +34,7 @@ const composer = new Composer(() => {
 const transcript = new Transcript(log);
 
 document.getElementById('app')!.replaceWith(
-  h('div', { id: 'app' }, header.el, banner, setup, plan, tasks, log, h('footer', {}, queue, meter, composer.el)),
+  h('div', { id: 'app' }, header.el, banner, setup, plan, tasks, h('div', { class: 'log-wrap' }, log, transcript.chip), h('footer', {}, queue, meter, composer.el)),
 );
 
 let scheduled = false;

@@ -1,46 +1,90 @@
 /**
  * The conversation: one element per `ChatItem`, rebuilt only when the item's signature
- * (its `rev` plus the outside facts it shows) changes, so streaming touches one node.
+ * (its `rev` plus the outside facts it shows) changes. The agent's text and thoughts stream:
+ * their elements stay, and only their last Markdown block is rendered again
+ * (`core/streaming.ts`), so a long reply costs linear time and a selection in it survives.
+ *
+ * Scrolling follows the conversation like Copilot Chat's: a new prompt brings the view to
+ * the bottom and it follows the reply from there; once the user scrolls up it stays where
+ * they are, and a "New messages below" chip says that more arrived.
  */
 import { CardQuestion, ChatItem, ChatState, ToolCard } from '../core/chatState';
 import { formatTokens } from '../core/format';
-import { renderMarkdown } from '../core/markdown';
+import { blockStarts, renderMarkdown } from '../core/markdown';
+import { StreamStep, StreamingMarkdown } from '../core/streaming';
 import { RULES_FILE } from '../core/rules';
 import { toolCardView } from '../core/toolView';
 import { send } from './vscodeApi';
 import { button, h, icon } from './dom';
 
+/** How close to the bottom counts as "at the bottom" (px). */
+const BOTTOM_SLACK = 40;
+
 export class Transcript {
   private readonly nodes = new Map<string, { sig: string; el: HTMLElement }>();
+  private readonly streams = new Map<string, { rev: number; view: StreamView }>();
+  /** The view follows new content (the user has not scrolled up). */
+  private following = true;
+  /** The chip that brings a user who scrolled up back to the bottom. */
+  readonly chip: HTMLButtonElement;
   /** Cards the user opened or closed by hand keep that state across re-renders. */
   private readonly toggled = new Map<string, boolean>();
   /** Feedback typed on a plan card, kept if the card is rebuilt before it is sent. */
   private readonly feedback = new Map<string, string>();
 
-  constructor(readonly root: HTMLElement) {}
+  constructor(readonly root: HTMLElement) {
+    this.chip = button('New messages below: scroll to the end', { class: 'new-below', hidden: true }, icon('arrow-down'), ' New messages below');
+    this.chip.addEventListener('click', () => this.follow());
+    root.addEventListener('scroll', () => {
+      this.following = this.atBottom();
+      if (this.following) this.chip.hidden = true;
+    });
+  }
+
+  /** Go to the bottom and follow from there (a prompt was sent, the chip was clicked). */
+  follow(): void {
+    this.following = true;
+    this.chip.hidden = true;
+    this.root.scrollTop = this.root.scrollHeight;
+  }
+
+  private atBottom(): boolean {
+    return this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < BOTTOM_SLACK;
+  }
 
   /** Another conversation (a new, resumed or reloaded session): item ids start over, so no
    * element of the old one may be reused. */
   reset(): void {
     this.nodes.clear();
+    this.streams.clear();
+    this.following = true;
+    this.chip.hidden = true;
     this.toggled.clear();
     this.feedback.clear();
     this.root.replaceChildren();
   }
 
   render(state: ChatState): void {
-    const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
     const wanted = new Set<string>();
     let previous: HTMLElement | null = null;
+    let changed = false;
+    let prompted = false;
+    const last = state.items[state.items.length - 1];
     for (const item of state.items) {
       wanted.add(item.id);
+      if (item.kind === 'agent' || item.kind === 'thought') {
+        // A streamed item keeps its element; it is complete once something follows it.
+        changed = this.stream(item, item !== last || !state.busy) || changed;
+      }
       const sig = signature(item, state);
       let node = this.nodes.get(item.id);
       if (!node || node.sig !== sig) {
+        if (!node && item.kind === 'user') prompted = true;
         const el = this.build(item, state);
         if (node) node.el.replaceWith(el);
         node = { sig, el };
         this.nodes.set(item.id, node);
+        changed = true;
       }
       const expectedNext: ChildNode | null = previous ? previous.nextSibling : this.root.firstChild;
       if (expectedNext !== node.el) this.root.insertBefore(node.el, expectedNext);
@@ -50,11 +94,31 @@ export class Transcript {
       if (!wanted.has(id)) {
         node.el.remove();
         this.nodes.delete(id);
+        this.streams.delete(id);
       }
     }
     if (state.items.length === 0) this.root.replaceChildren(emptyHint());
     else this.root.querySelector(':scope > .empty')?.remove();
-    if (stick) this.root.scrollTop = this.root.scrollHeight;
+    // A new prompt (sent here, or taken in from the queue) brings the view down to it.
+    if (prompted) this.following = true;
+    if (this.following) this.root.scrollTop = this.root.scrollHeight;
+    else if (changed) this.chip.hidden = false;
+  }
+
+  /** Bring a streamed item's element up to date. True when it changed. */
+  private stream(item: Extract<ChatItem, { kind: 'agent' | 'thought' }>, complete: boolean): boolean {
+    let entry = this.streams.get(item.id);
+    if (!entry) {
+      entry = { rev: -1, view: new StreamView(item.kind === 'agent' ? 'markdown msg agent' : 'markdown thought-body') };
+      this.streams.set(item.id, entry);
+    }
+    const changed = entry.rev !== item.rev;
+    if (changed) {
+      entry.rev = item.rev;
+      entry.view.update(item.text);
+    }
+    if (complete) entry.view.finish();
+    return changed;
   }
 
   private build(item: ChatItem, state: ChatState): HTMLElement {
@@ -62,9 +126,12 @@ export class Transcript {
       case 'user':
         return userMessage(item, state);
       case 'agent':
-        return markdown('msg agent', item.text);
-      case 'thought':
-        return h('details', { class: 'msg thought' }, h('summary', {}, icon('lightbulb'), ' Thinking'), markdown('thought-body', item.text));
+        return this.streams.get(item.id)!.view.el;
+      case 'thought': {
+        const el = h('details', { class: 'msg thought' }, h('summary', {}, icon('lightbulb'), ' Thinking'));
+        el.append(this.streams.get(item.id)!.view.el);
+        return el;
+      }
       case 'tool':
         return this.toolCard(item);
       case 'notice':
@@ -189,12 +256,49 @@ function markdown(cls: string, text: string): HTMLElement {
   return el;
 }
 
-/** What an item's element depends on besides the item itself. */
+/** What an item's element depends on besides the item itself. A streamed item's element is
+ * built once; its content follows the text (`StreamView`). */
 function signature(item: ChatItem, state: ChatState): string {
   if (item.kind === 'user' || item.kind === 'turn_end') {
     return `${item.rev}:${state.busy}:${state.rewindable.includes(item.turnId)}`;
   }
+  if (item.kind === 'agent' || item.kind === 'thought') return 'streamed';
   return String(item.rev);
+}
+
+const ENGINE = { render: renderMarkdown, blockStarts };
+
+/** A streamed Markdown text on the page: the final blocks (appended to, never rewritten),
+ * the last block (rendered again as it grows), and text not rendered yet, shown as is. */
+class StreamView {
+  readonly el: HTMLElement;
+  private readonly final = h('div', { class: 'stream-final' });
+  private readonly tail = h('div', { class: 'stream-tail' });
+  private readonly raw = h('span', { class: 'stream-raw' });
+  private readonly markdown = new StreamingMarkdown(ENGINE);
+
+  constructor(cls: string) {
+    this.el = h('div', { class: cls }, this.final, this.tail, this.raw);
+  }
+
+  update(text: string): void {
+    this.apply(this.markdown.update(text));
+  }
+
+  finish(): void {
+    this.apply(this.markdown.finish());
+  }
+
+  private apply(step: StreamStep): void {
+    if (step.reset) this.final.replaceChildren();
+    // markdown-it with html off: safe markup only.
+    if (step.append) this.final.insertAdjacentHTML('beforeend', step.append);
+    if (step.tail !== undefined) {
+      this.tail.innerHTML = step.tail;
+      this.raw.textContent = '';
+    }
+    if (step.raw) this.raw.append(step.raw);
+  }
 }
 
 function userMessage(item: Extract<ChatItem, { kind: 'user' }>, state: ChatState): HTMLElement {
