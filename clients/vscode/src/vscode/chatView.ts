@@ -24,17 +24,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** Listeners on the current webview, disposed with it. */
   private viewDisposables: vscode.Disposable[] = [];
 
+  /** (The provider is registered at activation, `extension.ts`, which hands the view here.) */
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly hooks: ChatViewHooks,
-  ) {
-    this.disposables.push(
-      vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, this, {
-        // Keeps the DOM (scroll position, half-typed prompt) while the view is hidden.
-        webviewOptions: { retainContextWhenHidden: true },
-      }),
-    );
-  }
+  ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;

@@ -152,7 +152,18 @@ export const stub = {
       return infoAnswers.shift();
     },
     showErrorMessage: async (...args: unknown[]) => void calls.push({ method: 'showErrorMessage', args }),
-    createTreeView: () => disposable,
+    createTreeView: (id: string) => {
+      calls.push({ method: 'createTreeView', args: [id] });
+      return disposable;
+    },
+    registerWebviewViewProvider: (id: string) => {
+      calls.push({ method: 'registerWebviewViewProvider', args: [id] });
+      return disposable;
+    },
+    createOutputChannel: (name: string) => {
+      calls.push({ method: 'createOutputChannel', args: [name] });
+      return { info() {}, warn() {}, error() {}, show() {}, dispose() {} };
+    },
     tabGroups: {
       get all() {
         return [{ tabs }];

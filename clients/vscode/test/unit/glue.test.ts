@@ -1,5 +1,5 @@
 /** The VS Code glue, with the `vscode` module stubbed (test/support/vscodeStub.ts). */
-import { calls, tabs, codeActionProviders, commands, diagnostics, disk, editor, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
+import { calls, tabs, codeActionProviders, diagnostics, disk, editor, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { CardQuestion } from '../../src/core/chatState';
@@ -9,7 +9,7 @@ import { TetherApi } from '../../src/core/rpc';
 import { ChangeTracker } from '../../src/core/turns';
 import { ChangesView } from '../../src/vscode/changesView';
 import { forwardDiagnostics } from '../../src/vscode/diagnosticsForwarder';
-import { registerFixes } from '../../src/vscode/fixes';
+import { fixCommands, registerFixProvider } from '../../src/vscode/fixes';
 import { ContentBlock } from '../../src/core/wire';
 import { DiffDocuments } from '../../src/vscode/diffDocuments';
 import { saveDocuments } from '../../src/vscode/documents';
@@ -231,14 +231,14 @@ describe('changes view', () => {
     const { tracker, view } = twoTurns();
     disk.set('file:///w/a.py', 'v2\n');
     const [first, second] = [tracker.find('s', 't1')!, tracker.find('s', 't2')!];
-    await commands.get('tether.openChange')!({ turn: first, file: first.files[0] });
+    await view.commands()['tether.openChange']({ turn: first, file: first.files[0] });
     assert.deepEqual(diffSides(), ['v0\n', 'v1\n']);
     // The latest turn, while the file still reads as it left it: the file itself (editable).
-    await commands.get('tether.openChange')!({ turn: second, file: second.files[0] });
+    await view.commands()['tether.openChange']({ turn: second, file: second.files[0] });
     assert.deepEqual(diffSides(), ['v1\n', 'file:/w/a.py']);
     // Edited since: the text the turn left.
     disk.set('file:///w/a.py', 'v3\n');
-    await commands.get('tether.openChange')!({ turn: second, file: second.files[0] });
+    await view.commands()['tether.openChange']({ turn: second, file: second.files[0] });
     assert.deepEqual(diffSides(), ['v1\n', 'v2\n']);
     view.dispose();
   });
@@ -248,7 +248,7 @@ describe('changes view', () => {
     tracker.load('s', [{ turnId: 'old', kind: 'user_message', content: [{ type: 'text', text: 'old' }] }, { turnId: 'old', kind: 'tool_call_update', toolCallId: 'x', content: [{ type: 'diff', uri: 'file:///w/b.py', oldText: 'a', newText: 'b' }] }], []);
     const [node] = view.getChildren();
     assert.equal(view.getTreeItem(node).contextValue, 'tetherTurnKept');
-    await commands.get('tether.undoTurn')!(node);
+    await view.commands()['tether.undoTurn'](node);
     assert.match(String(calls.at(-1)?.args[0]), /cannot undo this turn/);
     view.dispose();
   });
@@ -264,14 +264,16 @@ describe('Fix with Tether', () => {
 
   it('a quick fix per diagnostic, which runs a turn about that problem in its file\'s session', async () => {
     const asked: [ContentBlock[], string][] = [];
-    registerFixes({ ask: async (p, file) => void asked.push([p, file.toString()]), attachFile: async () => {} });
+    const fixes = fixCommands({ ask: async (p, file) => void asked.push([p, file.toString()]), attachFile: async () => {} });
+    registerFixProvider();
     const provider = codeActionProviders.at(-1)!;
     const doc = { uri: Uri.parse('file:///w/c.json') };
     const one = provider.provideCodeActions(doc, null, { diagnostics: [problem(2, 0, 'Trailing comma')] }) as { title: string; command: { command: string; arguments: unknown[] } }[];
     assert.deepEqual(one.map((a) => a.title), ['Fix with Tether']);
     const two = provider.provideCodeActions(doc, null, { diagnostics: [problem(2, 0, 'Trailing comma'), problem(2, 1, 'Odd')] }) as { title: string }[];
     assert.deepEqual(two.map((a) => a.title), ['Fix with Tether: Trailing comma', 'Fix with Tether: Odd']);
-    await commands.get(one[0].command.command)!(...one[0].command.arguments);
+    assert.equal(one[0].command.command, 'tether.fix');
+    await fixes['tether.fix'](...one[0].command.arguments);
     assert.equal(asked[0][1], 'file:///w/c.json');
     assert.equal(asked[0][0][0].type === 'text' && asked[0][0][0].text, 'Fix this problem in c.json: line 3, error: Trailing comma (json)');
   });
@@ -279,13 +281,13 @@ describe('Fix with Tether', () => {
   it('the editor title button sends the file\'s errors and warnings, or adds a file without any', async () => {
     const asked: ContentBlock[][] = [];
     const attached: string[] = [];
-    registerFixes({ ask: async (p) => void asked.push(p), attachFile: async (uri) => void attached.push(uri.toString()) });
+    const fixes = fixCommands({ ask: async (p) => void asked.push(p), attachFile: async (uri) => void attached.push(uri.toString()) });
     editor.active = { document: { uri: Uri.parse('file:///w/a.py') } };
     diagnostics.set('file:///w/a.py', [problem(4, 3, 'hint only'), problem(1, 1, 'shadowed'), problem(7, 0, 'undefined')]);
-    await commands.get('tether.fixFile')!();
+    await fixes['tether.fixFile']();
     assert.match(asked[0][0].type === 'text' ? asked[0][0].text : '', /^Fix these problems in a\.py:\n- line 8, error: undefined \(json\)\n- line 2, warning: shadowed \(json\)$/);
     diagnostics.set('file:///w/a.py', [problem(4, 3, 'hint only')]);
-    await commands.get('tether.fixFile')!();
+    await fixes['tether.fixFile']();
     assert.deepEqual(attached, ['file:///w/a.py']);
     assert.equal(asked.length, 1);
     editor.active = undefined;
