@@ -7,6 +7,7 @@
  * this module, bundled apart, the first time one of them is used. Starting here means
  * starting the daemon.
  */
+import * as path from 'path';
 import * as vscode from 'vscode';
 import { FolderRef } from './core/chatState';
 import { ConnectionView } from './core/messages';
@@ -27,10 +28,10 @@ import { forwardDiagnostics } from './vscode/diagnosticsForwarder';
 import { DiffDocuments } from './vscode/diffDocuments';
 import { saveDocuments } from './vscode/documents';
 import { fixCommands } from './vscode/fixes';
-import { installDaemon } from './vscode/installer';
+import { bundledWheel, installDaemon } from './vscode/installer';
 import { noticeSetup } from './vscode/setupNotice';
 import { PermissionDialog } from './vscode/permissionDialog';
-import { installers, launchSettings } from './vscode/settings';
+import { launchSettings } from './vscode/settings';
 import { StatusBar } from './vscode/statusBar';
 
 /** The session a window had open, so a reload comes back to it. */
@@ -120,7 +121,7 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
   }
 
   function onState(state: DaemonState): void {
-    setup = setupFor(state);
+    setup = setupFor(state, bundledWheel(context.extensionUri) !== undefined);
     const info = connection();
     status.setConnection(info.status, setup?.title ?? info.message);
     status.render(controller.state);
@@ -131,7 +132,9 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
     if (setup && state.status !== 'ready') void noticeSetup(setup, () => view.visible);
   }
 
+  const managedEnv = path.join(context.globalStorageUri.fsPath, 'daemon');
   const daemon = new Daemon(output, {
+    managedEnv,
     ports: {
       onSessionUpdate: (params) => {
         tracker.apply(params.sessionId, params.turnId, params.update);
@@ -182,7 +185,7 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
     vscode.workspace.onDidChangeWorkspaceFolders(() => view.post({ type: 'connection', connection: connection() })),
   );
   void daemon.start();
-  const install = () => installDaemon({ extensionUri: context.extensionUri, output, restart: () => daemon.restart() });
+  const install = () => installDaemon({ extensionUri: context.extensionUri, envDir: managedEnv, output, restart: () => daemon.restart() });
   return {
     commands: {
       ...commandHandlers({ controller, view, daemon, output, apiKey, install }),
@@ -200,13 +203,12 @@ function folders(): FolderRef[] {
   return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => ({ uri: f.uri.toString(), name: f.name }));
 }
 
-function setupFor(state: DaemonState): SetupState | null {
-  const found = () => installers().map((i) => i.installer);
+function setupFor(state: DaemonState, canInstall: boolean): SetupState | null {
   switch (state.status) {
     case 'missing':
-      return missingDaemon(state.resolution, found());
+      return missingDaemon(state.resolution, canInstall);
     case 'incompatible':
-      return badDaemon(state.check, found());
+      return badDaemon(state.check, canInstall);
     case 'crashed':
       return daemonDown(state.message);
     case 'ready':

@@ -53,6 +53,8 @@ export type ClientFactory = (server: ServerOptions, options: LanguageClientOptio
 
 export interface DaemonHooks {
   ports: ClientPorts;
+  /** The environment "Install the Daemon" puts the daemon in (searched before PATH). */
+  managedEnv: string;
   /** The daemon's environment on top of the editor's: `tether.env`, the stored API key. */
   environment(): Promise<Record<string, string>>;
   /** An agent edit is about to be applied to these documents. */
@@ -112,7 +114,7 @@ export class Daemon implements vscode.Disposable {
 
   private async launch(adopt: (started: Started) => void): Promise<void> {
     this.setState({ status: 'starting' });
-    const found = findDaemon();
+    const found = findDaemon(this.hooks.managedEnv);
     if (!found.found) {
       this.output.error(`${found.message}\nSearched:\n  ${found.searched.join('\n  ')}`);
       this.setState({ status: 'missing', resolution: found });
