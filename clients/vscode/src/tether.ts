@@ -51,7 +51,8 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
   const output = vscode.window.createOutputChannel('Tether', { log: true });
   if (facts.activationMs !== undefined) output.info(`Activated in ${facts.activationMs.toFixed(1)} ms (quick fix, views and commands; nothing started until this first use)`);
   // A big file's diff is a region: the tracker puts it into the open document's text.
-  const tracker = new ChangeTracker((uri) => vscode.workspace.textDocuments.find((d) => uriKey(d.uri.toString()) === uriKey(uri))?.getText());
+  const openDocument = (uri: string) => vscode.workspace.textDocuments.find((d) => uriKey(d.uri.toString()) === uriKey(uri));
+  const tracker = new ChangeTracker((uri) => openDocument(uri)?.getText());
   const diffs = new DiffDocuments();
   const status = new StatusBar();
   const apiKey = new ApiKey(context.secrets);
@@ -133,6 +134,8 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
   }
 
   const managedEnv = path.join(context.globalStorageUri.fsPath, 'daemon');
+  /** Documents (`uriKey`) that had unsaved changes of the user's when an agent edit came. */
+  const unsavedBeforeEdit = new Set<string>();
   const daemon = new Daemon(output, {
     managedEnv,
     ports: {
@@ -142,10 +145,19 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
         controller.onSessionUpdate(params);
       },
       askPermission: (params, token) => permissions.ask(params, token),
-      saveDocuments,
+      // Saving an agent edit saves the whole buffer: lines the user had not saved go along
+      // (disk and buffer must agree for the commands that follow). The card says so.
+      saveDocuments: async (uris) => {
+        await saveDocuments(uris);
+        for (const uri of uris) if (unsavedBeforeEdit.delete(uriKey(uri))) controller.dispatch({ type: 'savedUserEdits', uri });
+      },
     },
     environment: () => apiKey.environment(),
-    onApplyEdit: (uris) => uris.forEach((uri) => tracker.touch(uri)),
+    onApplyEdit: (uris) =>
+      uris.forEach((uri) => {
+        tracker.touch(uri);
+        if (openDocument(uri)?.isDirty) unsavedBeforeEdit.add(uriKey(uri));
+      }),
     onReady: async (ready) => {
       api = ready;
       await controller.attach(ready, context.workspaceState.get<string>(SESSION_KEY)).catch((error: unknown) => {

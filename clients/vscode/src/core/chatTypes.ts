@@ -37,6 +37,8 @@ export interface ToolCard extends ItemBase {
   answered?: { label: string; optionId: string; feedback?: string };
   /** The call did not run: declined by the user, a rule, a hook or the mode. */
   rejected?: Rejection;
+  /** Files whose unsaved changes (the user's) were saved along with this call's edit. */
+  savedUserEdits?: string[];
 }
 
 /** A permission question as the chat card shows it. */
@@ -128,6 +130,8 @@ export type ChatAction =
   | { type: 'unqueued'; id: number }
   | { type: 'mode'; mode: Mode }
   | { type: 'rewound'; turnId: string }
+  /** Saving an agent edit of `uri` also saved changes the user had not saved. */
+  | { type: 'savedUserEdits'; uri: string }
   | { type: 'notice'; level: 'info' | 'warning' | 'error'; message: string };
 
 export function emptyUsage(): UsageView {

@@ -162,6 +162,11 @@ export class Transcript {
       );
     }
     if (view.text) body.append(h('pre', { class: 'text', tabindex: '0' }, view.text));
+    if (view.savedUserEdits) {
+      body.append(
+        h('div', { class: 'saved-user-edits', role: 'note' }, icon('save'), ` Saved with your unsaved changes to ${view.savedUserEdits.join(', ')}: the edit is saved right away, and the whole file with it.`),
+      );
+    }
     if (card.question && view.status === 'awaiting') body.append(this.questionBox(card, card.question));
     else if (view.plan !== undefined && card.answered) body.append(h('div', { class: 'answer' }, icon('comment'), ` You answered: ${card.answered.label}`, card.answered.feedback ? h('blockquote', {}, card.answered.feedback) : null));
     const loc = card.locations[0];
