@@ -99,11 +99,13 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
     onMessage: (message) => router.handle(message),
   });
   const canSend = () => api !== null && setup === null;
-  const router = new ChatRouter({ controller, view, permissions, diffs, canSend });
+  const router = new ChatRouter({ controller, view, permissions, diffs, canSend, settled: () => daemon.settled() });
 
   /** Run a turn for `prompt` about `file`, or keep it in the prompt box while Tether is not ready. */
   const ask = async (prompt: ContentBlock[], file: vscode.Uri): Promise<void> => {
     await view.focus();
+    // The first use starts the daemon: a quick fix chosen then waits for it.
+    await daemon.settled();
     if (canSend()) void controller.send(prompt, vscode.workspace.getWorkspaceFolder(file)?.uri.toString());
     else view.post({ type: 'restorePrompt', ...toComposer(prompt) });
   };

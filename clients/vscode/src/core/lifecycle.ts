@@ -48,6 +48,11 @@ export class Lifecycle<T extends Running> {
     return next;
   }
 
+  /** Resolves once every start, stop and restart asked for so far has finished. */
+  settled(): Promise<void> {
+    return this.tail;
+  }
+
   /** Stop what runs, after whatever is under way; a restart queued behind it still runs. */
   stop(): Promise<void> {
     return this.enqueue(() => this.stopCurrent());

@@ -26,6 +26,8 @@ export interface RouterDeps {
   diffs: DiffDocuments;
   /** Whether a prompt can go to the daemon now (running, with a model and its key). */
   canSend(): boolean;
+  /** Resolves once the daemon's start under way (if any) has finished. */
+  settled(): Promise<void>;
 }
 
 export class ChatRouter {
@@ -44,6 +46,8 @@ export class ChatRouter {
       case 'ready':
         return;
       case 'prompt': {
+        // Sent while the daemon starts: it goes once the start has finished.
+        if (!this.deps.canSend()) await this.deps.settled();
         if (!this.deps.canSend()) {
           // Not ready (no daemon, model or key): the words stay in the box, the card says why.
           this.view.post({ type: 'restorePrompt', text: message.text, attachments: message.attachments });

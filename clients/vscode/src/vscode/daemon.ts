@@ -96,6 +96,11 @@ export class Daemon implements vscode.Disposable {
     return this.lifecycle.restart();
   }
 
+  /** Resolves once the starts and restarts under way have finished (ready or not). */
+  settled(): Promise<void> {
+    return this.lifecycle.settled();
+  }
+
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     await this.lifecycle.stop();

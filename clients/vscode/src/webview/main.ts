@@ -54,7 +54,9 @@ function schedule(): void {
     renderQueue(queue, state);
     renderMeter(meter, state);
     composer.setBusy(state.busy);
-    composer.setReady(ready);
+    // While the daemon starts, a prompt is taken: the host sends it once the start is done
+    // (or puts it back in the box, with the card that says why).
+    composer.setReady(ready || (connection.status === 'starting' && connection.setup === null));
     document.body.classList.toggle('busy', state.busy);
     // Screen readers announce the streamed answer once the turn settles, not every chunk.
     log.setAttribute('aria-busy', String(state.busy));

@@ -25,6 +25,9 @@ const TESTS_TITLE = 'Run the calculator unit tests before changing anything, to 
 const CODE = 'def mean(values):\n    return sum(values) / len(values)';
 const DIFF = '--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -14 +14 @@\n-    return sum(values) / (len(values) + 1)\n+    return sum(values) / len(values)';
 
+/** A reply that streams for a while, paragraph after paragraph. */
+const STORY = Array.from({ length: 12 }, (_, i) => `Chapter ${i + 1}. ${'Once upon a time '.repeat(8)}`).join('\n\n');
+
 /** Session 1, in the folder `ws`: read, run the tests (asked), edit (asked), answer. */
 const SESSION_1 = [
   [{ type: 'text', text: 'Let me look at `mean()`.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'calc/ops.py' } }],
@@ -32,7 +35,7 @@ const SESSION_1 = [
   { chunk_delay_ms: 5000, blocks: [{ type: 'tool_use', name: 'Bash', input: { command: TESTS, description: TESTS_TITLE } }] },
   [{ type: 'tool_use', name: 'Edit', input: FIX }],
   [{ type: 'text', text: `Fixed: **mean()** now divides by the number of values.\n\n\`\`\`python\n${CODE}\n\`\`\`\n\n\`\`\`diff\n${DIFF}\n\`\`\`\n\n| function | argument | before | after |\n|---|---|---|---|\n| mean([2, 4]) | a list of two numbers | 2.0 | 3.0 |` }],
-  { chunk_delay_ms: 150, blocks: [{ type: 'text', text: 'Once upon a time '.repeat(60) }] },
+  { chunk_delay_ms: 150, blocks: [{ type: 'text', text: STORY }] },
   [{ type: 'text', text: 'Docstring noted.' }],
 ];
 /** The quick fix's session, in the folder `web`. */
@@ -74,8 +77,6 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
 
   const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${SHOT_PREFIX}${name}.png`) });
   const setScript = (turns: unknown[]) => fs.writeFileSync(server.scriptFile, JSON.stringify(turns));
-  /** The user settings of the run, with `extra` on top (VS Code picks the file up live). */
-  const setSettings = (extra: Record<string, unknown>) => fs.writeFileSync(server.settingsFile, JSON.stringify({ ...server.settings, ...extra }, null, 2));
 
   async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
     try {
@@ -101,6 +102,25 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       await prompt.pressSequentially(text);
       await prompt.press('Enter');
     }
+    /** Put the caret on the error and open the light bulb's menu, until it offers the fix
+     * (the squiggle is redrawn as the text changes, and the actions are computed after the
+     * caret moves: try again until both have settled). */
+    async function openQuickFix(): Promise<void> {
+      const squiggle = page.locator('.editor-group-container.active .squiggly-error').first();
+      const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Fix with Tether' });
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await squiggle.click({ force: true, timeout: 3000 });
+          await page.keyboard.press('Control+.');
+          await fix.waitFor({ timeout: 5000 });
+          return;
+        } catch (error) {
+          if (attempt === 6) throw error;
+          await page.keyboard.press('Escape');
+          await sleep(500);
+        }
+      }
+    }
     /** The log's distance from its bottom, in px. */
     const fromBottom = () => log.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
 
@@ -124,20 +144,7 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       await page.keyboard.press('End');
       await page.keyboard.press('Enter');
       await page.keyboard.type(UNSAVED.trim());
-      await squiggle.click({ force: true });
-      const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Fix with Tether' });
-      // The light bulb's actions are computed after the caret moves: ask again until they are.
-      for (let attempt = 1; ; attempt++) {
-        await page.keyboard.press('Control+.');
-        try {
-          await fix.waitFor({ timeout: 5000 });
-          break;
-        } catch (error) {
-          if (attempt === 4) throw error;
-          await page.keyboard.press('Escape');
-          await squiggle.click({ force: true });
-        }
-      }
+      await openQuickFix();
       assert.deepEqual(daemonPids(server.run), [], 'offered without a daemon');
       assert.equal(await page.locator('.statusbar [aria-label^="Tether"]').count(), 0, 'nothing started');
       await shot('07-quick-fix-before-first-use');
@@ -146,18 +153,7 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
     });
 
     await step('choosing it is the first use: the daemon starts, the chat opens, the question is its card, and the edit is saved with the user\'s unsaved line', async () => {
-      await page.locator('.editor-group-container.active .squiggly-error').first().click({ force: true });
-      const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Fix with Tether' });
-      for (let attempt = 1; ; attempt++) {
-        await page.keyboard.press('Control+.');
-        try {
-          await fix.waitFor({ timeout: 5000 });
-          break;
-        } catch (error) {
-          if (attempt === 4) throw error;
-          await page.keyboard.press('Escape');
-        }
-      }
+      await openQuickFix();
       await page.keyboard.press('Enter'); // the only, focused, entry
       await chat.locator('.msg.user', { hasText: 'Fix this problem in' }).waitFor({ timeout: 60_000 });
       assert.equal(daemonPids(server.run).length, 1);
@@ -303,10 +299,17 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       const diff = chat.locator('.code-block', { hasText: '+++ b/calc/ops.py' });
       await diff.scrollIntoViewIfNeeded();
       for (const theme of ['dark', 'light'] as const) {
-        if (theme === 'light') {
-          setSettings({ 'workbench.colorTheme': 'Default Light Modern' });
-          await page.waitForSelector('.monaco-workbench.vs:not(.vs-dark)', { timeout: 30_000 });
-        }
+        // As a user switches: the theme picker.
+        await page.keyboard.press('F1');
+        await page.waitForSelector('.quick-input-widget', { state: 'visible' });
+        await page.keyboard.type('Preferences: Color Theme');
+        // That command exactly (not "Browse Color Themes in Marketplace", which also matches).
+        await page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^Preferences: Color Theme$/ }) }).click();
+        const label = theme === 'dark' ? 'Dark Modern' : 'Light Modern';
+        await page.keyboard.type(label);
+        await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: label }).waitFor();
+        await page.keyboard.press('Enter');
+        await page.waitForSelector(theme === 'dark' ? '.monaco-workbench.vs-dark' : '.monaco-workbench.vs:not(.vs-dark)', { timeout: 30_000 });
         await sleep(500); // the webview takes the new theme's variables
         const colours = await chat.locator('body').evaluate(() => {
           const rgb = (sel: string) => {
@@ -334,8 +337,6 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
         await chat.locator('.code-block', { hasText: 'def mean' }).scrollIntoViewIfNeeded();
         await shot(`19-code-colours-${theme}`);
       }
-      setSettings({});
-      await page.waitForSelector('.monaco-workbench.vs-dark', { timeout: 30_000 });
     });
 
     await step('a scrolled-up transcript follows the new prompt; "New messages below" shows while scrolled up', async () => {
@@ -361,6 +362,20 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       await shot('06a-new-messages-below');
       await chat.locator('button.new-below').click();
       assert.ok((await fromBottom()) < 40);
+      // A selection in the reply survives the text that streams in after it.
+      const first = chat.locator('.msg.agent p', { hasText: 'Chapter 1.' });
+      await first.evaluate((p) => {
+        const range = document.createRange();
+        range.selectNodeContents(p);
+        getSelection()!.removeAllRanges();
+        getSelection()!.addRange(range);
+      });
+      const selected = await first.evaluate(() => getSelection()!.toString());
+      assert.match(selected, /^Chapter 1\. Once upon a time/);
+      const later = await chat.locator('.msg.agent p', { hasText: /^Chapter \d+\./ }).count();
+      await chat.locator('.msg.agent p', { hasText: `Chapter ${later + 2}.` }).waitFor();
+      assert.equal(await first.evaluate(() => getSelection()!.toString()), selected, 'still selected after two more paragraphs');
+      assert.ok(await first.evaluate((p) => p.isConnected && getSelection()!.containsNode(p, true)));
     });
 
     await step('a prompt sent during a turn shows as queued at once; Stop ends the turn; then it runs', async () => {

@@ -48,8 +48,6 @@ export interface CodeServer {
   /** The scripted model's turns: a session reads them when it starts (or is resumed). */
   scriptFile: string;
   settingsFile: string;
-  /** The user settings the run started with. */
-  settings: Record<string, unknown>;
   /** XDG folders of the run, so Chromium keeps its crash reports and dconf out of $HOME. */
   xdgEnv: Record<string, string>;
   log(): string;
@@ -157,7 +155,6 @@ export async function startCodeServer(options: ServerOptions = {}): Promise<Code
     home,
     scriptFile,
     settingsFile,
-    settings,
     xdgEnv,
     log: () => fs.readFileSync(logFile, 'utf8'),
     stop: async () => {
