@@ -83,9 +83,10 @@ export class Daemon implements vscode.Disposable {
     private readonly createClient: ClientFactory = (server, options) => new LanguageClient('tether', 'Tether', server, options),
   ) {}
 
-  /** Start, once another start, stop or restart under way has finished. */
+  /** Start, once another start, stop or restart under way has finished. Never rejects: a
+   * start that fails says why in the log and the state. */
   start(): Promise<void> {
-    return this.lifecycle.restart();
+    return this.lifecycle.restart().catch((error: unknown) => this.failed(error));
   }
 
   /** The user asked for it (command, a button, a changed setting). Restarts run one at a
@@ -93,7 +94,13 @@ export class Daemon implements vscode.Disposable {
   restart(): Promise<void> {
     this.policy.reset();
     clearTimeout(this.timer);
-    return this.lifecycle.restart();
+    return this.start();
+  }
+
+  private failed(error: unknown): void {
+    const message = `The Tether daemon could not be started: ${error instanceof Error ? error.message : String(error)}`;
+    this.output.error(message);
+    this.setState({ status: 'crashed', message });
   }
 
   /** Resolves once the starts and restarts under way have finished (ready or not). */
@@ -218,7 +225,7 @@ export class Daemon implements vscode.Disposable {
     this.output.warn(`The daemon exited; restarting in ${delay / 1000}s`);
     this.setState({ status: 'restarting', message: `restarting in ${delay / 1000}s` });
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.lifecycle.restart(), delay);
+    this.timer = setTimeout(() => void this.start(), delay);
   }
 
   private setState(state: DaemonState): void {
