@@ -3,9 +3,9 @@
 //   tether-<version>-py3-none-any.whl      the daemon, for PyPI (the same wheel is inside the .vsix)
 //   tether-<version>.tar.gz                its source distribution, for PyPI
 //   SHA256SUMS
-// Builds from this checkout without the network (npm ci must have run); publishes nothing.
-// Python: TETHER_PYTHON, else the repository's .venv, else python3 (it needs `build`, a test
-// dependency of the repository).
+// Builds from this checkout and publishes nothing. Python: TETHER_PYTHON, else the
+// repository's .venv, else python3; it needs `build` (a test dependency of the repository),
+// which fetches the build backend (setuptools) from PyPI or pip's cache, as `pip wheel` does.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,9 +21,8 @@ const run = (cmd, args, cwd = here) => execFileSync(cmd, args, { cwd, stdio: ['i
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out);
-// The daemon's wheel and sdist, built in isolation from pyproject.toml (no network: the build
-// backend comes from the running Python's own packages).
-run(python, ['-m', 'build', '--no-isolation', '--wheel', '--sdist', '--outdir', out, repo]);
+// The daemon's sdist, and the wheel built from it (what PyPI users get, exactly).
+run(python, ['-m', 'build', '--outdir', out, repo]);
 const wheels = readdirSync(out).filter((f) => f.endsWith('.whl'));
 if (wheels.length !== 1) throw new Error(`expected one wheel, found: ${wheels.join(', ') || 'none'}`);
 // The extension carries that very wheel ("Install the Daemon").
