@@ -97,6 +97,7 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
       { type: 'action', action: { type: 'reset', state: controller.state } },
     ],
     onMessage: (message) => router.handle(message),
+    onRejected: (reason) => output.warn(`Ignored a message from the chat view: ${reason}`),
   });
   const canSend = () => api !== null && setup === null;
   const router = new ChatRouter({ controller, view, permissions, diffs, canSend, settled: () => daemon.settled() });

@@ -51,7 +51,7 @@ const FROM_WEBVIEW = {
   openDiff: object({ type: literal('openDiff'), toolCallId: id, uri: string({ nonEmpty: true, max: 10_000 }) }),
   undoTurn: object({ type: literal('undoTurn'), turnId: id }),
   reviewTurn: object({ type: literal('reviewTurn'), turnId: id }),
-  answerPermission: object({ type: literal('answerPermission'), toolCallId: id, optionId: id, feedback: optional(string({ max: 20_000 })) }),
+  answerPermission: object({ type: literal('answerPermission'), toolCallId: id, optionId: id, feedback: optional(string()) }),
   /** The card's "Review diff" for a question still open. */
   reviewPermission: object({ type: literal('reviewPermission'), toolCallId: id }),
   setupAction: object({ type: literal('setupAction'), action: oneOf(SETUP_ACTIONS) }),

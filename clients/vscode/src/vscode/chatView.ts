@@ -13,6 +13,8 @@ export interface ChatViewHooks {
   /** Messages that bring a fresh webview up to date (state snapshot, connection, …). */
   snapshot(): ToWebview[];
   onMessage(message: FromWebview): void | Promise<void>;
+  /** A message from the webview that is not one it may send (a bug, or a hostile page). */
+  onRejected(reason: string): void;
 }
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -41,7 +43,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     this.viewDisposables.forEach((d) => d.dispose());
     this.viewDisposables = [];
     this.viewDisposables.push(view.webview.onDidReceiveMessage((raw: unknown) => {
-      const message = parseFromWebview(raw);
+      const message = parseFromWebview(raw, (reason) => this.hooks.onRejected(reason));
       if (!message) return;
       if (message.type === 'ready') {
         this.ready = true;

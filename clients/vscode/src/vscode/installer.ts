@@ -51,10 +51,15 @@ async function install(deps: InstallDeps, wheel: string, report: (message: strin
   for (const p of pythons) output.info(`Found ${p.command}: ${p.version ? `Python ${p.version}${p.venv ? '' : ' (no venv/ensurepip)'}` : 'does not run'}`);
   let envExists = false;
   if (fs.existsSync(envDir)) {
-    // An environment from an earlier install is updated in place, unless it is broken
-    // (its Python gone): then it is made again.
-    envExists = (await probe(envPaths(envDir, process.platform).python)).version !== undefined;
-    if (!envExists) fs.rmSync(envDir, { recursive: true, force: true });
+    // An environment from an earlier install is updated in place, unless it is broken (its
+    // Python gone, or, for pip, no pip in it: an install stopped half-way): then it is made
+    // again.
+    const python = envPaths(envDir, process.platform).python;
+    envExists = uv ? (await probe(python)).version !== undefined : await succeeds(python, ['-m', 'pip', '--version']);
+    if (!envExists) {
+      output.info(`The environment in ${envDir} is broken; making it again.`);
+      fs.rmSync(envDir, { recursive: true, force: true });
+    }
   }
   const plan = installPlan({ platform: process.platform, envDir, wheel, uv, pythons, envExists });
   if (!plan.ok) return plan;
@@ -84,6 +89,14 @@ function probe(command: string): Promise<PythonProbe> {
       const version = /^(\d+\.\d+\.\d+)/.exec(out.trim())?.[1];
       resolve({ command, ...(version ? { version } : {}), venv: code === 0 && version !== undefined });
     });
+  });
+}
+
+function succeeds(command: string, args: string[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: 'ignore', timeout: 30_000 });
+    child.on('error', () => resolve(false));
+    child.on('close', (code) => resolve(code === 0));
   });
 }
 

@@ -102,7 +102,15 @@ export class Transcript {
     // A new prompt (sent here, or taken in from the queue) brings the view down to it.
     if (prompted) this.following = true;
     if (this.following) this.root.scrollTop = this.root.scrollHeight;
-    else if (changed) this.chip.hidden = false;
+    else if (changed) {
+      // A question waiting down there is worth saying so.
+      const asking = state.items.some((i) => i.kind === 'tool' && i.question !== undefined);
+      this.chip.replaceChildren(icon('arrow-down'), asking ? ' A question below' : ' New messages below');
+      const label = `${asking ? 'Tether is asking a question below' : 'New messages below'}: scroll to the end`;
+      this.chip.setAttribute('aria-label', label);
+      this.chip.title = label;
+      this.chip.hidden = false;
+    }
   }
 
   /** Bring a streamed item's element up to date. True when it changed. */
