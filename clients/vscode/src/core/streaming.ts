@@ -38,18 +38,25 @@ export const SMALL_TAIL = 2000;
 /** A longer tail is rendered again once it has grown by this factor. */
 export const TAIL_GROWTH = 1.25;
 
+/** A link reference definition line (CommonMark: up to three spaces, `[label]:`, a target). */
+const REFERENCE = /^ {0,3}\[[^\]\n]+\]:[ \t]*\S/m;
+
 export class StreamingMarkdown {
   private text = '';
   /** Offset where the tail starts: everything before it is final. */
   private stable = 0;
   /** How much of the tail (from `stable`) its current HTML covers. */
   private rendered = 0;
+  /** `finish` ran and nothing came since. */
+  private finished = false;
 
   constructor(private readonly engine: MarkdownEngine) {}
 
   /** The whole text so far (it only grows while a reply streams; anything else starts over). */
   update(text: string): StreamStep {
     if (!text.startsWith(this.text)) return this.restart(text);
+    if (text.length === this.text.length) return { append: '', raw: '' };
+    this.finished = false;
     const before = this.text.length;
     this.text = text;
     const tail = text.length - this.stable;
@@ -57,13 +64,23 @@ export class StreamingMarkdown {
     return { append: '', raw: text.slice(before) };
   }
 
-  /** The reply is complete: whatever is shown raw gets rendered. */
+  /** The reply is complete: whatever is shown raw gets rendered. A reply with link reference
+   * definitions (`[1]: https://…`, which may serve links in blocks above them) is rendered
+   * once more as a whole, so those links work. Idempotent. */
   finish(): StreamStep {
+    if (this.finished) return { append: '', raw: '' };
+    this.finished = true;
+    if (this.stable > 0 && REFERENCE.test(this.text)) {
+      this.stable = this.text.length;
+      this.rendered = 0;
+      return { reset: true, append: this.engine.render(this.text), tail: '', raw: '' };
+    }
     if (this.stable + this.rendered === this.text.length) return { append: '', raw: '' };
     return this.renderTail();
   }
 
   private restart(text: string): StreamStep {
+    this.finished = false;
     this.text = text;
     this.stable = 0;
     this.rendered = 0;

@@ -49,8 +49,9 @@ const REPLIES: Record<string, (lines: number) => string> = {
   'one long table': (lines) => ['| file | line | problem |', '|---|---|---|', ...Array.from({ length: lines - 2 }, (_, i) => `| src/m${i}.py | ${i} | unused import |`)].join('\n'),
 };
 
-/** Stream `text` a line at a time (each line one update, as frames would see it). */
-function stream(text: string): { work: number; html: string } {
+/** Stream `text` a line at a time (each line one update, as frames would see it), or `step`
+ * characters at a time. */
+function stream(text: string, step?: number): { work: number; html: string } {
   const engine = countingEngine();
   const s = new StreamingMarkdown(engine);
   let stable = '';
@@ -65,11 +66,15 @@ function stream(text: string): { work: number; html: string } {
     }
     raw += step.raw;
   };
-  const lines = text.split('\n');
-  let sofar = '';
-  for (let i = 0; i < lines.length; i++) {
-    sofar += (i ? '\n' : '') + lines[i];
-    apply(s.update(sofar));
+  if (step) {
+    for (let i = step; i < text.length + step; i += step) apply(s.update(text.slice(0, i)));
+  } else {
+    const lines = text.split('\n');
+    let sofar = '';
+    for (let i = 0; i < lines.length; i++) {
+      sofar += (i ? '\n' : '') + lines[i];
+      apply(s.update(sofar));
+    }
   }
   apply(s.finish());
   assert.equal(raw, '', 'finished: nothing is left unrendered');
@@ -107,6 +112,26 @@ describe('a streamed reply', () => {
     const norm = (s: string) => s.replace(/\s+/g, ' ');
     // Separately rendered blocks join to the same document.
     assert.equal(norm(html), norm(renderMarkdown(text)));
+  });
+
+  it('renders what markdown-it renders for the whole, whatever the chunks: lists, setext headings, fences with blank lines, later link definitions', () => {
+    const docs = [
+      '- a\n\n- b\n\n- c\n\nafter',
+      '1. one\n2. two\n\n   continued para of two\n3. three',
+      'Title\n=====\n\ntext',
+      'para line one\nline two\n---\nmore',
+      '> quote\n> more\n\nafter quote',
+      '```python\ndef f():\n\n    return 1\n```\n\ntext after',
+      '| a | b |\n|---|---|\n| 1 | 2 |\n\nend',
+      'Text with [ref][1].\n\n[1]: http://x.org',
+      '    indented code\n\n    more code\n\npara',
+      '* a\n  * nested\n\n    deep para\n* b',
+      '~~~\nfence\n~~~\n\n```\nunclosed',
+    ];
+    const norm = (s: string) => s.replace(/\s+/g, ' ');
+    for (const doc of docs) {
+      for (const step of [1, 3, 7]) assert.equal(norm(stream(doc, step).html), norm(renderMarkdown(doc)), `${JSON.stringify(doc)} in steps of ${step}`);
+    }
   });
 
   it('a text that does not continue the last one starts over', () => {
