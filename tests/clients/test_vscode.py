@@ -144,6 +144,7 @@ VSCODE_VERSIONS = {
 }
 SCREENSHOTS = [
     "01-before-first-use",
+    "02a-question-while-the-chat-is-hidden",
     "02-typing-while-asked-approves-nothing",
     "04-review-diff-from-the-card",
     "05-narrow-side-bar-titles",

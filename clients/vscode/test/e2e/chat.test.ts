@@ -189,33 +189,33 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       await chat.locator('.msg.user .chip', { hasText: 'calc/ops.py' }).waitFor();
     });
 
-    await step('typing in an editor while a question arrives approves nothing; the card answers it', async () => {
-      // The user goes on working in README.md, typing the keys a focused "Allow" would take.
+    await step('typing in an editor while a question arrives approves nothing; with the chat hidden, a notification points to the card, which answers it', async () => {
+      // The user hides the chat and goes on working in README.md, typing the keys a focused
+      // "Allow" would take.
+      await runCommand(page, 'View: Close Primary Side Bar');
       await quickOpen(page, 'README.md');
       await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
       await page.keyboard.press('Control+End');
-      const card = chat.locator('.tool.status-awaiting', { hasText: TESTS_TITLE });
-      let typed = '';
-      for (let i = 0; i < 200 && !(await card.count()); i++) {
+      const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Tether needs your approval' });
+      const typeSome = async () => {
         await page.keyboard.type(' y', { delay: 20 });
         await page.keyboard.press('Enter');
-        typed += ' y\n';
-      }
-      await card.waitFor();
-      for (let i = 0; i < 5; i++) {
-        await page.keyboard.type(' y', { delay: 20 });
-        await page.keyboard.press('Enter');
-        typed += ' y\n';
-      }
+      };
+      for (let i = 0; i < 200 && !(await toast.count()); i++) await typeSome();
+      await toast.waitFor();
+      for (let i = 0; i < 5; i++) await typeSome();
       assert.equal(await dialog.count(), 0, 'no dialog took the focus');
-      await sleep(500);
-      assert.equal(await card.count(), 1, 'still asking: nothing was approved');
-      assert.ok(typed.length > 0);
       await waitForEditorText(page, /( y\n?\s*){5}/);
+      assert.equal(await page.locator('.editor-group-container.active .monaco-editor.focused').count(), 1, 'the keys went to the editor, and it keeps the focus');
       await page.waitForSelector('.statusbar [aria-label^="Tether is waiting for your approval"]');
+      await shot('02a-question-while-the-chat-is-hidden');
+      await page.keyboard.press('Control+S');
+      await toast.locator('.monaco-button', { hasText: 'Show in Chat' }).click();
+      const card = chat.locator('.tool.status-awaiting', { hasText: TESTS_TITLE });
+      await card.waitFor();
+      assert.equal(await card.count(), 1, 'still asking: nothing was approved');
       await card.locator('.question .rule-meaning').waitFor();
       await shot('02-typing-while-asked-approves-nothing');
-      await page.keyboard.press('Control+S');
       await card.locator('.question button', { hasText: 'Allow once' }).click();
       await chat.locator('.tool', { hasText: TESTS_TITLE }).locator('.exit').waitFor();
     });
