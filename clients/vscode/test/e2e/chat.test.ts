@@ -31,8 +31,8 @@ const STORY = Array.from({ length: 12 }, (_, i) => `Chapter ${i + 1}. ${'Once up
 /** Session 1, in the folder `ws`: read, run the tests (asked), edit (asked), answer. */
 const SESSION_1 = [
   [{ type: 'text', text: 'Let me look at `mean()`.' }, { type: 'tool_use', name: 'Read', input: { file_path: 'calc/ops.py' } }],
-  // Asked a few seconds in, while the user is typing in an editor.
-  { chunk_delay_ms: 5000, blocks: [{ type: 'tool_use', name: 'Bash', input: { command: TESTS, description: TESTS_TITLE } }] },
+  // Asked ten seconds in: by then the user has hidden the chat and is typing in an editor.
+  { chunk_delay_ms: 10_000, blocks: [{ type: 'tool_use', name: 'Bash', input: { command: TESTS, description: TESTS_TITLE } }] },
   [{ type: 'tool_use', name: 'Edit', input: FIX }],
   [{ type: 'text', text: `Fixed: **mean()** now divides by the number of values.\n\n\`\`\`python\n${CODE}\n\`\`\`\n\n\`\`\`diff\n${DIFF}\n\`\`\`\n\n| function | argument | before | after |\n|---|---|---|---|\n| mean([2, 4]) | a list of two numbers | 2.0 | 3.0 |` }],
   { chunk_delay_ms: 150, blocks: [{ type: 'text', text: STORY }] },
@@ -192,7 +192,9 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
     await step('typing in an editor while a question arrives approves nothing; with the chat hidden, a notification points to the card, which answers it', async () => {
       // The user hides the chat and goes on working in README.md, typing the keys a focused
       // "Allow" would take.
-      await runCommand(page, 'View: Close Primary Side Bar');
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+B');
+      await page.locator('.part.sidebar').waitFor({ state: 'hidden' });
       await quickOpen(page, 'README.md');
       await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
       await page.keyboard.press('Control+End');
@@ -201,8 +203,10 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
         await page.keyboard.type(' y', { delay: 20 });
         await page.keyboard.press('Enter');
       };
-      for (let i = 0; i < 200 && !(await toast.count()); i++) await typeSome();
-      await toast.waitFor();
+      const asked = page.locator('.statusbar [aria-label^="Tether is waiting for your approval"]');
+      assert.equal(await asked.count(), 0, 'the question comes while the user types, not before');
+      for (let i = 0; i < 300 && !(await asked.count()); i++) await typeSome();
+      await toast.waitFor({ timeout: 5000 });
       for (let i = 0; i < 5; i++) await typeSome();
       assert.equal(await dialog.count(), 0, 'no dialog took the focus');
       await waitForEditorText(page, /( y\n?\s*){5}/);
