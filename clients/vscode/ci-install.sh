@@ -7,8 +7,9 @@
 #      code-server 4.139 needs Node 24) and code-server itself, cached in .tooling/
 #      (git-ignored; set TETHER_VSCODE_TOOLING to keep it elsewhere);
 #   3. the oldest VS Code the manifest declares (engines.vscode ^1.100.0): code-server 4.100.3,
-#      the last line on Node 20, for the same test on that version;
-#   4. uv (from PyPI), which the end-to-end test's "Install with uv" button runs.
+#      the last line on Node 20, for the same test on that version.
+# (The first-run test installs the daemon with the machine's python3, as a user without pipx
+# or uv would; pip's downloads are cached in the tooling folder.)
 # Works on a fresh Debian machine as root with only the package registries reachable.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -17,13 +18,12 @@ CODE_SERVER_VERSION=4.139.1
 NODE24_VERSION=24.22.3
 OLD_CODE_SERVER_VERSION=4.100.3
 NODE20_VERSION=20.20.2
-UV_VERSION=0.13.9
 TOOLING="${TETHER_VSCODE_TOOLING:-$PWD/.tooling}"
 started=$SECONDS
 step() { printf '[vscode ci-install %3ds] %s\n' $((SECONDS - started)) "$*"; }
 
-step "system packages (chromium, build tools for code-server's native modules)"
-packages=(chromium build-essential python3 libkrb5-dev ripgrep)
+step "system packages (chromium, build tools for code-server's native modules, python3-venv for the first-run test)"
+packages=(chromium build-essential python3 python3-venv libkrb5-dev ripgrep)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -86,12 +86,4 @@ if [ "$installed" != "$OLD_CODE_SERVER_VERSION" ] || [ ! -e "$OCS/lib/vscode/nod
 fi
 node -p "'code-server ' + require('$OCS/package.json').version"
 
-step "uv ${UV_VERSION} (the daemon installer the first-run test uses)"
-UV="$TOOLING/uv/bin/uv"
-if ! "$UV" --version 2>/dev/null | grep -qx "uv ${UV_VERSION}.*"; then
-  rm -rf "$TOOLING/uv"
-  python3 -m venv "$TOOLING/uv"
-  "$TOOLING/uv/bin/pip" install -q --disable-pip-version-check "uv==${UV_VERSION}"
-fi
-"$UV" --version
 step "done"

@@ -99,17 +99,21 @@ def test_vsix_packages_the_bundle(vsix: Path) -> None:
     with zipfile.ZipFile(vsix) as z:
         names = set(z.namelist())
         manifest = json.loads(z.read("extension/package.json"))
-    for name in ("extension.js", "webview.js", "chat.css", "codicon.css", "codicon.ttf"):
+        sizes = {name: z.getinfo(name).file_size for name in names}
+    for name in ("extension.js", "tether.js", "webview.js", "chat.css", "codicon.css", "codicon.ttf"):
         assert f"extension/dist/{name}" in names
+    # The entry point VS Code loads at activation stays small; the rest loads on first use.
+    assert sizes["extension/dist/extension.js"] * 50 < sizes["extension/dist/tether.js"], sizes
     assert not any("/node_modules/" in n or "/src/" in n or n.endswith(".map") for n in names), (
         sorted(names)
     )
     assert manifest["main"] == "./dist/extension.js"
     # The oldest VS Code the end-to-end test runs on (code-server 4.100.3).
     assert manifest["engines"]["vscode"] == "^1.100.0"
-    # First use only: never at start-up.
+    # A file opened activates (the quick fix is offered from the start); never at start-up.
     assert "onStartupFinished" not in manifest["activationEvents"]
-    # The daemon's wheel, for "Tether: Install the Daemon" (pipx / uv).
+    assert "onLanguage" in manifest["activationEvents"]
+    # The daemon's wheel, for "Tether: Install the Daemon".
     wheels = [n for n in names if n.startswith("extension/daemon/") and n.endswith(".whl")]
     assert len(wheels) == 1, sorted(names)
     walkthrough = manifest["contributes"]["walkthroughs"][0]
@@ -140,18 +144,26 @@ VSCODE_VERSIONS = {
 }
 SCREENSHOTS = [
     "01-before-first-use",
-    "02-escape-leaves-the-card-answerable",
-    "04-review-diff-from-the-modal",
+    "02a-question-while-the-chat-is-hidden",
+    "02-typing-while-asked-approves-nothing",
+    "04-review-diff-from-the-card",
     "05-narrow-side-bar-titles",
+    "05-narrow-side-bar-table",
     "05-narrow-side-bar-code-block",
+    "06a-new-messages-below",
     "06-queued-prompt",
-    "08-fixed-with-tether",
+    "07-quick-fix-before-first-use",
+    "08-fixed-with-tether-saved-unsaved-line",
     "09-reload-restores-session-and-changes",
     "10-sessions-of-both-folders",
     "11-resumed-session-earlier-diff",
+    "13b-welcome-tile",
     "14-first-run-no-key",
+    "14b-header-names-the-model",
     "15-pasted-image",
     "17-plan-kept-with-feedback",
+    "19-code-colours-dark",
+    "19-code-colours-light",
 ]
 
 

@@ -223,7 +223,7 @@ async def test_initialize_reports_the_editors_credentials_not_the_daemons(
 
     with_key = await facts({**without, "ANTHROPIC_API_KEY": "editor-key"})
     assert (with_key["model"], with_key["modelSource"]) == (
-        "anthropic (default model)",
+        "anthropic:claude-sonnet-4-6",
         "ANTHROPIC_API_KEY",
     )
     tether(without, "daemon", "stop")

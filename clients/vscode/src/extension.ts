@@ -1,200 +1,67 @@
 /**
- * Composition root: builds the pieces and wires them together. Behaviour lives in the
- * modules; `core/` holds everything that does not need VS Code (and is unit-tested).
+ * The entry point, kept cheap: VS Code activates the extension as soon as a file is opened
+ * (`onLanguage`), so that "Fix with Tether" is in the light bulb from the start. Activation
+ * registers only what must exist before any use: the quick fix provider, the two views and
+ * the contributed commands. Nothing starts: no daemon, no output channel, no status item.
  *
- * The extension activates on first use (the Tether view, a Tether command, a workspace
- * with `.tether/`), so a window that never uses Tether never starts a daemon.
+ * The first real use (a command, the chat view opened, the Changes view shown, a quick fix
+ * chosen, a workspace with a `.tether/` folder) loads the rest (`tether.ts`, bundled apart
+ * as `dist/tether.js`, with the language client) and starts the daemon.
  */
+import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
-import { FolderRef } from './core/chatState';
-import { ConnectionView } from './core/messages';
-import { toComposer } from './core/mentions';
-import { TetherApi } from './core/rpc';
-import { ChatController } from './core/session';
-import { SetupState, badDaemon, daemonDown, missingDaemon, modelName, modelSetup } from './core/setup';
-import { ChangeTracker } from './core/turns';
-import { uriKey } from './core/uri';
-import { ContentBlock } from './core/wire';
-import { ApiKey } from './vscode/apiKey';
-import { ChangesView } from './vscode/changesView';
-import { ChatRouter } from './vscode/chatRouter';
-import { ChatView } from './vscode/chatView';
-import { attachFile, registerCommands } from './vscode/commands';
-import { Daemon, DaemonState, connectionStatus } from './vscode/daemon';
-import { forwardDiagnostics } from './vscode/diagnosticsForwarder';
-import { DiffDocuments } from './vscode/diffDocuments';
-import { saveDocuments } from './vscode/documents';
-import { registerFixes } from './vscode/fixes';
-import { noticeSetup } from './vscode/setupNotice';
-import { PermissionDialog } from './vscode/permissionDialog';
-import { installers, launchSettings } from './vscode/settings';
-import { StatusBar } from './vscode/statusBar';
+import type { Tether } from './tether';
+import { registerFixProvider } from './vscode/fixes';
 
-/** The session a window had open, so a reload comes back to it. */
-const SESSION_KEY = 'tether.sessionId';
-
-let daemon: Daemon | undefined;
+/** Tether once in use; undefined until then. */
+let tether: Tether | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
-  const output = vscode.window.createOutputChannel('Tether', { log: true });
-  // A big file's diff is a region: the tracker puts it into the open document's text.
-  const tracker = new ChangeTracker((uri) => vscode.workspace.textDocuments.find((d) => uriKey(d.uri.toString()) === uriKey(uri))?.getText());
-  const diffs = new DiffDocuments();
-  const status = new StatusBar();
-  const apiKey = new ApiKey(context.secrets);
-  let api: TetherApi | null = null;
-  let changes: ChangesView | undefined;
-  let setup: SetupState | null = null;
-
-  const controller = new ChatController({
-    folders,
-    preferredFolder: () => {
-      const uri = vscode.window.activeTextEditor?.document.uri;
-      return uri ? vscode.workspace.getWorkspaceFolder(uri)?.uri.toString() : undefined;
-    },
-    mode: launchSettings().permissionMode ?? 'default',
-    onAction: (action) => {
-      view.post({ type: 'action', action });
-      status.render(controller.state);
-      if (action.type === 'reset' || action.type === 'rewound') changes?.refresh();
-      if (action.type === 'update' && action.live && action.update.kind === 'user_message') {
-        void vscode.commands.executeCommand('setContext', 'tether.prompted', true);
-      }
-    },
-    onLoaded: (loaded) => tracker.load(loaded.sessionId, loaded.history, loaded.rewindableTurns),
-    onSessionChanged: (sessionId) => void context.workspaceState.update(SESSION_KEY, sessionId ?? undefined),
-  });
-  const permissions = new PermissionDialog(diffs, {
-    show: (toolCallId, question, extra) =>
-      controller.dispatch({
-        type: 'question',
-        toolCallId,
-        question,
-        answered: extra.answered,
-        call: extra.call && { title: extra.call.title, toolKind: extra.call.toolKind, rawInput: extra.call.rawInput },
-      }),
-    chatVisible: () => view.visible,
-    revealChat: () => view.focus(),
-  });
-  const view: ChatView = new ChatView(context.extensionUri, {
-    snapshot: () => [
-      { type: 'connection', connection: connection() },
-      { type: 'action', action: { type: 'reset', state: controller.state } },
-    ],
-    onMessage: (message) => router.handle(message),
-  });
-  const canSend = () => api !== null && setup === null;
-  const router = new ChatRouter({ controller, view, permissions, diffs, canSend });
-
-  /** Run a turn for `prompt` about `file`, or keep it in the prompt box while Tether is not ready. */
-  const ask = async (prompt: ContentBlock[], file: vscode.Uri): Promise<void> => {
-    await view.focus();
-    if (canSend()) void controller.send(prompt, vscode.workspace.getWorkspaceFolder(file)?.uri.toString());
-    else view.post({ type: 'restorePrompt', ...toComposer(prompt) });
+  const began = performance.now();
+  let activationMs: number | undefined;
+  // The Changes view exists from the start; its content comes with Tether.
+  const changesChanged = new vscode.EventEmitter<unknown>();
+  const use = (): Tether => {
+    if (!tether) {
+      // Bundled apart (esbuild.mjs): loading it is the cost activation does not pay.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const main = require('./tether.js') as typeof import('./tether');
+      tether = main.start(context, { activationMs });
+      const relay = tether.changes.onDidChangeTreeData?.((e) => changesChanged.fire(e));
+      if (relay) context.subscriptions.push(relay);
+    }
+    return tether;
   };
 
-  function connection(): ConnectionView {
-    const state = daemon?.state ?? { status: 'starting' };
-    const model = state.status === 'ready' ? state.facts.model : null;
-    return {
-      status: connectionStatus(state),
-      message: 'message' in state ? state.message : undefined,
-      setup,
-      model: model ? modelName(model) : null,
-      modelDetail: model && state.status === 'ready' ? `${model}${state.facts.modelSource ? ` (from ${state.facts.modelSource})` : ''}` : undefined,
-      multiRoot: folders().length > 1,
-    };
-  }
-
-  function onState(state: DaemonState): void {
-    setup = setupFor(state);
-    const info = connection();
-    status.setConnection(info.status, setup?.title ?? info.message);
-    status.render(controller.state);
-    view.post({ type: 'connection', connection: info });
-    void vscode.commands.executeCommand('setContext', 'tether.daemonReady', state.status === 'ready');
-    void vscode.commands.executeCommand('setContext', 'tether.modelReady', state.status === 'ready' && setup === null);
-    // The chat, when open, shows the problem with its buttons; otherwise say it once here.
-    if (setup && state.status !== 'ready') void noticeSetup(setup, () => view.visible);
-  }
-
-  daemon = new Daemon(output, {
-    ports: {
-      onSessionUpdate: (params) => {
-        tracker.apply(params.sessionId, params.turnId, params.update);
-        if (params.update.kind === 'turn_end') permissions.pending.withdrawSession(params.sessionId);
-        controller.onSessionUpdate(params);
-      },
-      askPermission: (params, token) => permissions.ask(params, token),
-      saveDocuments,
-    },
-    environment: () => apiKey.environment(),
-    onApplyEdit: (uris) => uris.forEach((uri) => tracker.touch(uri)),
-    onReady: async (ready) => {
-      api = ready;
-      await controller.attach(ready, context.workspaceState.get<string>(SESSION_KEY)).catch((error: unknown) => {
-        output.error(`Could not load the session: ${error instanceof Error ? error.message : String(error)}`);
-      });
-    },
-    onStopped: () => {
-      api = null;
-      permissions.pending.withdrawAll();
-      controller.detach();
-    },
-    onState,
-  });
-  changes = new ChangesView(tracker, diffs, {
-    activeSession: () => controller.sessionId,
-    rewind: async (turnId) => {
-      const sessionId = controller.sessionId;
-      const restored = await controller.rewind(turnId);
-      if (sessionId) tracker.rewound(sessionId, turnId);
-      return restored;
-    },
-  });
-
+  const commands = (context.extension.packageJSON as { contributes?: { commands?: { command: string }[] } }).contributes?.commands ?? [];
   context.subscriptions.push(
-    output,
-    diffs,
-    status,
-    view,
-    changes,
-    forwardDiagnostics(tracker, () => api),
-    ...registerCommands({ controller, view, daemon, output, apiKey, extensionUri: context.extensionUri }),
-    ...registerFixes({ ask, attachFile: (uri) => attachFile(view, uri) }),
-    apiKey.onDidChange(() => void daemon?.restart()),
-    vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('tether.path') || e.affectsConfiguration('tether.model') || e.affectsConfiguration('tether.env')) {
-        void daemon?.restart();
-      }
+    changesChanged,
+    registerFixProvider(),
+    // Every contributed command: the first run of any loads Tether.
+    ...commands.map(({ command }) => vscode.commands.registerCommand(command, (...args: unknown[]) => use().commands[command]?.(...args))),
+    vscode.window.registerWebviewViewProvider(
+      'tether.chat',
+      { resolveWebviewView: (view, state, token) => use().chat.resolveWebviewView(view, state, token) },
+      // Keeps the DOM (scroll position, half-typed prompt) while the view is hidden.
+      { webviewOptions: { retainContextWhenHidden: true } },
+    ),
+    vscode.window.createTreeView('tether.changes', {
+      treeDataProvider: {
+        onDidChangeTreeData: changesChanged.event,
+        getChildren: (node) => use().changes.getChildren(node),
+        getTreeItem: (node) => use().changes.getTreeItem(node),
+      },
+      showCollapseAll: true,
     }),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => view.post({ type: 'connection', connection: connection() })),
   );
-  void daemon.start();
-}
-
-/** The window's workspace folders that can hold sessions (local ones). */
-function folders(): FolderRef[] {
-  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => ({ uri: f.uri.toString(), name: f.name }));
-}
-
-function setupFor(state: DaemonState): SetupState | null {
-  const found = () => installers().map((i) => i.installer);
-  switch (state.status) {
-    case 'missing':
-      return missingDaemon(state.resolution, found());
-    case 'incompatible':
-      return badDaemon(state.check, found());
-    case 'crashed':
-      return daemonDown(state.message);
-    case 'ready':
-      return modelSetup(state.facts, state.env);
-    default:
-      return null;
-  }
+  // A workspace set up for Tether uses it from the start.
+  const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+  activationMs = performance.now() - began;
+  if (folders.some((f) => fs.existsSync(path.join(f.uri.fsPath, '.tether')))) use();
 }
 
 export async function deactivate(): Promise<void> {
-  await daemon?.dispose();
-  daemon = undefined;
+  await tether?.dispose();
+  tether = undefined;
 }

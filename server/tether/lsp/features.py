@@ -16,6 +16,7 @@ from pygls.capabilities import get_capability
 from tether.core.files import read_regular_text
 from tether.core.json_input import parse_json
 from tether.lsp.textedits import Encoding
+from tether.providers.registry import parse_model_spec
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,9 @@ def startup_facts(
                 model, source = value, str(path)
                 break
     if model is None and (env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")):
-        model, source = "anthropic (default model)", "ANTHROPIC_API_KEY"
+        # The model a session will use, named as a spec (the header of an editor shows it).
+        default = parse_model_spec(None, env=env)
+        model, source = str(default), "ANTHROPIC_API_KEY"
     bwrap = shutil.which("bwrap")
     return {
         "model": model,

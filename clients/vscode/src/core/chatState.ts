@@ -9,6 +9,7 @@
  */
 import { ChatAction, ChatItem, ChatState, TaskView, ToolCard, UsageView } from './chatTypes';
 import { promptText } from './promptText';
+import { uriKey } from './uri';
 import { SessionUpdate } from './wire';
 
 export * from './chatTypes';
@@ -35,6 +36,8 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
       return state;
     case 'rewound':
       return rewound(state, action.turnId);
+    case 'savedUserEdits':
+      return savedUserEdits(state, action.uri);
     case 'notice':
       push(state, { kind: 'notice', turnId: '', level: action.level, message: action.message });
       return state;
@@ -189,6 +192,25 @@ function rewound(state: ChatState, turnId: string): ChatState {
   if (!state.items.some((i) => i.kind === 'user')) state.title = null;
   return state;
 }
+
+/** The edit that saved the user's unsaved lines says so on its card: the latest editing
+ * call that names the file (else, e.g. for an undo, a notice). */
+function savedUserEdits(state: ChatState, uri: string): ChatState {
+  const key = uriKey(uri);
+  const names = (card: ToolCard) => [...card.locations.map((l) => l.uri), ...card.content.flatMap((c) => (c.type === 'diff' ? [c.uri] : []))];
+  for (let i = state.items.length - 1; i >= 0; i--) {
+    const item = state.items[i];
+    if (item.kind !== 'tool' || !EDITING.has(item.toolKind) || !names(item).some((u) => uriKey(u) === key)) continue;
+    if (!item.savedUserEdits?.includes(uri)) item.savedUserEdits = [...(item.savedUserEdits ?? []), uri];
+    item.rev++;
+    return state;
+  }
+  const name = decodeURIComponent(uri.slice(uri.lastIndexOf('/') + 1));
+  push(state, { kind: 'notice', turnId: '', level: 'info', message: `Saving ${name} also saved the changes you had not saved yet.` });
+  return state;
+}
+
+const EDITING: ReadonlySet<string> = new Set(['edit', 'delete', 'move']);
 
 function question(state: ChatState, action: Extract<ChatAction, { type: 'question' }>): ChatState {
   let card = findTool(state, action.toolCallId);

@@ -37,12 +37,15 @@ export interface ToolCard extends ItemBase {
   answered?: { label: string; optionId: string; feedback?: string };
   /** The call did not run: declined by the user, a rule, a hook or the mode. */
   rejected?: Rejection;
+  /** Files whose unsaved changes (the user's) were saved along with this call's edit. */
+  savedUserEdits?: string[];
 }
 
 /** A permission question as the chat card shows it. */
 export interface CardQuestion {
   kind: PermissionKind;
-  choices: { label: string; optionId: string; kind: PermissionOptionKind; rule?: string }[];
+  /** `rule`: what an "always" answer saves; `meaning`: what that rule covers, in words. */
+  choices: { label: string; optionId: string; kind: PermissionOptionKind; rule?: string; meaning?: string }[];
   /** A plan approval: the plan, in Markdown. */
   plan?: string;
   /** The call proposes file changes that "Review diff" can show. */
@@ -127,6 +130,8 @@ export type ChatAction =
   | { type: 'unqueued'; id: number }
   | { type: 'mode'; mode: Mode }
   | { type: 'rewound'; turnId: string }
+  /** Saving an agent edit of `uri` also saved changes the user had not saved. */
+  | { type: 'savedUserEdits'; uri: string }
   | { type: 'notice'; level: 'info' | 'warning' | 'error'; message: string };
 
 export function emptyUsage(): UsageView {

@@ -56,3 +56,15 @@ export function highlight(code: string, lang: string): string {
 export function renderMarkdown(text: string): string {
   return md.render(text);
 }
+
+/** Where the top-level blocks of `text` begin (character offsets), for streaming: every
+ * block but the last is complete once the next has begun. */
+export function blockStarts(text: string): number[] {
+  const lineStarts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lineStarts.push(i + 1);
+  const starts: number[] = [];
+  for (const token of md.parse(text, {})) {
+    if (token.level === 0 && token.map && token.nesting !== -1) starts.push(lineStarts[token.map[0]]);
+  }
+  return starts;
+}

@@ -2,11 +2,12 @@
  * A `tether/requestPermission` → the question the user sees, and their answer → the outcome.
  *
  * A question stays open until it is answered or the daemon withdraws it (`$/cancelRequest`,
- * the turn ended, the daemon went away). Closing a dialog is not an answer: the question
- * stays on the chat card, answerable there or through the dialog reopened from it.
+ * the turn ended, the daemon went away). The chat card is the question; closing a dialog or
+ * a notification about it is not an answer.
  */
 import { CardQuestion } from './chatTypes';
 import { diffStat } from './format';
+import { describeRule } from './rules';
 import { PermissionKind, PermissionOptionKind, PermissionOutcome, PermissionRequestParams } from './wire';
 
 export const REVIEW_DIFF = 'Review diff';
@@ -17,6 +18,8 @@ export interface PermissionChoice {
   kind: PermissionOptionKind;
   /** The permission rule an "always" answer saves, shown before it is saved. */
   rule?: string;
+  /** What the rule covers, in words ("editing calc/ops.py in the folder ws"). */
+  meaning?: string;
 }
 
 export interface PermissionQuestion {
@@ -37,10 +40,13 @@ export interface Answer {
   feedback?: string;
 }
 
-// Allow first (the common answer, and Enter picks the first button), reject last.
+// Allow first (the common answer), reject last. (A dialog, when the user wants one, puts a
+// harmless button before them: the first button is the one Enter presses.)
 const ORDER: PermissionOptionKind[] = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
 
-export function buildQuestion(params: PermissionRequestParams, relative: (uri: string) => string = (u) => u): PermissionQuestion {
+/** `relative`: a file's name as the user knows it; `folder`: the name of the workspace folder
+ * whose settings an "always" answer writes (for what its rule means). */
+export function buildQuestion(params: PermissionRequestParams, relative: (uri: string) => string = (u) => u, folder?: string): PermissionQuestion {
   const call = params.toolCall;
   if (params.kind === 'plan') {
     const plan = params.plan ?? (typeof call.rawInput.plan === 'string' ? call.rawInput.plan : '');
@@ -64,7 +70,7 @@ export function buildQuestion(params: PermissionRequestParams, relative: (uri: s
   }
   const choices = [...params.options]
     .sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind))
-    .map((o) => ({ label: labelOf(o.name, o.rule), optionId: o.optionId, kind: o.kind, ...(o.rule ? { rule: o.rule } : {}) }));
+    .map((o) => ({ label: labelOf(o.name, o.rule), optionId: o.optionId, kind: o.kind, ...(o.rule ? { rule: o.rule, meaning: describeRule(o.rule, folder) } : {}) }));
   return { kind: 'tool', message: `Tether wants to: ${call.title}`, detail: lines.join('\n'), choices, diffs };
 }
 
@@ -77,7 +83,7 @@ function labelOf(name: string, rule: string | undefined): string {
 export function cardQuestion(question: PermissionQuestion): CardQuestion {
   return {
     kind: question.kind,
-    choices: question.choices.map((c) => ({ label: c.label, optionId: c.optionId, kind: c.kind, ...(c.rule ? { rule: c.rule } : {}) })),
+    choices: question.choices.map((c) => ({ label: c.label, optionId: c.optionId, kind: c.kind, ...(c.rule ? { rule: c.rule, meaning: c.meaning } : {}) })),
     ...(question.plan !== undefined ? { plan: question.plan } : {}),
     hasDiff: question.diffs.length > 0,
   };

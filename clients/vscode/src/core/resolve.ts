@@ -1,7 +1,8 @@
 /**
  * Where the `tether` daemon comes from: the `tether.path` setting, else a virtualenv in a
- * workspace folder, else PATH, else where pipx and uv install tools (~/.local/bin, which a
- * fresh install has not put on the editor's PATH yet). Pure (the file system is injected)
+ * workspace folder, else the environment the extension installed it into, else PATH, else
+ * where pipx and uv install tools (~/.local/bin, which a fresh install has not put on the
+ * editor's PATH yet). Pure (the file system is injected)
  * so every branch is tested.
  */
 import * as path from 'path';
@@ -15,10 +16,13 @@ export interface ResolveInput {
   home?: string;
   /** Where pipx/uv put the tools they install (`toolBinDirs`), searched after PATH. */
   toolDirs?: string[];
+  /** The `tether` of the environment "Install the Daemon" made, searched before PATH (it is
+   * the one that matches this extension; an older one on PATH would shadow an update). */
+  managed?: string;
   isExecutable(file: string): boolean;
 }
 
-export type Source = 'setting' | 'venv' | 'path' | 'tools';
+export type Source = 'setting' | 'venv' | 'managed' | 'path' | 'tools';
 
 export type Resolution =
   | { found: true; command: string; args: string[]; source: Source }
@@ -50,6 +54,10 @@ export function resolveDaemon(input: ResolveInput): Resolution {
       }
     }
   }
+  if (input.managed) {
+    searched.push(input.managed);
+    if (input.isExecutable(input.managed)) return { found: true, command: input.managed, args: ['serve'], source: 'managed' };
+  }
   const dirs: [string, Source][] = [
     ...(input.pathEnv ?? '').split(win ? ';' : ':').map((d): [string, Source] => [d, 'path']),
     ...(input.toolDirs ?? []).map((d): [string, Source] => [d, 'tools']),
@@ -67,8 +75,8 @@ export function resolveDaemon(input: ResolveInput): Resolution {
     found: false,
     reason: 'not_found',
     message:
-      'The Tether daemon (`tether`) was not found in tether.path, a .venv or venv of the workspace, PATH or ~/.local/bin. ' +
-      'Install it with "Tether: Install the Daemon" (pipx or uv), or set tether.path.',
+      'The Tether daemon (`tether`) was not found in tether.path, a .venv or venv of the workspace, the extension\'s own environment, PATH or ~/.local/bin. ' +
+      'Install it with "Tether: Install the Daemon", or set tether.path.',
     searched,
   };
 }
@@ -85,4 +93,13 @@ function expand(setting: string, input: ResolveInput, p: typeof path.posix): str
   if (input.home && (file === '~' || file.startsWith('~/'))) file = p.join(input.home, file.slice(1));
   if (!p.isAbsolute(file) && folder) file = p.join(folder, file);
   return file;
+}
+
+/** Where pipx and uv put the `tether` they install (before PATH knows about it): their
+ * own settings, else uv's XDG rule ($XDG_BIN_HOME, $XDG_DATA_HOME/../bin), else ~/.local/bin. */
+export function toolBinDirs(env: Record<string, string | undefined>, platform: NodeJS.Platform, home?: string): string[] {
+  const p = platform === 'win32' ? path.win32 : path.posix;
+  const dataBin = env.XDG_DATA_HOME ? p.join(env.XDG_DATA_HOME, '..', 'bin') : undefined;
+  const dirs = [env.PIPX_BIN_DIR, env.UV_TOOL_BIN_DIR, env.XDG_BIN_HOME, dataBin, home ? p.join(home, '.local', 'bin') : undefined];
+  return [...new Set(dirs.filter((d): d is string => Boolean(d)))];
 }

@@ -9,7 +9,8 @@ import { Resolution } from './resolve';
 import { StartupFacts } from './wire';
 
 /** What a button of the set-up card does (each is a command of the extension). */
-export type SetupActionId = 'installPipx' | 'installUv' | 'setPath' | 'setApiKey' | 'useLocalModel' | 'showLog' | 'restart';
+export const SETUP_ACTIONS = ['install', 'setPath', 'setApiKey', 'useLocalModel', 'showLog', 'restart'] as const;
+export type SetupActionId = (typeof SETUP_ACTIONS)[number];
 
 export interface SetupAction {
   id: SetupActionId;
@@ -27,37 +28,32 @@ export interface SetupState {
   actions: SetupAction[];
 }
 
-export type Installer = 'pipx' | 'uv';
-
-const INSTALL: Record<Installer, SetupAction> = {
-  pipx: { id: 'installPipx', label: 'Install with pipx' },
-  uv: { id: 'installUv', label: 'Install with uv' },
-};
+const INSTALL: SetupAction = { id: 'install', label: 'Install the Daemon' };
 const SET_PATH: SetupAction = { id: 'setPath', label: 'Set Path…' };
 const SHOW_LOG: SetupAction = { id: 'showLog', label: 'Show Log' };
 const SET_KEY: SetupAction = { id: 'setApiKey', label: 'Set API Key' };
 const LOCAL_MODEL: SetupAction = { id: 'useLocalModel', label: 'Use a Local Model…' };
 
-/** The daemon could not be found. `installers` are the installers found on this machine. */
-export function missingDaemon(found: Extract<Resolution, { found: false }>, installers: Installer[]): SetupState {
-  const install = installers.map((i) => INSTALL[i]);
-  const how = installers.length
-    ? 'Install it with one click (it runs in the background and takes a minute), or point `tether.path` at an existing one.'
-    : 'Install pipx or uv, then use them to install it; or install it with pip into a virtualenv and point `tether.path` at its `tether`.';
+/** The daemon could not be found. `canInstall`: this build of the extension carries it. */
+export function missingDaemon(found: Extract<Resolution, { found: false }>, canInstall: boolean): SetupState {
+  const install = canInstall ? [INSTALL] : [];
+  const how = canInstall
+    ? 'Install the Daemon puts the copy that comes with this extension into an environment of its own (it needs Python 3.11 or later, or uv, and takes a minute); or point `tether.path` at one you have.'
+    : 'This build of the extension carries no daemon: install Tether with `uv tool install` or `pipx install`, or into a virtualenv, and point `tether.path` at its `tether`.';
   if (found.reason === 'setting_missing') {
     return { problem: 'no_daemon', title: 'The Tether daemon is not where tether.path says', detail: `${found.message} ${how}`, actions: [SET_PATH, ...install, SHOW_LOG] };
   }
   return {
     problem: 'no_daemon',
     title: 'Install the Tether daemon',
-    detail: `Tether's agent runs in a small Python program, \`tether\`, which was not found (tether.path, the workspace's .venv, ~/.local/bin and PATH were searched). ${how}`,
+    detail: `Tether's agent runs in a small Python program, \`tether\`, which was not found (tether.path, the workspace's .venv, the extension's own environment, PATH and ~/.local/bin were searched). ${how}`,
     actions: [...install, SET_PATH, SHOW_LOG],
   };
 }
 
 /** The program found does not speak our protocol (too old, or not Tether at all). */
-export function badDaemon(check: Extract<ServerCheck, { ok: false }>, installers: Installer[]): SetupState {
-  const install = installers.map((i) => ({ ...INSTALL[i], label: `${INSTALL[i].label.replace('Install', 'Update')}` }));
+export function badDaemon(check: Extract<ServerCheck, { ok: false }>, canInstall: boolean): SetupState {
+  const install = canInstall ? [{ ...INSTALL, label: 'Update the Daemon' }] : [];
   return { problem: 'bad_daemon', title: 'This Tether daemon cannot be used', detail: check.message, actions: [...install, SET_PATH, SHOW_LOG] };
 }
 

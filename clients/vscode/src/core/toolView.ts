@@ -22,6 +22,8 @@ export interface ToolCardView {
   text?: string;
   /** A plan (ExitPlanMode): Markdown shown in full, with how it was answered. */
   plan?: string;
+  /** Saving the edit also saved the user's unsaved changes to these files (names). */
+  savedUserEdits?: string[];
   /** Whether the card starts open. */
   expanded: boolean;
 }
@@ -92,13 +94,15 @@ export function toolCardView(card: ToolCard): ToolCardView {
     diffs,
     text: text || undefined,
     plan,
+    ...(card.savedUserEdits?.length ? { savedUserEdits: card.savedUserEdits.map(basename) } : {}),
     // Open what deserves a look: a question, a plan, a failure, a running command, an edit.
     expanded:
       status === 'awaiting' ||
       plan !== undefined ||
       status === 'failed' ||
       (command !== undefined && status === 'in_progress') ||
-      (diffs.length > 0 && status !== 'rejected'),
+      (diffs.length > 0 && status !== 'rejected') ||
+      Boolean(card.savedUserEdits?.length),
   };
 }
 

@@ -4,6 +4,7 @@
  * and the set of touched files whose diagnostics are forwarded to the daemon.
  */
 import { promptText } from './promptText';
+import { Disposable } from './rpc';
 import { uriKey } from './uri';
 import { spliceRegion, wholeTexts } from './diffRegion';
 import { HistoryEntry, SessionUpdate, ToolContent, ToolKind } from './wire';
@@ -46,13 +47,14 @@ export class ChangeTracker {
   private readonly listeners: (() => void)[] = [];
   private readonly touchListeners: ((uri: string) => void)[] = [];
 
-  onDidChange(listener: () => void): void {
-    this.listeners.push(listener);
+  /** The turns' changes changed; dispose the result to stop listening. */
+  onDidChange(listener: () => void): Disposable {
+    return subscribe(this.listeners, listener);
   }
 
   /** A file became touched (first time): `uri` as the daemon or the edit named it. */
-  onDidTouch(listener: (uri: string) => void): void {
-    this.touchListeners.push(listener);
+  onDidTouch(listener: (uri: string) => void): Disposable {
+    return subscribe(this.touchListeners, listener);
   }
 
   /** Feed one live `tether/sessionUpdate`. */
@@ -180,3 +182,13 @@ export class ChangeTracker {
   }
 }
 
+
+function subscribe<T>(listeners: T[], listener: T): Disposable {
+  listeners.push(listener);
+  return {
+    dispose: () => {
+      const at = listeners.indexOf(listener);
+      if (at >= 0) listeners.splice(at, 1);
+    },
+  };
+}

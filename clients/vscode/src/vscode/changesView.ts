@@ -27,13 +27,16 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     private readonly diffs: DiffDocuments,
     private readonly hooks: ChangesHooks,
   ) {
-    tracker.onDidChange(() => this.refresh());
-    this.disposables.push(
-      vscode.window.createTreeView('tether.changes', { treeDataProvider: this, showCollapseAll: true }),
-      vscode.commands.registerCommand('tether.openChange', (node?: Node) => node && 'file' in node && this.openFile(node.turn, node.file)),
-      vscode.commands.registerCommand('tether.reviewTurn', (arg?: Node | string) => this.review(this.turnOf(arg))),
-      vscode.commands.registerCommand('tether.undoTurn', (arg?: Node | string) => this.undo(this.turnOf(arg))),
-    );
+    this.disposables.push(tracker.onDidChange(() => this.refresh()));
+  }
+
+  /** The view's commands, by id (the tree view itself is registered at activation). */
+  commands(): Record<'tether.openChange' | 'tether.reviewTurn' | 'tether.undoTurn', (arg?: unknown) => unknown> {
+    return {
+      'tether.openChange': (node) => isNode(node) && 'file' in node && this.openFile(node.turn, node.file),
+      'tether.reviewTurn': (arg) => this.review(this.turnOf(isNode(arg) || typeof arg === 'string' ? arg : undefined)),
+      'tether.undoTurn': (arg) => this.undo(this.turnOf(isNode(arg) || typeof arg === 'string' ? arg : undefined)),
+    };
   }
 
   refresh(): void {
@@ -138,4 +141,8 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     this.disposables.forEach((d) => d.dispose());
     this.emitter.dispose();
   }
+}
+
+function isNode(value: unknown): value is Node {
+  return typeof value === 'object' && value !== null && 'turn' in value;
 }

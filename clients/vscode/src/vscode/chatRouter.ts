@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { findTool } from '../core/chatState';
+import { insideWorkspace } from '../core/confine';
 import { rankPaths } from '../core/fuzzy';
 import { FromWebview } from '../core/messages';
 
@@ -25,6 +26,8 @@ export interface RouterDeps {
   diffs: DiffDocuments;
   /** Whether a prompt can go to the daemon now (running, with a model and its key). */
   canSend(): boolean;
+  /** Resolves once the daemon's start under way (if any) has finished. */
+  settled(): Promise<void>;
 }
 
 export class ChatRouter {
@@ -43,6 +46,8 @@ export class ChatRouter {
       case 'ready':
         return;
       case 'prompt': {
+        // Sent while the daemon starts: it goes once the start has finished.
+        if (!this.deps.canSend()) await this.deps.settled();
         if (!this.deps.canSend()) {
           // Not ready (no daemon, model or key): the words stay in the box, the card says why.
           this.view.post({ type: 'restorePrompt', text: message.text, attachments: message.attachments });
@@ -62,13 +67,8 @@ export class ChatRouter {
       case 'searchFiles':
         this.view.post({ type: 'fileResults', requestId: message.requestId, items: rankPaths(await this.workspaceFiles(), message.query).map((p) => ({ path: p })) });
         return;
-      case 'openFile': {
-        const uri = vscode.Uri.parse(message.uri);
-        if (uri.scheme !== 'file') return; // the webview only ever names workspace files
-        const line = Math.max(0, message.line ?? 0);
-        await vscode.window.showTextDocument(uri, { preview: true, selection: new vscode.Range(line, 0, line, 0) });
-        return;
-      }
+      case 'openFile':
+        return this.openFile(message.uri, message.line);
       case 'openDiff':
         return this.openToolDiff(message.toolCallId, message.uri);
       case 'undoTurn':
@@ -84,9 +84,7 @@ export class ChatRouter {
         this.permissions.pending.answer(message.toolCallId, message.optionId, message.feedback);
         return;
       case 'reviewPermission':
-        return this.permissions.reviewDiff(message.toolCallId, false);
-      case 'reopenPermission':
-        return this.permissions.converse(message.toolCallId);
+        return this.permissions.reviewDiff(message.toolCallId);
       case 'setupAction':
         return runSetupCommand(message.action);
       case 'copy':
@@ -96,6 +94,24 @@ export class ChatRouter {
         void vscode.window.showWarningMessage(`Tether: ${message.message}`);
         return;
     }
+  }
+
+  /** Open a file the chat links to (a card's location, a link in the agent's text): only a
+   * file of the workspace, whatever the link says (`..`, a symlink out of it, another scheme). */
+  private async openFile(link: string, line: number | undefined): Promise<void> {
+    let uri: vscode.Uri | undefined;
+    try {
+      uri = vscode.Uri.parse(link, true);
+    } catch {
+      uri = undefined;
+    }
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+    if (!uri || uri.scheme !== 'file' || !insideWorkspace(uri.fsPath, { folders, platform: process.platform, realpath })) {
+      void vscode.window.showWarningMessage(`Tether: the chat opens files of this workspace only; ${uri?.scheme === 'file' ? uri.fsPath : link} is outside it.`);
+      return;
+    }
+    const at = Math.max(0, line ?? 0);
+    await vscode.window.showTextDocument(uri, { preview: true, selection: new vscode.Range(at, 0, at, 0) });
   }
 
   private async openToolDiff(toolCallId: string, uri: string): Promise<void> {
@@ -122,4 +138,12 @@ function resolveMention(mention: string): string | undefined {
     : (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => path.join(f.uri.fsPath, mention));
   const found = candidates.find((file) => fs.existsSync(file));
   return found ? vscode.Uri.file(found).toString() : undefined;
+}
+
+function realpath(file: string): string | undefined {
+  try {
+    return fs.realpathSync.native(file);
+  } catch {
+    return undefined;
+  }
 }

@@ -5,7 +5,7 @@
  */
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
-import { FromWebview, ToWebview, isFromWebview } from '../core/messages';
+import { FromWebview, ToWebview, parseFromWebview } from '../core/messages';
 
 export const CHAT_VIEW_ID = 'tether.chat';
 
@@ -13,6 +13,8 @@ export interface ChatViewHooks {
   /** Messages that bring a fresh webview up to date (state snapshot, connection, …). */
   snapshot(): ToWebview[];
   onMessage(message: FromWebview): void | Promise<void>;
+  /** A message from the webview that is not one it may send (a bug, or a hostile page). */
+  onRejected(reason: string): void;
 }
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -21,18 +23,14 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** User intents (attach a selection, focus the prompt) sent before the webview was up. */
   private queued: ToWebview[] = [];
   private readonly disposables: vscode.Disposable[] = [];
+  /** Listeners on the current webview, disposed with it. */
+  private viewDisposables: vscode.Disposable[] = [];
 
+  /** (The provider is registered at activation, `extension.ts`, which hands the view here.) */
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly hooks: ChatViewHooks,
-  ) {
-    this.disposables.push(
-      vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, this, {
-        // Keeps the DOM (scroll position, half-typed prompt) while the view is hidden.
-        webviewOptions: { retainContextWhenHidden: true },
-      }),
-    );
-  }
+  ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
@@ -40,8 +38,13 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
     view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     view.webview.html = this.html(view.webview, dist);
-    view.webview.onDidReceiveMessage((message: unknown) => {
-      if (!isFromWebview(message)) return;
+    // The view's own listeners go with it (VS Code disposes a hidden view's webview when
+    // it is moved, and resolves a new one).
+    this.viewDisposables.forEach((d) => d.dispose());
+    this.viewDisposables = [];
+    this.viewDisposables.push(view.webview.onDidReceiveMessage((raw: unknown) => {
+      const message = parseFromWebview(raw, (reason) => this.hooks.onRejected(reason));
+      if (!message) return;
       if (message.type === 'ready') {
         this.ready = true;
         for (const m of [...this.hooks.snapshot(), ...this.queued]) void view.webview.postMessage(m);
@@ -50,24 +53,35 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       void Promise.resolve(this.hooks.onMessage(message)).catch((error: unknown) => {
         void vscode.window.showErrorMessage(`Tether: ${error instanceof Error ? error.message : String(error)}`);
       });
-    });
-    view.onDidDispose(() => {
+    }));
+    this.viewDisposables.push(view.onDidDispose(() => {
+      if (this.view !== view) return;
       this.view = undefined;
       this.ready = false;
-    });
+      this.viewDisposables.forEach((d) => d.dispose());
+      this.viewDisposables = [];
+    }));
   }
 
   /** Deliver to the webview if it is up. Otherwise state changes are covered by the next
    * snapshot, and user intents wait for the webview. */
   post(message: ToWebview): void {
     if (this.view && this.ready) void this.view.webview.postMessage(message);
-    else if (message.type === 'attach' || message.type === 'focusPrompt' || message.type === 'restorePrompt') this.queued.push(message);
+    else if (message.type === 'attach' || message.type === 'focusPrompt' || message.type === 'restorePrompt' || message.type === 'revealCard') this.queued.push(message);
   }
 
   /** Reveal the view and put the caret in the prompt box. */
   async focus(): Promise<void> {
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
     this.post({ type: 'focusPrompt' });
+  }
+
+  /** Bring the chat into view without taking the focus from the editor, scrolled to the
+   * card of `toolCallId` when given. */
+  async reveal(toolCallId?: string): Promise<void> {
+    if (this.view) this.view.show(true);
+    else await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
+    if (toolCallId) this.post({ type: 'revealCard', toolCallId });
   }
 
   get visible(): boolean {
@@ -102,6 +116,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   dispose(): void {
+    this.viewDisposables.forEach((d) => d.dispose());
     this.disposables.forEach((d) => d.dispose());
   }
 }

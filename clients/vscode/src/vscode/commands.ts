@@ -1,47 +1,45 @@
-/** The extension's commands (package.json `contributes.commands`). */
+/** The extension's commands (package.json `contributes.commands`), as handlers by id: the
+ * light entry point (`extension.ts`) registers every contributed id and forwards here. */
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { selectionLabel } from '../core/mentions';
 import { ChatController } from '../core/session';
-import { Installer } from '../core/setup';
 import { ApiKey } from './apiKey';
 import { ChatView } from './chatView';
 import { Daemon } from './daemon';
-import { installDaemon } from './installer';
 import { pickMode, pickSession } from './pickers';
 import { SECTION, openSettings } from './settings';
 
-export function registerCommands(deps: {
+export type CommandHandler = (...args: unknown[]) => unknown;
+
+export function commandHandlers(deps: {
   controller: ChatController;
   view: ChatView;
   daemon: Daemon;
   output: vscode.LogOutputChannel;
   apiKey: ApiKey;
-  extensionUri: vscode.Uri;
-}): vscode.Disposable[] {
+  install(): Promise<void>;
+}): Record<string, CommandHandler> {
   const { controller, view, daemon, output, apiKey } = deps;
-  const reg = (id: string, fn: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, fn);
-  return [
-    reg('tether.openChat', () => view.focus()),
-    reg('tether.newSession', async () => {
+  return {
+    'tether.openChat': () => view.focus(),
+    'tether.newSession': async () => {
       await controller.newSession();
       await view.focus();
-    }),
-    reg('tether.pickSession', () => pickSession(controller)),
-    reg('tether.setMode', () => pickMode(controller)),
-    reg('tether.stop', () => controller.stop()),
-    reg('tether.addSelection', () => addSelection(view)),
-    reg('tether.showLog', () => output.show()),
-    reg('tether.restart', () => daemon.restart()),
-    reg('tether.configure', () => openSettings()),
+    },
+    'tether.pickSession': () => pickSession(controller),
+    'tether.setMode': () => pickMode(controller),
+    'tether.stop': () => controller.stop(),
+    'tether.addSelection': () => addSelection(view),
+    'tether.showLog': () => output.show(),
+    'tether.restart': () => daemon.restart(),
+    'tether.configure': () => openSettings(),
     // A stored key reaches the daemon through a restart (ApiKey.onDidChange).
-    reg('tether.setApiKey', () => apiKey.prompt()),
-    reg('tether.useLocalModel', () => openSettings('model')),
-    reg('tether.setPath', () => setPath()),
-    reg('tether.installDaemon', (installer?: unknown) =>
-      installDaemon({ extensionUri: deps.extensionUri, output, restart: () => daemon.restart() }, installer === 'pipx' || installer === 'uv' ? (installer as Installer) : undefined),
-    ),
-  ];
+    'tether.setApiKey': () => apiKey.prompt(),
+    'tether.useLocalModel': () => openSettings('model'),
+    'tether.setPath': () => setPath(),
+    'tether.installDaemon': () => deps.install(),
+  };
 }
 
 /** Pick the `tether` executable (or a Python with Tether installed) for `tether.path`. */

@@ -4,7 +4,9 @@
  * happened as a `DaemonState` (the chat turns a problem into a set-up card with buttons).
  *
  * Each (re)start gets a fresh `LanguageClient`, so handlers and middleware are installed
- * exactly once per process and nothing of a dead connection leaks into the next.
+ * exactly once per process and nothing of a dead connection leaks into the next. Starts,
+ * stops and restarts run one at a time (`core/lifecycle.ts`): two overlapping restarts leave
+ * one client, never two.
  */
 import * as vscode from 'vscode';
 import {
@@ -17,6 +19,7 @@ import {
   StaticFeature,
 } from 'vscode-languageclient/node';
 import { RestartPolicy } from '../core/backoff';
+import { Lifecycle } from '../core/lifecycle';
 import { ServerCheck, TETHER_CLIENT_CAPABILITIES, checkServer, initializationOptions } from '../core/capabilities';
 import { ClientPorts, registerClientHandlers } from '../core/handlers';
 import { ConnectionStatus } from '../core/messages';
@@ -45,8 +48,13 @@ export function connectionStatus(state: DaemonState): ConnectionStatus {
   }
 }
 
+/** Makes a language client for the daemon; `vscode-languageclient`'s by default. */
+export type ClientFactory = (server: ServerOptions, options: LanguageClientOptions) => LanguageClient;
+
 export interface DaemonHooks {
   ports: ClientPorts;
+  /** The environment "Install the Daemon" puts the daemon in (searched before PATH). */
+  managedEnv: string;
   /** The daemon's environment on top of the editor's: `tether.env`, the stored API key. */
   environment(): Promise<Record<string, string>>;
   /** An agent edit is about to be applied to these documents. */
@@ -56,21 +64,69 @@ export interface DaemonHooks {
   onState(state: DaemonState): void;
 }
 
+/** A started daemon: its client and the handlers registered on it, stopped together. */
+interface Started {
+  client: LanguageClient;
+  stop(): Promise<void>;
+}
+
 export class Daemon implements vscode.Disposable {
-  private client: LanguageClient | undefined;
+  private readonly lifecycle = new Lifecycle<Started>((adopt) => this.launch(adopt));
   private readonly policy = new RestartPolicy();
   private timer: NodeJS.Timeout | undefined;
-  private disposed = false;
   state: DaemonState = { status: 'stopped' };
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
     private readonly hooks: DaemonHooks,
+    /** Makes the language client (a seam for tests; the real one by default). */
+    private readonly createClient: ClientFactory = (server, options) => new LanguageClient('tether', 'Tether', server, options),
   ) {}
 
-  async start(): Promise<void> {
+  /** Start, once another start, stop or restart under way has finished. Never rejects: a
+   * start that fails says why in the log and the state. */
+  start(): Promise<void> {
+    return this.lifecycle.restart().catch((error: unknown) => this.failed(error));
+  }
+
+  /** The user asked for it (command, a button, a changed setting). Restarts run one at a
+   * time; asked again while one waits, the one waiting serves both. */
+  restart(): Promise<void> {
+    this.policy.reset();
+    clearTimeout(this.timer);
+    return this.start();
+  }
+
+  private failed(error: unknown): void {
+    const message = `The Tether daemon could not be started: ${error instanceof Error ? error.message : String(error)}`;
+    this.output.error(message);
+    this.setState({ status: 'crashed', message });
+  }
+
+  /** Resolves once the starts and restarts under way have finished (ready or not). */
+  settled(): Promise<void> {
+    return this.lifecycle.settled();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    await this.lifecycle.stop();
+    this.setState({ status: 'stopped' });
+  }
+
+  async dispose(): Promise<void> {
+    clearTimeout(this.timer);
+    await this.lifecycle.dispose();
+  }
+
+  /** The client running now, if any (for tests and the log). */
+  get client(): LanguageClient | undefined {
+    return this.lifecycle.running?.client;
+  }
+
+  private async launch(adopt: (started: Started) => void): Promise<void> {
     this.setState({ status: 'starting' });
-    const found = findDaemon();
+    const found = findDaemon(this.hooks.managedEnv);
     if (!found.found) {
       this.output.error(`${found.message}\nSearched:\n  ${found.searched.join('\n  ')}`);
       this.setState({ status: 'missing', resolution: found });
@@ -85,23 +141,34 @@ export class Daemon implements vscode.Disposable {
       args: found.args,
       options: { cwd: folder?.uri.fsPath, env },
     };
-    const client = new LanguageClient('tether', 'Tether', serverOptions, this.clientOptions(initializationOptions(settings)));
+    let started: Started | undefined;
+    const client = this.createClient(serverOptions, this.clientOptions(initializationOptions(settings), () => started));
     client.registerFeature(tetherCapabilities);
-    registerClientHandlers(asRpc(client), this.hooks.ports);
-    this.client = client;
+    const handlers = registerClientHandlers(asRpc(client), this.hooks.ports);
+    started = {
+      client,
+      stop: async () => {
+        handlers.dispose();
+        this.hooks.onStopped();
+        await client.dispose(5000).catch(() => undefined);
+      },
+    };
+    const self = started;
+    adopt(self);
     try {
       await client.start();
     } catch (error) {
-      if (this.client !== client) return;
       this.output.error(`The daemon failed to start: ${String(error)}`);
-      this.crashed(client);
+      this.crashed(self);
       return;
     }
     const check = checkServer(client.initializeResult, found.command);
     if (!check.ok) {
       this.output.error(check.message);
-      this.client = undefined;
-      await client.stop().catch(() => undefined);
+      if (this.lifecycle.lost(self)) {
+        handlers.dispose();
+        await client.dispose(5000).catch(() => undefined);
+      }
       this.setState({ status: 'incompatible', check });
       return;
     }
@@ -114,30 +181,7 @@ export class Daemon implements vscode.Disposable {
     await this.hooks.onReady(new TetherApi(asRpc(client)));
   }
 
-  /** The user asked for it (command, a button, a changed setting). */
-  async restart(): Promise<void> {
-    this.policy.reset();
-    await this.stop();
-    await this.start();
-  }
-
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    const client = this.client;
-    this.client = undefined;
-    if (client) {
-      this.hooks.onStopped();
-      await client.stop(5000).catch(() => undefined);
-    }
-    this.setState({ status: 'stopped' });
-  }
-
-  async dispose(): Promise<void> {
-    this.disposed = true;
-    await this.stop();
-  }
-
-  private clientOptions(initOptions: Record<string, unknown>): LanguageClientOptions {
+  private clientOptions(initOptions: Record<string, unknown>, started: () => Started | undefined): LanguageClientOptions {
     return {
       // Every file and unsaved buffer is synced, so the agent reads what the user sees.
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
@@ -147,27 +191,32 @@ export class Daemon implements vscode.Disposable {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
         closed: () => {
           // This client is done; restarts are ours (with backoff), not the library's.
-          const client = this.client;
-          if (client) setImmediate(() => this.crashed(client));
+          const self = started();
+          if (self) setImmediate(() => this.crashed(self));
           return { action: CloseAction.DoNotRestart, handled: true };
         },
       },
       middleware: {
         workspace: {
-          handleApplyEdit: (params, next) => {
+          handleApplyEdit: async (params, next) => {
             this.hooks.onApplyEdit(editedUris(params));
-            return next(params, new vscode.CancellationTokenSource().token);
+            const source = new vscode.CancellationTokenSource();
+            try {
+              return await next(params, source.token);
+            } finally {
+              source.dispose();
+            }
           },
         },
       },
     };
   }
 
-  private crashed(client: LanguageClient): void {
-    if (this.client !== client || this.disposed) return;
-    this.client = undefined;
-    this.hooks.onStopped();
-    void client.dispose().catch(() => undefined);
+  /** `started` exited by itself. Only the current daemon counts: one stopped on purpose, or
+   * already replaced, is nobody's concern. */
+  private crashed(started: Started): void {
+    if (!this.lifecycle.lost(started)) return;
+    started.stop().catch(() => undefined);
     const delay = this.policy.crashed(Date.now());
     if (delay === null) {
       this.setState({ status: 'crashed', message: 'The Tether daemon keeps exiting, so it was not started again. Its log is in the Tether output.' });
@@ -175,6 +224,7 @@ export class Daemon implements vscode.Disposable {
     }
     this.output.warn(`The daemon exited; restarting in ${delay / 1000}s`);
     this.setState({ status: 'restarting', message: `restarting in ${delay / 1000}s` });
+    clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.start(), delay);
   }
 

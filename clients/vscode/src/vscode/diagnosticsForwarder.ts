@@ -7,12 +7,13 @@ import { ChangeTracker } from '../core/turns';
 export function forwardDiagnostics(tracker: ChangeTracker, api: () => TetherApi | null): vscode.Disposable {
   const get = (uri: string): EditorDiagnostic[] => vscode.languages.getDiagnostics(vscode.Uri.parse(uri));
   const send = (params: ReturnType<typeof baselineFor>) => void api()?.sendDiagnostics(params).catch(() => undefined);
-  tracker.onDidTouch((uri) => {
+  const touched = tracker.onDidTouch((uri) => {
     if (uri.startsWith('file:')) send(baselineFor(uri, get));
   });
-  return vscode.languages.onDidChangeDiagnostics((event) => {
+  const changes = vscode.languages.onDidChangeDiagnostics((event) => {
     if (!api() || tracker.touched.size === 0) return;
     const changed = event.uris.filter((u) => u.scheme === 'file').map((u) => u.toString());
     for (const params of diagnosticsToForward(changed, tracker.touched, get)) send(params);
   });
+  return vscode.Disposable.from(touched, changes);
 }

@@ -18,7 +18,9 @@ export interface FixDeps {
 
 export const FIX_TITLE = 'Fix with Tether';
 
-class FixProvider implements vscode.CodeActionProvider {
+/** Offers "Fix with Tether" on every diagnostic. Registered when the extension activates (a
+ * file is opened), before Tether is used: it starts nothing, only the chosen fix does. */
+export class FixProvider implements vscode.CodeActionProvider {
   static readonly kinds = [vscode.CodeActionKind.QuickFix];
 
   provideCodeActions(document: vscode.TextDocument, _range: vscode.Range, context: vscode.CodeActionContext): vscode.CodeAction[] {
@@ -33,15 +35,19 @@ class FixProvider implements vscode.CodeActionProvider {
   }
 }
 
-export function registerFixes(deps: FixDeps): vscode.Disposable[] {
-  return [
-    vscode.languages.registerCodeActionsProvider({ scheme: 'file' }, new FixProvider(), { providedCodeActionKinds: FixProvider.kinds }),
-    vscode.commands.registerCommand('tether.fix', async (uri?: vscode.Uri, diagnostic?: vscode.Diagnostic) => {
-      if (!uri || !diagnostic) return fixFile(deps);
-      await deps.ask(fixPrompt(uri.toString(), vscode.workspace.asRelativePath(uri), [problem(diagnostic)]), uri);
-    }),
-    vscode.commands.registerCommand('tether.fixFile', (uri?: vscode.Uri) => fixFile(deps, uri)),
-  ];
+export function registerFixProvider(): vscode.Disposable {
+  return vscode.languages.registerCodeActionsProvider({ scheme: 'file' }, new FixProvider(), { providedCodeActionKinds: FixProvider.kinds });
+}
+
+/** `tether.fix` (a quick fix's command) and `tether.fixFile` (the editor title button). */
+export function fixCommands(deps: FixDeps): Record<'tether.fix' | 'tether.fixFile', (...args: unknown[]) => Promise<void>> {
+  return {
+    'tether.fix': async (uri?: unknown, diagnostic?: unknown) => {
+      if (!(uri instanceof vscode.Uri) || !diagnostic) return fixFile(deps);
+      await deps.ask(fixPrompt(uri.toString(), vscode.workspace.asRelativePath(uri), [problem(diagnostic as vscode.Diagnostic)]), uri);
+    },
+    'tether.fixFile': (uri?: unknown) => fixFile(deps, uri instanceof vscode.Uri ? uri : undefined),
+  };
 }
 
 async function fixFile(deps: FixDeps, target?: vscode.Uri): Promise<void> {

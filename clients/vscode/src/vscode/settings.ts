@@ -3,7 +3,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
 import { LaunchSettings } from '../core/capabilities';
-import { findInstallers, toolBinDirs } from '../core/install';
+import { envPaths } from '../core/install';
+import { toolBinDirs } from '../core/resolve';
 import { Resolution, resolveDaemon } from '../core/resolve';
 import { MODES, Mode } from '../core/wire';
 
@@ -21,7 +22,8 @@ export function launchSettings(): LaunchSettings & { env: Record<string, string>
   };
 }
 
-export function findDaemon(): Resolution {
+/** Where the daemon is; `managedEnv`: the environment "Install the Daemon" makes. */
+export function findDaemon(managedEnv?: string): Resolution {
   const config = vscode.workspace.getConfiguration(SECTION);
   return resolveDaemon({
     setting: config.get<string>('path'),
@@ -30,16 +32,12 @@ export function findDaemon(): Resolution {
     platform: process.platform,
     home: os.homedir(),
     toolDirs: toolBinDirs(process.env, process.platform, os.homedir()),
+    managed: managedEnv ? envPaths(managedEnv, process.platform).tether : undefined,
     isExecutable,
   });
 }
 
-/** pipx and uv, where this machine has them. */
-export function installers(): ReturnType<typeof findInstallers> {
-  return findInstallers({ pathEnv: process.env.PATH, platform: process.platform, home: os.homedir(), isExecutable });
-}
-
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
   try {
     if (!fs.statSync(file).isFile()) return false;
     fs.accessSync(file, process.platform === 'win32' ? fs.constants.F_OK : fs.constants.X_OK);

@@ -7,8 +7,7 @@ import { SetupActionId, SetupState } from '../core/setup';
 
 /** The command each button runs. */
 export const SETUP_COMMANDS: Record<SetupActionId, [string, ...unknown[]]> = {
-  installPipx: ['tether.installDaemon', 'pipx'],
-  installUv: ['tether.installDaemon', 'uv'],
+  install: ['tether.installDaemon'],
   setPath: ['tether.setPath'],
   setApiKey: ['tether.setApiKey'],
   useLocalModel: ['tether.useLocalModel'],

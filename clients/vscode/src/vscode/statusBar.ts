@@ -1,4 +1,5 @@
-/** The status bar item: idle, working (with the running tool) or disconnected; opens the chat. */
+/** The status bar item: idle, working (with the running tool), waiting for an answer (on a
+ * warning background) or disconnected; opens the chat. */
 import * as vscode from 'vscode';
 import { ChatState } from '../core/chatState';
 import { StatusInput, statusText } from '../core/format';
@@ -33,7 +34,13 @@ export class StatusBar implements vscode.Disposable {
         ? `Tether is working${state.currentTool ? `: ${state.currentTool}` : ''}`
         : 'Tether is idle';
     this.item.tooltip = `${what}\nClick to open the chat`;
-    this.item.backgroundColor = this.connection === 'down' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    // A question waiting stands out: it is how the user finds a card while the chat is hidden.
+    this.item.backgroundColor =
+      this.connection === 'down'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : connected && state.awaiting
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
     this.item.accessibilityInformation = { label: what };
   }
 

@@ -34,7 +34,7 @@ const composer = new Composer(() => {
 const transcript = new Transcript(log);
 
 document.getElementById('app')!.replaceWith(
-  h('div', { id: 'app' }, header.el, banner, setup, plan, tasks, log, h('footer', {}, queue, meter, composer.el)),
+  h('div', { id: 'app' }, header.el, banner, setup, plan, tasks, h('div', { class: 'log-wrap' }, log, transcript.chip), h('footer', {}, queue, meter, composer.el)),
 );
 
 let scheduled = false;
@@ -54,7 +54,9 @@ function schedule(): void {
     renderQueue(queue, state);
     renderMeter(meter, state);
     composer.setBusy(state.busy);
-    composer.setReady(ready);
+    // While the daemon starts, a prompt is taken: the host sends it once the start is done
+    // (or puts it back in the box, with the card that says why).
+    composer.setReady(ready || (connection.status === 'starting' && connection.setup === null));
     document.body.classList.toggle('busy', state.busy);
     // Screen readers announce the streamed answer once the turn settles, not every chunk.
     log.setAttribute('aria-busy', String(state.busy));
@@ -83,6 +85,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       return;
     case 'focusPrompt':
       composer.focus();
+      return;
+    case 'revealCard':
+      // After the next render: the card may have arrived with this very message batch.
+      requestAnimationFrame(() => requestAnimationFrame(() => transcript.reveal(message.toolCallId)));
       return;
   }
   schedule();

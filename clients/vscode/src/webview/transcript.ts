@@ -1,45 +1,90 @@
 /**
  * The conversation: one element per `ChatItem`, rebuilt only when the item's signature
- * (its `rev` plus the outside facts it shows) changes, so streaming touches one node.
+ * (its `rev` plus the outside facts it shows) changes. The agent's text and thoughts stream:
+ * their elements stay, and only their last Markdown block is rendered again
+ * (`core/streaming.ts`), so a long reply costs linear time and a selection in it survives.
+ *
+ * Scrolling follows the conversation like Copilot Chat's: a new prompt brings the view to
+ * the bottom and it follows the reply from there; once the user scrolls up it stays where
+ * they are, and a "New messages below" chip says that more arrived.
  */
 import { CardQuestion, ChatItem, ChatState, ToolCard } from '../core/chatState';
 import { formatTokens } from '../core/format';
 import { renderMarkdown } from '../core/markdown';
+import { StreamView } from './streamView';
+import { RULES_FILE } from '../core/rules';
 import { toolCardView } from '../core/toolView';
 import { send } from './vscodeApi';
 import { button, h, icon } from './dom';
 
+/** How close to the bottom counts as "at the bottom" (px). */
+const BOTTOM_SLACK = 40;
+
 export class Transcript {
   private readonly nodes = new Map<string, { sig: string; el: HTMLElement }>();
+  private readonly streams = new Map<string, { rev: number; view: StreamView }>();
+  /** The view follows new content (the user has not scrolled up). */
+  private following = true;
+  /** The chip that brings a user who scrolled up back to the bottom. */
+  readonly chip: HTMLButtonElement;
   /** Cards the user opened or closed by hand keep that state across re-renders. */
   private readonly toggled = new Map<string, boolean>();
   /** Feedback typed on a plan card, kept if the card is rebuilt before it is sent. */
   private readonly feedback = new Map<string, string>();
 
-  constructor(readonly root: HTMLElement) {}
+  constructor(readonly root: HTMLElement) {
+    this.chip = button('New messages below: scroll to the end', { class: 'new-below', hidden: true }, icon('arrow-down'), ' New messages below');
+    this.chip.addEventListener('click', () => this.follow());
+    root.addEventListener('scroll', () => {
+      this.following = this.atBottom();
+      if (this.following) this.chip.hidden = true;
+    });
+  }
+
+  /** Go to the bottom and follow from there (a prompt was sent, the chip was clicked). */
+  follow(): void {
+    this.following = true;
+    this.chip.hidden = true;
+    this.root.scrollTop = this.root.scrollHeight;
+  }
+
+  private atBottom(): boolean {
+    return this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < BOTTOM_SLACK;
+  }
 
   /** Another conversation (a new, resumed or reloaded session): item ids start over, so no
    * element of the old one may be reused. */
   reset(): void {
     this.nodes.clear();
+    this.streams.clear();
+    this.following = true;
+    this.chip.hidden = true;
     this.toggled.clear();
     this.feedback.clear();
     this.root.replaceChildren();
   }
 
   render(state: ChatState): void {
-    const stick = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 40;
     const wanted = new Set<string>();
     let previous: HTMLElement | null = null;
+    let changed = false;
+    let prompted = false;
+    const last = state.items[state.items.length - 1];
     for (const item of state.items) {
       wanted.add(item.id);
+      if (item.kind === 'agent' || item.kind === 'thought') {
+        // A streamed item keeps its element; it is complete once something follows it.
+        changed = this.stream(item, item !== last || !state.busy) || changed;
+      }
       const sig = signature(item, state);
       let node = this.nodes.get(item.id);
       if (!node || node.sig !== sig) {
+        if (!node && item.kind === 'user') prompted = true;
         const el = this.build(item, state);
         if (node) node.el.replaceWith(el);
         node = { sig, el };
         this.nodes.set(item.id, node);
+        changed = true;
       }
       const expectedNext: ChildNode | null = previous ? previous.nextSibling : this.root.firstChild;
       if (expectedNext !== node.el) this.root.insertBefore(node.el, expectedNext);
@@ -49,11 +94,39 @@ export class Transcript {
       if (!wanted.has(id)) {
         node.el.remove();
         this.nodes.delete(id);
+        this.streams.delete(id);
       }
     }
     if (state.items.length === 0) this.root.replaceChildren(emptyHint());
     else this.root.querySelector(':scope > .empty')?.remove();
-    if (stick) this.root.scrollTop = this.root.scrollHeight;
+    // A new prompt (sent here, or taken in from the queue) brings the view down to it.
+    if (prompted) this.following = true;
+    if (this.following) this.root.scrollTop = this.root.scrollHeight;
+    else if (changed) {
+      // A question waiting down there is worth saying so.
+      const asking = state.items.some((i) => i.kind === 'tool' && i.question !== undefined);
+      this.chip.replaceChildren(icon('arrow-down'), asking ? ' A question below' : ' New messages below');
+      const label = `${asking ? 'Tether is asking a question below' : 'New messages below'}: scroll to the end`;
+      this.chip.setAttribute('aria-label', label);
+      this.chip.title = label;
+      this.chip.hidden = false;
+    }
+  }
+
+  /** Bring a streamed item's element up to date. True when it changed. */
+  private stream(item: Extract<ChatItem, { kind: 'agent' | 'thought' }>, complete: boolean): boolean {
+    let entry = this.streams.get(item.id);
+    if (!entry) {
+      entry = { rev: -1, view: new StreamView(item.kind === 'agent' ? 'markdown msg agent' : 'markdown thought-body') };
+      this.streams.set(item.id, entry);
+    }
+    const changed = entry.rev !== item.rev;
+    if (changed) {
+      entry.rev = item.rev;
+      entry.view.update(item.text);
+    }
+    if (complete) entry.view.finish();
+    return changed;
   }
 
   private build(item: ChatItem, state: ChatState): HTMLElement {
@@ -61,9 +134,12 @@ export class Transcript {
       case 'user':
         return userMessage(item, state);
       case 'agent':
-        return markdown('msg agent', item.text);
-      case 'thought':
-        return h('details', { class: 'msg thought' }, h('summary', {}, icon('lightbulb'), ' Thinking'), markdown('thought-body', item.text));
+        return this.streams.get(item.id)!.view.el;
+      case 'thought': {
+        const el = h('details', { class: 'msg thought' }, h('summary', {}, icon('lightbulb'), ' Thinking'));
+        el.append(this.streams.get(item.id)!.view.el);
+        return el;
+      }
       case 'tool':
         return this.toolCard(item);
       case 'notice':
@@ -94,6 +170,11 @@ export class Transcript {
       );
     }
     if (view.text) body.append(h('pre', { class: 'text', tabindex: '0' }, view.text));
+    if (view.savedUserEdits) {
+      body.append(
+        h('div', { class: 'saved-user-edits', role: 'note' }, icon('save'), ` Saved with your unsaved changes to ${view.savedUserEdits.join(', ')}: the edit is saved right away, and the whole file with it.`),
+      );
+    }
     if (card.question && view.status === 'awaiting') body.append(this.questionBox(card, card.question));
     else if (view.plan !== undefined && card.answered) body.append(h('div', { class: 'answer' }, icon('comment'), ` You answered: ${card.answered.label}`, card.answered.feedback ? h('blockquote', {}, card.answered.feedback) : null));
     const loc = card.locations[0];
@@ -107,7 +188,7 @@ export class Transcript {
     const kind = view.plan !== undefined ? 'plan' : card.toolKind;
     // Nothing to unfold (a finished Read says how much it read in its title line): no toggle.
     const empty = body.childElementCount === 0;
-    const el = h('details', { class: `tool status-${view.status}${empty ? ' no-body' : ''}`, 'data-kind': kind, open: (open && !empty) || undefined }, summary, body);
+    const el = h('details', { class: `tool status-${view.status}${empty ? ' no-body' : ''}`, 'data-kind': kind, 'data-call': card.toolCallId, open: (open && !empty) || undefined }, summary, body);
 
     if (loc) {
       const openFile = button(`Open ${loc.uri}`, { class: 'icon-button open-file' }, icon('go-to-file'));
@@ -123,42 +204,62 @@ export class Transcript {
     return el;
   }
 
-  /** The open question on a card: its answers (an "always" shows the rule it saves), and for
-   * a plan a feedback box; for an edit, "Review diff"; "Open dialog" brings the modal back. */
+  /** The open question on a card: Allow once · Always allow `<rule>` · Reject (with an
+   * optional reason) · Always reject, what the rule means, and "Review diff" for an edit. A
+   * plan has a feedback box and the daemon's answers. No button takes the focus by itself. */
   private questionBox(card: ToolCard, q: CardQuestion): HTMLElement {
-    const box = h('div', { class: `question question-${q.kind}`, role: 'group', 'aria-label': q.kind === 'plan' ? 'Plan approval' : 'Permission' });
-    let feedback: HTMLTextAreaElement | undefined;
+    const box = h('div', { class: `question question-${q.kind}`, role: 'group', tabindex: '-1', 'aria-label': q.kind === 'plan' ? 'Plan approval' : `Permission: ${card.title}` });
+    let feedback: HTMLTextAreaElement | HTMLInputElement | undefined;
     if (q.kind === 'plan') {
       feedback = h('textarea', { class: 'feedback', rows: '2', 'aria-label': 'Feedback on the plan', placeholder: 'Feedback (optional): what to change, what to keep in mind…' });
-      feedback.value = this.feedback.get(card.id) ?? '';
-      feedback.addEventListener('input', () => this.feedback.set(card.id, feedback!.value));
-      box.append(feedback);
+    } else if (q.choices.some((c) => c.kind === 'reject_once' || c.kind === 'reject_always')) {
+      feedback = h('input', { type: 'text', class: 'reason', 'aria-label': 'Reason for rejecting (optional)', placeholder: 'Reason (optional), sent with Reject' });
+    }
+    if (feedback) {
+      const input = feedback;
+      input.value = this.feedback.get(card.id) ?? '';
+      input.addEventListener('input', () => this.feedback.set(card.id, input.value));
     }
     const row = h('div', { class: 'choices' });
+    const shownRule = new Set<string>();
     for (const c of q.choices) {
       const allow = c.kind === 'allow_once' || c.kind === 'allow_always';
-      const label = c.rule && c.label.includes(c.rule) ? c.label.slice(0, c.label.indexOf(c.rule)).trim() : c.label;
-      const b = button(c.label, { class: allow ? 'primary' : 'secondary', 'data-option': c.optionId }, label, c.rule ? h('code', { class: 'rule' }, c.rule) : null);
+      const name = c.rule && c.label.includes(c.rule) ? c.label.slice(0, c.label.indexOf(c.rule)).trim() : c.label;
+      // The rule as it will be saved, once: an "Always reject" of the same rule says it already.
+      const rule = c.rule && !shownRule.has(c.rule) ? h('code', { class: 'rule' }, c.rule) : null;
+      if (c.rule) shownRule.add(c.rule);
+      const b = button(c.meaning ? `${c.label}: ${c.meaning}` : c.label, { class: allow ? 'primary' : 'secondary', 'data-option': c.optionId, 'data-kind': c.kind }, name, rule);
       b.addEventListener('click', () => {
+        const reason = q.kind === 'plan' || !allow ? feedback?.value.trim() || undefined : undefined;
         this.feedback.delete(card.id);
-        send({ type: 'answerPermission', toolCallId: card.toolCallId, optionId: c.optionId, feedback: feedback?.value.trim() || undefined });
+        send({ type: 'answerPermission', toolCallId: card.toolCallId, optionId: c.optionId, feedback: reason });
       });
       row.append(b);
     }
+    if (q.kind === 'tool' && q.hasDiff) {
+      const review = button('Review the proposed change in the diff editor', { class: 'link review-diff' }, icon('diff'), ' Review diff');
+      review.addEventListener('click', () => send({ type: 'reviewPermission', toolCallId: card.toolCallId }));
+      row.append(review);
+    }
+    if (q.kind === 'plan' && feedback) box.append(feedback);
     box.append(row);
-    if (q.kind === 'tool') {
-      const more = h('div', { class: 'question-more' });
-      if (q.hasDiff) {
-        const review = button('Review the proposed change in the diff editor', { class: 'link review-diff' }, icon('diff'), ' Review diff');
-        review.addEventListener('click', () => send({ type: 'reviewPermission', toolCallId: card.toolCallId }));
-        more.append(review);
-      }
-      const reopen = button('Ask in a dialog again', { class: 'link reopen' }, icon('link-external'), ' Open dialog');
-      reopen.addEventListener('click', () => send({ type: 'reopenPermission', toolCallId: card.toolCallId }));
-      more.append(reopen);
-      box.append(more);
+    if (q.kind === 'tool' && feedback) box.append(feedback);
+    const always = q.choices.find((c) => c.rule && c.meaning);
+    if (always?.rule) {
+      box.append(
+        h('p', { class: 'rule-meaning' }, icon('info'), ' “Always” saves ', h('code', {}, always.rule), ` in ${RULES_FILE}: ${always.meaning}.`),
+      );
     }
     return box;
+  }
+
+  /** Scroll to the card of `toolCallId` and focus its question (a group, not a button, so a
+   * stray Enter answers nothing). */
+  reveal(toolCallId: string): void {
+    const card = this.root.querySelector<HTMLElement>(`.tool[data-call="${CSS.escape(toolCallId)}"]`);
+    if (!card) return;
+    card.scrollIntoView({ block: 'center' });
+    (card.querySelector<HTMLElement>('.question') ?? card).focus({ preventScroll: true });
   }
 }
 
@@ -168,11 +269,13 @@ function markdown(cls: string, text: string): HTMLElement {
   return el;
 }
 
-/** What an item's element depends on besides the item itself. */
+/** What an item's element depends on besides the item itself. A streamed item's element is
+ * built once; its content follows the text (`StreamView`). */
 function signature(item: ChatItem, state: ChatState): string {
   if (item.kind === 'user' || item.kind === 'turn_end') {
     return `${item.rev}:${state.busy}:${state.rewindable.includes(item.turnId)}`;
   }
+  if (item.kind === 'agent' || item.kind === 'thought') return 'streamed';
   return String(item.rev);
 }
 

@@ -61,14 +61,13 @@ export interface ServerOptions {
   settings?: Record<string, unknown>;
   /** A second workspace folder, `web`, with these files: the window is multi-root. */
   secondFolder?: Record<string, string>;
-  /** No daemon anywhere the extension looks: no workspace .venv, and a home folder of the
-   * run's own whose ~/.local/bin has only uv (the installer "Install with uv" runs). */
+  /** No daemon anywhere the extension looks, and neither pipx nor uv: no workspace .venv, a
+   * home folder of the run's own, and PATH without them. "Install the Daemon" then has only
+   * the machine's Python (pip's downloads are cached with the tooling between runs). */
   noDaemon?: boolean;
 }
 
-/** uv from ci-install.sh; its downloads are cached with the tooling between runs. */
-const UV = path.join(TOOLING, 'uv/bin/uv');
-const UV_CACHE = path.join(TOOLING, 'uv-cache');
+const PIP_CACHE = path.join(TOOLING, 'pip-cache');
 
 export async function startCodeServer(options: ServerOptions = {}): Promise<CodeServer> {
   const extraSettings = options.settings ?? {};
@@ -105,14 +104,12 @@ export async function startCodeServer(options: ServerOptions = {}): Promise<Code
   // repository's). PATH cannot carry it: the server re-reads PATH from a login shell.
   const venv = path.dirname(path.dirname(daemon.command));
   // The link is made even when a test sets tether.path: removing the setting finds it.
-  if (options.noDaemon) requireFile(UV, 'uv');
-  else if (path.basename(daemon.command) === 'tether') fs.symlinkSync(venv, path.join(workspace, '.venv'));
+  if (options.noDaemon) {
+    /* nothing in the workspace */
+  } else if (path.basename(daemon.command) === 'tether') fs.symlinkSync(venv, path.join(workspace, '.venv'));
   else settings['tether.path'] = daemon.command;
   const home = path.join(run, 'home');
-  if (options.noDaemon) {
-    fs.mkdirSync(path.join(home, '.local/bin'), { recursive: true });
-    fs.symlinkSync(UV, path.join(home, '.local/bin/uv'));
-  }
+  if (options.noDaemon) fs.mkdirSync(home, { recursive: true });
   Object.assign(settings, extraSettings);
   const settingsFile = path.join(run, 'data/User/settings.json');
   fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
@@ -133,7 +130,7 @@ export async function startCodeServer(options: ServerOptions = {}): Promise<Code
     ...xdgEnv,
     PATH: `${path.dirname(NODE)}:${process.env.PATH}`,
     TETHER_DATA_DIR: path.join(run, 'tether-data'),
-    ...(options.noDaemon ? { HOME: home, UV_CACHE_DIR: UV_CACHE, UV_PYTHON_DOWNLOADS: 'never' } : {}),
+    ...(options.noDaemon ? { HOME: home, PATH: withoutInstallers(`${path.dirname(NODE)}:${process.env.PATH}`), PIP_CACHE_DIR: PIP_CACHE } : {}),
   };
   const common = ['--extensions-dir', path.join(run, 'ext'), '--user-data-dir', path.join(run, 'data')];
   execFileSync(NODE, [CODE_SERVER, ...common, '--install-extension', VSIX], { env, stdio: 'pipe', timeout: 60_000 });
@@ -175,6 +172,12 @@ export async function startCodeServer(options: ServerOptions = {}): Promise<Code
       }
     },
   };
+}
+
+/** PATH without the folders that hold pipx, uv or a tether (the machine's own tools). */
+function withoutInstallers(pathEnv: string): string {
+  const has = (dir: string) => ['pipx', 'uv', 'tether'].some((name) => fs.existsSync(path.join(dir, name)));
+  return pathEnv.split(':').filter((dir) => dir && !has(dir)).join(':');
 }
 
 /** The extension host's log files (Tether's output channel included), for failure reports. */

@@ -98,6 +98,15 @@ class TreeItem {
   constructor(readonly label: string, readonly collapsibleState = 0) {}
 }
 
+class TabInputTextDiff {
+  constructor(readonly original: Uri, readonly modified: Uri) {}
+}
+/** Editor tabs: `vscode.diff` opens one, `tabGroups.close` closes them. */
+export const tabs: { label: string; input: unknown }[] = [];
+
+/** `workspace.workspaceFolders`, as a test sets it. */
+export const workspaceFolders: { uri: Uri; name: string }[] = [];
+
 /** The code action providers registered through the stub. */
 export const codeActionProviders: { provideCodeActions(doc: unknown, range: unknown, context: { diagnostics: unknown[] }): unknown[] }[] = [];
 /** What `window.activeTextEditor` is. */
@@ -113,6 +122,13 @@ export const stub = {
   },
   EventEmitter,
   TreeItem,
+  TabInputTextDiff,
+  Range: class {
+    constructor(readonly startLine: number, readonly startCharacter: number, readonly endLine: number, readonly endCharacter: number) {}
+  },
+  Disposable: {
+    from: (...items: { dispose(): unknown }[]) => ({ dispose: () => items.forEach((d) => d.dispose()) }),
+  },
   TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
   ThemeIcon: class {
     constructor(readonly id: string) {}
@@ -136,7 +152,29 @@ export const stub = {
       return infoAnswers.shift();
     },
     showErrorMessage: async (...args: unknown[]) => void calls.push({ method: 'showErrorMessage', args }),
-    createTreeView: () => disposable,
+    createTreeView: (id: string) => {
+      calls.push({ method: 'createTreeView', args: [id] });
+      return disposable;
+    },
+    registerWebviewViewProvider: (id: string) => {
+      calls.push({ method: 'registerWebviewViewProvider', args: [id] });
+      return disposable;
+    },
+    createOutputChannel: (name: string) => {
+      calls.push({ method: 'createOutputChannel', args: [name] });
+      return { info() {}, warn() {}, error() {}, show() {}, dispose() {} };
+    },
+    tabGroups: {
+      get all() {
+        return [{ tabs }];
+      },
+      close: async (closing: (typeof tabs)[number][]) => {
+        calls.push({ method: 'closeTabs', args: closing.map((t) => t.label) });
+        for (const t of closing) tabs.splice(tabs.indexOf(t), 1);
+        return true;
+      },
+    },
+    showTextDocument: async (...args: unknown[]) => void calls.push({ method: 'showTextDocument', args }),
     get activeTextEditor() {
       return editor.active;
     },
@@ -144,6 +182,9 @@ export const stub = {
   workspace: {
     get textDocuments() {
       return documents;
+    },
+    get workspaceFolders() {
+      return workspaceFolders;
     },
     openTextDocument: async (uri: Uri) => {
       const doc = document(uri.toString(), false);
@@ -175,7 +216,10 @@ export const stub = {
     getDiagnostics: (uri: Uri) => diagnostics.get(uri.toString()) ?? [],
   },
   commands: {
-    executeCommand: async (...args: unknown[]) => void calls.push({ method: 'executeCommand', args }),
+    executeCommand: async (...args: unknown[]) => {
+      calls.push({ method: 'executeCommand', args });
+      if (args[0] === 'vscode.diff') tabs.push({ label: String(args[3]), input: new TabInputTextDiff(args[1] as Uri, args[2] as Uri) });
+    },
     registerCommand: (id: string, fn: (...args: unknown[]) => unknown) => {
       commands.set(id, fn);
       return disposable;

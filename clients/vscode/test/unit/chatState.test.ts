@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatAction, ChatState, emptyState, reduce } from '../../src/core/chatState';
+import { ChatAction, ChatState, ToolCard, emptyState, reduce } from '../../src/core/chatState';
+import { toolCardView } from '../../src/core/toolView';
 import { SessionUpdate } from '../../src/core/wire';
 
 function run(updates: [string, SessionUpdate][], live = true, state: ChatState = emptyState('s1')): ChatState {
@@ -212,5 +213,18 @@ describe('chat state reducer', () => {
     }
     assert.deepEqual(view, host);
     assert.equal(host.mode, 'plan');
+  });
+
+  it('an edit that saved the user\'s unsaved lines says so on its card; otherwise a notice', () => {
+    const edit: SessionUpdate = { kind: 'tool_call', toolCallId: 'e1', title: 'Edit calc/ops.py', toolKind: 'edit', status: 'pending', rawInput: {}, locations: [{ uri: 'file:///w/calc/ops.py' }] };
+    const s = run([['t1', toolCall('r1', 'Read calc/ops.py')], ['t1', edit]]);
+    reduce(s, { type: 'savedUserEdits', uri: 'file:///w/calc/ops%2Epy' });
+    const card = s.items.find((i) => i.kind === 'tool' && i.toolCallId === 'e1');
+    assert.deepEqual(card?.kind === 'tool' && card.savedUserEdits, ['file:///w/calc/ops%2Epy'], 'the edit\'s card, matched by decoded URI');
+    assert.equal(toolCardView(card as ToolCard).savedUserEdits?.[0], 'ops.py');
+    assert.equal(toolCardView(card as ToolCard).expanded, true);
+    reduce(s, { type: 'savedUserEdits', uri: 'file:///w/other.py' });
+    const last = s.items.at(-1);
+    assert.equal(last?.kind === 'notice' && last.message, 'Saving other.py also saved the changes you had not saved yet.');
   });
 });

@@ -4,7 +4,6 @@ import { emptyUsage } from '../../src/core/chatState';
 import { basename, contextMeter, diffStat, formatCost, formatTokens, statusText, truncate } from '../../src/core/format';
 import { rankPaths, score } from '../../src/core/fuzzy';
 import { renderMarkdown } from '../../src/core/markdown';
-import { isFromWebview } from '../../src/core/messages';
 
 describe('formatting', () => {
   it('formats tokens and cost compactly', () => {
@@ -78,15 +77,5 @@ describe('markdown', () => {
   });
   it('renders tables (their borders come from chat.css)', () => {
     assert.match(renderMarkdown('| a | b |\n|---|---|\n| 1 | 2 |'), /<table>[\s\S]*<td>1<\/td>/);
-  });
-});
-
-describe('webview messages', () => {
-  it('accepts known message types only', () => {
-    assert.equal(isFromWebview({ type: 'prompt', text: 'x', attachments: [] }), true);
-    assert.equal(isFromWebview({ type: 'rm -rf' }), false);
-    assert.equal(isFromWebview(null), false);
-    assert.equal(isFromWebview('ready'), false);
-    assert.equal(isFromWebview({ type: 'toString' }), false, 'no prototype keys');
   });
 });

@@ -1,5 +1,5 @@
 /** The VS Code glue, with the `vscode` module stubbed (test/support/vscodeStub.ts). */
-import { calls, codeActionProviders, commands, diagnostics, disk, editor, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
+import { calls, tabs, codeActionProviders, diagnostics, disk, editor, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { CardQuestion } from '../../src/core/chatState';
@@ -9,7 +9,7 @@ import { TetherApi } from '../../src/core/rpc';
 import { ChangeTracker } from '../../src/core/turns';
 import { ChangesView } from '../../src/vscode/changesView';
 import { forwardDiagnostics } from '../../src/vscode/diagnosticsForwarder';
-import { registerFixes } from '../../src/vscode/fixes';
+import { fixCommands, registerFixProvider } from '../../src/vscode/fixes';
 import { ContentBlock } from '../../src/core/wire';
 import { DiffDocuments } from '../../src/vscode/diffDocuments';
 import { saveDocuments } from '../../src/vscode/documents';
@@ -19,6 +19,7 @@ import { NEVER, TestToken } from '../support/fakeRpc';
 
 beforeEach(() => {
   calls.length = 0;
+  tabs.length = 0;
   warningAnswers.length = 0;
   infoAnswers.length = 0;
   documents.length = 0;
@@ -29,8 +30,9 @@ const EDIT: PermissionRequestParams = {
   toolCall: { toolCallId: 'c1', title: 'Edit a.py', toolKind: 'edit', rawInput: {}, content: [{ type: 'diff', uri: 'file:///w/a.py', oldText: 'old\n', newText: 'new\n' }] },
   options: [
     { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
-    { optionId: 'allow_always', name: 'Allow always', kind: 'allow_always' },
+    { optionId: 'allow_always', name: 'Always allow Edit(/a.py)', kind: 'allow_always', rule: 'Edit(/a.py)' },
     { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
+    { optionId: 'reject_always', name: 'Always reject Edit(/a.py)', kind: 'reject_always', rule: 'Edit(/a.py)' },
   ],
 };
 
@@ -46,102 +48,102 @@ const PLAN: PermissionRequestParams = {
   ],
 };
 
-describe('permission dialog', () => {
+describe('permission questions in the editor', () => {
   type Shown = { id: string; question: CardQuestion | null; answered?: Answer };
-  function dialog(visible = true) {
+  function dialog(options: { visible?: boolean; wantsDialog?: boolean } = {}) {
     const shown: Shown[] = [];
-    const revealed: number[] = [];
+    const revealed: (string | undefined)[] = [];
     const diffs = new DiffDocuments();
     const d = new PermissionDialog(diffs, {
       show: (id, question, extra) => shown.push({ id, question, answered: extra.answered }),
-      chatVisible: () => visible,
-      revealChat: async () => void revealed.push(1),
+      chatVisible: () => options.visible ?? true,
+      revealChat: async (id) => void revealed.push(id),
+      wantsDialog: () => options.wantsDialog ?? false,
+      sessionFolder: () => 'ws',
     });
     return { d, shown, revealed };
   }
-  const settle = () => new Promise((r) => setTimeout(r, 0));
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+  };
+  const dialogs = () => calls.filter((c) => c.method === 'showWarningMessage' || c.method === 'showInformationMessage');
 
-  it('asks in a modal with the answers and "Review diff", and returns the pick', async () => {
+  it('asks on the chat card only: no dialog, no notification while the chat is in view', async () => {
     const { d, shown } = dialog();
-    warningAnswers.push('Allow once');
-    const outcome = await d.ask(EDIT, NEVER);
-    assert.deepEqual(outcome, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
-    const [modal] = calls;
-    assert.equal(modal.args[0], 'Tether wants to: Edit a.py');
-    assert.deepEqual(modal.args[1], { modal: true, detail: 'change a.py (+1 −1)' });
-    assert.deepEqual(modal.args.slice(2), ['Allow once', 'Allow always', 'Reject', 'Review diff']);
-    assert.equal(shown[0].question?.hasDiff, true, 'the chat card shows the question while it is open');
-    assert.deepEqual(shown[1], { id: 'c1', question: null, answered: { label: 'Allow once', optionId: 'allow_once' } });
-  });
-
-  it('"Review diff" opens the diff editor on the proposed change and asks again without a modal', async () => {
-    const { d } = dialog();
-    warningAnswers.push('Review diff', 'Reject');
-    const outcome = await d.ask(EDIT, NEVER);
-    assert.deepEqual(outcome, { outcome: { outcome: 'selected', optionId: 'reject_once' } });
-    const diff = calls.find((c) => c.method === 'executeCommand');
-    assert.ok(diff);
-    assert.equal(diff.args[0], 'vscode.diff');
-    assert.equal(readVirtual(diff.args[1] as Uri), 'old\n');
-    assert.equal(readVirtual(diff.args[2] as Uri), 'new\n');
-    const again = calls.filter((c) => c.method === 'showWarningMessage')[1];
-    assert.equal(typeof again.args[1], 'string', 'the second ask is a plain notification');
-  });
-
-  it('Escape on the modal answers nothing: the card answers later, the turn waits meanwhile', async () => {
-    const { d, shown } = dialog();
-    warningAnswers.push(undefined); // the modal, dismissed
-    let done = false;
-    const pending = d.ask(EDIT, NEVER).then((o) => ((done = true), o));
-    await settle();
-    assert.equal(done, false, 'still waiting for an answer');
-    assert.equal(d.pending.isPending('c1'), true);
-    assert.equal(shown.length, 1, 'the card still shows the question');
-    d.pending.answer('c1', 'allow_once');
-    assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
-  });
-
-  it('closing the "Review diff" notification answers nothing either; the card can reopen the dialog', async () => {
-    const { d } = dialog();
-    warningAnswers.push('Review diff', undefined);
     const pending = d.ask(EDIT, NEVER);
     await settle();
-    await settle();
+    assert.deepEqual(dialogs(), [], 'nothing takes the focus from the editor');
     assert.equal(d.pending.isPending('c1'), true);
-    warningAnswers.push('Reject');
-    await d.converse('c1');
-    assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'reject_once' } });
-    const modals = calls.filter((c) => c.method === 'showWarningMessage' && typeof c.args[1] === 'object');
-    assert.equal(modals.length, 2, 'the modal came back');
+    assert.equal(shown[0].question?.hasDiff, true);
+    assert.deepEqual(shown[0].question?.choices.map((c) => c.label), ['Allow once', 'Always allow Edit(/a.py)', 'Reject', 'Always reject Edit(/a.py)']);
+    assert.equal(shown[0].question?.choices[1].meaning, 'editing a.py in the folder ws');
+    d.pending.answer('c1', 'reject_once', 'use a helper instead');
+    assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'reject_once', feedback: 'use a helper instead' } });
+    assert.deepEqual(shown.at(-1), { id: 'c1', question: null, answered: { label: 'Reject', optionId: 'reject_once', feedback: 'use a helper instead' } });
   });
 
-  it('the card\'s "Review diff" opens the diff without another dialog', async () => {
-    const { d } = dialog();
-    warningAnswers.push(undefined);
+  it('with the chat out of sight, a notification points to the card; it answers nothing', async () => {
+    const { d, revealed } = dialog({ visible: false });
+    infoAnswers.push('Show in Chat');
     const pending = d.ask(EDIT, NEVER);
     await settle();
-    calls.length = 0;
-    await d.reviewDiff('c1', false);
-    assert.deepEqual(calls.map((c) => c.method), ['executeCommand']);
+    const [note] = dialogs();
+    assert.equal(note.method, 'showInformationMessage');
+    assert.deepEqual(note.args, ['Tether needs your approval: Edit a.py', 'Show in Chat', 'Review diff'], 'not modal, no answer buttons');
+    assert.deepEqual(revealed, ['c1'], 'the chat, at the card');
+    assert.equal(d.pending.isPending('c1'), true, 'still asking');
     d.pending.answer('c1', 'allow_once');
     await pending;
   });
 
-  it('a question the daemon withdraws ($/cancelRequest) ends with cancelled', async () => {
+  it('the modal, when turned on: its first (focused) button allows nothing, Escape answers nothing', async () => {
+    const { d } = dialog({ wantsDialog: true });
+    warningAnswers.push(undefined); // Escape
+    const pending = d.ask(EDIT, NEVER);
+    await settle();
+    const [modal] = dialogs();
+    assert.deepEqual(modal.args[1], { modal: true, detail: 'change a.py (+1 −1)' });
+    const titles = (modal.args.slice(2) as { title: string; isCloseAffordance?: boolean }[]).map((i) => `${i.title}${i.isCloseAffordance ? ' (Escape)' : ''}`);
+    assert.deepEqual(titles, ['Show in Chat', 'Review diff', 'Allow once', 'Always allow Edit(/a.py)', 'Reject', 'Always reject Edit(/a.py)', 'Not Now (Escape)']);
+    assert.equal(d.pending.isPending('c1'), true);
+    warningAnswers.push({ title: 'Allow once' } as unknown as string);
+    await d.dialog('c1');
+    assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
+  });
+
+  it('"Review diff" opens the proposed change; the tab closes once the question is answered', async () => {
+    const { d } = dialog();
+    const pending = d.ask(EDIT, NEVER);
+    await settle();
+    await d.reviewDiff('c1');
+    const diff = calls.find((c) => c.method === 'executeCommand' && c.args[0] === 'vscode.diff')!;
+    assert.equal(readVirtual(diff.args[1] as Uri), 'old\n');
+    assert.equal(readVirtual(diff.args[2] as Uri), 'new\n');
+    assert.deepEqual(tabs.map((t) => t.label), ['a.py (proposed by Tether)']);
+    d.pending.answer('c1', 'allow_once');
+    await pending;
+    await settle();
+    assert.deepEqual(tabs, [], 'the stale proposal is gone');
+  });
+
+  it('a question the daemon withdraws ($/cancelRequest) ends with cancelled and closes its diff', async () => {
     const { d, shown } = dialog();
     const token = new TestToken();
     const pending = d.ask({ ...EDIT, toolCall: { ...EDIT.toolCall, toolCallId: 'c2' } }, token);
+    await settle();
+    await d.reviewDiff('c2');
     token.cancel();
     assert.deepEqual(await pending, { outcome: { outcome: 'cancelled' } });
     assert.equal(shown.at(-1)?.question, null, 'the card stops asking');
+    await settle();
+    assert.deepEqual(tabs, []);
   });
 
-  it('a plan goes to its card, not to a modal; the answer carries the feedback', async () => {
-    const { d, shown } = dialog(true);
+  it('a plan goes to its card; the answer carries the feedback', async () => {
+    const { d, shown } = dialog();
     const pending = d.ask(PLAN, NEVER);
     await settle();
-    assert.equal(calls.filter((c) => c.method === 'showWarningMessage').length, 0, 'no modal for a plan');
-    assert.equal(calls.filter((c) => c.method === 'showInformationMessage').length, 0, 'the chat is in view: no notification');
+    assert.deepEqual(dialogs(), [], 'no dialog for a plan, and the chat is in view');
     assert.equal(shown[0].question?.kind, 'plan');
     assert.equal(shown[0].question?.plan, '1. Fix mean()');
     d.pending.answer('p1', 'plan_keep', 'Cover the empty list');
@@ -150,12 +152,11 @@ describe('permission dialog', () => {
   });
 
   it('a plan while the chat is out of sight says so in a notification that opens the chat', async () => {
-    const { d, revealed } = dialog(false);
+    const { d, revealed } = dialog({ visible: false });
     infoAnswers.push('Review Plan');
     const pending = d.ask(PLAN, NEVER);
     await settle();
-    await settle();
-    assert.equal(revealed.length, 1);
+    assert.deepEqual(revealed, ['p1']);
     d.pending.answer('p1', 'plan_default');
     await pending;
   });
@@ -230,14 +231,14 @@ describe('changes view', () => {
     const { tracker, view } = twoTurns();
     disk.set('file:///w/a.py', 'v2\n');
     const [first, second] = [tracker.find('s', 't1')!, tracker.find('s', 't2')!];
-    await commands.get('tether.openChange')!({ turn: first, file: first.files[0] });
+    await view.commands()['tether.openChange']({ turn: first, file: first.files[0] });
     assert.deepEqual(diffSides(), ['v0\n', 'v1\n']);
     // The latest turn, while the file still reads as it left it: the file itself (editable).
-    await commands.get('tether.openChange')!({ turn: second, file: second.files[0] });
+    await view.commands()['tether.openChange']({ turn: second, file: second.files[0] });
     assert.deepEqual(diffSides(), ['v1\n', 'file:/w/a.py']);
     // Edited since: the text the turn left.
     disk.set('file:///w/a.py', 'v3\n');
-    await commands.get('tether.openChange')!({ turn: second, file: second.files[0] });
+    await view.commands()['tether.openChange']({ turn: second, file: second.files[0] });
     assert.deepEqual(diffSides(), ['v1\n', 'v2\n']);
     view.dispose();
   });
@@ -247,7 +248,7 @@ describe('changes view', () => {
     tracker.load('s', [{ turnId: 'old', kind: 'user_message', content: [{ type: 'text', text: 'old' }] }, { turnId: 'old', kind: 'tool_call_update', toolCallId: 'x', content: [{ type: 'diff', uri: 'file:///w/b.py', oldText: 'a', newText: 'b' }] }], []);
     const [node] = view.getChildren();
     assert.equal(view.getTreeItem(node).contextValue, 'tetherTurnKept');
-    await commands.get('tether.undoTurn')!(node);
+    await view.commands()['tether.undoTurn'](node);
     assert.match(String(calls.at(-1)?.args[0]), /cannot undo this turn/);
     view.dispose();
   });
@@ -263,14 +264,16 @@ describe('Fix with Tether', () => {
 
   it('a quick fix per diagnostic, which runs a turn about that problem in its file\'s session', async () => {
     const asked: [ContentBlock[], string][] = [];
-    registerFixes({ ask: async (p, file) => void asked.push([p, file.toString()]), attachFile: async () => {} });
+    const fixes = fixCommands({ ask: async (p, file) => void asked.push([p, file.toString()]), attachFile: async () => {} });
+    registerFixProvider();
     const provider = codeActionProviders.at(-1)!;
     const doc = { uri: Uri.parse('file:///w/c.json') };
     const one = provider.provideCodeActions(doc, null, { diagnostics: [problem(2, 0, 'Trailing comma')] }) as { title: string; command: { command: string; arguments: unknown[] } }[];
     assert.deepEqual(one.map((a) => a.title), ['Fix with Tether']);
     const two = provider.provideCodeActions(doc, null, { diagnostics: [problem(2, 0, 'Trailing comma'), problem(2, 1, 'Odd')] }) as { title: string }[];
     assert.deepEqual(two.map((a) => a.title), ['Fix with Tether: Trailing comma', 'Fix with Tether: Odd']);
-    await commands.get(one[0].command.command)!(...one[0].command.arguments);
+    assert.equal(one[0].command.command, 'tether.fix');
+    await fixes['tether.fix'](...one[0].command.arguments);
     assert.equal(asked[0][1], 'file:///w/c.json');
     assert.equal(asked[0][0][0].type === 'text' && asked[0][0][0].text, 'Fix this problem in c.json: line 3, error: Trailing comma (json)');
   });
@@ -278,13 +281,13 @@ describe('Fix with Tether', () => {
   it('the editor title button sends the file\'s errors and warnings, or adds a file without any', async () => {
     const asked: ContentBlock[][] = [];
     const attached: string[] = [];
-    registerFixes({ ask: async (p) => void asked.push(p), attachFile: async (uri) => void attached.push(uri.toString()) });
+    const fixes = fixCommands({ ask: async (p) => void asked.push(p), attachFile: async (uri) => void attached.push(uri.toString()) });
     editor.active = { document: { uri: Uri.parse('file:///w/a.py') } };
     diagnostics.set('file:///w/a.py', [problem(4, 3, 'hint only'), problem(1, 1, 'shadowed'), problem(7, 0, 'undefined')]);
-    await commands.get('tether.fixFile')!();
+    await fixes['tether.fixFile']();
     assert.match(asked[0][0].type === 'text' ? asked[0][0].text : '', /^Fix these problems in a\.py:\n- line 8, error: undefined \(json\)\n- line 2, warning: shadowed \(json\)$/);
     diagnostics.set('file:///w/a.py', [problem(4, 3, 'hint only')]);
-    await commands.get('tether.fixFile')!();
+    await fixes['tether.fixFile']();
     assert.deepEqual(attached, ['file:///w/a.py']);
     assert.equal(asked.length, 1);
     editor.active = undefined;

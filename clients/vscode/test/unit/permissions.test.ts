@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PendingPermissions, buildQuestion, outcomeOfKind } from '../../src/core/permissions';
+import { describeRule } from '../../src/core/rules';
 import { PermissionRequestParams } from '../../src/core/wire';
 
 const options: PermissionRequestParams['options'] = [
@@ -125,5 +126,30 @@ describe('pending questions', () => {
     assert.deepEqual((await first).outcome, { outcome: { outcome: 'cancelled' } });
     pending.answer('c', 'allow_once');
     assert.deepEqual((await second).outcome, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
+  });
+});
+
+describe('what an "always" rule means', () => {
+  it('says a leading / is the workspace folder, // the file system, ~/ the home folder', () => {
+    assert.equal(describeRule('Edit(/calc/ops.py)', 'ws'), 'editing calc/ops.py in the folder ws');
+    assert.equal(describeRule('Edit(/calc/ops.py)'), 'editing calc/ops.py in this workspace folder');
+    assert.equal(describeRule('Write(//etc/hosts)', 'ws'), 'writing /etc/hosts');
+    assert.equal(describeRule('Read(~/notes.md)'), 'reading ~/notes.md in your home folder');
+    assert.equal(describeRule('Edit(/src/**)', 'ws'), 'editing files matching src/** in the folder ws');
+  });
+
+  it('says what commands, fetches and tools a rule covers', () => {
+    assert.equal(describeRule('Bash(npm test:*)'), 'commands that start with npm test');
+    assert.equal(describeRule('Bash(git status)'), 'the command git status, exactly');
+    assert.equal(describeRule('WebFetch(domain:docs.python.org)'), 'fetching from docs.python.org');
+    assert.equal(describeRule('mcp__github__create_issue'), 'the tool create_issue of the MCP server github');
+    assert.equal(describeRule('mcp__github'), 'every tool of the MCP server github');
+    assert.equal(describeRule('Glob'), 'every Glob call');
+  });
+
+  it('goes with the "always" choices of a question', () => {
+    const q = buildQuestion(request({ rawInput: { command: 'npm test' } }), undefined, 'ws');
+    assert.equal(q.choices.find((c) => c.kind === 'allow_always')?.meaning, 'commands that start with npm test');
+    assert.equal(q.choices.find((c) => c.kind === 'allow_once')?.meaning, undefined);
   });
 });

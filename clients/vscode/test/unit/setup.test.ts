@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { describe as describeProblem, fixPrompt, worthFixing } from '../../src/core/fix';
-import { findInstallers, installArgs, toolBinDirs } from '../../src/core/install';
+import { PythonProbe, findUv, installPlan, missingPython, onPath, pythonNames } from '../../src/core/install';
+import { toolBinDirs } from '../../src/core/resolve';
 import { buildPrompt, toComposer } from '../../src/core/mentions';
 import { sessionEntries } from '../../src/core/sessionList';
 import { badDaemon, daemonDown, missingDaemon, modelName, modelSetup } from '../../src/core/setup';
@@ -11,25 +12,26 @@ import { badDaemon, daemonDown, missingDaemon, modelName, modelSetup } from '../
 describe('set-up card', () => {
   const notFound = { found: false as const, reason: 'not_found' as const, message: 'not found', searched: [] };
 
-  it('no daemon: install buttons for the installers this machine has, then a path', () => {
-    const s = missingDaemon(notFound, ['pipx', 'uv']);
+  it('no daemon: one Install button (no pipx or uv needed), then a path', () => {
+    const s = missingDaemon(notFound, true);
     assert.equal(s.problem, 'no_daemon');
     assert.equal(s.title, 'Install the Tether daemon');
-    assert.deepEqual(s.actions.map((a) => a.id), ['installPipx', 'installUv', 'setPath', 'showLog']);
-    const none = missingDaemon(notFound, []);
-    assert.deepEqual(none.actions.map((a) => a.id), ['setPath', 'showLog']);
-    assert.match(none.detail, /Install pipx or uv/);
+    assert.deepEqual(s.actions.map((a) => `${a.id}:${a.label}`), ['install:Install the Daemon', 'setPath:Set Path…', 'showLog:Show Log']);
+    assert.match(s.detail, /Python 3\.11 or later, or uv/);
+    const none = missingDaemon(notFound, false);
+    assert.deepEqual(none.actions.map((a) => a.id), ['setPath', 'showLog'], 'a build without the wheel cannot install it');
+    assert.match(none.detail, /uv tool install/);
   });
 
   it('a tether.path that points nowhere leads with fixing the path', () => {
-    const s = missingDaemon({ ...notFound, reason: 'setting_missing', message: 'tether.path is set to "/x", but /x is not an executable file.' }, ['uv']);
-    assert.deepEqual(s.actions.map((a) => a.id), ['setPath', 'installUv', 'showLog']);
+    const s = missingDaemon({ ...notFound, reason: 'setting_missing', message: 'tether.path is set to "/x", but /x is not an executable file.' }, true);
+    assert.deepEqual(s.actions.map((a) => a.id), ['setPath', 'install', 'showLog']);
     assert.match(s.detail, /tether\.path is set to "\/x"/);
   });
 
   it('a daemon too old offers to update it; one that keeps crashing, to restart it', () => {
-    const old = badDaemon({ ok: false, reason: 'too_old', message: 'too old' }, ['pipx']);
-    assert.deepEqual(old.actions.map((a) => a.label), ['Update with pipx', 'Set Path…', 'Show Log']);
+    const old = badDaemon({ ok: false, reason: 'too_old', message: 'too old' }, true);
+    assert.deepEqual(old.actions.map((a) => a.label), ['Update the Daemon', 'Set Path…', 'Show Log']);
     assert.deepEqual(daemonDown('keeps exiting').actions.map((a) => a.id), ['restart', 'showLog']);
   });
 
@@ -55,16 +57,60 @@ describe('set-up card', () => {
 });
 
 describe('installing the daemon', () => {
-  it('finds pipx and uv on PATH or where their own installers put them', () => {
-    const files = ['/usr/bin/pipx', '/home/u/.cargo/bin/uv'];
-    const found = findInstallers({ pathEnv: '/usr/bin', platform: 'linux', home: '/home/u', isExecutable: (f) => files.includes(f) });
-    assert.deepEqual(found, [{ installer: 'pipx', command: '/usr/bin/pipx' }, { installer: 'uv', command: '/home/u/.cargo/bin/uv' }]);
-    assert.deepEqual(findInstallers({ pathEnv: '', platform: 'linux', isExecutable: () => false }), []);
+  const env = '/home/u/.config/Code/User/globalStorage/tether.tether/daemon';
+  const wheel = '/ext/daemon/tether-0.1.0-py3-none-any.whl';
+  const py = (command: string, version?: string, venv = true): PythonProbe => ({ command, ...(version ? { version } : {}), venv });
+
+  it('with uv: uv makes the environment (finding a Python ≥ 3.11 itself) and installs the wheel', () => {
+    const plan = installPlan({ platform: 'linux', envDir: env, wheel, uv: '/home/u/.local/bin/uv', pythons: [], envExists: false });
+    assert.ok(plan.ok);
+    assert.deepEqual(plan.steps.map((s) => [s.command, ...s.args]), [
+      ['/home/u/.local/bin/uv', 'venv', '--python', '>=3.11', env],
+      ['/home/u/.local/bin/uv', 'pip', 'install', '--python', `${env}/bin/python`, '--reinstall', wheel],
+    ]);
+    assert.equal(plan.tether, `${env}/bin/tether`);
   });
 
-  it('installs (or replaces) the wheel, and looks for tether where the installers put it', () => {
-    assert.deepEqual(installArgs('pipx', '/x/tether.whl'), ['install', '--force', '/x/tether.whl']);
-    assert.deepEqual(installArgs('uv', '/x/tether.whl'), ['tool', 'install', '--force', '/x/tether.whl']);
+  it('without uv: the newest Python ≥ 3.11 on PATH that can make a venv, then pip', () => {
+    const pythons = [py('/usr/bin/python3.12', '3.12.1', false), py('/usr/local/bin/python3.11', '3.11.9'), py('/usr/bin/python3', '3.9.2')];
+    const plan = installPlan({ platform: 'linux', envDir: env, wheel, pythons, envExists: false });
+    assert.ok(plan.ok);
+    assert.equal(plan.using, 'Python 3.11.9 (/usr/local/bin/python3.11)');
+    assert.deepEqual(plan.steps.map((s) => [s.command, ...s.args]), [
+      ['/usr/local/bin/python3.11', '-m', 'venv', env],
+      [`${env}/bin/python`, '-m', 'pip', 'install', '--disable-pip-version-check', '--force-reinstall', wheel],
+    ]);
+  });
+
+  it('an environment from an earlier install is updated in place', () => {
+    const plan = installPlan({ platform: 'linux', envDir: env, wheel, pythons: [], envExists: true });
+    assert.ok(plan.ok);
+    assert.deepEqual(plan.steps.map((s) => s.command), [`${env}/bin/python`]);
+    const win = installPlan({ platform: 'win32', envDir: 'C:\\x\\daemon', wheel: 'C:\\w.whl', pythons: [], envExists: true });
+    assert.ok(win.ok && win.tether === 'C:\\x\\daemon\\Scripts\\tether.exe');
+  });
+
+  it('no uv and no usable Python: says exactly what was found and what to install', () => {
+    const pythons = [py('/usr/bin/python3', '3.9.2'), py('/usr/bin/python3.11', '3.11.2', false), py('/home/u/.pyenv/shims/python3.12')];
+    const plan = installPlan({ platform: 'linux', envDir: env, wheel, pythons, envExists: false });
+    assert.equal(plan.ok, false);
+    const message = plan.ok ? '' : plan.message;
+    assert.match(message, /needs Python 3\.11 or later that can make a virtual environment, or uv/);
+    assert.match(message, /\/usr\/bin\/python3 is Python 3\.9\.2, older than 3\.11/);
+    assert.match(message, /\/usr\/bin\/python3\.11 \(Python 3\.11\.2\) cannot make a virtual environment.*sudo apt install python3\.11-venv/);
+    assert.match(message, /\/home\/u\/\.pyenv\/shims\/python3\.12 does not run/);
+    assert.match(missingPython([], 'darwin'), /No python3 or python is on PATH.*brew install python@3\.12/);
+  });
+
+  it('finds interpreters and uv on PATH, uv also where its installer puts it', () => {
+    const files = ['/usr/bin/python3', '/usr/bin/python3.12', '/opt/bin/python3', '/home/u/.cargo/bin/uv'];
+    const is = (f: string) => files.includes(f);
+    assert.deepEqual(onPath(pythonNames('linux'), '/usr/bin:/opt/bin', 'linux', is), ['/usr/bin/python3.12', '/usr/bin/python3', '/opt/bin/python3']);
+    assert.equal(findUv('/usr/bin', 'linux', '/home/u', is), '/home/u/.cargo/bin/uv');
+    assert.equal(findUv('/usr/bin', 'linux', undefined, is), undefined);
+  });
+
+  it('looks for a tether pipx or uv installed where they put it', () => {
     assert.deepEqual(toolBinDirs({ PIPX_BIN_DIR: '/p', XDG_BIN_HOME: '/p' }, 'linux', '/home/u'), ['/p', '/home/u/.local/bin']);
     assert.deepEqual(toolBinDirs({ XDG_DATA_HOME: '/x/share' }, 'linux', '/home/u'), ['/x/bin', '/home/u/.local/bin'], 'uv\'s rule');
   });

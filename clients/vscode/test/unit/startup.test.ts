@@ -54,6 +54,14 @@ describe('finding the daemon', () => {
     assert.equal(onPath.found && onPath.source, 'path');
   });
 
+  it('finds the environment "Install the Daemon" made before PATH, after the workspace', () => {
+    const managed = '/home/u/.config/Code/User/globalStorage/tether.tether/daemon/bin/tether';
+    const r = resolveDaemon(input([managed, '/usr/bin/tether'], { managed }));
+    assert.deepEqual(r, { found: true, command: managed, args: ['serve'], source: 'managed' });
+    const ws = resolveDaemon(input([managed, '/ws/.venv/bin/tether'], { managed }));
+    assert.equal(ws.found && ws.source, 'venv');
+  });
+
   it('knows Windows layouts', () => {
     const r = resolveDaemon(input(['C:\\ws\\.venv\\Scripts\\tether.exe'], { platform: 'win32', workspaceFolders: ['C:\\ws'], pathEnv: '' }));
     assert.equal(r.found && r.command, 'C:\\ws\\.venv\\Scripts\\tether.exe');
