@@ -1,0 +1,117 @@
+"""The values of a session's change set (``changes``): hunks, the files they are in, where
+they are now, and what a request chose and got."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tether.session.hunks import Block, LineDiff, diff_lines
+from tether.transcript.payloads import HunkState
+
+
+@dataclass
+class Hunk:
+    """One changed block of a turn, and what the user made of it."""
+
+    hunk_id: str
+    turn_id: str
+    path: Path
+    block: Block
+    state: HunkState = "pending"
+    last_turn: str | None = None
+    """The session's last turn when ``state`` was set (see ``HunkStateData``)."""
+
+    @property
+    def new_range(self) -> tuple[int, int]:
+        return self.block.new_start, self.block.new_start + len(self.block.new)
+
+    @property
+    def old_range(self) -> tuple[int, int]:
+        return self.block.old_start, self.block.old_start + len(self.block.old)
+
+
+@dataclass
+class FileChange:
+    """One file a turn changed: its text before the turn and after it."""
+
+    turn_id: str
+    path: Path
+    before: str | None
+    after: str | None
+    problem: str | None = None
+    """Why the file has no hunks (its text before or after is not known), or None."""
+    hunks: list[Hunk] = field(default_factory=lambda: list[Hunk]())
+    _diffs: dict[bool, tuple[str, LineDiff]] = field(
+        default_factory=lambda: dict[bool, tuple[str, LineDiff]]()
+    )
+
+    def diff_to(self, current: str, *, from_before: bool = False) -> LineDiff:
+        """How the turn's text after (or before) became ``current``; the last one is kept,
+        so asking again about an unchanged file costs a comparison."""
+        cached = self._diffs.get(from_before)
+        if cached is not None and cached[0] == current:
+            return cached[1]
+        base = (self.before if from_before else self.after) or ""
+        diff = diff_lines(base, current)
+        self._diffs[from_before] = (current, diff)
+        return diff
+
+
+@dataclass
+class TurnChanges:
+    turn_id: str
+    files: dict[Path, FileChange]
+    derived: bool = False
+
+
+@dataclass(frozen=True)
+class Located:
+    """A hunk where it is now."""
+
+    hunk: Hunk
+    lines: tuple[int, int] | None
+    """Its lines in the current text, ``[start, end)``; None when it is undone or a conflict."""
+    conflict: bool = False
+    """A pending or kept hunk whose lines changed since: where it is cannot be told."""
+    tail: str = ""
+    """Set when ``lines`` reach the end of a file without a final line break: the text of
+    its last line, where the hunk's range ends (a position past it does not exist)."""
+
+
+@dataclass(frozen=True)
+class FileListing:
+    """One file's hunks where they are now, and the changes of it that have no hunks."""
+
+    path: Path
+    located: list[Located]
+    untracked: list[FileChange]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which hunks a request is about: every criterion given must hold. Without ids, only
+    pending hunks are chosen (keep all, undo all)."""
+
+    hunk_ids: tuple[str, ...] = ()
+    turn_id: str | None = None
+    path: Path | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not self.hunk_ids and self.turn_id is None and self.path is None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A hunk that was not kept or undone, and why."""
+
+    hunk: Hunk
+    reason: str
+    conflict: bool = False
+
+
+@dataclass
+class Outcome:
+    done: list[Hunk] = field(default_factory=lambda: list[Hunk]())
+    refused: list[Refusal] = field(default_factory=lambda: list[Refusal]())
