@@ -12,9 +12,11 @@ from tether.errors import SessionError
 from tether.lsp import actions, commands, features
 from tether.lsp.hub import SessionHub, uri_to_path
 from tether.lsp.params import (
+    ChangesParams,
     CompactParams,
     DiagnosticsParams,
     InvalidParamsError,
+    ListChangesParams,
     ListSessionsParams,
     LoadSessionParams,
     NewSessionParams,
@@ -144,6 +146,21 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
     @wire_errors
     async def rewind(ls: TetherServer, params: Any) -> dict[str, Any]:
         return await hub.rewind(parse_params(RewindParams, params))
+
+    @server.feature("tether/listChanges")
+    @wire_errors
+    async def list_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await hub.list_changes(parse_params(ListChangesParams, params))
+
+    @server.feature("tether/keepChanges")
+    @wire_errors
+    def keep_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return hub.keep_changes(parse_params(ChangesParams, params))
+
+    @server.feature("tether/undoChanges")
+    @wire_errors
+    async def undo_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await hub.undo_changes(parse_params(ChangesParams, params))
 
     @server.feature("tether/listTasks")
     @wire_errors

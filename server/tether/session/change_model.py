@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tether.session.hunks import Block, LineDiff, diff_lines
+from tether.session.hunks import Block, LineDiff, diff_lines, summary
 from tether.transcript.payloads import HunkState
 
 
@@ -29,6 +29,11 @@ class Hunk:
     @property
     def old_range(self) -> tuple[int, int]:
         return self.block.old_start, self.block.old_start + len(self.block.old)
+
+    @property
+    def summary(self) -> str:
+        """What the turn did here, in one line."""
+        return summary(self.block.old, self.block.new)
 
 
 @dataclass

@@ -17,7 +17,6 @@ from tether.editor.port import Editor
 from tether.errors import SessionError
 from tether.session.change_model import Hunk
 from tether.session.changes import ChangeSet
-from tether.session.hunks import summary
 from tether.transcript.payloads import AttachmentKind
 
 log = logging.getLogger(__name__)
@@ -92,4 +91,4 @@ class UndoNotes:
             where = f"line {start + 1}"
         else:
             where = f"at line {start + 1}"
-        return f"- {shown} {where}: you had {summary(hunk.block.old, hunk.block.new)}"
+        return f"- {shown} {where}: you had {hunk.summary}"

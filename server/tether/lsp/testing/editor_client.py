@@ -159,10 +159,20 @@ class FakeEditor:
         the ``didChange`` this long (Neovim: 150 ms), so an edit can arrive in between."""
         uri = path.as_uri()
         buffer = self.buffers[uri]
-        buffer.text = new_text
+        buffer.change(new_text)
         buffer.version += self.options.version_step
         buffer.dirty = True
         self.outbox.user_change(uri, buffer, report_after)
+
+    def undo(self, path: Path) -> None:
+        """The user's undo in the editor: the buffer goes back one step (an applied edit
+        or a change of the user's), reported like any change."""
+        uri = path.as_uri()
+        buffer = self.buffers[uri]
+        buffer.text = buffer.undo_stack.pop()
+        buffer.version += self.options.version_step
+        buffer.dirty = True
+        self.outbox.user_change(uri, buffer)
 
     @property
     def sent_changes(self) -> list[types.DidChangeTextDocumentParams]:
@@ -187,7 +197,7 @@ class FakeEditor:
             return before + len(units)
 
         a, b = offset(*start), offset(*end)
-        buffer.text = buffer.text[:a] + new_text + buffer.text[b:]
+        buffer.change(buffer.text[:a] + new_text + buffer.text[b:])
         buffer.version += 1
         buffer.dirty = True
         change = types.TextDocumentContentChangePartial(
