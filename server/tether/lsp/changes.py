@@ -10,13 +10,13 @@ from typing import Any
 
 from lsprotocol import types
 
+from tether.lsp.actions import KIND_REVIEW
 from tether.lsp.textedits import Encoding, units
 from tether.session.change_model import FileListing, Located, Outcome
 from tether.transcript.payloads import HunkState
 
 KEEP = "tether.keepChanges"
 UNDO = "tether.undoChanges"
-KIND_REVIEW = "source.tether.review"
 
 
 def position(line: int, tail: str, encoding: Encoding) -> dict[str, int]:

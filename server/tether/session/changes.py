@@ -156,6 +156,10 @@ class ChangeSet:
             if hunk.state == "pending"
         ]
 
+    def touched(self, path: Path) -> bool:
+        """Whether an ended turn changed ``path`` (cheap: nothing is derived or read)."""
+        return any(path in turn.files for turn in self.turns.values())
+
     def files(self, turn_id: str | None = None, path: Path | None = None) -> list[FileChange]:
         """The changed files of one turn or of all, of one path or of all, oldest first."""
         turns = [self.turns[turn_id]] if turn_id in self.turns else []
