@@ -197,7 +197,7 @@ class ChangeSet:
             self.record_state(turn_id, path, hunks, state)
         if moved:
             self._changed([t for t, _ in moved], [path])
-        located.sort(key=lambda x: (x.lines or (x.hunk.new_range[0], x.hunk.new_range[0]))[0])
+        located.sort(key=lambda x: (x.lines is None, (x.lines or x.hunk.new_range)[0]))
         return current, [_with_tail(x, current) for x in located]
 
     async def listing(
