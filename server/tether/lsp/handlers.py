@@ -160,8 +160,8 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
 
     @server.feature("tether/keepChanges")
     @wire_errors
-    def keep_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
-        return hub.keep_changes(parse_params(ChangesParams, params))
+    async def keep_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await hub.keep_changes(parse_params(ChangesParams, params))
 
     @server.feature("tether/undoChanges")
     @wire_errors

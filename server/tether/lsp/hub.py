@@ -351,9 +351,10 @@ class SessionHub:
         listings = await session.changes.listing(self.editor_of(session), params.turn_id, path)
         return listing_to_wire(listings, params.states, self.server.features.encoding)
 
-    def keep_changes(self, params: ChangesParams) -> dict[str, Any]:
-        outcome = self.get(params.session_id).changes.keep(selection(params))
-        return outcome_to_wire(outcome, "kept", "notKept")
+    async def keep_changes(self, params: ChangesParams) -> dict[str, Any]:
+        changes, chosen = self.get(params.session_id).changes, selection(params)
+        await changes.prepare_for(chosen)
+        return outcome_to_wire(changes.keep(chosen), "kept", "notKept")
 
     async def undo_changes(self, params: ChangesParams) -> dict[str, Any]:
         session = self.get(params.session_id)

@@ -6,8 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tether.session.hunks import Block, LineDiff, diff_lines, summary
+from tether.session.hunks import Block, LineDiff, changed_blocks, diff_lines, summary
 from tether.transcript.payloads import HunkState
+
+BIG_TEXT = 64 * 1024
+"""Texts longer than this together are diffed in a thread."""
 
 
 @dataclass
@@ -47,9 +50,21 @@ class FileChange:
     problem: str | None = None
     """Why the file has no hunks (its text before or after is not known), or None."""
     hunks: list[Hunk] = field(default_factory=lambda: list[Hunk]())
+    blocks: list[Block] | None = None
+    """The changed blocks, when they were diffed ahead of numbering (off the event loop)."""
     _diffs: dict[bool, tuple[str, LineDiff]] = field(
         default_factory=lambda: dict[bool, tuple[str, LineDiff]]()
     )
+
+    @property
+    def big(self) -> bool:
+        """Big enough to be diffed in a thread (the event loop serves every editor)."""
+        return len(self.before or "") + len(self.after or "") > BIG_TEXT
+
+    def changed_blocks(self) -> list[Block]:
+        if self.blocks is None:
+            self.blocks = changed_blocks(self.before or "", self.after or "")
+        return self.blocks
 
     def diff_to(self, current: str, *, from_before: bool = False) -> LineDiff:
         """How the turn's text after (or before) became ``current``; the last one is kept,

@@ -27,6 +27,7 @@ from tether.editor.port import Editor
 from tether.errors import SessionError
 from tether.protocol.updates import ChangesUpdate, SessionUpdate
 from tether.session.change_model import (
+    BIG_TEXT,
     FileChange,
     FileListing,
     Hunk,
@@ -37,7 +38,7 @@ from tether.session.change_model import (
     TurnChanges,
 )
 from tether.session.checkpoints import CheckpointRecorder, Checkpoints, TurnCheckpoint
-from tether.session.hunks import changed_blocks, follow, split_lines
+from tether.session.hunks import follow, split_lines
 from tether.transcript.payloads import ChangeAfterData, HunkState, HunkStateData, UndoNotedData
 from tether.transcript.records import ProgressRecord
 
@@ -119,13 +120,36 @@ class ChangeSet:
                 change = turn.files[path]
                 if change.problem is not None:
                     continue
-                for block in changed_blocks(change.before or "", change.after or ""):
+                for block in change.changed_blocks():
                     number += 1
                     hunk_id = f"{turn.turn_id}-{number}"
                     state, last = self.recorded_states.pop(hunk_id, ("pending", None))
                     change.hunks.append(Hunk(hunk_id, turn.turn_id, path, block, state, last))
             turn.derived = True
         return list(turn.files.values())
+
+    async def prepare(self, turn_ids: Iterable[str]) -> None:
+        """Diff the big files of these turns in a thread, so that deriving their hunks on
+        the event loop only numbers them."""
+        for turn_id in turn_ids:
+            turn = self.turns.get(turn_id)
+            if turn is None or turn.derived:
+                continue
+            for change in turn.files.values():
+                if change.problem is None and change.blocks is None and change.big:
+                    await asyncio.to_thread(change.changed_blocks)
+
+    async def prepare_for(self, selection: Selection) -> None:
+        """``prepare`` what ``selection`` is about."""
+        named = [i.rpartition("-")[0] for i in selection.hunk_ids]
+        await self.prepare(named or self._about(selection.turn_id, selection.path))
+
+    def _about(self, turn_id: str | None, path: Path | None) -> list[str]:
+        return [
+            t.turn_id
+            for t in self.turns.values()
+            if turn_id in (None, t.turn_id) and (path is None or path in t.files)
+        ]
 
     def find(self, hunk_id: str) -> Hunk:
         turn = self.turns.get(hunk_id.rpartition("-")[0])
@@ -178,7 +202,10 @@ class ChangeSet:
         """The file's text now (None: it does not exist) and its hunks of every turn in it;
         states the user changed in the editor itself are taken in (and published)."""
         current = await _read(editor, path)
+        await self.prepare(self._about(None, path))
         changes = self.files(path=path)
+        if len(current or "") > BIG_TEXT or any(c.big for c in changes):
+            await self._diff_off_loop(changes, current or "")
         located: list[Located] = []
         moved: dict[tuple[str, HunkState], list[Hunk]] = {}
         for change in changes:
@@ -206,6 +233,7 @@ class ChangeSet:
         """The changed files (of one turn, or one file) with their hunks as they are now."""
         if turn_id is not None and self.checkpoints.find(turn_id) is None:
             raise SessionError(f"unknown turnId for this session: {turn_id}")
+        await self.prepare(self._about(turn_id, path))
         out: list[FileListing] = []
         paths = list(dict.fromkeys(c.path for c in self.files(turn_id, path)))
         for where in paths:
@@ -222,6 +250,18 @@ class ChangeSet:
             mine = [x for x in located if turn_id in (None, x.hunk.turn_id)]
             out.append(FileListing(where, mine, untracked))
         return out
+
+    async def _diff_off_loop(self, changes: list[FileChange], current: str) -> None:
+        """The diffs ``_find_in`` will need, made in a thread: from each turn's text after,
+        and from its text before where a hunk is undone or is not where it was."""
+        for change in changes:
+            after = await asyncio.to_thread(change.diff_to, current)
+            if any(
+                h.state == "undone"
+                or (h.state == "pending" and follow(after.opcodes, *h.new_range) is None)
+                for h in change.hunks
+            ):
+                await asyncio.to_thread(change.diff_to, current, from_before=True)
 
     def _find_in(
         self, change: FileChange, hunk: Hunk, current: str

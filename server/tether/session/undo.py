@@ -33,6 +33,7 @@ CONFLICT = (
 
 
 async def undo_hunks(changes: ChangeSet, editor: Editor, selection: Selection) -> Outcome:
+    await changes.prepare_for(selection)
     outcome = Outcome()
     by_path: dict[Path, list[Hunk]] = {}
     for hunk in changes.select(selection):
