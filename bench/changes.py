@@ -87,7 +87,7 @@ async def turn_end(runs: int) -> None:
         changes = change_set(checkpoints)
         turn = turn_with(checkpoints, f"t{n}", files)
         started = time.perf_counter()
-        await changes.turn_ended(turn)
+        await changes.turn_ended(turn.turn_id)
         samples.append(time.perf_counter() - started)
     print(f"1. turn end, 20 files of 2,000 lines changed: {summary(samples)}")
 
@@ -97,7 +97,7 @@ def derive_once(before: str, after: str) -> None:
     checkpoints = Checkpoints()
     changes = change_set(checkpoints)
     turn = turn_with(checkpoints, "t", {Path("/ws/m.py"): (before, after)})
-    asyncio.run(changes.turn_ended(turn))
+    asyncio.run(changes.turn_ended(turn.turn_id))
     changes.files("t")
 
 
@@ -127,7 +127,7 @@ async def locate(runs: int, root: Path) -> None:
     path.write_text(later)
     checkpoints = Checkpoints()
     changes = change_set(checkpoints)
-    await changes.turn_ended(turn_with(checkpoints, "t", {path: (before, after)}))
+    await changes.turn_ended(turn_with(checkpoints, "t", {path: (before, after)}).turn_id)
     editor = DiskEditor()
     samples: list[float] = []
     for n in range(runs):
@@ -156,9 +156,8 @@ async def listing(runs: int, root: Path) -> None:
             path = root / f"f{n}.py"
             before = text_of(200)
             path.write_text(scattered_edits(before))
-            await changes.turn_ended(
-                turn_with(checkpoints, f"t{n}", {path: (before, scattered_edits(before))})
-            )
+            turn = turn_with(checkpoints, f"t{n}", {path: (before, scattered_edits(before))})
+            await changes.turn_ended(turn.turn_id)
         asked = root / "f5.py"
         samples: list[float] = []
         for _ in range(runs):

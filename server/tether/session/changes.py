@@ -68,8 +68,17 @@ class ChangeSet:
 
     # -- turns ----------------------------------------------------------------------------
 
-    async def turn_ended(self, turn: TurnCheckpoint) -> None:
-        """Keep what ``turn`` changed, and say so."""
+    async def turn_ended(self, turn_id: str) -> None:
+        """Keep what the turn changed, and say so."""
+        index = self.checkpoints.find(turn_id)
+        if index is None:
+            return
+        try:
+            await self._keep(self.checkpoints.turns[index])
+        except Exception:  # the turn went well; its review is what is missing
+            log.exception("the changes of turn %s could not be kept", turn_id)
+
+    async def _keep(self, turn: TurnCheckpoint) -> None:
         paths = [*turn.before, *(p for p in turn.missing if p not in turn.before)]
         if not paths:
             return

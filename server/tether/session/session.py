@@ -28,7 +28,7 @@ from tether.errors import ModelError, SessionError
 from tether.protocol.content import ContentBlock, TextContent
 from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, Usage
 from tether.providers.base import Provider
-from tether.session.change_model import FileListing, Outcome, Selection
+from tether.session.change_model import Outcome, Selection
 from tether.session.changes import ChangeSet
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, Restored
 from tether.session.events import SessionEvents
@@ -70,9 +70,9 @@ class Session:
         editor: CheckpointingEditor,
         router: EditorRouter,
         checkpoints: Checkpoints,
+        changes: ChangeSet,
         events: SessionEvents,
         hooks: SessionHooks,
-        changes: ChangeSet | None = None,
         auto_wake: bool = True,
         repaired: Sequence[str] = (),
     ) -> None:
@@ -80,11 +80,8 @@ class Session:
         self.editor = editor
         self._router = router
         self.checkpoints = checkpoints
-        self.changes = changes or ChangeSet(
-            checkpoints, engine.session_id, lambda _record: None, lambda u: events.publish("", u)
-        )
-        """Every ended turn's changes as hunks (``tether/listChanges``); without a transcript
-        of its own unless one is given (the workspace gives one)."""
+        self.changes = changes
+        """Every ended turn's changes as hunks (undone through ``undo_changes``)."""
         self.events = events
         self._hooks = hooks
         self.auto_wake = auto_wake
@@ -262,19 +259,10 @@ class Session:
                 self.events.publish(stream.turn_id, update)
         finally:
             await stream.aclose()
-        await self._keep_changes(stream.turn_id)
+        await self.changes.turn_ended(stream.turn_id)
         result = self.engine.last_result
         assert result is not None
         return result
-
-    async def _keep_changes(self, turn_id: str) -> None:
-        index = self.checkpoints.find(turn_id)
-        if index is None:
-            return
-        try:
-            await self.changes.turn_ended(self.checkpoints.turns[index])
-        except Exception:  # the turn went well; its review is what is missing
-            log.exception("the changes of turn %s could not be kept", turn_id)
 
     async def _first_prompt(self) -> None:
         """MCP servers get their chance to come up before the first request."""
@@ -355,16 +343,6 @@ class Session:
         return result
 
     # -- the change set ---------------------------------------------------------------
-
-    async def list_changes(
-        self, editor: Editor, turn_id: str | None = None, path: Path | None = None
-    ) -> list[FileListing]:
-        """Every changed file (of one turn, or one file) and its hunks as ``editor`` has
-        the file now."""
-        return await self.changes.listing(editor, turn_id, path)
-
-    def keep_changes(self, selection: Selection) -> Outcome:
-        return self.changes.keep(selection)
 
     async def undo_changes(self, selection: Selection, editor: Editor) -> Outcome:
         """Put the chosen hunks' lines back as they were, in ``editor``'s buffers and on

@@ -54,7 +54,7 @@ class Session:
             else:
                 path.write_text(text)
                 checkpoint.after[path] = text
-        await self.changes.turn_ended(checkpoint)
+        await self.changes.turn_ended(turn_id)
 
     def ids(self, turn_id: str) -> list[str]:
         return [h.hunk_id for c in self.changes.files(turn_id) for h in c.hunks]
