@@ -49,6 +49,10 @@ class FileChange:
     after: str | None
     problem: str | None = None
     """Why the file has no hunks (its text before or after is not known), or None."""
+    shell: bool = False
+    """A shell command changed it last: an editor's buffer of it may still show the text
+    before (Neovim reloads a changed file only when asked), so its text there does not
+    tell that the user undid anything."""
     hunks: list[Hunk] = field(default_factory=lambda: list[Hunk]())
     blocks: list[Block] | None = None
     """The changed blocks, when they were diffed ahead of numbering (off the event loop)."""

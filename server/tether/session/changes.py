@@ -90,12 +90,18 @@ class ChangeSet:
                 change = FileChange(turn.turn_id, path, turn.before[path], turn.after[path])
             else:  # a shell command changed it last: its text is on disk
                 after, problem = await _read_disk(path)
-                change = FileChange(turn.turn_id, path, turn.before[path], after, problem)
+                change = FileChange(
+                    turn.turn_id, path, turn.before[path], after, problem, shell=True
+                )
             if change.before == change.after and change.problem is None:
                 continue
             files[path] = change
             data = ChangeAfterData(
-                turn_id=turn.turn_id, path=str(path), after=change.after, problem=change.problem
+                turn_id=turn.turn_id,
+                path=str(path),
+                after=change.after,
+                problem=change.problem,
+                shell=change.shell,
             )
             record = ProgressRecord(session_id=self._session_id, turn_id=turn.turn_id, data=data)
             self._record(record)
@@ -267,7 +273,11 @@ class ChangeSet:
             after = await asyncio.to_thread(change.diff_to, current)
             if any(
                 h.state == "undone"
-                or (h.state == "pending" and follow(after.opcodes, *h.new_range) is None)
+                or (
+                    h.state == "pending"
+                    and not change.shell
+                    and follow(after.opcodes, *h.new_range) is None
+                )
                 for h in change.hunks
             ):
                 await asyncio.to_thread(change.diff_to, current, from_before=True)
@@ -285,7 +295,11 @@ class ChangeSet:
             return (Located(hunk, back) if back is not None else None), None
         if at is not None:
             return Located(hunk, at), None
-        if hunk.state == "pending" and not self.settled(hunk.path, hunk.turn_id):
+        if (
+            hunk.state == "pending"
+            and not change.shell
+            and not self.settled(hunk.path, hunk.turn_id)
+        ):
             back = follow(change.diff_to(current, from_before=True).opcodes, *hunk.old_range)
             if back is not None:
                 return Located(hunk, back), "undone"  # undone by hand in the editor

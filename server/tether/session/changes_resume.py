@@ -44,12 +44,15 @@ def restore(
         ended = recorded.get(checkpoint.turn_id, {})
         for path, before in checkpoint.before.items():
             data = ended.get(path)
+            shell = data is not None and data.shell
             if data is None:  # the turn's end was never recorded (a crash)
                 after, problem = _after_fallback(checkpoints, index, path)
             else:
                 after, problem = data.after, data.problem
             if before != after or problem is not None:
-                files[path] = FileChange(checkpoint.turn_id, path, before, after, problem)
+                files[path] = FileChange(
+                    checkpoint.turn_id, path, before, after, problem, shell=shell
+                )
         for path, reason in checkpoint.missing.items():
             files.setdefault(path, FileChange(checkpoint.turn_id, path, None, None, reason))
         if files:

@@ -189,6 +189,9 @@ class ChangeAfterData(_Data):
     path: str
     after: str | None = None
     problem: str | None = None
+    shell: bool = False
+    """A shell command changed it last: ``after`` was read from disk, and an editor's
+    buffer of it may not show it yet."""
 
 
 class HunkStateData(_Data):

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tether.editor.disk import DiskEditor
+from tether.editor.port import Document
 from tether.errors import SessionError
 from tether.protocol.updates import ChangesUpdate, SessionUpdate
 from tether.session.change_model import Selection
@@ -41,8 +42,9 @@ class Session:
         self.changes = ChangeSet(self.checkpoints, "s", self.records.append, self.published.append)
         self.editor = DiskEditor()
 
-    async def turn(self, turn_id: str, **writes: str | None) -> None:
-        """A turn that leaves each file (relative path) with this text (None: removed)."""
+    async def turn(self, turn_id: str, shell: bool = False, **writes: str | None) -> None:
+        """A turn that leaves each file (relative path) with this text (None: removed),
+        through the editor or (``shell``) with a command."""
         self.checkpoints.begin(turn_id, None)
         checkpoint = self.checkpoints.current
         assert checkpoint is not None
@@ -53,7 +55,8 @@ class Session:
                 path.unlink()
             else:
                 path.write_text(text)
-                checkpoint.after[path] = text
+                if not shell:
+                    checkpoint.after[path] = text
         await self.changes.turn_ended(turn_id)
 
     def ids(self, turn_id: str) -> list[str]:
@@ -206,3 +209,34 @@ async def test_the_note_names_what_was_undone_once(session: Session) -> None:
     await undo_hunks(session.changes, session.editor, Selection(hunk_ids=("t1-1",)))
     app.write_text(replace_line(app.read_text(), 3, "three\n"))
     assert await notes.take() == []
+
+
+class StaleBuffer(DiskEditor):
+    """An editor whose buffer of a file still shows it as it was (Neovim does not reload a
+    file a command changed until asked)."""
+
+    def __init__(self, shown: dict[Path, str]) -> None:
+        super().__init__()
+        self.shown = shown
+
+    async def read(self, path: Path) -> Document:
+        if path in self.shown:
+            return Document(path=path, text=self.shown[path], in_editor=True)
+        return await super().read(path)
+
+
+async def test_a_buffer_that_missed_a_command_s_change_is_not_an_undo(session: Session) -> None:
+    app = session.root / "app.py"
+    await session.turn("t1", shell=True, **{"app.py": three_hunks()})
+    (change,) = session.changes.files("t1")
+    assert change.shell and change.after == three_hunks()  # read from disk
+    stale = StaleBuffer({app: ORIGINAL})
+    _text, located = await session.changes.locate(stale, app)
+    assert {(x.hunk.state, x.conflict) for x in located} == {("pending", True)}
+    assert session.changes.unnoted == {}
+    outcome = await undo_hunks(session.changes, stale, Selection(turn_id="t1"))
+    assert not outcome.done and all(r.conflict for r in outcome.refused)
+    # Once the buffer shows the file, the command's hunks are undone as any other.
+    outcome = await undo_hunks(session.changes, session.editor, Selection(hunk_ids=("t1-2",)))
+    assert [h.hunk_id for h in outcome.done] == ["t1-2"]
+    assert session.restored().files("t1")[0].shell
