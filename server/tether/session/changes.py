@@ -111,12 +111,27 @@ class ChangeSet:
             self._changed([turn.turn_id], files)
 
     def drop(self, turn_ids: Iterable[str]) -> None:
-        """Turns rewound: their changes are gone with them."""
-        dropped = [self.turns.pop(t) for t in turn_ids if t in self.turns]
+        """Turns rewound (their checkpoints are gone already): their changes go with them.
+        A state set while one of them was the last turn now counts from the last turn left,
+        so the text of a file rewound tells again what the user did (``settled``)."""
+        gone = set(turn_ids)
+        dropped = [self.turns.pop(t) for t in list(gone) if t in self.turns]
         for turn in dropped:
             for change in turn.files.values():
                 for hunk in change.hunks:
                     self.unnoted.pop(hunk.hunk_id, None)
+        for hunk_id, (state, last) in list(self.recorded_states.items()):
+            if last in gone:
+                self.recorded_states[hunk_id] = (state, self.last_turn)
+        rebased: dict[tuple[str, Path, HunkState], list[Hunk]] = {}
+        for turn in self.turns.values():
+            for change in turn.files.values():
+                for hunk in change.hunks:
+                    if hunk.last_turn in gone:
+                        hunk.last_turn = self.last_turn
+                        rebased.setdefault((turn.turn_id, hunk.path, hunk.state), []).append(hunk)
+        for (turn_id, path, state), hunks in rebased.items():
+            self.record_state(turn_id, path, hunks, state)
         if dropped:
             paths = {p: None for t in dropped for p in t.files}
             self._changed([t.turn_id for t in dropped], paths)

@@ -240,3 +240,22 @@ async def test_a_buffer_that_missed_a_command_s_change_is_not_an_undo(session: S
     outcome = await undo_hunks(session.changes, session.editor, Selection(hunk_ids=("t1-2",)))
     assert [h.hunk_id for h in outcome.done] == ["t1-2"]
     assert session.restored().files("t1")[0].shell
+
+
+async def test_a_rewind_drops_its_turns_and_the_text_tells_again(session: Session) -> None:
+    app = session.root / "app.py"
+    await session.turn("t1", **{"app.py": three_hunks()})
+    before_t2 = app.read_text()
+    await session.turn("t2", **{"new.txt": "x\n"})
+    await undo_hunks(session.changes, session.editor, Selection(hunk_ids=("t1-1",)))
+    # Rewinding t2 puts the files back as they were before it: t1-1's change is back.
+    app.write_text(before_t2)
+    session.checkpoints.drop_from("t2")
+    session.changes.drop(["t2"])
+    assert list(session.changes.turns) == ["t1"]
+    await session.changes.locate(session.editor, app)
+    assert session.changes.find("t1-1").state == "pending"
+    assert session.changes.unnoted == {}  # nothing to tell the model any more
+    assert session.restored().find("t1-1").state == "pending"
+    with pytest.raises(SessionError, match="unknown hunkId"):
+        session.changes.find("t2-1")
