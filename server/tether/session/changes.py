@@ -114,15 +114,17 @@ class ChangeSet:
         """Turns rewound (their checkpoints are gone already): their changes go with them.
         A state set while one of them was the last turn now counts from the last turn left,
         so the text of a file rewound tells again what the user did (``settled``)."""
-        gone = set(turn_ids)
-        dropped = [self.turns.pop(t) for t in list(gone) if t in self.turns]
+        ordered = list(dict.fromkeys(turn_ids))
+        gone = set(ordered)
+        dropped = [self.turns.pop(t) for t in ordered if t in self.turns]
         for turn in dropped:
             for change in turn.files.values():
                 for hunk in change.hunks:
                     self.unnoted.pop(hunk.hunk_id, None)
-        for hunk_id, (state, last) in list(self.recorded_states.items()):
-            if last in gone:
-                self.recorded_states[hunk_id] = (state, self.last_turn)
+        for hunk_id, (_state, last) in list(self.recorded_states.items()):
+            turn = self.turns.get(hunk_id.rpartition("-")[0])
+            if last in gone and turn is not None:
+                self.hunks_of(turn)  # derived, so that the new state is recorded below
         rebased: dict[tuple[str, Path, HunkState], list[Hunk]] = {}
         for turn in self.turns.values():
             for change in turn.files.values():
