@@ -221,3 +221,39 @@ async def test_resume_keeps_the_hunks_states(
         # The undo made before the restart is still news for the model.
         await editor.prompt(session, "Go on.")
     api.assert_complete()
+
+
+async def test_crlf_lines_and_a_last_line_without_a_break_in_utf8(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    notes = workspace / "notes.txt"
+    notes.write_bytes("über\r\nmiddle\r\nend 😀".encode())
+    api = fake_api(
+        [
+            [tool("Read", file_path="notes.txt")],
+            [tool("Edit", file_path="notes.txt", old_string="über", new_string="ÜBER")],
+            [tool("Edit", file_path="notes.txt", old_string="end 😀", new_string="fin 😀😀")],
+            [say("Done.")],
+        ]
+    )
+    init = ACCEPT_EDITS
+    async with running_daemon(
+        [workspace], daemon_env, api, init_options=init, encoding="utf-8"
+    ) as editor:
+        editor.open(notes, language="text")
+        session = await editor.new_session()
+        turn = (await editor.prompt(session, "Shout"))["turnId"]
+        assert notes.read_bytes() == "ÜBER\r\nmiddle\r\nfin 😀😀".encode()
+        by_id = hunks(await changes(editor, session))
+        last = by_id[f"{turn}-2"]
+        assert last["newText"] == "fin 😀😀"
+        # The range ends inside the last line, counted in UTF-8 bytes.
+        assert last["range"] == {
+            "start": {"line": 2, "character": 0},
+            "end": {"line": 2, "character": len("fin 😀😀".encode())},
+        }
+        await editor.request(
+            "tether/undoChanges", {"sessionId": session, "hunkIds": [last["hunkId"]]}
+        )
+        assert notes.read_bytes() == "ÜBER\r\nmiddle\r\nend 😀".encode()
+        assert editor.text(notes) == "ÜBER\r\nmiddle\r\nend 😀"

@@ -128,7 +128,8 @@ def apply_workspace_edit(
         version = change.text_document.version
         if buffer is None:
             # Not open: the editor opens it in the background, like VS Code does.
-            disk = path_of(uri).read_text(encoding="utf-8") if path_of(uri).exists() else ""
+            # Line breaks as they are (an editor keeps CRLF files CRLF).
+            disk = path_of(uri).read_bytes().decode() if path_of(uri).exists() else ""
             buffer = Buffer(disk, 0)
             buffers[uri] = buffer
         elif version is not None and version != buffer.version:

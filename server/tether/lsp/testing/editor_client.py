@@ -141,7 +141,7 @@ class FakeEditor:
     def open(self, path: Path, text: str | None = None, language: str = "python") -> None:
         """Open ``path`` in a buffer, optionally with unsaved text."""
         uri = path.as_uri()
-        disk = path.read_text(encoding="utf-8") if path.exists() else ""
+        disk = path.read_bytes().decode() if path.exists() else ""  # CRLF stays CRLF
         buffer = Buffer(
             text if text is not None else disk, 1, dirty=text is not None and text != disk
         )
@@ -366,7 +366,7 @@ class FakeEditor:
             for uri in params.get("uris", []):
                 buffer = self.buffers.get(uri)
                 if buffer is not None:
-                    path_of(uri).write_text(buffer.text, encoding="utf-8")
+                    path_of(uri).write_text(buffer.text, encoding="utf-8", newline="")
                     buffer.dirty = False
                     self.saved.append(uri)
 
