@@ -26,7 +26,7 @@ from tether.engine.engine import QueryEngine
 from tether.engine.turns import TurnResult, TurnStream
 from tether.errors import ModelError, SessionError
 from tether.protocol.content import ContentBlock, TextContent
-from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, Usage
+from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, TurnEnd, Usage
 from tether.providers.base import Provider
 from tether.session.change_model import Outcome, Selection
 from tether.session.changes import ChangeSet
@@ -256,10 +256,13 @@ class Session:
     async def _publish(self, stream: TurnStream) -> TurnResult:
         try:
             async for update in stream:
+                if isinstance(update, TurnEnd):
+                    # Its files are written and recorded; whoever waits for the end of the
+                    # turn finds its change set ready.
+                    await self.changes.turn_ended(stream.turn_id)
                 self.events.publish(stream.turn_id, update)
         finally:
             await stream.aclose()
-        await self.changes.turn_ended(stream.turn_id)
         result = self.engine.last_result
         assert result is not None
         return result
