@@ -12,9 +12,11 @@ from tether.errors import SessionError
 from tether.lsp import actions, commands, features
 from tether.lsp.hub import SessionHub, uri_to_path
 from tether.lsp.params import (
+    ChangesParams,
     CompactParams,
     DiagnosticsParams,
     InvalidParamsError,
+    ListChangesParams,
     ListSessionsParams,
     LoadSessionParams,
     NewSessionParams,
@@ -25,6 +27,7 @@ from tether.lsp.params import (
     StopTaskParams,
     parse_params,
 )
+from tether.lsp.plain_changes import PlainChanges
 from tether.lsp.plain_turns import PlainTurns
 from tether.lsp.server import TetherServer
 from tether.lsp.wire import wire_errors
@@ -38,7 +41,8 @@ CODE_ACTIONS = types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_
 
 def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = None) -> None:
     turns = plain or PlainTurns(server, hub)
-    commands.register(server, turns)
+    review = PlainChanges(hub, turns)
+    commands.register(server, turns, review)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: TetherServer, params: types.InitializeParams) -> None:
@@ -78,10 +82,10 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         ls.document_changed(params.text_document.uri, params.text_document.version)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, CODE_ACTIONS)
-    def code_action(ls: TetherServer, params: types.CodeActionParams) -> list[actions.Action]:
+    async def code_action(ls: TetherServer, params: types.CodeActionParams) -> list[actions.Action]:
         uri = params.text_document.uri
         try:
-            turns.root_of(uri)  # only files of the workspace
+            root = turns.root_of(uri)  # only files of the workspace
             path = uri_to_path(uri).resolve()
         except (ValueError, SessionError):
             return []
@@ -89,8 +93,12 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         if doc is None:
             return []
         lines = doc.source.splitlines()
+        first, last = actions.lines_of(params.range)
+        changed = await review.actions(root, path, first, last)
         literals = ls.features.code_action_literals
-        return actions.code_actions(params, lines, doc.language_id, path, literals=literals)
+        return actions.code_actions(
+            params, lines, doc.language_id, path, literals=literals, review=changed
+        )
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TetherServer, *_args: Any) -> None:
@@ -144,6 +152,21 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
     @wire_errors
     async def rewind(ls: TetherServer, params: Any) -> dict[str, Any]:
         return await hub.rewind(parse_params(RewindParams, params))
+
+    @server.feature("tether/listChanges")
+    @wire_errors
+    async def list_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await hub.list_changes(parse_params(ListChangesParams, params))
+
+    @server.feature("tether/keepChanges")
+    @wire_errors
+    async def keep_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await hub.keep_changes(parse_params(ChangesParams, params))
+
+    @server.feature("tether/undoChanges")
+    @wire_errors
+    async def undo_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await hub.undo_changes(parse_params(ChangesParams, params))
 
     @server.feature("tether/listTasks")
     @wire_errors

@@ -19,9 +19,12 @@ from lsprotocol import types
 
 from tether.errors import ConfigError, SessionError
 from tether.lsp.bridge import LspEditor
+from tether.lsp.changes import listing_to_wire, outcome_to_wire
 from tether.lsp.diagnostics import DiagnosticsStore, diagnostics_source
 from tether.lsp.params import (
+    ChangesParams,
     CompactParams,
+    ListChangesParams,
     ListSessionsParams,
     NewSessionParams,
     PromptParams,
@@ -33,6 +36,7 @@ from tether.lsp.server import TetherServer
 from tether.lsp.turns import ProgressLook, ProgressToken, TurnPublisher, encode
 from tether.protocol.content import in_encoding
 from tether.protocol.updates import Mode
+from tether.session.change_model import Selection
 
 if TYPE_CHECKING:
     from tether.engine.turns import TurnResult
@@ -54,6 +58,20 @@ def uri_to_path(uri: str) -> Path:
     if parsed.scheme != "file":
         raise ValueError(f"not a file URI: {uri}")
     return Path(unquote(parsed.path))
+
+
+def changed_path(uri: str | None) -> Path | None:
+    """The file a change-set request names (as the checkpoints know it: resolved)."""
+    if uri is None:
+        return None
+    try:
+        return uri_to_path(uri).resolve()
+    except ValueError as e:
+        raise SessionError(str(e))
+
+
+def selection(params: ChangesParams) -> Selection:
+    return Selection(tuple(params.hunk_ids), params.turn_id, changed_path(params.uri))
 
 
 class SessionHub:
@@ -323,6 +341,36 @@ class SessionHub:
                 {"uri": o.path.as_uri(), "reason": o.problem} for o in rewound.failed
             ]
         return out
+
+    # -- the change set ---------------------------------------------------------------
+
+    def editor_of(self, session: Session) -> LspEditor:
+        """This connection's editor in ``session`` (which it follows from now on)."""
+        self._follow(session, LspEditor(self.server, session.session_id))
+        return self._editors[session.session_id]
+
+    def sessions_in(self, root: Path) -> list[Session]:
+        """The open sessions of a workspace folder (none before the first one starts)."""
+        if self._sessions is None:
+            return []
+        workspace = self._sessions.workspaces.get(root)
+        return list(workspace.sessions.values()) if workspace is not None else []
+
+    async def list_changes(self, params: ListChangesParams) -> dict[str, Any]:
+        session = self.get(params.session_id)
+        path = changed_path(params.uri)
+        listings = await session.changes.listing(self.editor_of(session), params.turn_id, path)
+        return listing_to_wire(listings, params.states, self.server.features.encoding)
+
+    async def keep_changes(self, params: ChangesParams) -> dict[str, Any]:
+        changes, chosen = self.get(params.session_id).changes, selection(params)
+        await changes.prepare_for(chosen)
+        return outcome_to_wire(changes.keep(chosen), "kept", "notKept")
+
+    async def undo_changes(self, params: ChangesParams) -> dict[str, Any]:
+        session = self.get(params.session_id)
+        outcome = await session.undo_changes(selection(params), self.editor_of(session))
+        return outcome_to_wire(outcome, "undone", "notUndone")
 
     # -- lifecycle --------------------------------------------------------------------
 

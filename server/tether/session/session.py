@@ -26,12 +26,15 @@ from tether.engine.engine import QueryEngine
 from tether.engine.turns import TurnResult, TurnStream
 from tether.errors import ModelError, SessionError
 from tether.protocol.content import ContentBlock, TextContent
-from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, Usage
+from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, TurnEnd, Usage
 from tether.providers.base import Provider
+from tether.session.change_model import Outcome, Selection
+from tether.session.changes import ChangeSet
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, Restored
 from tether.session.events import SessionEvents
 from tether.session.rewind import Rewound, rewind_conversation
 from tether.session.router import EditorRouter
+from tether.session.undo import undo_hunks
 from tether.skills import commands
 from tether.skills.expand import McpPrompts
 from tether.skills.session_prompt import command_turn, expand_for_session
@@ -67,6 +70,7 @@ class Session:
         editor: CheckpointingEditor,
         router: EditorRouter,
         checkpoints: Checkpoints,
+        changes: ChangeSet,
         events: SessionEvents,
         hooks: SessionHooks,
         auto_wake: bool = True,
@@ -76,6 +80,8 @@ class Session:
         self.editor = editor
         self._router = router
         self.checkpoints = checkpoints
+        self.changes = changes
+        """Every ended turn's changes as hunks (undone through ``undo_changes``)."""
         self.events = events
         self._hooks = hooks
         self.auto_wake = auto_wake
@@ -250,6 +256,10 @@ class Session:
     async def _publish(self, stream: TurnStream) -> TurnResult:
         try:
             async for update in stream:
+                if isinstance(update, TurnEnd):
+                    # Its files are written and recorded; whoever waits for the end of the
+                    # turn finds its change set ready.
+                    await self.changes.turn_ended(stream.turn_id)
                 self.events.publish(stream.turn_id, update)
         finally:
             await stream.aclose()
@@ -330,8 +340,19 @@ class Session:
         await rewind_conversation(self.engine, turn_id, plan.checkpoint.parent_uuid, result)
         self.engine.turns = max(0, self.engine.turns - rewound_turns)
         await self.engine.save_meta()
+        dropped = self.rewindable_turns[self.checkpoints.find(turn_id) or 0 :]
         self.checkpoints.drop_from(turn_id)
+        self.changes.drop(dropped)
         return result
+
+    # -- the change set ---------------------------------------------------------------
+
+    async def undo_changes(self, selection: Selection, editor: Editor) -> Outcome:
+        """Put the chosen hunks' lines back as they were, in ``editor``'s buffers and on
+        disk; the next prompt tells the model."""
+        if self.busy:
+            raise SessionError("cannot undo changes while a turn is running; cancel it first")
+        return await undo_hunks(self.changes, editor, selection)
 
     async def history(self) -> list[tuple[str, SessionUpdate]]:
         """The conversation as the updates a client would have seen, ``(turnId, update)``."""

@@ -21,7 +21,7 @@ from tether.core.hooks import Hooks
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
-from tether.engine.turns import EngineEvents
+from tether.engine.turns import EngineEvents, PromptNotes
 from tether.errors import SessionError, TranscriptWriteError
 from tether.hooks.chain import HooksChain
 from tether.hooks.command_hooks import CommandHooks
@@ -33,12 +33,15 @@ from tether.providers.base import Provider
 from tether.providers.side import small_model_for
 from tether.providers.windows import WindowBook
 from tether.sandbox.bwrap import Probe
+from tether.session.changes import ChangeSet
+from tether.session.changes_resume import restore_changes
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
 from tether.session.events import SessionEvents
 from tether.session.file_snapshot import WorkspaceSnapshots
 from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
 from tether.session.shell_checkpoints import ShellCheckpoints
+from tether.session.undo_notes import UndoNotes
 from tether.settings.load import LoadedSettings, add_local_rule
 from tether.settings.trust import TrustStore
 from tether.skills.attach import attach as attach_skills
@@ -183,6 +186,7 @@ class Workspace:
         events: EngineEvents,
         resumed: ResumedSession | None = None,
         shell_checkpoints: Hooks | None = None,
+        prompt_notes: PromptNotes | None = None,
     ) -> QueryEngine:
         settings = self.loaded.settings
         provider = self.make_provider(options.model or settings.model, options.env)
@@ -253,6 +257,7 @@ class Workspace:
             if options.agents
             else None,
             refresh_settings=self.guard.refresh,
+            prompt_notes=prompt_notes,
         )
         if resumed is not None:
             engine.turns = resumed.turns
@@ -459,6 +464,11 @@ class Workspace:
         events = SessionEvents()
         # Rewind covers what shell commands change too, not only the editor's writes.
         shell = ShellCheckpoints(self.snapshots, checkpoints, session_id, writer.append)
+        changes = ChangeSet(
+            checkpoints, session_id, writer.append, lambda update: events.publish("", update)
+        )
+        if resumed is not None:
+            restore_changes(changes, resumed)
         engine = self._engine(
             session_id=session_id,
             editor=checkpointing,
@@ -467,6 +477,7 @@ class Workspace:
             events=events,
             resumed=resumed,
             shell_checkpoints=shell,
+            prompt_notes=UndoNotes(changes, router, self.root).take,
         )
 
         async def close() -> None:
@@ -477,6 +488,7 @@ class Workspace:
             editor=checkpointing,
             router=router,
             checkpoints=checkpoints,
+            changes=changes,
             events=events,
             hooks=SessionHooks(
                 ready=lambda: self.ready(env=options.env),
