@@ -1,14 +1,14 @@
 """Print mode in the warm daemon: ``tether -p`` / ``tether run`` for a terminal client.
 
-The client (``cli/remote.py``) sends its command line, directory, environment and which of
-its streams are terminals (``tether/print``); the daemon runs the very code an in-process
-run runs (``cli.main.run_local``, passed in as ``RunCommand``), in a thread of its own with
-its own event loop, so the output is the same byte for byte. What that code writes to
-``sys.stdout``/``sys.stderr`` goes back as ``tether/output`` notifications; when it reads
-``sys.stdin`` the daemon asks the client for the next piece (``tether/readInput``, answered
-by ``tether/input``), so a piped prompt, stream-json input and the answers to terminal
-permission questions arrive exactly when read. ``tether/interrupt`` is the client's Ctrl+C.
-The result is the exit code.
+The client (``cli/remote.py``) sends its command line, directory, whole environment and
+umask, and which of its streams are terminals (``tether/print``); the daemon runs the very
+code an in-process run runs (``cli.main.run_local``, passed in as ``RunCommand``), in a
+thread of its own with its own event loop, so the output is the same byte for byte. What
+that code writes to ``sys.stdout``/``sys.stderr`` goes back as ``tether/output``
+notifications; when it reads ``sys.stdin`` the daemon asks the client for the next piece
+(``tether/readInput``, answered by ``tether/input``), so a piped prompt, stream-json input
+and the answers to terminal permission questions arrive exactly when read.
+``tether/interrupt`` is the client's Ctrl+C. The result is the exit code.
 
 The standard streams are process-wide, so the daemon replaces them once with ones that route
 to the current call (a context variable, carried by asyncio into tasks and ``to_thread``);
@@ -32,6 +32,7 @@ from pydantic import Field
 
 from tether.cli.callenv import CallControl, ShareSession, calling_with, controlled_by
 from tether.cli.driver import SessionFacts
+from tether.core.environ import Caller
 from tether.lsp.params import InvalidParamsError
 from tether.protocol.base import LenientWireModel
 
@@ -61,6 +62,13 @@ class PrintParams(LenientWireModel):
     argv: list[str]
     cwd: str
     env: dict[str, str] = Field(default_factory=lambda: dict[str, str]())
+    """The client's whole environment: the run's processes get exactly this."""
+    umask: int | None = Field(default=None, ge=0, le=0o7777)
+    """The client's umask (None: an older client; the daemon's applies)."""
+
+    def caller(self) -> Caller:
+        return Caller(self.env, cwd=Path(self.cwd), umask=self.umask)
+
     stdin_is_tty: bool = False
     stdout_is_tty: bool = False
     stderr_is_tty: bool = False
@@ -227,7 +235,7 @@ class PrintCall:
         )
         token = _STREAMS.set(streams)
         try:
-            with calling_with(p.env), controlled_by(self.control):
+            with calling_with(p.caller()), controlled_by(self.control):
                 return self._run_command(p.argv, cwd=Path(p.cwd), on_open=self._opened)
         except SystemExit as e:  # argparse's --help and the like
             return e.code if isinstance(e.code, int) else 1

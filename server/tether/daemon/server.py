@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pydantic import Field
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import lsp_method
 
 from tether import __version__
+from tether.core.environ import Caller
 from tether.daemon.build import build_id
 from tether.daemon.paths import ensure_private
 from tether.daemon.printing import (
@@ -68,6 +70,11 @@ def peer_uid(sock: socket.socket) -> int:
 class ClientEnvironmentParams(LenientWireModel):
     cwd: str | None = None
     env: dict[str, str]
+    """The client's whole environment: its sessions' processes get exactly this."""
+    umask: int | None = Field(default=None, ge=0, le=0o7777)
+
+    def caller(self) -> Caller:
+        return Caller(self.env, cwd=Path(self.cwd) if self.cwd else None, umask=self.umask)
 
 
 class SocketWriter:
@@ -280,7 +287,7 @@ class Daemon:
         @server.feature("tether/clientEnvironment")
         def client_environment(ls: TetherServer, params: Any) -> None:
             try:
-                hub.client_env = parse_params(ClientEnvironmentParams, params).env
+                hub.client_env = parse_params(ClientEnvironmentParams, params).caller()
             except InvalidParamsError as e:
                 log.warning("tether/clientEnvironment: %s", e)
 

@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
+from tether.core.environ import Caller
 from tether.errors import ConfigError, SessionError
 from tether.lsp.bridge import LspEditor
 from tether.lsp.diagnostics import DiagnosticsStore, diagnostics_source
@@ -63,9 +64,9 @@ class SessionHub:
         """Workspace roots in the order the editor gave them."""
         self.diagnostics = DiagnosticsStore()
         self.init_options: dict[str, Any] = {}
-        self.client_env: dict[str, str] | None = None
-        """The variables the client's sessions run with (the warm daemon's clients send
-        theirs); None: the daemon's own environment."""
+        self.client_env: Caller | None = None
+        """Whom this client's sessions work for (the warm daemon's clients send their
+        environment and umask); None: this process."""
         self._sessions = sessions
         self._shared = sessions is not None
         """The warm daemon's registry, shared with its other clients: leaving closes only
@@ -167,7 +168,7 @@ class SessionHub:
         model, mode = self._init_model(), self._init_mode()
         if params is None:
             return SessionOptions(
-                model=model, default_mode=mode, attachments=[source], env=self.client_env
+                model=model, default_mode=mode, attachments=[source], caller=self.client_env
             )
         return SessionOptions(
             session_id=editor.session_id,
@@ -175,7 +176,7 @@ class SessionHub:
             mode=params.permission_mode or mode,
             title=params.title,
             attachments=[source],
-            env=self.client_env,
+            caller=self.client_env,
         )
 
     def _follow(self, session: Session, editor: LspEditor) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tether.agents.definitions import load_definitions
+from tether.core.environ import Caller
 from tether.core.hooks import Hooks
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
@@ -69,11 +70,11 @@ from tether.workspace.options import ProviderFactory, SessionOptions
 
 log = logging.getLogger(__name__)
 
-CallerKey = tuple[tuple[str, str], ...] | None
+CallerKey = tuple[tuple[tuple[str, str], ...], int | None] | None
 
 
-def caller_key(env: Mapping[str, str] | None) -> CallerKey:
-    return None if env is None else tuple(sorted(env.items()))
+def caller_key(caller: Caller | None) -> CallerKey:
+    return None if caller is None else caller.key
 
 
 class Workspace:
@@ -125,6 +126,9 @@ class Workspace:
         self._mcp_configs: dict[CallerKey, McpConfig] = {}
         """The MCP configuration per caller: ``${VAR}`` in it is the caller's variable."""
         self._mcp_detach: dict[str, Callable[[], None]] = {}
+        self._mcp_users: dict[CallerKey, set[str]] = {}
+        """The sessions using each caller's servers: the last to close stops them (a daemon
+        serving many callers for days keeps only the servers someone uses)."""
 
     def _provider(self, model: str | None, root: Path) -> Provider:
         return default_provider_factory(model, root, model_options(self.loaded.settings))
@@ -157,18 +161,17 @@ class Workspace:
         shell_checkpoints: Hooks | None = None,
     ) -> QueryEngine:
         settings = self.loaded.settings
-        provider = self.make_provider(options.model or settings.model, options.env)
+        provider = self.make_provider(options.model or settings.model, options.caller)
         mode = options.mode or (resumed.mode if resumed else None) or options.default_mode
         state = SessionRunState(mode=mode or settings.permissions.default_mode)
         if resumed is not None:
             state.todos = resumed.todos
             state.files.restore(resumed.files)
         tool_config = self.guard.configure_tools(ToolConfig())
-        if options.env is not None:
-            # Commands run with the client's PATH, virtualenv, proxies and locale, not the
-            # daemon's (model keys stay out, as this process's do: ``shell_env``).
-            tool_config.caller_env = dict(options.env)
-        tool_config.small_model = small_model_for(provider, options.env)
+        # Commands run with the client's whole environment and umask, not the daemon's
+        # (model keys stay out, as this process's do: ``shell_env``).
+        tool_config.caller_env = options.caller
+        tool_config.small_model = small_model_for(provider, options.caller)
         command_hooks: CommandHooks | None = None
         if self.hooks is None:
             command_hooks = self.guard.session_hooks(
@@ -177,7 +180,7 @@ class Workspace:
                 state,
                 writer.path,
                 resumed=resumed is not None,
-                caller_env=options.env,
+                caller_env=options.caller,
             )
         sources = [h for h in (self.hooks or command_hooks, shell_checkpoints, options.hooks) if h]
         hooks = sources[0] if len(sources) == 1 else HooksChain(sources) if sources else None
@@ -214,7 +217,7 @@ class Workspace:
                 extra_sections=[options.append_system_prompt]
                 if options.append_system_prompt
                 else [],
-                shell=options.env.get("SHELL") if options.env is not None else None,
+                shell=options.caller.get("SHELL") if options.caller is not None else None,
             ),
             tasks=TaskRegistry(writer.path.parent / session_id / "tasks"),
             title=options.title or (resumed.title if resumed else None),
@@ -238,7 +241,7 @@ class Workspace:
         if options.builtin_tools is None or "WebSearch" in options.builtin_tools:
             engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
         attach_skills(engine, self.skills)
-        self._attach_mcp(engine, options.env)
+        self._attach_mcp(engine, options.caller)
         sandbox = self.guard.sandbox
         if settings.sandbox.enabled and not sandbox.active:
             engine.note(sandbox.describe())
@@ -260,7 +263,7 @@ class Workspace:
             return self.provider_factory(model, self.root)  # an injected factory knows best
         return default_provider_factory(model, self.root, model_options(self.loaded.settings), env)
 
-    def _attach_mcp(self, engine: QueryEngine, env: Mapping[str, str] | None) -> None:
+    def _attach_mcp(self, engine: QueryEngine, env: Caller | None) -> None:
         """Give a session the workspace's MCP tools; the servers start with the first
         session (of each caller, in the warm daemon). The project's ``.mcp.json`` counts
         only in a trusted workspace."""
@@ -284,12 +287,14 @@ class Workspace:
 
         manager = self._mcp.get(key)
         if manager is None:
-            manager = McpManager(self.root, config, McpOptions(caller_env=env))
+            options = McpOptions(caller_env=env, settings_env=dict(self.loaded.settings.env))
+            manager = McpManager(self.root, config, options)
             manager.start()
             self._mcp[key] = manager
         self._mcp_detach[engine.session_id] = attach(engine, manager)
+        self._mcp_users.setdefault(key, set()).add(engine.session_id)
 
-    def mcp_prompts(self, env: Mapping[str, str] | None = None) -> McpPrompts | None:
+    def mcp_prompts(self, env: Caller | None = None) -> McpPrompts | None:
         """The MCP servers' prompts and resources, for prompt expansion (None without MCP);
         ``env``: the caller whose servers (None: this process's)."""
         manager = self._mcp.get(caller_key(env))
@@ -299,7 +304,7 @@ class Workspace:
 
         return McpPromptSource(manager)
 
-    async def ready(self, timeout: float = 10.0, env: Mapping[str, str] | None = None) -> list[str]:
+    async def ready(self, timeout: float = 10.0, env: Caller | None = None) -> list[str]:
         """Wait (bounded) for MCP servers to settle before a session's first request, so
         their tools are there; returns problems worth showing the user."""
         manager = self._mcp.get(caller_key(env))
@@ -309,7 +314,7 @@ class Workspace:
         return [f"MCP server {s.name}: {s.error}" for s in manager.statuses() if s.error]
 
     async def call_mcp_tool(
-        self, name: str, arguments: dict[str, Any], env: Mapping[str, str] | None = None
+        self, name: str, arguments: dict[str, Any], env: Caller | None = None
     ) -> CallToolResult:
         """Call one of the workspace's MCP tools by its ``mcp__server__tool`` name (the
         command line's ``--permission-prompt-tool`` asks one); raises ``SessionError``
@@ -325,7 +330,7 @@ class Workspace:
                         return await connection.call_tool(tool.name, arguments)
         raise SessionError(f"no MCP server offers the tool {name}")
 
-    def mcp_statuses(self, env: Mapping[str, str] | None = None) -> list[ServerStatus]:
+    def mcp_statuses(self, env: Caller | None = None) -> list[ServerStatus]:
         """The workspace's MCP servers and how they are doing (empty until a session
         started them)."""
         manager = self._mcp.get(caller_key(env))
@@ -404,10 +409,10 @@ class Workspace:
             checkpoints=checkpoints,
             events=events,
             hooks=SessionHooks(
-                ready=lambda: self.ready(env=options.env),
-                provider_for=lambda model: self.make_provider(model, options.env),
+                ready=lambda: self.ready(env=options.caller),
+                provider_for=lambda model: self.make_provider(model, options.caller),
                 close=close,
-                mcp_prompts=lambda: self.mcp_prompts(options.env),
+                mcp_prompts=lambda: self.mcp_prompts(options.caller),
             ),
             auto_wake=options.auto_wake,
             repaired=resumed.repaired if resumed is not None else (),
@@ -429,9 +434,21 @@ class Workspace:
         detach = self._mcp_detach.pop(session_id, None)
         if detach is not None:
             detach()
+        await self._release_mcp(session_id)
         if session is not None:
             await session.engine.close()
             await self.guard.detach(session_id)
+
+    async def _release_mcp(self, session_id: str) -> None:
+        for key, users in list(self._mcp_users.items()):
+            users.discard(session_id)
+            if users or key is None:
+                continue  # in-process: the servers live as long as the workspace
+            del self._mcp_users[key]
+            manager = self._mcp.pop(key, None)
+            self._mcp_configs.pop(key, None)
+            if manager is not None:
+                await manager.close()
 
     async def close(self) -> None:
         for session in list(self.sessions.values()):
