@@ -314,6 +314,9 @@ def _dump(kind: str) -> str:
 
 
 def _read_env(path: Path) -> dict[str, str]:
+    assert path.exists(), (
+        f"{path.name} was not written: {sorted(p.name for p in path.parent.iterdir())}"
+    )
     pairs = [item.split("=", 1) for item in path.read_text().split("\0") if item]
     return {name: value for name, value in pairs}
 
@@ -438,3 +441,48 @@ def _two_callers(common: dict[str, str], workspace: Path, tmp_path: Path, base_p
     assert (workspace / "ppid").read_text().strip() == str(daemon_pid(common))
     assert (workspace / "mcp-first.arg").read_text() == "/first/kube"
     assert (workspace / "mcp-second.arg").read_text() == "no kubeconfig"
+
+
+async def test_an_editor_session_works_for_its_owner_until_the_owner_says_otherwise(
+    common: dict[str, str], workspace: Path, fake_api: Callable[[list[Any]], FakeAnthropicServer]
+) -> None:
+    """Sessions an editor creates through ``serve --connect`` run in that editor's world;
+    another client following one and prompting it does not bring its own; the owner's new
+    ``tether/clientEnvironment`` applies from the next turn."""
+    from tether.lsp.testing.editor_client import EditorOptions
+
+    from .conftest import MODEL, make_editor
+
+    started = tether({**common, "MY_VAR": "the-daemon"}, "daemon", "start")
+    assert started.returncode == 0, started.stderr
+    probe = {
+        "type": "tool_use",
+        "name": "Bash",
+        "input": {"command": 'printf %s "$MY_VAR" >> seen'},
+    }
+    api = fake_api([[probe], [{"type": "text", "text": "ok"}]] * 3)
+    home = {k: os.environ[k] for k in INSTANCE_VARIABLES if k in os.environ}
+
+    async def editor(value: str) -> Any:
+        client = make_editor(EditorOptions(init_options={"model": MODEL}))
+        env = {**home, **common, "MY_VAR": value, "ANTHROPIC_BASE_URL": api.base_url}
+        await client.start([sys.executable, "-m", "tether", "serve", "--connect"], [workspace], env)
+        return client
+
+    owner = await editor("owner")
+    follower = await editor("follower")
+    try:
+        session = await owner.new_session()
+        assert (await owner.prompt(session, "one"))["stopReason"] == "end_turn"
+        await follower.request("tether/loadSession", {"sessionId": session})
+        assert (await follower.prompt(session, "two"))["stopReason"] == "end_turn"
+        again = {**home, **common, "MY_VAR": "owner-again", "ANTHROPIC_BASE_URL": api.base_url}
+        caller = {"cwd": str(workspace), "env": again}
+        owner.client.protocol.notify("tether/clientEnvironment", caller)
+        assert (await owner.prompt(session, "three"))["stopReason"] == "end_turn"
+    finally:
+        await follower.stop()
+        await owner.stop()
+        tether(common, "daemon", "stop")
+    assert (workspace / "seen").read_text() == "ownerownerowner-again"
+    api.assert_complete()

@@ -285,11 +285,13 @@ class Daemon:
             printing.interrupt()
 
         @server.feature("tether/clientEnvironment")
-        def client_environment(ls: TetherServer, params: Any) -> None:
+        async def client_environment(ls: TetherServer, params: Any) -> None:
             try:
-                hub.client_env = parse_params(ClientEnvironmentParams, params).caller()
+                caller = parse_params(ClientEnvironmentParams, params).caller()
             except InvalidParamsError as e:
                 log.warning("tether/clientEnvironment: %s", e)
+                return
+            await hub.use_caller(caller)
 
         @server.feature("tether/daemonInfo")
         def daemon_info(ls: TetherServer, params: Any) -> dict[str, Any]:

@@ -73,6 +73,10 @@ class CommandHooks:
         """New settings: the next event uses them."""
         self.config, self.env = config, env
 
+    def use_caller(self, caller: Caller | None) -> None:
+        """The session works for another caller: the next event's hooks run in its world."""
+        self._caller_env = caller
+
     # -- running ----------------------------------------------------------------------------
 
     def _payload(self, event: HookEvent, fields: Mapping[str, Any]) -> dict[str, Any]:

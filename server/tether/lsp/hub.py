@@ -75,6 +75,8 @@ class SessionHub:
         self._editors: dict[str, LspEditor] = {}
         """This connection's editor in each session it follows."""
         self._detach: dict[str, Callable[[], None]] = {}
+        self._owned: set[str] = set()
+        """Sessions this client created or opened: they work for it (``client_env``)."""
 
     @property
     def sessions(self) -> Sessions:
@@ -204,6 +206,7 @@ class SessionHub:
         except ConfigError as e:
             raise SessionError(str(e))
         self._follow(session, editor)
+        self._owned.add(session.session_id)
         return session.session_id
 
     async def load_session(self, session_id: str, *, recover: bool = False) -> list[dict[str, Any]]:
@@ -222,6 +225,7 @@ class SessionHub:
             session = await self.sessions.load(
                 root, session_id, editor, self._options(editor), recover=recover
             )
+            self._owned.add(session_id)
         self._follow(session, editor)
         return [{"turnId": turn, **update.to_wire()} for turn, update in await session.history()]
 
@@ -324,6 +328,18 @@ class SessionHub:
             await self._sessions.shutdown()
         for session_id in list(self._publishers):
             self._unfollow(session_id)
+
+    async def use_caller(self, caller: Caller) -> None:
+        """This client's environment (``tether/clientEnvironment``): the sessions it creates
+        from now on work for it, and so do those it created before; sessions of other
+        clients it merely follows keep theirs."""
+        self.client_env = caller
+        for session_id in list(self._owned):
+            session = self.sessions.find(session_id)
+            if session is None:
+                self._owned.discard(session_id)  # closed since
+                continue
+            await session.use_caller(caller)
 
     async def disconnect(self) -> None:
         """This client left the shared daemon: stop following its sessions, and close the

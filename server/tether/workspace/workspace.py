@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -52,12 +53,12 @@ from tether.transcript.session import open_for_resume
 from tether.transcript.store import SessionInfo, TranscriptStore
 from tether.transcript.writer import TranscriptWriter
 from tether.workspace.guard import WorkspaceGuard, build_rules
+from tether.workspace.mcp_servers import CallerServers
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
     from tether.mcp.connection import ServerStatus
-    from tether.mcp.manager import McpManager
     from tether.skills.expand import McpPrompts
 
 from tether.workspace.from_settings import (
@@ -70,11 +71,17 @@ from tether.workspace.options import ProviderFactory, SessionOptions
 
 log = logging.getLogger(__name__)
 
-CallerKey = tuple[tuple[tuple[str, str], ...], int | None] | None
 
+@dataclass
+class SessionCaller:
+    """Whom a session works for, and its parts that depend on that (a new caller is applied
+    to all of them: ``Workspace.use_caller``)."""
 
-def caller_key(caller: Caller | None) -> CallerKey:
-    return None if caller is None else caller.key
+    caller: Caller | None
+    model: str | None
+    """The model spec its provider was made from (``set_model`` changes it)."""
+    tools: ToolConfig
+    hooks: CommandHooks | None
 
 
 class Workspace:
@@ -120,15 +127,9 @@ class Workspace:
         self.skills = SkillRegistry(self.root)
         self.snapshots = WorkspaceSnapshots(self.root)
         """The workspace's files before shell commands, for rewind (shared by its sessions)."""
-        self._mcp: dict[CallerKey, McpManager] = {}
-        """The MCP servers, one set per caller: the warm daemon starts stdio servers with
-        the environment of the client whose session needs them (None: this process's)."""
-        self._mcp_configs: dict[CallerKey, McpConfig] = {}
-        """The MCP configuration per caller: ``${VAR}`` in it is the caller's variable."""
-        self._mcp_detach: dict[str, Callable[[], None]] = {}
-        self._mcp_users: dict[CallerKey, set[str]] = {}
-        """The sessions using each caller's servers: the last to close stops them (a daemon
-        serving many callers for days keeps only the servers someone uses)."""
+        self.mcp = CallerServers(self.root, self._mcp_config, lambda: self.loaded.settings.env)
+        """The MCP servers, one set per caller."""
+        self._callers: dict[str, SessionCaller] = {}
 
     def _provider(self, model: str | None, root: Path) -> Provider:
         return default_provider_factory(model, root, model_options(self.loaded.settings))
@@ -241,7 +242,10 @@ class Workspace:
         if options.builtin_tools is None or "WebSearch" in options.builtin_tools:
             engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
         attach_skills(engine, self.skills)
-        self._attach_mcp(engine, options.caller)
+        self.mcp.attach(engine, options.caller)
+        self._callers[session_id] = SessionCaller(
+            options.caller, options.model or settings.model, tool_config, command_hooks
+        )
         sandbox = self.guard.sandbox
         if settings.sandbox.enabled and not sandbox.active:
             engine.note(sandbox.describe())
@@ -263,55 +267,26 @@ class Workspace:
             return self.provider_factory(model, self.root)  # an injected factory knows best
         return default_provider_factory(model, self.root, model_options(self.loaded.settings), env)
 
-    def _attach_mcp(self, engine: QueryEngine, env: Caller | None) -> None:
-        """Give a session the workspace's MCP tools; the servers start with the first
-        session (of each caller, in the warm daemon). The project's ``.mcp.json`` counts
-        only in a trusted workspace."""
-        key = caller_key(env)
-        config = self._mcp_configs.get(key)
-        if config is None:
-            servers = {} if self._strict_mcp else dict(self.loaded.settings.mcp_servers)
-            config = load_mcp_config(
-                self.root,
-                {**servers, **self._cli_mcp_servers},
-                project_file=self.guard.trusted and not self._strict_mcp,
-                env=env,
-            )
-            self._mcp_configs[key] = config
-            for name, problem in config.problems.items():
-                log.warning("MCP server %s skipped: %s", name, problem)
-        if not config.servers:
-            return
-        from tether.mcp.attach import attach
-        from tether.mcp.manager import McpManager, McpOptions
-
-        manager = self._mcp.get(key)
-        if manager is None:
-            options = McpOptions(caller_env=env, settings_env=dict(self.loaded.settings.env))
-            manager = McpManager(self.root, config, options)
-            manager.start()
-            self._mcp[key] = manager
-        self._mcp_detach[engine.session_id] = attach(engine, manager)
-        self._mcp_users.setdefault(key, set()).add(engine.session_id)
+    def _mcp_config(self, caller: Caller | None) -> McpConfig:
+        """The MCP servers as ``caller`` sees them (``${VAR}`` is its variable). The
+        project's ``.mcp.json`` counts only in a trusted workspace."""
+        servers = {} if self._strict_mcp else dict(self.loaded.settings.mcp_servers)
+        return load_mcp_config(
+            self.root,
+            {**servers, **self._cli_mcp_servers},
+            project_file=self.guard.trusted and not self._strict_mcp,
+            env=caller,
+        )
 
     def mcp_prompts(self, env: Caller | None = None) -> McpPrompts | None:
         """The MCP servers' prompts and resources, for prompt expansion (None without MCP);
         ``env``: the caller whose servers (None: this process's)."""
-        manager = self._mcp.get(caller_key(env))
-        if manager is None:
-            return None
-        from tether.mcp.commands import McpPromptSource
-
-        return McpPromptSource(manager)
+        return self.mcp.prompts(env)
 
     async def ready(self, timeout: float = 10.0, env: Caller | None = None) -> list[str]:
         """Wait (bounded) for MCP servers to settle before a session's first request, so
         their tools are there; returns problems worth showing the user."""
-        manager = self._mcp.get(caller_key(env))
-        if manager is None:
-            return []
-        await manager.wait_ready(timeout=timeout)
-        return [f"MCP server {s.name}: {s.error}" for s in manager.statuses() if s.error]
+        return await self.mcp.ready(env, timeout)
 
     async def call_mcp_tool(
         self, name: str, arguments: dict[str, Any], env: Caller | None = None
@@ -319,22 +294,29 @@ class Workspace:
         """Call one of the workspace's MCP tools by its ``mcp__server__tool`` name (the
         command line's ``--permission-prompt-tool`` asks one); raises ``SessionError``
         when no server offers it."""
-        from tether.mcp.tools import mcp_tool_name
-
-        manager = self._mcp.get(caller_key(env))
-        if manager is not None:
-            await manager.wait_ready(timeout=10.0)
-            for server, connection in manager.connections.items():
-                for tool in connection.tools:
-                    if mcp_tool_name(server, tool.name) == name:
-                        return await connection.call_tool(tool.name, arguments)
-        raise SessionError(f"no MCP server offers the tool {name}")
+        return await self.mcp.call_tool(name, arguments, env)
 
     def mcp_statuses(self, env: Caller | None = None) -> list[ServerStatus]:
         """The workspace's MCP servers and how they are doing (empty until a session
         started them)."""
-        manager = self._mcp.get(caller_key(env))
-        return manager.statuses() if manager is not None else []
+        return self.mcp.statuses(env)
+
+    async def use_caller(self, session_id: str, caller: Caller | None) -> None:
+        """The session works for ``caller`` from now on (its owner sent a new environment):
+        its model client, commands, hooks and MCP servers take it from their next use."""
+        parts = self._callers.get(session_id)
+        session = self.sessions.get(session_id)
+        if parts is None or session is None or parts.caller == caller:
+            return
+        parts.caller = caller
+        engine = session.engine
+        engine.set_provider(self.make_provider(parts.model, caller))
+        parts.tools.caller_env = caller
+        parts.tools.small_model = small_model_for(engine.provider, caller)
+        if parts.hooks is not None:
+            parts.hooks.use_caller(caller)
+        await self.mcp.release(session_id)
+        self.mcp.attach(engine, caller)
 
     def _persist_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:
         try:
@@ -399,8 +381,13 @@ class Workspace:
             shell_checkpoints=shell,
         )
 
+        caller = self._callers[session_id]
+
         async def close() -> None:
             await self.close_session(session_id)
+
+        def model_set(model: str) -> None:
+            caller.model = model
 
         session = Session(
             engine=engine,
@@ -409,10 +396,12 @@ class Workspace:
             checkpoints=checkpoints,
             events=events,
             hooks=SessionHooks(
-                ready=lambda: self.ready(env=options.caller),
-                provider_for=lambda model: self.make_provider(model, options.caller),
+                ready=lambda: self.ready(env=caller.caller),
+                provider_for=lambda model: self.make_provider(model, caller.caller),
                 close=close,
-                mcp_prompts=lambda: self.mcp_prompts(options.caller),
+                mcp_prompts=lambda: self.mcp_prompts(caller.caller),
+                use_caller=lambda new: self.use_caller(session_id, new),
+                model_set=model_set,
             ),
             auto_wake=options.auto_wake,
             repaired=resumed.repaired if resumed is not None else (),
@@ -431,29 +420,14 @@ class Workspace:
     async def close_session(self, session_id: str) -> None:
         """Release what the workspace holds for a session (``Session.close`` calls this)."""
         session = self.sessions.pop(session_id, None)
-        detach = self._mcp_detach.pop(session_id, None)
-        if detach is not None:
-            detach()
-        await self._release_mcp(session_id)
+        self._callers.pop(session_id, None)
+        await self.mcp.release(session_id)
         if session is not None:
             await session.engine.close()
             await self.guard.detach(session_id)
 
-    async def _release_mcp(self, session_id: str) -> None:
-        for key, users in list(self._mcp_users.items()):
-            users.discard(session_id)
-            if users or key is None:
-                continue  # in-process: the servers live as long as the workspace
-            del self._mcp_users[key]
-            manager = self._mcp.pop(key, None)
-            self._mcp_configs.pop(key, None)
-            if manager is not None:
-                await manager.close()
-
     async def close(self) -> None:
         for session in list(self.sessions.values()):
             await session.close()
-        for manager in self._mcp.values():
-            await manager.close()
-        self._mcp.clear()
+        await self.mcp.close()
         self.guard.close()
