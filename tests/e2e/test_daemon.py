@@ -109,14 +109,46 @@ def test_a_daemon_of_another_build_is_replaced(env: dict[str, str]) -> None:
         pytest.fail("the old daemon is still running")
 
 
+def gone(path: Path, timeout: float = 20) -> bool:
+    """Whether the daemon's socket goes away within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not path.exists()
+
+
 def test_idle_daemon_exits(env: dict[str, str]) -> None:
     idle = {**env, "TETHER_DAEMON_IDLE_S": "1"}
     assert tether(idle, "daemon", "start").returncode == 0
+    assert gone(socket_path({**os.environ, **idle})), "the daemon did not exit when idle"
+
+
+def test_the_idle_time_comes_from_the_user_settings_and_a_bad_value_is_named(
+    env: dict[str, str],
+) -> None:
+    settings = Path(env["XDG_CONFIG_HOME"]) / "tether" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"daemonIdleTimeout": 1}))
+    bad = {**env, "TETHER_DAEMON_IDLE_S": "soon"}
+    assert tether(bad, "daemon", "start").returncode == 0
+    path = socket_path({**os.environ, **bad})
+    assert gone(path), "the daemon did not take daemonIdleTimeout from the user settings"
+    log = path.with_suffix(".log").read_text()
+    assert "TETHER_DAEMON_IDLE_S='soon' is not a number of seconds" in log
+
+
+async def test_a_daemon_with_a_client_and_a_session_stays(
+    env: dict[str, str], workspace: Path, fake_api: Any
+) -> None:
+    idle = {**env, "TETHER_DAEMON_IDLE_S": "1"}
     path = socket_path({**os.environ, **idle})
-    deadline = time.monotonic() + 20
-    while path.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not path.exists(), "the daemon did not exit when idle"
+    editor = await connected(idle, workspace, fake_api([]))
+    try:
+        await editor.new_session()
+        assert not gone(path, timeout=3), "the daemon left a client with an open session"
+    finally:
+        await editor.stop()
+    assert gone(path), "the daemon stayed after its last client and session went"
 
 
 async def connected(env: dict[str, str], folder: Path, api: Any, **options: Any) -> FakeEditor:

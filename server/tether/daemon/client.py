@@ -204,6 +204,17 @@ def wait_for_starter(env: MutableMapping[str, str], timeout: float = 5.0) -> Non
         time.sleep(0.01)
 
 
+def wait_for_socket(path: Path, timeout: float = START_TIMEOUT_S) -> socket.socket | None:
+    """A connection to a daemon that is starting, once it listens (None: it never did)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sock = try_connect(path)
+        if sock is not None:
+            return sock
+        time.sleep(0.02)
+    return None
+
+
 def _same_build(channel: Channel) -> bool:
     try:
         info = channel.call_object("tether/daemonInfo")

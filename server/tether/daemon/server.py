@@ -3,7 +3,7 @@ client, one registry of workspaces and sessions shared by all of them.
 
 Security: the socket lives in a 0700 runtime directory, is created 0600, and each
 connection's peer uid (``SO_PEERCRED``) must be the daemon's own; there is no TCP. Life:
-the daemon exits after ``idle_timeout`` seconds without clients or running turns, on
+the daemon exits after ``idle_timeout`` seconds without clients or open sessions, on
 ``tether/daemonStop`` (``tether daemon stop``, or a client that finds an older build
 running), and on SIGTERM — closing every session, so transcripts are flushed.
 """
@@ -57,8 +57,6 @@ if TYPE_CHECKING:
     from tether.session.session import Session
 
 log = logging.getLogger(__name__)
-
-DEFAULT_IDLE_TIMEOUT_S = 30 * 60
 
 
 def peer_uid(sock: socket.socket) -> int:
@@ -122,7 +120,7 @@ class Daemon:
         socket_path: Path,
         *,
         run_command: RunCommand,
-        idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
+        idle_timeout: float = 300.0,  # the command line decides (``commands.idle_timeout``)
     ):
         self.socket_path = socket_path
         self.run_command = run_command
@@ -182,20 +180,19 @@ class Daemon:
 
     async def _exit_when_idle(self) -> None:
         while True:
-            await asyncio.sleep(min(self.idle_timeout, 5.0))
-            if self.clients or self._busy():
+            await asyncio.sleep(min(self.idle_timeout / 4, 5.0))
+            if self.clients or self._in_use():
                 self._last_activity = time.monotonic()
                 continue
             if time.monotonic() - self._last_activity >= self.idle_timeout:
-                log.info("no client for %.0f s: exiting", self.idle_timeout)
+                log.info("no client and no session for %.0f s: exiting", self.idle_timeout)
                 self._stop.set()
                 return
 
-    def _busy(self) -> bool:
-        return any(
-            session.busy or session.tasks_running
-            for workspace in self.sessions.workspaces.values()
-            for session in workspace.sessions.values()
+    def _in_use(self) -> bool:
+        """A session is open (an editor's, a print-mode call's), whether or not it runs."""
+        return bool(self.sessions.hosted) or any(
+            workspace.sessions for workspace in self.sessions.workspaces.values()
         )
 
     def _share(self, session: Session) -> Callable[[], None]:
