@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import ctypes
 import logging
 import os
+import platform
 import signal
 import socket
 import struct
@@ -282,13 +284,11 @@ class Daemon:
             printing.interrupt()
 
         @server.feature("tether/clientEnvironment")
-        async def client_environment(ls: TetherServer, params: Any) -> None:
+        def client_environment(ls: TetherServer, params: Any) -> None:
             try:
-                caller = parse_params(ClientEnvironmentParams, params).caller()
+                hub.use_caller(parse_params(ClientEnvironmentParams, params).caller())
             except InvalidParamsError as e:
                 log.warning("tether/clientEnvironment: %s", e)
-                return
-            await hub.use_caller(caller)
 
         @server.feature("tether/daemonInfo")
         def daemon_info(ls: TetherServer, params: Any) -> dict[str, Any]:
@@ -312,11 +312,32 @@ def _abandon_questions(server: TetherServer) -> None:
 
 
 def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) -> int:
+    few_malloc_arenas()
     route_standard_streams()
     # What a print-mode call needs, imported while the daemon waits for it.
     threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
     daemon = Daemon(socket_path, run_command=run_command, idle_timeout=idle_timeout)
     return asyncio.run(daemon.run())
+
+
+MALLOC_ARENAS = 2
+M_ARENA_MAX = -8
+"""glibc's ``mallopt`` parameter for the number of malloc arenas (``malloc.h``)."""
+
+
+def few_malloc_arenas() -> None:
+    """Each print-mode call runs on a thread of its own, and glibc gives threads arenas of
+    their own (up to eight per core), where what a call frees stays, fragmented, in the
+    daemon's memory. The interpreter lock serialises allocation anyway, so two arenas cost
+    no waiting and keep the daemon's memory flat over a long day (``bench/soak.py``). First
+    thing, before any thread starts; other C libraries are left as they are."""
+    if platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(M_ARENA_MAX, MALLOC_ARENAS)
+    except (OSError, AttributeError):
+        log.debug("mallopt is not available", exc_info=True)
 
 
 def _warm_imports() -> None:

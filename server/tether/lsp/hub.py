@@ -7,6 +7,7 @@ notifications and ``$/progress`` (``turns.TurnPublisher``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import uuid
@@ -77,6 +78,7 @@ class SessionHub:
         self._detach: dict[str, Callable[[], None]] = {}
         self._owned: set[str] = set()
         """Sessions this client created or opened: they work for it (``client_env``)."""
+        self._moving: set[asyncio.Future[None]] = set()
 
     @property
     def sessions(self) -> Sessions:
@@ -259,6 +261,8 @@ class SessionHub:
 
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         session = self.get(params.session_id)
+        if self._moving:  # a new environment sent before this prompt applies to it
+            await asyncio.gather(*self._moving)
         # Selections count characters as this connection negotiated (UTF-8 for Neovim).
         blocks = in_encoding(params.prompt, self.server.features.encoding)
         return encode(await self.run(session, blocks, token=params.work_done_token))
@@ -329,11 +333,17 @@ class SessionHub:
         for session_id in list(self._publishers):
             self._unfollow(session_id)
 
-    async def use_caller(self, caller: Caller) -> None:
+    def use_caller(self, caller: Caller) -> None:
         """This client's environment (``tether/clientEnvironment``): the sessions it creates
-        from now on work for it, and so do those it created before; sessions of other
-        clients it merely follows keep theirs."""
+        from now on work for it (at once: ``initialize`` may come next), and so do those it
+        created before; sessions of other clients it merely follows keep theirs."""
         self.client_env = caller
+        if self._owned:
+            moving = asyncio.ensure_future(self._move_owned(caller))
+            self._moving.add(moving)
+            moving.add_done_callback(self._moving.discard)
+
+    async def _move_owned(self, caller: Caller) -> None:
         for session_id in list(self._owned):
             session = self.sessions.find(session_id)
             if session is None:
