@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the command line's path stays free of the daemon's imports
     from tether.daemon.printing import RunCommand
 
 IDLE_ENV = "TETHER_DAEMON_IDLE_S"
+WARM_UP_TIMEOUT_S = 30.0
 DEFAULT_IDLE_TIMEOUT_S = 5 * 60.0
 """How long a daemon nobody uses (no client, no session) stays up: long enough for the next
 command of a session of work to find it warm, short enough that forgotten ones go."""
@@ -105,6 +106,11 @@ def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
         started = time.monotonic()
         channel = connect()
         info = channel.call_object("tether/daemonInfo")
+        # Ready means warm: the next command is as quick as any later one.
+        deadline = started + WARM_UP_TIMEOUT_S
+        while not info.get("warm", True) and time.monotonic() < deadline:
+            time.sleep(0.02)
+            info = channel.call_object("tether/daemonInfo")
         channel.close()
         print(
             f"tether daemon {info['build']} running (pid {info['pid']}, {path}); "

@@ -23,7 +23,7 @@ import io
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol, TextIO, cast
@@ -37,6 +37,9 @@ from tether.lsp.params import InvalidParamsError
 from tether.protocol.base import LenientWireModel
 
 log = logging.getLogger(__name__)
+
+WARM_UP_WAIT_S = 30.0
+"""At most this long a call waits for the daemon's warm-up (``daemon/warm.py``)."""
 
 Notify = Callable[[str, dict[str, Any]], None]
 """Sends a notification to the call's client; safe from any thread."""
@@ -177,6 +180,20 @@ class Routed:
         return self._target().write(s)
 
 
+@contextlib.contextmanager
+def silenced() -> Generator[None]:
+    """A call of the daemon's own (its warm-up): what it reads is empty, what it writes goes
+    nowhere."""
+    nothing = io.StringIO()
+    token = _STREAMS.set(
+        (cast(TextIO, io.StringIO()), cast(TextIO, nothing), cast(TextIO, nothing))
+    )
+    try:
+        yield
+    finally:
+        _STREAMS.reset(token)
+
+
 def route_standard_streams() -> None:
     """Make ``sys.stdin``/``stdout``/``stderr`` follow the current call (once per daemon)."""
     if not isinstance(sys.stdout, Routed):
@@ -197,10 +214,13 @@ class PrintCall:
         notify: Notify,
         run_command: RunCommand,
         share: ShareSession | None = None,
+        ready: threading.Event | None = None,
     ) -> None:
         self.params = params
         self._notify = notify
         self._run_command = run_command
+        self._ready = ready
+        """Set once the daemon has warmed up: a call waits for that, not racing it."""
         self.control = CallControl(share)
         self.stdin = CallInput(notify)
         self.finished = threading.Event()
@@ -226,6 +246,8 @@ class PrintCall:
         return await done
 
     def _main(self) -> int:
+        if self._ready is not None:
+            self._ready.wait(WARM_UP_WAIT_S)
         p = self.params
         # A TextIOBase is what print mode writes to; TextIO is how sys types its streams.
         streams = (
@@ -262,18 +284,23 @@ class PrintService:
     """A connection's print-mode calls (one at a time: a terminal runs one command)."""
 
     def __init__(
-        self, notify: Notify, run_command: RunCommand, share: ShareSession | None = None
+        self,
+        notify: Notify,
+        run_command: RunCommand,
+        share: ShareSession | None = None,
+        ready: threading.Event | None = None,
     ) -> None:
         self._notify = notify
         self._run_command = run_command
         self._share = share
+        self._ready = ready
         """Lists each call's session among the daemon's, for its other clients."""
         self._call: PrintCall | None = None
 
     async def run(self, params: PrintParams) -> dict[str, Any]:
         if self._call is not None:
             raise InvalidParamsError("this connection runs a command already")
-        self._call = PrintCall(params, self._notify, self._run_command, self._share)
+        self._call = PrintCall(params, self._notify, self._run_command, self._share, self._ready)
         try:
             return {"exitCode": await self._call.run()}
         finally:

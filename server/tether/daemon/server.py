@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import ctypes
 import logging
 import os
-import platform
 import signal
 import socket
 import struct
@@ -42,6 +40,7 @@ from tether.daemon.printing import (
     RunCommand,
     route_standard_streams,
 )
+from tether.daemon.warm import few_malloc_arenas, warm_up
 from tether.lsp.handlers import register
 from tether.lsp.hub import SessionHub
 from tether.lsp.io import read_loop
@@ -52,7 +51,6 @@ from tether.lsp.wire import wire_errors
 from tether.protocol.base import LenientWireModel
 from tether.session.hosted import HostedSession
 from tether.session.router import ClientGone
-from tether.warmup import warm_imports
 from tether.workspace.registry import Sessions
 
 if TYPE_CHECKING:
@@ -137,6 +135,8 @@ class Daemon:
         is interrupted and waited for, so its session is saved."""
         self._last_activity = time.monotonic()
         self._stop = asyncio.Event()
+        self.warm = threading.Event()
+        """Set once the warm-up call is done (``daemon/warm.py``)."""
 
     # -- life -------------------------------------------------------------------------
 
@@ -208,6 +208,7 @@ class Daemon:
             "pid": os.getpid(),
             "startedAt": self.started,
             "clients": self.clients,
+            "warm": self.warm.is_set(),
             "sessions": [
                 {"sessionId": s.session_id, "workspace": str(s.cwd), "busy": s.busy}
                 for w in self.sessions.workspaces.values()
@@ -258,7 +259,7 @@ class Daemon:
             # From the call's thread: the connection belongs to the daemon's loop.
             loop[0].call_soon_threadsafe(server.protocol.notify, method, params)
 
-        printing = PrintService(notify, self.run_command, self._share)
+        printing = PrintService(notify, self.run_command, self._share, self.warm)
 
         @server.feature("tether/print")
         @wire_errors
@@ -314,45 +315,10 @@ def _abandon_questions(server: TetherServer) -> None:
 def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) -> int:
     few_malloc_arenas()
     route_standard_streams()
-    # What a print-mode call needs, imported while the daemon waits for it.
-    threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
     daemon = Daemon(socket_path, run_command=run_command, idle_timeout=idle_timeout)
-    return asyncio.run(daemon.run())
-
-
-MALLOC_ARENAS = 2
-M_ARENA_MAX = -8
-"""glibc's ``mallopt`` parameter for the number of malloc arenas (``malloc.h``)."""
-
-
-def few_malloc_arenas() -> None:
-    """Each print-mode call runs on a thread of its own, and glibc gives threads arenas of
-    their own (up to eight per core), where what a call frees stays, fragmented, in the
-    daemon's memory. The interpreter lock serialises allocation anyway, so two arenas cost
-    no waiting and keep the daemon's memory flat over a long day (``bench/soak.py``). First
-    thing, before any thread starts; other C libraries are left as they are."""
-    if platform.libc_ver()[0] != "glibc":
-        return
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(M_ARENA_MAX, MALLOC_ARENAS)
-    except (OSError, AttributeError):
-        log.debug("mallopt is not available", exc_info=True)
-
-
-def _warm_imports() -> None:
-    """Not the Anthropic SDK: a key or token never needs it (``anthropic_transport``)."""
-    warm_imports(
-        (
-            "tether.cli.run",
-            "tether.cli.inprocess",
-            "tether.cli.sdk_mode",
-            "tether.providers.anthropic",
-        )
+    # What a print-mode call does once per process, done while the daemon waits for one.
+    warming = threading.Thread(
+        target=warm_up, args=(run_command, daemon.warm), name="tether-warm-up", daemon=True
     )
-    try:
-        from tether.providers.network import trust_store
-
-        trust_store(None, None)  # the system's CA store, loaded once
-    except Exception:
-        log.debug("warming the TLS context failed", exc_info=True)
+    warming.start()
+    return asyncio.run(daemon.run())
