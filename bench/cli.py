@@ -107,6 +107,31 @@ SCRIPT_ARGV = ("-p", "do the four steps", "--permission-mode", "bypassPermission
 SESSION_ID = "0b5e55ed-0000-4000-8000-000000000300"
 
 
+def call_params_cost(runs: int = 500) -> str:
+    """What the thin client's whole environment adds to a call: the size of its
+    ``tether/print`` params, and the time to read the umask and copy and encode the
+    environment (the rest of the params, the build id above all, is as before)."""
+    from tether.cli.remote import call_params
+    from tether.core.environ import current_umask
+
+    env = dict(os.environ)
+    size = len(json.dumps(call_params(SCRIPT_ARGV, env), separators=(",", ":")))
+    took: list[float] = []
+    whole: list[float] = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        json.dumps({"env": dict(env), "umask": current_umask()}, separators=(",", ":"))
+        took.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        json.dumps(call_params(SCRIPT_ARGV, env), separators=(",", ":"))
+        whole.append(time.perf_counter() - started)
+    env_us, whole_us = statistics.median(took) * 1e6, statistics.median(whole) * 1e6
+    return (
+        f"{len(env)} variables, {size} bytes of params; the environment and umask take "
+        f"{env_us:.0f} us of the {whole_us:.0f} us the params take to build and encode"
+    )
+
+
 class FirstCalls:
     """A daemon's first calls against its later ones: to the first request at the fake API,
     and the daemon's CPU time for each call."""
@@ -206,6 +231,7 @@ def main() -> None:
     parser.add_argument("--only-first", action="store_true", help="only the first calls")
     args = parser.parse_args()
     if args.only_first:
+        print(f"the thin client's tether/print (this environment): {call_params_cost()}")
         with tempfile.TemporaryDirectory() as tmp:
             first_calls(Bench(Path(tmp)), args.first_runs, args.build_turns)
         return
@@ -238,6 +264,7 @@ def main() -> None:
         print(f"  {label:55} {summary(samples)}  = {ratio:.2f}x of --no-daemon")
     print(f'tether run "hi", daemon warm:        {summary(run_hi)}')
     print('targets: warm 4-turn <= 250 ms, warm run "hi" <= 150 ms, cold <= 1.00x of --no-daemon')
+    print(f"the thin client's tether/print (this environment): {call_params_cost()}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tether.agents.definitions import load_definitions
-from tether.core.environ import Caller
+from tether.core.environ import Caller, process_env
 from tether.core.hooks import Hooks
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
@@ -162,7 +162,8 @@ class Workspace:
         shell_checkpoints: Hooks | None = None,
     ) -> QueryEngine:
         settings = self.loaded.settings
-        provider = self.make_provider(options.model or settings.model, options.caller)
+        caller = options.caller
+        provider = self.make_provider(options.model or settings.model, caller)
         mode = options.mode or (resumed.mode if resumed else None) or options.default_mode
         state = SessionRunState(mode=mode or settings.permissions.default_mode)
         if resumed is not None:
@@ -218,7 +219,8 @@ class Workspace:
                 extra_sections=[options.append_system_prompt]
                 if options.append_system_prompt
                 else [],
-                shell=options.caller.get("SHELL") if options.caller is not None else None,
+                shell=caller.get("SHELL") if caller is not None else None,
+                env=process_env(caller, credentials=False) if caller is not None else None,
             ),
             tasks=TaskRegistry(writer.path.parent / session_id / "tasks"),
             title=options.title or (resumed.title if resumed else None),
