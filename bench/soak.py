@@ -61,9 +61,14 @@ def script(rounds: int) -> list[Any]:
 
 def sample(pid: int) -> tuple[float, int, int]:
     """The daemon's resident memory (MB), threads and open descriptors."""
-    fields = dict(
-        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-    )
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        raise SystemExit(
+            f"the daemon (pid {pid}) is gone: it failed, or an edit of the source made the "
+            "next call replace it with a daemon of the new build (see its log)"
+        ) from None
+    fields = dict(line.split(":", 1) for line in status.splitlines())
     rss_kb = int(fields["VmRSS"].split()[0])
     return rss_kb / 1024, int(fields["Threads"]), len(os.listdir(f"/proc/{pid}/fd"))
 
