@@ -406,7 +406,6 @@ def _two_callers(common: dict[str, str], workspace: Path, tmp_path: Path, base_p
         # The daemon serves one home: the variables naming it are the same for both.
         home = {k: os.environ[k] for k in INSTANCE_VARIABLES if k in os.environ}
         env = {**home, **common, **variables, "PROBE": name}
-        env.pop("ANTHROPIC_API_KEY", None) if "ANTHROPIC_API_KEY" not in variables else None
         argv = ["-p", "probe", "--model", f"scripted:{script}", "--allowedTools", "Bash"]
         argv += ["--settings", json.dumps(settings)]
         process = subprocess.Popen(
