@@ -124,6 +124,30 @@ def test_idle_daemon_exits(env: dict[str, str]) -> None:
     assert gone(socket_path({**os.environ, **idle})), "the daemon did not exit when idle"
 
 
+def test_a_daemon_a_call_starts_as_it_leaves_is_seen_and_stopped_at_once(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A call with no daemon runs in-process and starts one as it leaves: that daemon holds
+    its life lock from the moment it is spawned (its spawner hands it over), so a
+    ``daemon stop`` right after the call, before the daemon has even imported anything,
+    stops it rather than missing it and leaving it to idle on."""
+    from tether.daemon.client import daemon_starting
+    from tether.testing.fake_anthropic import FakeAnthropicServer
+
+    cold = {**env, "TETHER_NO_DAEMON": "0"}
+    with FakeAnthropicServer([[{"type": "text", "text": "Hello."}]]) as api:
+        done = tether({**cold, "ANTHROPIC_BASE_URL": api.base_url}, "run", "hi")
+    assert done.returncode == 0, done.stderr
+    merged = {**os.environ, **cold}
+    assert daemon_starting(merged), "the daemon the call started is not seen starting"
+    assert tether(cold, "daemon", "stop").returncode == 0
+    deadline = time.monotonic() + 20
+    while daemon_starting(merged) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not daemon_starting(merged), "the daemon lived on after daemon stop"
+    assert status(cold) is None
+
+
 def test_the_idle_time_comes_from_the_user_settings_and_a_bad_value_is_named(
     env: dict[str, str],
 ) -> None:

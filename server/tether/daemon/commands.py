@@ -11,7 +11,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tether.daemon.client import (
+    LOCK_FD_ENV,
     DaemonUnavailable,
+    claim_life_lock,
     connect,
     daemon_starting,
     stop,
@@ -52,18 +54,35 @@ _life_lock: list[int] = []
 
 
 def take_life_lock() -> bool:
-    """Lock this daemon's life lock for the rest of the process, first thing (before the
-    slow imports): of two daemons started at once, one serves and the other leaves, and a
-    client sees a daemon that is starting and waits for it instead of starting another."""
+    """Hold this daemon's life lock for the rest of the process: the one its spawner took
+    for it (``LOCK_FD_ENV``), else taken first thing (``tether daemon run`` by hand). Of two
+    daemons started at once, one serves and the other leaves, and a client sees a daemon
+    that is starting and waits for it instead of starting another."""
     ensure_private(runtime_dir())
-    fd = os.open(alive_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
+    fd = _inherited_life_lock()
+    if fd is None:
+        fd = claim_life_lock()
+    if fd is None:
         return False
     _life_lock.append(fd)  # held open until the process exits
     return True
+
+
+def _inherited_life_lock() -> int | None:
+    """The life lock descriptor the spawner handed over, if it is that lock and held."""
+    raw = os.environ.pop(LOCK_FD_ENV, "")
+    if not raw.isdigit():
+        return None
+    fd = int(raw)
+    try:
+        held, path = os.fstat(fd), os.stat(alive_lock_path())
+        if (held.st_dev, held.st_ino) != (path.st_dev, path.st_ino):
+            return None  # not the lock (a stray variable): leave that descriptor alone
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # ours already: a no-op
+    except OSError:
+        return None
+    os.set_inheritable(fd, False)  # nothing the daemon runs holds it
+    return fd
 
 
 def idle_timeout(flag: float | None) -> float:
