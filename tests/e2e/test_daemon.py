@@ -54,7 +54,8 @@ def test_start_status_stop(env: dict[str, str]) -> None:
     started = tether(env, "daemon", "start")
     assert started.returncode == 0, started.stderr
     info = status(env)
-    assert info is not None and info["sessions"] == []
+    # Ready means warm: its own offline call done, the next one is as quick as any.
+    assert info is not None and info["sessions"] == [] and info["warm"] is True
     path = socket_path({**os.environ, **env})
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
@@ -109,14 +110,70 @@ def test_a_daemon_of_another_build_is_replaced(env: dict[str, str]) -> None:
         pytest.fail("the old daemon is still running")
 
 
+def gone(path: Path, timeout: float = 20) -> bool:
+    """Whether the daemon's socket goes away within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not path.exists()
+
+
 def test_idle_daemon_exits(env: dict[str, str]) -> None:
     idle = {**env, "TETHER_DAEMON_IDLE_S": "1"}
     assert tether(idle, "daemon", "start").returncode == 0
-    path = socket_path({**os.environ, **idle})
+    assert gone(socket_path({**os.environ, **idle})), "the daemon did not exit when idle"
+
+
+def test_a_daemon_a_call_starts_as_it_leaves_is_seen_and_stopped_at_once(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A call with no daemon runs in-process and starts one as it leaves: that daemon holds
+    its life lock from the moment it is spawned (its spawner hands it over), so a
+    ``daemon stop`` right after the call, before the daemon has even imported anything,
+    stops it rather than missing it and leaving it to idle on."""
+    from tether.daemon.client import daemon_starting
+    from tether.testing.fake_anthropic import FakeAnthropicServer
+
+    cold = {**env, "TETHER_NO_DAEMON": "0"}
+    with FakeAnthropicServer([[{"type": "text", "text": "Hello."}]]) as api:
+        done = tether({**cold, "ANTHROPIC_BASE_URL": api.base_url}, "run", "hi")
+    assert done.returncode == 0, done.stderr
+    merged = {**os.environ, **cold}
+    assert daemon_starting(merged), "the daemon the call started is not seen starting"
+    assert tether(cold, "daemon", "stop").returncode == 0
     deadline = time.monotonic() + 20
-    while path.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not path.exists(), "the daemon did not exit when idle"
+    while daemon_starting(merged) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not daemon_starting(merged), "the daemon lived on after daemon stop"
+    assert status(cold) is None
+
+
+def test_the_idle_time_comes_from_the_user_settings_and_a_bad_value_is_named(
+    env: dict[str, str],
+) -> None:
+    settings = Path(env["XDG_CONFIG_HOME"]) / "tether" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"daemonIdleTimeout": 1}))
+    bad = {**env, "TETHER_DAEMON_IDLE_S": "soon"}
+    assert tether(bad, "daemon", "start").returncode == 0
+    path = socket_path({**os.environ, **bad})
+    assert gone(path), "the daemon did not take daemonIdleTimeout from the user settings"
+    log = path.with_suffix(".log").read_text()
+    assert "TETHER_DAEMON_IDLE_S='soon' is not a number of seconds" in log
+
+
+async def test_a_daemon_with_a_client_and_a_session_stays(
+    env: dict[str, str], workspace: Path, fake_api: Any
+) -> None:
+    idle = {**env, "TETHER_DAEMON_IDLE_S": "1"}
+    path = socket_path({**os.environ, **idle})
+    editor = await connected(idle, workspace, fake_api([]))
+    try:
+        await editor.new_session()
+        assert not gone(path, timeout=3), "the daemon left a client with an open session"
+    finally:
+        await editor.stop()
+    assert gone(path), "the daemon stayed after its last client and session went"
 
 
 async def connected(env: dict[str, str], folder: Path, api: Any, **options: Any) -> FakeEditor:

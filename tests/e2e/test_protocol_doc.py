@@ -609,6 +609,7 @@ def print_through_daemon(env: dict[str, str], workspace: Path, log: WireLog) -> 
         "argv": ["-p", "-", "--model", "scripted:turns.json"],
         "cwd": str(workspace),
         "env": {"ANTHROPIC_API_KEY": "k", "PATH": "/usr/bin:/bin"},
+        "umask": 0o022,
         "stdinIsTty": False,
         "stdoutIsTty": False,
         "stderrIsTty": False,

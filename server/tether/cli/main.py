@@ -129,10 +129,6 @@ def uses_daemon(argv: Sequence[str], env: Mapping[str, str]) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list[:2] == ["daemon", "run"]:
-        from tether.daemon.client import wait_for_starter
-
-        wait_for_starter(os.environ)
     if uses_daemon(args_list, os.environ):
         from tether.cli.remote import run_remote
 

@@ -10,13 +10,27 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from tether.daemon.client import DaemonUnavailable, connect, stop, try_connect
+from tether.daemon.client import (
+    LOCK_FD_ENV,
+    DaemonUnavailable,
+    claim_life_lock,
+    connect,
+    daemon_starting,
+    stop,
+    try_connect,
+    wait_for_socket,
+    wait_for_starter,
+)
 from tether.daemon.paths import alive_lock_path, ensure_private, runtime_dir, socket_path
 
 if TYPE_CHECKING:  # the command line's path stays free of the daemon's imports
     from tether.daemon.printing import RunCommand
 
 IDLE_ENV = "TETHER_DAEMON_IDLE_S"
+WARM_UP_TIMEOUT_S = 30.0
+DEFAULT_IDLE_TIMEOUT_S = 5 * 60.0
+"""How long a daemon nobody uses (no client, no session) stays up: long enough for the next
+command of a session of work to find it warm, short enough that forgotten ones go."""
 
 
 def add_parser(sub: Any) -> None:
@@ -31,7 +45,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument(
         "--idle-timeout",
         type=float,
-        help=f"exit after this many seconds without clients (default: ${IDLE_ENV} or 1800)",
+        help="exit after this many seconds without clients or sessions (default: "
+        f"${IDLE_ENV}, else the user setting daemonIdleTimeout, else {DEFAULT_IDLE_TIMEOUT_S:.0f})",
     )
 
 
@@ -39,18 +54,59 @@ _life_lock: list[int] = []
 
 
 def take_life_lock() -> bool:
-    """Lock this daemon's life lock for the rest of the process, first thing (before the
-    slow imports): of two daemons started at once, one serves and the other leaves, and a
-    client sees a daemon that is starting and waits for it instead of starting another."""
+    """Hold this daemon's life lock for the rest of the process: the one its spawner took
+    for it (``LOCK_FD_ENV``), else taken first thing (``tether daemon run`` by hand). Of two
+    daemons started at once, one serves and the other leaves, and a client sees a daemon
+    that is starting and waits for it instead of starting another."""
     ensure_private(runtime_dir())
-    fd = os.open(alive_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
+    fd = _inherited_life_lock()
+    if fd is None:
+        fd = claim_life_lock()
+    if fd is None:
         return False
     _life_lock.append(fd)  # held open until the process exits
     return True
+
+
+def _inherited_life_lock() -> int | None:
+    """The life lock descriptor the spawner handed over, if it is that lock and held."""
+    raw = os.environ.pop(LOCK_FD_ENV, "")
+    if not raw.isdigit():
+        return None
+    fd = int(raw)
+    try:
+        held, path = os.fstat(fd), os.stat(alive_lock_path())
+        if (held.st_dev, held.st_ino) != (path.st_dev, path.st_ino):
+            return None  # not the lock (a stray variable): leave that descriptor alone
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # ours already: a no-op
+    except OSError:
+        return None
+    os.set_inheritable(fd, False)  # nothing the daemon runs holds it
+    return fd
+
+
+def idle_timeout(flag: float | None) -> float:
+    """Seconds before an unused daemon exits: the flag, ``$TETHER_DAEMON_IDLE_S``, the user
+    setting ``daemonIdleTimeout``, the default. A bad value is named and skipped."""
+    if flag is not None and flag > 0:
+        return flag
+    raw = os.environ.get(IDLE_ENV, "").strip()
+    if raw:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = 0.0
+        if value > 0:
+            return value
+        print(
+            f"{IDLE_ENV}={raw!r} is not a number of seconds above 0; ignored (set it to, "
+            "say, 600, or unset it)",
+            file=sys.stderr,
+        )
+    from tether.settings.load import load_user_settings
+
+    setting = load_user_settings().settings.daemon_idle_timeout
+    return setting if setting is not None else DEFAULT_IDLE_TIMEOUT_S
 
 
 def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
@@ -60,14 +116,20 @@ def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
         if not take_life_lock():
             print(f"a tether daemon runs or is starting already ({path})", file=sys.stderr)
             return 0
-        from tether.daemon.server import DEFAULT_IDLE_TIMEOUT_S, run_daemon
+        # Holding the lock, so that `tether daemon stop` sees this daemon starting.
+        wait_for_starter(os.environ)
+        from tether.daemon.server import run_daemon
 
-        idle = args.idle_timeout or float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_TIMEOUT_S))
-        return run_daemon(path, idle, run_command)
+        return run_daemon(path, idle_timeout(args.idle_timeout), run_command)
     if args.daemon_command == "start":
         started = time.monotonic()
         channel = connect()
         info = channel.call_object("tether/daemonInfo")
+        # Ready means warm: the next command is as quick as any later one.
+        deadline = started + WARM_UP_TIMEOUT_S
+        while not info.get("warm", True) and time.monotonic() < deadline:
+            time.sleep(0.02)
+            info = channel.call_object("tether/daemonInfo")
         channel.close()
         print(
             f"tether daemon {info['build']} running (pid {info['pid']}, {path}); "
@@ -75,6 +137,8 @@ def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
         )
         return 0
     sock = try_connect(path)
+    if sock is None and args.daemon_command == "stop" and daemon_starting():
+        sock = wait_for_socket(path)  # one is starting: it is the one to stop
     if sock is None:
         print(f"no tether daemon is running ({path})", file=sys.stderr)
         return 3 if args.daemon_command == "status" else 0

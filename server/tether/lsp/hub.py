@@ -7,6 +7,7 @@ notifications and ``$/progress`` (``turns.TurnPublisher``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import uuid
@@ -17,6 +18,7 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
+from tether.core.environ import Caller
 from tether.errors import ConfigError, SessionError
 from tether.lsp.bridge import LspEditor
 from tether.lsp.changes import listing_to_wire, outcome_to_wire
@@ -81,9 +83,9 @@ class SessionHub:
         """Workspace roots in the order the editor gave them."""
         self.diagnostics = DiagnosticsStore()
         self.init_options: dict[str, Any] = {}
-        self.client_env: dict[str, str] | None = None
-        """The variables the client's sessions run with (the warm daemon's clients send
-        theirs); None: the daemon's own environment."""
+        self.client_env: Caller | None = None
+        """Whom this client's sessions work for (the warm daemon's clients send their
+        environment and umask); None: this process."""
         self._sessions = sessions
         self._shared = sessions is not None
         """The warm daemon's registry, shared with its other clients: leaving closes only
@@ -92,6 +94,9 @@ class SessionHub:
         self._editors: dict[str, LspEditor] = {}
         """This connection's editor in each session it follows."""
         self._detach: dict[str, Callable[[], None]] = {}
+        self._owned: set[str] = set()
+        """Sessions this client created or opened: they work for it (``client_env``)."""
+        self._moving: set[asyncio.Future[None]] = set()
 
     @property
     def sessions(self) -> Sessions:
@@ -185,7 +190,7 @@ class SessionHub:
         model, mode = self._init_model(), self._init_mode()
         if params is None:
             return SessionOptions(
-                model=model, default_mode=mode, attachments=[source], env=self.client_env
+                model=model, default_mode=mode, attachments=[source], caller=self.client_env
             )
         return SessionOptions(
             session_id=editor.session_id,
@@ -193,7 +198,7 @@ class SessionHub:
             mode=params.permission_mode or mode,
             title=params.title,
             attachments=[source],
-            env=self.client_env,
+            caller=self.client_env,
         )
 
     def _follow(self, session: Session, editor: LspEditor) -> None:
@@ -221,6 +226,7 @@ class SessionHub:
         except ConfigError as e:
             raise SessionError(str(e))
         self._follow(session, editor)
+        self._owned.add(session.session_id)
         return session.session_id
 
     async def load_session(self, session_id: str, *, recover: bool = False) -> list[dict[str, Any]]:
@@ -243,6 +249,7 @@ class SessionHub:
                 )
             except ConfigError as e:
                 raise SessionError(str(e))
+            self._owned.add(session_id)
         self._follow(session, editor)
         try:
             history = await session.history()
@@ -283,6 +290,8 @@ class SessionHub:
 
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         session = self.get(params.session_id)
+        if self._moving:  # a new environment sent before this prompt applies to it
+            await asyncio.gather(*self._moving)
         # Selections count characters as this connection negotiated (UTF-8 for Neovim).
         blocks = in_encoding(params.prompt, self.server.features.encoding)
         return encode(await self.run(session, blocks, token=params.work_done_token))
@@ -382,6 +391,24 @@ class SessionHub:
             await self._sessions.shutdown()
         for session_id in list(self._publishers):
             self._unfollow(session_id)
+
+    def use_caller(self, caller: Caller) -> None:
+        """This client's environment (``tether/clientEnvironment``): the sessions it creates
+        from now on work for it (at once: ``initialize`` may come next), and so do those it
+        created before; sessions of other clients it merely follows keep theirs."""
+        self.client_env = caller
+        if self._owned:
+            moving = asyncio.ensure_future(self._move_owned(caller))
+            self._moving.add(moving)
+            moving.add_done_callback(self._moving.discard)
+
+    async def _move_owned(self, caller: Caller) -> None:
+        for session_id in list(self._owned):
+            session = self.sessions.find(session_id)
+            if session is None:
+                self._owned.discard(session_id)  # closed since
+                continue
+            await session.use_caller(caller)
 
     async def disconnect(self) -> None:
         """This client left the shared daemon: stop following its sessions, and close the

@@ -8,7 +8,8 @@ stdin for the command and then becomes ``bash -c COMMAND`` with stdin on ``/dev/
 
 The prepared sandbox serves the next command only if that command's own, freshly computed
 command line is the same to the byte (same layout of the filesystem: protected paths, stand-
-ins, hidden paths, sockets; same working directory), with the same environment, and every
+ins, hidden paths, sockets; same working directory), with the same environment and umask
+(the warm daemon runs commands for several callers), and every
 path on that command line is still the file it was when the sandbox was prepared. The last
 matters: a mount covers the file that was there, and a path replaced on the host since
 (``git config`` on the host rewrites ``.git/config`` by a rename, a service recreates its
@@ -55,6 +56,7 @@ class _Ready:
     files: dict[str, tuple[int, ...] | None]
     """What identified every path on it when it was prepared (``_files``)."""
     env: dict[str, str]
+    umask: int
     popen: subprocess.Popen[bytes]
     release: Callable[[], None]
     """Lets go of the stand-ins this sandbox's mounts use."""
@@ -112,8 +114,11 @@ class Prestarter:
 
     # -- using it ---------------------------------------------------------------------
 
-    async def take(self, argv: Sequence[str], env: Mapping[str, str]) -> PreparedProcess | None:
-        """The prepared sandbox running ``argv`` (``bwrap … -- bash -c COMMAND``), or None."""
+    async def take(
+        self, argv: Sequence[str], env: Mapping[str, str], umask: int
+    ) -> PreparedProcess | None:
+        """The prepared sandbox running ``argv`` (``bwrap … -- bash -c COMMAND``) with
+        ``env`` and ``umask``, or None."""
         prefix, command = _split(argv)
         if prefix is None or command is None or "\0" in command:
             return None
@@ -133,6 +138,7 @@ class Prestarter:
         fits = (
             ready.prefix == prefix
             and ready.env == dict(env)
+            and ready.umask == umask
             and len(data) <= MAX_COMMAND_BYTES
             and _files(prefix) == ready.files
         )
@@ -166,6 +172,7 @@ class Prestarter:
         self,
         argv: Sequence[str],
         env: Mapping[str, str],
+        umask: int,
         cwd: Path,
         hold: Callable[[], Callable[[], None]],
     ) -> None:
@@ -180,13 +187,16 @@ class Prestarter:
                 return
             release = hold()
             files = _files(prefix)
-            self._pending = _spawner().submit(self._spawn, prefix, files, dict(env), cwd, release)
+            self._pending = _spawner().submit(
+                self._spawn, prefix, files, dict(env), umask, cwd, release
+            )
 
     def _spawn(
         self,
         prefix: tuple[str, ...],
         files: dict[str, tuple[int, ...] | None],
         env: dict[str, str],
+        umask: int,
         cwd: Path,
         release: Callable[[], None],
     ) -> None:
@@ -199,6 +209,7 @@ class Prestarter:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env=env,
+                umask=umask,
             )
         except BaseException as e:
             release()
@@ -206,7 +217,7 @@ class Prestarter:
                 self._pending = None
             log.debug("could not prepare a sandbox: %s", e)
             return
-        ready = _Ready(prefix, files, env, popen, release)
+        ready = _Ready(prefix, files, env, umask, popen, release)
         with self._lock:
             self._pending = None
             closed = self._closed

@@ -89,16 +89,18 @@ class BwrapSandbox:
         with self._links_lock:
             self._links.update(protected.links)
         with self._placeholders.hold(protected.items) as now:
-            started: list[tuple[list[str], dict[str, str]]] = []
+            started: list[tuple[list[str], dict[str, str], int]] = []
 
             def wrap(argv: list[str]) -> list[str]:
                 return bwrap_argv(executable, policy, now, argv, cwd, seen)
 
-            async def prepared(argv: list[str], *, env: Mapping[str, str]) -> ShellProcess | None:
+            async def prepared(
+                argv: list[str], *, env: Mapping[str, str], umask: int
+            ) -> ShellProcess | None:
                 if self._prestart is None:
                     return None
-                started.append((argv, dict(env)))
-                return await self._prestart.take(argv, env)
+                started.append((argv, dict(env), umask))
+                return await self._prestart.take(argv, env, umask)
 
             try:
                 yield Confined(wrap, prepared)
@@ -107,8 +109,10 @@ class BwrapSandbox:
                 if started and self._prestart is not None and not self._closed:
                     # The next command's sandbox, like this one's, while its stand-ins are
                     # still held by this command.
-                    argv, env = started[-1]
-                    self._prestart.prepare(argv, env, cwd, lambda: self._hold(protected.items))
+                    argv, env, umask = started[-1]
+                    self._prestart.prepare(
+                        argv, env, umask, cwd, lambda: self._hold(protected.items)
+                    )
 
     def _hold(self, items: Sequence[Protected]) -> Callable[[], None]:
         """Take the stand-ins of ``items`` until the returned function is called."""

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.core.environ import Caller
 from tether.editor.port import Editor
 from tether.engine.engine import QueryEngine
 from tether.engine.turns import TurnResult, TurnStream
@@ -60,6 +61,10 @@ class SessionHooks:
     """Lets the workspace release what it holds for this session."""
     mcp_prompts: Callable[[], McpPrompts | None] = lambda: None
     """The workspace's MCP prompts and resources, for prompt expansion."""
+    use_caller: Callable[[Caller | None], Awaitable[None]] | None = None
+    """Makes the session work for another caller (its owner sent a new environment)."""
+    model_set: Callable[[str], None] = lambda _spec: None
+    """Hears of ``set_model`` (the model a new caller's provider is made for)."""
 
 
 class Session:
@@ -301,6 +306,14 @@ class Session:
     def set_model(self, spec: str) -> None:
         """Use another model from the next request on."""
         self.engine.set_provider(self._hooks.provider_for(spec))
+        self._hooks.model_set(spec)
+
+    async def use_caller(self, caller: Caller | None) -> None:
+        """Work for ``caller`` from now on: its model client, commands, hooks and MCP
+        servers take it from their next use (the warm daemon: the client that owns the
+        session sent a new environment)."""
+        if self._hooks.use_caller is not None and not self._closed:
+            await self._hooks.use_caller(caller)
 
     async def compact(self, instructions: str = "") -> Compaction:
         """Summarise the conversation now (``/compact``, ``tether/compact``)."""
