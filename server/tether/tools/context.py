@@ -117,6 +117,10 @@ class PreparedStart(Protocol):
         ...
 
 
+def _no_notes() -> list[str]:
+    return []
+
+
 @dataclass(frozen=True)
 class Confined:
     """What a sandbox session gives a command: the argv wrapper, and the start of a sandbox
@@ -124,6 +128,10 @@ class Confined:
 
     wrap: Wrap
     prepared: PreparedStart | None = None
+    pass_fds: tuple[int, ...] = ()
+    """Descriptors the wrapped command inherits (the sandbox's report pipe)."""
+    notes: Callable[[], list[str]] = _no_notes
+    """After the command: what the sandbox refused it, for the model (once)."""
 
     def __call__(self, argv: list[str]) -> list[str]:
         return self.wrap(argv)

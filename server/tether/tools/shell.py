@@ -128,7 +128,12 @@ async def kill_process_group(pgid: int, grace_s: float = KILL_GRACE_S) -> None:
 
 
 async def _spawn(
-    argv: list[str], *, cwd: Path, stdout: int | IO[bytes], env: dict[str, str]
+    argv: list[str],
+    *,
+    cwd: Path,
+    stdout: int | IO[bytes],
+    env: dict[str, str],
+    pass_fds: tuple[int, ...] = (),
 ) -> asyncio.subprocess.Process:
     """Start ``argv`` as a new process group. Cancelled while starting, the group is killed
     before the cancellation goes on: the shell may already be running (and have started
@@ -143,6 +148,7 @@ async def _spawn(
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
             env=env,
+            pass_fds=pass_fds,
         )
     )
     try:
@@ -190,13 +196,17 @@ async def run_shell(
     env: Mapping[str, str] | None = None,
     caller: Mapping[str, str] | None = None,
     prepared: PreparedStart | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> ShellResult:
     """Run ``command`` to completion; ``on_output`` gets the output so far, throttled.
-    ``prepared``: where a sandbox started ahead for this very command line may be taken."""
+    ``prepared``: where a sandbox started ahead for this very command line may be taken.
+    ``pass_fds``: descriptors the (wrapped) command inherits."""
     argv, full_env = shell_argv(command, wrap), shell_env(env, caller)
     proc: ShellProcess | None = await prepared(argv, env=full_env) if prepared else None
     if proc is None:
-        proc = await _spawn(argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, env=full_env)
+        proc = await _spawn(
+            argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, env=full_env, pass_fds=pass_fds
+        )
     buf = OutputBuffer(max_output_chars)
     reader = asyncio.create_task(_pump(proc, buf))
     ticker = asyncio.create_task(_tick(buf, on_output)) if on_output is not None else None
@@ -268,13 +278,18 @@ async def run_shell_to_file(
     wrap: Wrap | None = None,
     env: Mapping[str, str] | None = None,
     caller: Mapping[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> int:
     """Run ``command`` with its output appended to ``output_path``; returns the exit code.
     Cancelling kills the process group."""
     out = await asyncio.to_thread(output_path.open, "ab")
     try:
         proc = await _spawn(
-            shell_argv(command, wrap), cwd=cwd, stdout=out, env=shell_env(env, caller)
+            shell_argv(command, wrap),
+            cwd=cwd,
+            stdout=out,
+            env=shell_env(env, caller),
+            pass_fds=pass_fds,
         )
     finally:
         out.close()  # the child holds its own copy of the descriptor
