@@ -394,3 +394,64 @@ async def test_the_host_does_not_run_what_a_sandboxed_command_planted(
         assert door_text(workspace, attack) == before, text_of(out)
     assert "refused" in text_of(out) or "Read-only" in text_of(out), text_of(out)
     os.sync()
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        ("git config core.hooksPath .githooks", ".githooks"),
+        ("git config --local core.fsmonitor ./fsm.sh", "./fsm.sh"),
+        ("git config set core.sshCommand 'ssh -o ProxyCommand=evil'", "ProxyCommand=evil"),
+        ("git config --file shared.gitconfig filter.x.clean ./clean.sh", "./clean.sh"),
+        ("git config -f .git/config diff.pdf.textconv conv", "conv"),
+        ("git config --global alias.st '!sh -c evil'", "!sh -c evil"),
+        ("git config --add include.path ../other.cfg", "../other.cfg"),
+        ("git config 'includeIf.gitdir:~/.path' x.cfg", "x.cfg"),
+        ("git config credential.helper '!./cred.sh'", "!./cred.sh"),
+        ("git config gpg.program ./gpg", "./gpg"),
+        ("git config merge.ours.driver './merge %O %A %B'", "./merge %O %A %B"),
+        ("git -c core.pager='sh -c evil' log", "sh -c evil"),
+        ("git -C sub -c diff.x.textconv=evil diff", "evil"),
+        ("git --config-env=core.editor=EDITOR commit", "core.editor"),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=./x git status",
+            "./x",
+        ),
+        ("GIT_SSH_COMMAND='sh -c evil' git fetch", "GIT_SSH_COMMAND"),
+        ("export GIT_PAGER=evil; git log", "GIT_PAGER"),
+        ("GIT_PAGER=evil; git log", "GIT_PAGER"),
+        ("env GIT_EXTERNAL_DIFF=./d git diff", "GIT_EXTERNAL_DIFF"),
+        ("GIT_CONFIG_PARAMETERS=\"'core.pager=evil'\" git log", "GIT_CONFIG_PARAMETERS"),
+    ],
+)
+@pytest.mark.parametrize("sandboxed", [True, False])
+async def test_a_line_that_makes_git_run_a_program_asks_and_names_it(
+    make_harness: MakeHarness, command: str, named: str, sandboxed: bool
+) -> None:
+    h = make_harness(mode="bypassPermissions", allow=("Bash(git:*)",), sandbox=sandboxed)
+    decision = await h.decide("Bash", command=command)
+    assert decision.behavior == "ask" and decision.forced, (command, decision)
+    assert named in decision.reason, decision.reason
+    denied = make_harness(mode="dontAsk", allow=("Bash",), sandbox=sandboxed)
+    assert (await denied.decide("Bash", command=command)).behavior == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config user.name 'A B'",
+        "git config --get core.hooksPath",
+        "git config --unset core.fsmonitor",
+        "git config core.fsmonitor true",
+        "git config alias.st status",
+        "git -c color.ui=always log",
+        "git -c core.fsmonitor=false status",
+        "GIT_AUTHOR_NAME=x git commit -m y",
+    ],
+)
+async def test_git_configuration_that_runs_nothing_is_not_asked_for_by_that_rule(
+    make_harness: MakeHarness, command: str
+) -> None:
+    h = make_harness(mode="bypassPermissions", allow=("Bash(git:*)",))
+    decision = await h.decide("Bash", command=command)
+    assert decision.behavior == "allow", (command, decision)
