@@ -183,5 +183,7 @@ def bwrap_argv(
     out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     # The workspace is a mount point inside: let git look past it for an enclosing repo.
     out += ["--setenv", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "1", "--setenv", "TMPDIR", "/tmp"]
+    # `git status` and friends read without refreshing the index (a read changes nothing).
+    out += ["--setenv", "GIT_OPTIONAL_LOCKS", "0"]
     out += ["--chdir", str(cwd), "--", *argv]
     return out
