@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,3 +231,61 @@ async def test_initialize_reports_the_editors_credentials_not_the_daemons(
     assert tether(env, "daemon", "start").returncode == 0  # this daemon has a key
     none = await facts(without)
     assert none["model"] is None and "ANTHROPIC_API_KEY" in none["modelReason"]
+
+
+PEER_PROBE = """
+import json, socket, sys
+body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tether/daemonInfo", "params": {}})
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(20)
+s.connect(sys.argv[1])
+s.sendall(f"Content-Length: {len(body)}\\r\\n\\r\\n{body}".encode())
+got = b""
+try:
+    while b'"id": 1' not in got and b'"id":1' not in got:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+except OSError as e:
+    print(type(e).__name__)
+print("answered" if b'"result"' in got else "closed" if not got else "other")
+"""
+
+
+def test_a_connection_from_another_uid_is_refused_by_its_peer_credentials(
+    daemon_env: dict[str, str],
+) -> None:
+    """The socket's folder and mode keep other users out; if they ever let one in (a
+    mistake, a shared runtime folder), the daemon still refuses it by ``SO_PEERCRED``."""
+    if os.getuid() != 0:
+        if os.environ.get("TETHER_REQUIRE_SANDBOX") == "1":
+            pytest.fail("CI must run as root to check the daemon against another uid")
+        pytest.skip("needs root to run a process as another user")
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    assert python is not None, "no system python3 another user may run"
+    base = Path(tempfile.mkdtemp(prefix="tether-peer-", dir="/var/tmp"))
+    env = {**daemon_env, "TETHER_RUNTIME_DIR": str(base / "run")}
+    try:
+        assert tether(env, "daemon", "start").returncode == 0
+        path = socket_path({**os.environ, **env})
+        mine = subprocess.run(
+            [python, "-c", PEER_PROBE, str(path)], capture_output=True, text=True, timeout=30
+        )
+        assert mine.stdout.split()[-1:] == ["answered"], mine.stdout + mine.stderr
+        for folder in (base, path.parent):
+            folder.chmod(0o711)  # the mistake: others may reach the socket
+        path.chmod(0o666)
+        other = subprocess.run(
+            [python, "-c", PEER_PROBE, str(path)],
+            user=65534,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd="/",
+        )
+        assert other.stdout.split()[-1:] == ["closed"], other.stdout + other.stderr
+        assert status(env) is not None  # the daemon is unharmed
+    finally:
+        tether(env, "daemon", "stop")
+        shutil.rmtree(base, ignore_errors=True)
