@@ -157,6 +157,14 @@ def envrc_dotenv(ws: Path, _home: Path) -> None:
     write(ws / ".envrc", "dotenv\nsource_env scripts/env.sh\n")
 
 
+def hidden_repo(ws: Path, _home: Path) -> None:
+    """A repository the walk does not enter (a dependency installed from git)."""
+    dep = ws / "node_modules" / "dep"
+    dep.mkdir(parents=True)
+    git(dep, "init", "-q")
+    (dep / "index.js").write_text("module.exports = 1\n")
+
+
 def vscode_task(ws: Path, _home: Path) -> None:
     write(
         ws / ".vscode" / "tasks.json",
@@ -234,6 +242,24 @@ ATTACKS = [
         "worktree-add",
         f'git worktree add -q wt 2>&1; {P} > wt/fsm; chmod +x wt/fsm; git -C wt config core.fsmonitor "$PWD/wt/fsm"',
         where=("wt",),
+    ),
+    Attack(
+        "hidden-repo-moved-into-view",
+        f'{P} > fsm && chmod +x fsm && git -C node_modules/dep config core.fsmonitor "$PWD/fsm"; mv node_modules/dep dep',
+        hidden_repo,
+        where=("dep",),
+    ),
+    Attack(
+        "hidden-repo-linked-into-view",
+        f'{P} > fsm && chmod +x fsm && git -C node_modules/dep config core.fsmonitor "$PWD/fsm"; ln -s node_modules/dep dep',
+        hidden_repo,
+        where=("dep",),
+    ),
+    Attack(
+        "hidden-repo-parent-moved",
+        f'{P} > fsm && chmod +x fsm && git -C node_modules/dep config core.fsmonitor "$PWD/fsm"; mv node_modules deps',
+        hidden_repo,
+        where=("deps/dep",),
     ),
     # -- include targets -----------------------------------------------------------------------
     Attack(

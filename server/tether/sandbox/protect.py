@@ -292,6 +292,7 @@ def plan(
         [(str(d.path), d.why) for d in doors],
         sorted(PROTECTED_NAMES),
         list(GIT_LOCKED),
+        [str(p) for p in items],
     )
     return Plan(tuple(items.values()), tuple(links), tuple(gate), tuple(doors))
 

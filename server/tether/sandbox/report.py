@@ -15,6 +15,7 @@ VERBS = {
     "link": "creating the link",
     "rename": "renaming onto",
     "lookup": "creating an entry in",
+    "move": "moving",
 }
 ADVICE = (
     "The sandbox never creates or replaces these: they hold configuration that git, the "

@@ -12,7 +12,11 @@ a NUL, and every other character passes either way. Under a writable root the ga
 - anywhere else, an entry with a protected name at any depth (``names``: ``.git``,
   ``.vscode``, ``.envrc``…);
 - the entry that would make a directory a git directory by its contents: ``HEAD`` with
-  ``objects`` and ``refs`` (or with ``commondir``), whatever the directory is called.
+  ``objects`` and ``refs`` (or with ``commondir``), whatever the directory is called;
+- moving a directory that holds any of the above (``holds``): a repository or an editor's
+  settings under a new name are still control plane, and one that was out of the
+  sandbox's sight (in ``node_modules``, say) would come into view with whatever the
+  command wrote into it there. A tree too large to look through is refused too.
 
 Names compare without case: on a case-insensitive filesystem ``.GIT`` is ``.git``.
 """
@@ -21,6 +25,8 @@ from __future__ import annotations
 
 import os
 
+MAX_SCAN = 20_000
+"""Entries looked at in a directory about to be moved."""
 MARKERS = ("HEAD", "objects", "refs", "commondir")
 """What git looks for to tell that a directory is a git directory (setup.c)."""
 _MARKERS_FOLDED = {m.casefold(): m for m in MARKERS}
@@ -35,7 +41,7 @@ def _under(path: str, top: str) -> bool:
 
 
 class Policy:
-    __slots__ = ("ancestors", "exact", "gitdirs", "locked", "names", "roots")
+    __slots__ = ("ancestors", "bound", "exact", "gitdirs", "locked", "names", "roots")
 
     def __init__(self) -> None:
         self.roots: list[str] = []
@@ -46,6 +52,8 @@ class Policy:
         """An ancestor of a protected path inside a root (case-folded) -> that path."""
         self.names: set[str] = set()
         self.locked: set[str] = set()
+        self.bound: set[str] = set()
+        """Protected entries the sandbox binds (case-folded): seen to, wherever they are."""
 
     @staticmethod
     def encode(
@@ -54,6 +62,7 @@ class Policy:
         exact: list[tuple[str, str]],
         names: list[str],
         locked: list[str],
+        bound: list[str] | None = None,
     ) -> list[str]:
         out: list[str] = []
         for root in roots:
@@ -66,6 +75,8 @@ class Policy:
             out += ["name", name]
         for name in locked:
             out += ["locked", name]
+        for path in bound or []:
+            out += ["bound", path]
         return out
 
     @classmethod
@@ -86,6 +97,8 @@ class Policy:
                 policy.names.add(_fold(tokens[i + 1]))
             elif kind == "locked":
                 policy.locked.add(_fold(tokens[i + 1]))
+            elif kind == "bound":
+                policy.bound.add(_fold(tokens[i + 1]))
             else:
                 raise ValueError(f"unknown policy entry {kind!r}")
             i += 2
@@ -124,6 +137,59 @@ class Policy:
             parent = os.path.dirname(path)
             return f"{parent} would become a git directory (HEAD with objects and refs)"
         return None
+
+    def holds(self, path: str, dir_fd: int, name: str, *, linking: bool = False) -> str | None:
+        """Why moving the directory ``path`` (``name`` in ``dir_fd``) is refused, or None.
+        ``linking``: a symlink to it is being made; what the sandbox binds is seen to
+        wherever it is reached from, and a tree too large to look through is let be."""
+        if not any(_under(path, r) for r in self.roots):
+            return None
+        if any(_under(path, g) and path != g for g in self.gitdirs):
+            return None  # git's own work inside a git directory
+        budget = MAX_SCAN
+        stack = [(os.open(name, _SCAN, dir_fd=dir_fd), path)]
+        try:
+            while stack:
+                fd, here = stack.pop()
+                try:
+                    why = self._look(fd, here, stack, budget, linking)
+                finally:
+                    os.close(fd)
+                if isinstance(why, str):
+                    return None if linking and why.endswith(_TOO_LARGE) else why
+                budget = why
+        finally:
+            for fd, _ in stack:
+                os.close(fd)
+        return None
+
+    def _look(
+        self, fd: int, here: str, stack: list[tuple[int, str]], budget: int, linking: bool
+    ) -> str | int:
+        """Why the directory ``fd`` (at ``here``) is protected, or what is left of the
+        budget; its subdirectories are pushed on ``stack``."""
+        with os.scandir(fd) as it:
+            entries = list(it)
+        budget -= len(entries)
+        if budget < 0:
+            return f"{here} {_TOO_LARGE}"
+        names = {e.name for e in entries}
+        git_dir = {"HEAD", "objects", "refs"} <= names or {"HEAD", "commondir"} <= names
+        if git_dir and not (linking and _fold(here) in self.bound):
+            return f"it holds {here}, a git directory"
+        for entry in entries:
+            inner = f"{here}/{entry.name}"
+            if linking and _fold(inner) in self.bound:
+                continue
+            if _fold(entry.name) in self.names or _fold(inner) in self.exact:
+                return f"it holds {inner}, protected configuration"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((os.open(entry.name, _SCAN, dir_fd=fd), inner))
+        return budget
+
+
+_TOO_LARGE = "is too large to check for protected configuration inside"
+_SCAN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def _completes_git_dir(dir_fd: int, adding: str) -> bool:

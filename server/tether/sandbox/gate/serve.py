@@ -174,11 +174,31 @@ class Gate:
         try:
             self._check(n)
             self._decide("symlink", place, brings=True, exists_ok=True)
+            self._link_target(place, target, (tgid, n.pid))
             os.umask(umask)
             os.symlink(target, place.name, dir_fd=place.fd)
             self.listener.reply(n)
         finally:
             place.close()
+
+    def _link_target(self, place: Place, target: str, caller: tuple[int, int]) -> None:
+        """A symlink to a directory that holds protected configuration the sandbox does not
+        see to (a repository out of the walk's reach) would bring it into view."""
+        try:
+            where = resolve(None if target.startswith("/") else place.fd, target, caller)
+        except (OSError, Refused):
+            return  # dangling: whatever appears there later is checked when it appears
+        try:
+            st = lstat(where, follow=True)
+            if st is None or not stat.S_ISDIR(st.st_mode):
+                return
+            why = self.policy.holds(where.path, where.fd, where.name, linking=True)
+        except OSError:
+            return
+        finally:
+            where.close()
+        if why is not None:
+            raise Refused("symlink", place.path, f"it would lead to {where.path}: {why}")
 
     def _link(self, n: Notification) -> None:
         self._hard_link(n, abi.AT_FDCWD, 0, abi.AT_FDCWD, 1, 0)
@@ -247,8 +267,16 @@ class Gate:
             place = self._place(n, tgid, dirfd, path)
             self._check(n)
             self._decide("rename", place, brings=True, exists_ok=False)
+            moved = [old]
             if flags & abi.RENAME_EXCHANGE:
                 self._decide("rename", old, brings=True, exists_ok=False)
+                moved.append(place)
+            for item in moved:
+                st = lstat(item)
+                if st is not None and stat.S_ISDIR(st.st_mode):
+                    why = self.policy.holds(item.path, item.fd, item.name)
+                    if why is not None:
+                        raise Refused("move", item.path, why)
             self.libc.renameat2(self.nr["renameat2"], old.fd, old.name, place.fd, place.name, flags)
             self.listener.reply(n)
         finally:
