@@ -86,9 +86,6 @@ class Libc:
         libc = ctypes.CDLL(None, use_errno=True)
         self._syscall = libc.syscall
         self._syscall.restype = ctypes.c_long
-        self._ioctl = libc.ioctl
-        self._ioctl.restype = ctypes.c_int
-        self._ioctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)
         self._prctl = libc.prctl
         self._prctl.restype = ctypes.c_int
         self._readv = libc.process_vm_readv
@@ -105,12 +102,6 @@ class Libc:
         args = (ctypes.c_long(old_fd), os.fsencode(old), ctypes.c_long(new_fd), os.fsencode(new))
         if int(self._syscall(ctypes.c_long(nr), *args, ctypes.c_long(flags))) < 0:
             raise _error()
-
-    def ioctl(self, fd: int, request: int, buffer: ctypes.Array[ctypes.c_char]) -> int:
-        result = int(self._ioctl(fd, request, ctypes.addressof(buffer)))
-        if result < 0:
-            raise _error()
-        return result
 
     def prctl(self, option: int, value: int) -> None:
         zero = ctypes.c_ulong(0)

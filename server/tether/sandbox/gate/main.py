@@ -102,7 +102,7 @@ def run(argv: list[str]) -> None:
         os._exit(_wait(pid))
     parent.send(b"k")
     parent.close()
-    gate = Gate(libc, Listener(libc, listener), policy, arch)
+    gate = Gate(libc, Listener(listener), policy, arch)
     gate.report = Report(report_fd)
     poller = select.poll()
     poller.register(listener, select.POLLIN)

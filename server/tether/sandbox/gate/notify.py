@@ -9,9 +9,10 @@ meanwhile its id could name another process, whose memory would have been read i
 
 from __future__ import annotations
 
-import ctypes
 import errno
+import fcntl
 import os
+import struct
 
 from . import abi
 
@@ -29,51 +30,53 @@ class Notification:
 
 
 class Listener:
-    def __init__(self, libc: abi.Libc, fd: int) -> None:
+    """The ioctls go through ``fcntl.ioctl`` on a mutable buffer, which returns what the
+    kernel returned (ADDFD's new descriptor number)."""
+
+    def __init__(self, fd: int) -> None:
         self.fd = fd
-        self._libc = libc
 
     def receive(self) -> Notification | None:
         """The next call waiting (None: it went away before it could be read)."""
-        buffer = ctypes.create_string_buffer(abi.NOTIF.size)
+        buffer = bytearray(abi.NOTIF.size)  # the kernel wants it zeroed
         try:
-            self._libc.ioctl(self.fd, abi.IOCTL_NOTIF_RECV, buffer)
+            fcntl.ioctl(self.fd, abi.IOCTL_NOTIF_RECV, buffer, True)
         except OSError as e:
             if e.errno in (errno.ENOENT, errno.EINTR):
                 return None
             raise
-        return Notification(buffer.raw)
+        return Notification(bytes(buffer))
 
     def valid(self, notification: Notification) -> bool:
-        buffer = ctypes.create_string_buffer(abi.RESP.size)
-        ctypes.c_uint64.from_buffer(buffer).value = notification.id
         try:
-            self._libc.ioctl(self.fd, abi.IOCTL_NOTIF_ID_VALID, buffer)
+            fcntl.ioctl(self.fd, abi.IOCTL_NOTIF_ID_VALID, _ID.pack(notification.id))
         except OSError:
             return False
         return True
 
     def reply(self, notification: Notification, value: int = 0, error: int = 0) -> None:
         """Answer for the kernel: ``value`` as the call's result, or fail with ``error``."""
-        raw = abi.RESP.pack(notification.id, value, -error if error else 0, 0)
-        buffer = ctypes.create_string_buffer(raw, len(raw))
+        raw = bytearray(abi.RESP.pack(notification.id, value, -error if error else 0, 0))
         try:
-            self._libc.ioctl(self.fd, abi.IOCTL_NOTIF_SEND, buffer)
+            fcntl.ioctl(self.fd, abi.IOCTL_NOTIF_SEND, raw, True)
         except OSError as e:
             if e.errno != errno.ENOENT:  # the caller is gone (killed): nothing to answer
                 raise
 
     def send_fd(self, notification: Notification, fd: int, *, cloexec: bool) -> None:
-        """Install ``fd`` in the caller and answer with its number there, in one step."""
+        """Install ``fd`` in the caller and answer with its number there, in one step (the
+        ioctl returns once the caller has taken it)."""
         flags = os.O_CLOEXEC if cloexec else 0
-        raw = abi.ADDFD.pack(notification.id, abi.SECCOMP_ADDFD_FLAG_SEND, fd, 0, flags)
-        buffer = ctypes.create_string_buffer(raw, len(raw))
+        raw = bytearray(abi.ADDFD.pack(notification.id, abi.SECCOMP_ADDFD_FLAG_SEND, fd, 0, flags))
         try:
-            self._libc.ioctl(self.fd, abi.IOCTL_NOTIF_ADDFD, buffer)
+            fcntl.ioctl(self.fd, abi.IOCTL_NOTIF_ADDFD, raw, True)
         except OSError as e:
             if e.errno == errno.ENOENT:
                 return
             self.reply(notification, error=e.errno or errno.EIO)
+
+
+_ID = struct.Struct("=Q")
 
 
 def read_path(libc: abi.Libc, pid: int, address: int) -> bytes:
@@ -101,14 +104,17 @@ def read_path(libc: abi.Libc, pid: int, address: int) -> bytes:
 
 def status(pid: int) -> tuple[int, int]:
     """The thread group id and the umask of thread ``pid``."""
-    with open(f"/proc/{pid}/status", "rb") as f:
-        text = f.read()
-    tgid = umask = -1
-    for line in text.split(b"\n"):
-        if line.startswith(b"Tgid:"):
-            tgid = int(line[5:])
-        elif line.startswith(b"Umask:"):
-            umask = int(line[6:], 8)
-    if tgid < 0:
-        raise OSError(errno.ESRCH, "no such process")
-    return tgid, 0o022 if umask < 0 else umask
+    fd = os.open(f"/proc/{pid}/status", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        text = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    return int(_field(text, b"\nTgid:")), int(_field(text, b"\nUmask:") or b"022", 8)
+
+
+def _field(text: bytes, name: bytes) -> bytes:
+    start = text.find(name)
+    if start < 0:
+        return b""
+    start += len(name)
+    return text[start : text.find(b"\n", start)].strip()
