@@ -165,6 +165,27 @@ def hidden_repo(ws: Path, _home: Path) -> None:
     (dep / "index.js").write_text("module.exports = 1\n")
 
 
+def linked_worktree(ws: Path, _home: Path) -> None:
+    config(ws, "core.hooksPath", ".githooks")
+    git(ws, "worktree", "add", "-q", "wt")
+
+
+def pre_commit_framework(ws: Path, _home: Path) -> None:
+    """What the pre-commit framework installs, reduced: its hook runs the entries the
+    work tree's ``.pre-commit-config.yaml`` lists."""
+    write(ws / ".pre-commit-config.yaml", "entry: true\n")
+    hook = "#!/bin/sh\n# installed by pre-commit\nsh -c \"$(sed -n 's/^entry: //p' .pre-commit-config.yaml)\"\n"
+    write(ws / ".git" / "hooks" / "pre-commit", hook, mode=0o755)
+
+
+def code_workspace(ws: Path, _home: Path) -> None:
+    write(ws / "proj.code-workspace", '{"folders": [{"path": "."}]}\n')
+
+
+def direnv_dotenv(_ws: Path, home: Path) -> None:
+    write(home / ".config" / "direnv" / "direnv.toml", "[global]\nload_dotenv = true\n")
+
+
 def vscode_task(ws: Path, _home: Path) -> None:
     write(
         ws / ".vscode" / "tasks.json",
@@ -206,6 +227,17 @@ ATTACKS = [
         "hooks-parent-renamed-in",
         f"mkdir -p x/hooks && {P} > x/hooks/pre-commit && chmod +x x/hooks/pre-commit && mv x tools",
         nested_hooks,
+    ),
+    Attack(
+        "linked-worktree-hooks",
+        f"mkdir wt/.githooks && {P} > wt/.githooks/pre-commit && chmod +x wt/.githooks/pre-commit",
+        linked_worktree,
+        where=("wt",),
+    ),
+    Attack(
+        "pre-commit-framework-config",
+        "printf 'entry: touch {canary}\\n' > .pre-commit-config.yaml",
+        pre_commit_framework,
     ),
     Attack(
         "global-relative-hookspath",
@@ -352,6 +384,24 @@ ATTACKS = [
         f"mkdir -p scripts && {P} > scripts/setup.sh && chmod +x scripts/setup.sh",
         vscode_task,
         door="scripts/setup.sh",
+    ),
+    Attack(
+        "code-workspace-task",
+        'printf \'{{"tasks": {{"tasks": []}}}}\' > proj.code-workspace',
+        code_workspace,
+        door="proj.code-workspace",
+    ),
+    Attack("vimrc-exrc", f"{P} > .vimrc", door=".vimrc"),
+    Attack(
+        "emacs-dir-locals",
+        "echo '((nil . ((eval . (shell-command \"touch {canary}\")))))' > sub.el && mkdir -p lib && mv sub.el lib/.dir-locals.el",
+        door="lib/.dir-locals.el",
+    ),
+    Attack(
+        "direnv-load-dotenv",
+        "mkdir -p api && echo 'PROMPT_COMMAND=\"touch {canary}\"' > api/.env",
+        direnv_dotenv,
+        door="api/.env",
     ),
     Attack(
         "idea-folder",

@@ -28,8 +28,13 @@ from typing import Literal
 
 PROTECTED_DIRS = (".tether", ".claude", ".vscode", ".idea", ".git")
 """Directories the agent never writes into, at any depth."""
-PROTECTED_FILES = (".mcp.json", ".nvim.lua", ".nvimrc", ".exrc", ".envrc", ".git")
-"""Single files the agent never writes, at any depth (``.git`` as a ``gitdir:`` file too)."""
+PROTECTED_FILES = (
+    *(".mcp.json", ".nvim.lua", ".nvimrc", ".exrc", ".envrc", ".git"),
+    *(".vimrc", ".gvimrc", ".lvimrc", ".dir-locals.el", ".dir-locals-2.el"),
+)
+"""Single files the agent never writes, at any depth (``.git`` as a ``gitdir:`` file too):
+agent and MCP settings, what direnv, Vim and Neovim (``exrc``) and Emacs (directory-local
+variables, ``eval`` included) load from a project on their own."""
 PROTECTED_NAMES = frozenset(n.casefold() for n in (*PROTECTED_DIRS, *PROTECTED_FILES))
 GIT_LOCKED = ("config", "config.worktree", "hooks", "info", "commondir", "modules", "worktrees")
 """What stays read-only in a git directory whose objects, refs, index and logs commands may

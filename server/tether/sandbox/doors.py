@@ -13,9 +13,11 @@ named by configuration, so it is read from there:
   credential helpers, aliases with ``!``…). Configuration is read with
   ``git config --file F --list -z`` (git's own parser; includes are followed here), once
   per file version.
+- hook managers: the configuration of pre-commit, lefthook and overcommit when an installed
+  hook calls them (it lists the commands the hook runs).
 - direnv: what an ``.envrc`` loads with it (``dotenv``, ``source_env``, ``source``/``.``,
   ``watch_file``; ``use flake``/``use nix`` evaluate the Nix files beside it, whose shell
-  hooks run on ``cd``).
+  hooks run on ``cd``); ``.env`` files too where direnv's ``load_dotenv`` is on.
 - VS Code: programs of tasks that run when the folder opens (``runOn: folderOpen``).
 
 A door that exists is bound read-only; a missing one is refused to the command by the gate,
@@ -32,6 +34,7 @@ import shlex
 import shutil
 import subprocess
 import threading
+import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +116,67 @@ class ConfigReader:
         return out
 
 
+def _common_dir(git_dir: Path) -> Path:
+    """Where a linked worktree's repository keeps its configuration and hooks."""
+    try:
+        text = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return git_dir
+    return _absolute(text, git_dir) if text else git_dir
+
+
+HOOK_FRAMEWORKS = {
+    b"pre-commit": (".pre-commit-config.yaml", ".pre-commit-config.yml"),
+    b"lefthook": (
+        *("lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml"),
+        *("lefthook-local.yml", ".lefthook-local.yml", "lefthook.toml", ".lefthook.toml"),
+    ),
+    b"overcommit": (".overcommit.yml",),
+}
+"""Hook managers whose installed hooks run what a file in the work tree lists."""
+MAX_HOOK_BYTES = 1 << 16
+
+
+def hook_frameworks(hooks_dirs: Iterable[Path], worktree: Path) -> list[Door]:
+    """The configuration files of the hook managers the installed hooks call: editing one
+    is editing the hooks."""
+    seen: set[bytes] = set()
+    for folder in hooks_dirs:
+        try:
+            hooks = [
+                e for e in os.scandir(folder) if e.is_file() and not e.name.endswith(".sample")
+            ]
+        except OSError:
+            continue
+        for hook in hooks:
+            try:
+                with open(hook.path, "rb") as f:
+                    text = f.read(MAX_HOOK_BYTES)
+            except OSError:
+                continue
+            seen.update(name for name in HOOK_FRAMEWORKS if name in text)
+    return [
+        Door(worktree / file, f"the installed git hooks run what it lists ({name.decode()})")
+        for name in sorted(seen)
+        for file in HOOK_FRAMEWORKS[name]
+    ]
+
+
+def direnv_loads_dotenv() -> bool:
+    """direnv's own setting that loads every ``.env`` like an ``.envrc``."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    for name in ("direnv.toml", "config.toml"):
+        try:
+            with open(Path(xdg) / "direnv" / name, "rb") as f:
+                data = tomllib.load(f)
+        except (OSError, ValueError):
+            continue
+        section = data.get("global")
+        if isinstance(section, dict) and section.get("load_dotenv") is True:  # pyright: ignore[reportUnknownMemberType]
+            return True
+    return False
+
+
 def user_configs() -> list[Path]:
     """The configuration files every repository reads besides its own."""
     env = os.environ
@@ -139,16 +203,19 @@ class DoorFinder:
         for repo in repos:
             base = repo.worktree or repo.git_dir
             own: list[tuple[Path, str, str]] = []
-            for name in ("config", "config.worktree"):
-                own += self._config(repo.git_dir / name, doors, 0)
-            hooks = [e for e in (*shared, *own) if e[1].lower() == "core.hookspath"]
-            if hooks:  # the last one set wins, but any of them may win tomorrow
-                for config, _key, value in hooks:
-                    target = _absolute(value, base)
-                    why = f"git runs the hooks there (core.hooksPath in {config})"
-                    doors.append(Door(target, why))
-                    if target.name == "_":  # Husky: its hooks run the scripts beside them
-                        doors.append(Door(target.parent, f"Husky's hook scripts ({why})"))
+            for git_dir in dict.fromkeys((_common_dir(repo.git_dir), repo.git_dir)):
+                for name in ("config", "config.worktree"):
+                    own += self._config(git_dir / name, doors, 0)
+            hooks_dirs = [_common_dir(repo.git_dir) / "hooks"]
+            for config, key, value in (*shared, *own):
+                if key.lower() != "core.hookspath":
+                    continue  # the last one set wins, but any of them may win tomorrow
+                target = _absolute(value, base)
+                why = f"git runs the hooks there (core.hooksPath in {config})"
+                doors.append(Door(target, why))
+                hooks_dirs.append(target)
+                if target.name == "_":  # Husky: its hooks run the scripts beside them
+                    doors.append(Door(target.parent, f"Husky's hook scripts ({why})"))
             for config, key, value in (*shared, *own):
                 if key.lower() == "core.hookspath" or not executes(key, value):
                     continue
@@ -156,6 +223,8 @@ class DoorFinder:
                     if "/" in word and "://" not in word:
                         why = f"git runs it ({key} in {config})"
                         doors.append(Door(_absolute(word, base), why))
+            if repo.worktree is not None:
+                doors += hook_frameworks(hooks_dirs, repo.worktree)
         return doors
 
     def _config(self, path: Path, doors: list[Door], depth: int) -> list[tuple[Path, str, str]]:

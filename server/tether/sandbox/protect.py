@@ -39,7 +39,14 @@ from tether.permissions.controlplane import (
     PROTECTED_NAMES,
     Protected,
 )
-from tether.sandbox.doors import Door, DoorFinder, Repo, direnv, folder_open_tasks
+from tether.sandbox.doors import (
+    Door,
+    DoorFinder,
+    Repo,
+    direnv,
+    direnv_loads_dotenv,
+    folder_open_tasks,
+)
 from tether.sandbox.gate.policy import Policy
 
 log = logging.getLogger(__name__)
@@ -212,7 +219,12 @@ def repositories(roots: Sequence[Path], found: Sequence[Found]) -> list[Repo]:
 
 
 def doors_of(
-    roots: Sequence[Path], found: Sequence[Found], repos: Sequence[Repo], finder: DoorFinder
+    roots: Sequence[Path],
+    found: Sequence[Found],
+    repos: Sequence[Repo],
+    finder: DoorFinder,
+    *,
+    dotenv: bool,
 ) -> list[Door]:
     """What the host runs or reads on its own, inside the roots (``doors.py``)."""
     doors = finder.git(repos)
@@ -225,6 +237,10 @@ def doors_of(
             doors += direnv(path)
         elif name == ".vscode" and (path / "tasks.json").is_file():
             doors += folder_open_tasks(path / "tasks.json")
+    if dotenv:
+        doors += [Door(root / ".env", "direnv loads it (load_dotenv)") for root in roots]
+    for root in roots:  # the multi-root workspace VS Code may have open: tasks, settings
+        doors += [Door(p, "VS Code's workspace file") for p in root.glob("*.code-workspace")]
     inside: dict[Path, Door] = {}
     for door in doors:
         real = Path(os.path.realpath(door.path))
@@ -276,7 +292,8 @@ def plan(
             protect(path, "dir")
         git_dirs += result.git_dirs
     repos = repositories(roots, found)
-    doors = doors_of(roots, found, repos, finder) if finder is not None else []
+    dotenv = direnv_loads_dotenv()
+    doors = doors_of(roots, found, repos, finder, dotenv=dotenv) if finder is not None else []
     for door in doors:
         protect(door.path, "file")
     writable: list[str] = []
@@ -290,7 +307,7 @@ def plan(
         [str(r) for r in roots],
         writable,
         [(str(d.path), d.why) for d in doors],
-        sorted(PROTECTED_NAMES),
+        sorted({*PROTECTED_NAMES, *((".env",) if dotenv else ())}),
         list(GIT_LOCKED),
         [str(p) for p in items],
     )
