@@ -50,6 +50,25 @@ print("made", made, "protected", os.path.lexists("sub/.git"))
 """
 
 
+OTHER_ABI = """
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+page = libc.mmap(None, 4096, 7, 0x22 | 0x40, -1, 0)  # RWX, below 4 GiB (MAP_32BIT)
+path = os.path.abspath(sys.argv[2]).encode() + b"\\0"
+ctypes.memmove(page + 64, path, len(path))
+if sys.argv[1] == "i386":  # mov eax, 39 (mkdir); mov ebx, path; mov ecx, 0755; int 0x80; ret
+    code = b"\\xb8\\x27\\0\\0\\0\\xbb" + struct.pack("<I", page + 64) + b"\\xb9\\xed\\x01\\0\\0\\xcd\\x80\\xc3"
+    ctypes.memmove(page, code, len(code))
+    print("i386", ctypes.CFUNCTYPE(ctypes.c_int)(page)())
+else:
+    print("x32", libc.syscall(ctypes.c_long(0x40000000 | 83), ctypes.c_char_p(path), ctypes.c_long(0o755)))
+"""
+"""mkdir through the i386 system call table (``int 0x80``) or the x32 one: numbers the
+filter's table does not describe."""
+
+
 def py(code: str, *args: str) -> str:
     """A command line running ``code`` with the daemon's interpreter (readable inside)."""
     quoted = code.replace("'", "'\\''")
@@ -213,3 +232,22 @@ async def test_refusals_are_reported_with_the_path_and_the_way_out(
     assert "The shell sandbox refused" in text and str(workspace / refused) in text, text
     assert "dangerouslyDisableSandbox" in text and "ask the user" in text
     assert not os.path.lexists(workspace / refused)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 and x32 tables are x86_64's")
+async def test_calls_through_another_abi_kill_the_caller(
+    make_harness: MakeHarness, workspace: Path
+) -> None:
+    (workspace / "sub").mkdir()
+    done = subprocess.run(  # noqa: ASYNC221
+        [PYTHON, "-c", OTHER_ABI, "i386", "sub/plain"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+    )
+    assert done.stdout.split() == ["i386", "0"] and (workspace / "sub" / "plain").is_dir()
+    h = make_harness(mode="bypassPermissions")
+    for abi in ("i386", "x32"):
+        out = await h.call("Bash", command=py(OTHER_ABI, abi, "sub/.git") + "; echo status $?")
+        assert "status 159" in text_of(out), text_of(out)  # SIGSYS
+        assert not os.path.lexists(workspace / "sub" / ".git")
