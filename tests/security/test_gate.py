@@ -132,7 +132,7 @@ async def test_performed_calls_look_like_the_kernels_own(
     out = await h.call(
         "Bash",
         command=py(code) + " && echo one > /dev/stdout && echo two >> /proc/self/fd/1"
-        " && (cat fifo &) && echo through-fifo > fifo; wait; umask",
+        " && { cat fifo & echo through-fifo > fifo; wait; }; umask",
     )
     lines = text_of(out).splitlines()
     assert lines[:7] == [

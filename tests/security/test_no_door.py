@@ -186,6 +186,13 @@ def direnv_dotenv(_ws: Path, home: Path) -> None:
     write(home / ".config" / "direnv" / "direnv.toml", "[global]\nload_dotenv = true\n")
 
 
+def deep_repo(ws: Path, _home: Path) -> None:
+    """A nested repository deeper than the walk looks (so it is not mounted read-only)."""
+    deep = ws / "a" / "b" / "c" / "d" / "e" / "f" / "g" / "lib"
+    deep.mkdir(parents=True)
+    git(deep, "init", "-q")
+
+
 def vscode_task(ws: Path, _home: Path) -> None:
     write(
         ws / ".vscode" / "tasks.json",
@@ -292,6 +299,18 @@ ATTACKS = [
         f'{P} > fsm && chmod +x fsm && git -C node_modules/dep config core.fsmonitor "$PWD/fsm"; mv node_modules deps',
         hidden_repo,
         where=("deps/dep",),
+    ),
+    Attack(
+        "deep-repo-config-written",
+        f"{P} > fsm && chmod +x fsm && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> a/b/c/d/e/f/g/lib/.git/config",
+        deep_repo,
+        where=("a/b/c/d/e/f/g/lib",),
+    ),
+    Attack(
+        "deep-repo-config-reopened",
+        f"{P} > fsm && chmod +x fsm && exec 3<a/b/c/d/e/f/g/lib/.git/config && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> /proc/self/fd/3",
+        deep_repo,
+        where=("a/b/c/d/e/f/g/lib",),
     ),
     # -- include targets -----------------------------------------------------------------------
     Attack(

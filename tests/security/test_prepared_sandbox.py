@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,9 @@ async def test_a_prepared_sandbox_serves_one_command_and_only_its_own_layout(
         real = workspace / ".claude"
         real.mkdir()
         (real / "settings.json").write_text("{}")
-        out = await h.call("Bash", command=f"{WHERE}; echo x > .claude/settings.json")
+        # truncate(2) is not an open: the gate does not see it, the read-only mount refuses it.
+        cut = f"{os.path.realpath(sys.executable)} -c 'import os; os.truncate(\".claude/settings.json\", 0)'"
+        out = await h.call("Bash", command=f"{WHERE}; {cut}")
         assert "FRESH" in text_of(out).splitlines(), text_of(out)
         assert "Read-only file system" in text_of(out), text_of(out)
         assert (real / "settings.json").read_text() == "{}"

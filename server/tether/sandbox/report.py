@@ -11,6 +11,7 @@ VERBS = {
     "mkdir": "creating the directory",
     "mknod": "creating",
     "create": "creating",
+    "write": "writing",
     "symlink": "creating the symlink",
     "link": "creating the link",
     "rename": "renaming onto",

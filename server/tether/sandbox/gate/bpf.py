@@ -2,8 +2,9 @@
 
 Every call is allowed in the kernel except those that can make a directory entry appear:
 they go to the gate's supervisor (``SECCOMP_RET_USER_NOTIF``). ``open``/``openat`` go
-there only when their flags hold ``O_CREAT`` (BPF can test a register, not a path), so
-reads and writes of existing files never leave the kernel. ``openat2`` answers ENOSYS (its
+there only when their flags create or write (``O_CREAT``, ``O_WRONLY``, ``O_RDWR``,
+``O_TRUNC``: BPF can test a register, not a path), so opening to read, and reading and
+writing through descriptors already open, never leave the kernel. ``openat2`` answers ENOSYS (its
 flags are behind a pointer; callers fall back to ``openat``) and so does
 ``io_uring_setup`` (io_uring opens and makes files without system calls a filter sees).
 A second user-notification listener is refused by the kernel itself (EBUSY), so no
@@ -32,7 +33,8 @@ NOTIFIED = (
 )
 """Always sent to the supervisor."""
 CREATING_OPENS = (("open", 1), ("openat", 2))
-"""Sent to the supervisor when the flags argument (its index) holds O_CREAT."""
+"""Sent to the supervisor when the flags argument (its index) holds one of ``OPEN_FLAGS``."""
+OPEN_FLAGS = os.O_CREAT | os.O_WRONLY | os.O_RDWR | os.O_TRUNC
 REFUSED = (("openat2", errno.ENOSYS), ("io_uring_setup", errno.ENOSYS))
 
 
@@ -66,7 +68,7 @@ def program(arch: str) -> bytes:
     for index in sorted({i for n, i in CREATING_OPENS if n in table}):
         code.append(f"flags{index}")
         op(_LD_W_ABS, _arg_low(index))
-        op(_JSET_K, os.O_CREAT, notify, allow)
+        op(_JSET_K, OPEN_FLAGS, notify, allow)
     for number in sorted({n for _, n in REFUSED}):
         code.append(f"errno{number}")
         op(_RET_K, abi.SECCOMP_RET_ERRNO | number)

@@ -14,9 +14,11 @@ here, one link at a time, when the caller did not forbid it), whose descriptor i
 installed in the caller (``SECCOMP_IOCTL_NOTIF_ADDFD``). A rename or swap of any component
 after the lookup changes nothing: the call acts on the directory that was decided on.
 
-Modes get the caller's umask (``/proc/PID/status``). An open that may block (a FIFO) is
-finished on a thread of its own, so one reader waiting for a writer does not stall every
-other process of the command.
+Opening an existing file for writing comes here too (``O_WRONLY``, ``O_RDWR``,
+``O_TRUNC``): a protected entry the sandbox could not mount read-only (beyond its walk) is
+refused by name all the same. Modes get the caller's umask (``/proc/PID/status``). An open
+that may block (a FIFO) is finished on a thread of its own, so one reader waiting for a
+writer does not stall every other process of the command.
 """
 
 from __future__ import annotations
@@ -298,6 +300,7 @@ class Gate:
         self, n: Notification, dirfd: int, index: int, flags: int, mode: int
     ) -> None:
         flags &= 0xFFFFFFFF
+        writes = flags & os.O_ACCMODE != os.O_RDONLY or bool(flags & os.O_TRUNC)
         path = self._path(n, index)
         tgid, umask = self._begin(n)
         place: Place | None = follow(self._place(n, tgid, dirfd, path), flags, (tgid, n.pid))
@@ -306,21 +309,23 @@ class Gate:
             procfs = in_proc(place)
             st = lstat(place, follow=procfs)
             cloexec = bool(flags & os.O_CLOEXEC)
-            if place.slash or place.name in (".", "..") or procfs:
-                # Only an existing directory can be named so: nothing is created.
-                flags &= ~(os.O_CREAT | os.O_EXCL)
+            if procfs:
+                flags &= ~(os.O_CREAT | os.O_EXCL)  # nothing can be made in procfs
+                if writes:
+                    self._decide_reopen(place)
+            elif place.slash or place.name in (".", ".."):
+                flags &= ~(os.O_CREAT | os.O_EXCL)  # only an existing directory is named so
             else:
-                try:
-                    self._decide("create", place, brings=False, exists_ok=False)
-                except Refused:
-                    if st is None:
-                        raise
-                    flags &= ~os.O_CREAT  # it exists: opened as it is (read-only if mounted so)
+                why = self.policy.refusal(place.path, place.fd, place.name, brings=False)
+                if why is not None and (writes or (st is None and flags & os.O_CREAT)):
+                    raise Refused("write" if st is not None else "create", place.path, why)
+                if why is not None:
+                    flags &= ~os.O_CREAT  # it exists, opened to read: as it is
             if st is not None and flags & os.O_EXCL and flags & os.O_CREAT:
                 raise OSError(errno.EEXIST, "exists")
             if st is not None and stat.S_ISFIFO(st.st_mode) and not flags & os.O_NONBLOCK:
                 flags &= ~os.O_CREAT
-                if not in_proc(place):
+                if not procfs:
                     flags |= os.O_NOFOLLOW
                 _thread.start_new_thread(self._open_late, (n, place, flags, cloexec))
                 place = None
@@ -337,6 +342,27 @@ class Gate:
         finally:
             if place is not None:
                 place.close()
+
+    def _decide_reopen(self, place: Place) -> None:
+        """Opening ``/proc/PID/fd/N`` for writing reopens the file that descriptor holds
+        (an ``O_PATH`` one too): decided on that file's path."""
+        try:
+            target = os.readlink(place.name, dir_fd=place.fd)
+        except OSError:
+            return
+        if not target.startswith("/") or target.endswith(" (deleted)"):
+            return  # a pipe, a socket, an anonymous or unlinked file: nobody's configuration
+        parent, _, name = target.rpartition("/")
+        try:
+            fd = os.open(parent or "/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            raise Refused("write", target, "it cannot be checked") from None
+        try:
+            why = self.policy.refusal(target, fd, name, brings=False)
+        finally:
+            os.close(fd)
+        if why is not None:
+            raise Refused("write", target, why)
 
     def _open_late(self, n: Notification, place: Place, flags: int, cloexec: bool) -> None:
         try:
