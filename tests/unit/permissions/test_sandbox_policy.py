@@ -203,3 +203,40 @@ def test_the_sockets_the_kernel_lists_are_read(tmp_path: Path) -> None:
     finally:
         server.close()
     assert Path(os.path.realpath(path)) not in listening_sockets()  # unlisted once closed
+
+
+def test_the_gate_policy_survives_any_path_and_reason() -> None:
+    from tether.sandbox.launch import gate_argv, runtime
+
+    tokens = Policy.encode(
+        ["/w/--", "/w/root"],
+        ["/w/--/.git"],
+        [("/w/--/hooks", "--"), ("/w/x y", "exact")],
+        [".git", "--"],
+        ["config"],
+        ["/w/--/.git/config", "root"],
+    )
+    argv = ["bwrap", "--", *gate_argv(runtime(), 7, tokens, ["bash", "-c", "echo -- root"])]
+    parts = split_gate(argv)
+    assert parts == (["bwrap", "--"], tokens, ["bash", "-c", "echo -- root"])
+    policy, command = Policy.parse([*tokens, "--", "bash"])
+    assert command == ["bash"] and policy.roots == ["/w/--", "/w/root"]
+    assert policy.exact == {"/w/--/hooks": "--", "/w/x y": "exact"}
+    assert policy.names == {".git", "--"} and policy.bound == {"/w/--/.git/config", "root"}
+    assert policy.ancestors == {}  # the roots themselves are never ancestors to refuse
+
+
+def test_a_kernel_the_gate_cannot_use_makes_the_sandbox_unavailable(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.sandbox import bwrap
+
+    monkeypatch.setattr(
+        bwrap, "supported", lambda: "the shell sandbox's gate does not support mips"
+    )
+    found = bwrap.probe.__wrapped__("bwrap")  # uncached
+    if found.problem and "bubblewrap" in found.problem:
+        pytest.skip(found.problem)  # no bwrap at all: covered by the security suite's switch
+    assert not found.available and "mips" in (found.problem or "")
+    sandbox = BwrapSandbox(root, probe_result=found)
+    assert "mips" in sandbox.describe() and "approval" in sandbox.describe()
