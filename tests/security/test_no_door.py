@@ -550,3 +550,30 @@ async def test_git_configuration_that_runs_nothing_is_not_asked_for_by_that_rule
     h = make_harness(mode="bypassPermissions", allow=("Bash(git:*)",))
     decision = await h.decide("Bash", command=command)
     assert decision.behavior == "allow", (command, decision)
+
+
+DOOR_WRITES = [
+    pytest.param(githooks, ".githooks/pre-commit", id="hooks-path"),
+    pytest.param(husky_installed, ".husky/pre-commit", id="husky-script"),
+    pytest.param(include, "shared.gitconfig", id="include-target"),
+    pytest.param(textconv, "tools/pdf2txt.sh", id="textconv-script"),
+    pytest.param(envrc_dotenv, "scripts/env.sh", id="direnv-source"),
+    pytest.param(vscode_task, "scripts/setup.sh", id="folder-open-task"),
+    pytest.param(pre_commit_framework, ".pre-commit-config.yaml", id="pre-commit-config"),
+]
+
+
+@pytest.mark.parametrize(("setup", "path"), DOOR_WRITES)
+async def test_the_agent_writing_a_door_asks_like_the_control_plane(
+    make_harness: MakeHarness, workspace: Path, home: Path, setup: Setup, path: str
+) -> None:
+    """The same paths through the file tools and shell redirections: a forced question
+    (even in acceptEdits, with allow rules), never "always"."""
+    prepare(workspace, home, Attack("door", "true", setup))
+    h = make_harness(mode="acceptEdits", allow=("Write", "Edit", "Bash(echo:*)"))
+    decision = await h.decide("Write", file_path=path, content="#!/bin/sh\n")
+    assert decision.behavior == "ask" and decision.forced, (path, decision)
+    decision = await h.decide("Bash", command=f"echo x > {path}")
+    assert decision.behavior == "ask" and decision.forced, (path, decision)
+    decision = await h.decide("Write", file_path="src/ordinary.py", content="x = 1\n")
+    assert decision.behavior == "allow", decision

@@ -13,15 +13,23 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
-from tether.sandbox.doors import DoorFinder
+from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv
 from tether.sandbox.exposure import expand, exposure, listening_sockets
 from tether.sandbox.launch import Refusals, gate_argv, runtime
 from tether.sandbox.prestart import LINGER_S, PreparedProcess, Prestarter
-from tether.sandbox.protect import Discovery, plan, restore_links
+from tether.sandbox.protect import (
+    DISCOVERY_TTL_S,
+    Discovery,
+    doors_of,
+    plan,
+    repositories,
+    restore_links,
+)
 from tether.sandbox.report import explain
 from tether.settings.model import SandboxSettings
 from tether.tools.context import Confined, ShellProcess
@@ -48,6 +56,8 @@ class BwrapSandbox:
         """The next command's sandbox, started ahead (``prestart.py``), waiting at most
         ``linger_s`` (none when 0)."""
         self._doors = DoorFinder()
+        self._doors_seen: tuple[float, tuple[Door, ...]] | None = None
+        """The doors found last, and when (reused like the walk's results)."""
         self._closed = False
         self._private = tuple(Path(os.path.realpath(p)) for p in private)
         self._discovery = discovery or Discovery()
@@ -122,6 +132,24 @@ class BwrapSandbox:
             if started and self._prestart is not None and not self._closed:
                 argv, env = started[-1]
                 self._prestart.prepare(argv, env, cwd)
+
+    def door(self, path: Path) -> str | None:
+        """What on the host runs or reads ``path`` (``doors.py``), or None."""
+        now = time.monotonic()
+        with self._links_lock:
+            cached = self._doors_seen
+        if cached is None or now - cached[0] >= DISCOVERY_TTL_S:
+            roots = [self.policy.root, *self.policy.writable]
+            found = [self._discovery.found(root) for root in roots]
+            repos = repositories(roots, found)
+            doors = doors_of(roots, found, repos, self._doors, dotenv=direnv_loads_dotenv())
+            cached = (now, tuple(doors))
+            with self._links_lock:
+                self._doors_seen = cached
+        for door in cached[1]:
+            if path == door.path or path.is_relative_to(door.path):
+                return door.why
+        return None
 
     def restore_links(self) -> list[Path]:
         """Put back protected symlinks a (background) command replaced."""

@@ -154,6 +154,12 @@ class ShellSandbox(Protocol):
         """Prepare the filesystem for one command; yields the argv wrapper."""
         ...
 
+    def door(self, path: Path) -> str | None:
+        """What on the host runs or reads ``path`` by itself (a hooks folder a repository
+        names, a file its configuration includes…), or None: writing there is writing
+        the control plane."""
+        ...
+
 
 class SmallModel(Protocol):
     """A small, fast model for side questions (WebFetch applies its prompt to a page)."""
