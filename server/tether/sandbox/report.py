@@ -17,6 +17,7 @@ VERBS = {
     "rename": "renaming onto",
     "lookup": "creating an entry in",
     "move": "moving",
+    "error": "a call",
 }
 ADVICE = (
     "The sandbox never creates or replaces these: they hold configuration that git, the "

@@ -94,6 +94,9 @@ class Gate:
             self.listener.reply(n, error=errno.EACCES)
         except OSError as e:
             self.listener.reply(n, error=e.errno or errno.EIO)
+        except Exception as e:  # a bug here must refuse the call, not end the gate
+            self.report.add("error", "", f"the gate failed on this call: {e!r}")
+            self.listener.reply(n, error=errno.EACCES)
 
     def _begin(self, n: Notification) -> tuple[int, int]:
         """The caller's thread group and umask (0 if it is gone)."""
