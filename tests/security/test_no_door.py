@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from tether.sandbox import BwrapSandbox
+from tether.settings.model import SandboxSettings
+
 from .conftest import MakeHarness, needs_bwrap, text_of
 
 pytestmark = needs_bwrap
@@ -552,28 +555,64 @@ async def test_git_configuration_that_runs_nothing_is_not_asked_for_by_that_rule
     assert decision.behavior == "allow", (command, decision)
 
 
+def hooks_reached_by_link(ws: Path, home: Path) -> None:
+    """A link to the hooks folder: the agent names the link, the host runs the folder."""
+    githooks(ws, home)
+    (ws / ".githooks").mkdir()
+    (ws / "hk").symlink_to(".githooks", target_is_directory=True)
+
+
 DOOR_WRITES = [
     pytest.param(githooks, ".githooks/pre-commit", id="hooks-path"),
+    pytest.param(hooks_reached_by_link, "hk/pre-commit", id="hooks-path-through-a-link"),
+    pytest.param(githooks_linked, "hooks-real/pre-commit", id="hooks-folder-linked-elsewhere"),
+    pytest.param(nested_hooks, "tools/hooks/pre-commit", id="hooks-path-nested-missing"),
     pytest.param(husky_installed, ".husky/pre-commit", id="husky-script"),
     pytest.param(include, "shared.gitconfig", id="include-target"),
+    pytest.param(include_nested, "more.gitconfig", id="include-of-include"),
     pytest.param(textconv, "tools/pdf2txt.sh", id="textconv-script"),
+    pytest.param(clean_filter, "filters/clean.sh", id="clean-filter-script"),
+    pytest.param(fsmonitor_script, "scripts/fsmonitor.sh", id="fsmonitor-script"),
     pytest.param(envrc_dotenv, "scripts/env.sh", id="direnv-source"),
     pytest.param(vscode_task, "scripts/setup.sh", id="folder-open-task"),
     pytest.param(pre_commit_framework, ".pre-commit-config.yaml", id="pre-commit-config"),
 ]
+WRITING_LINES = [
+    "echo x > {path}",
+    "echo x >> {path}",
+    "echo x | tee {path}",
+    "cp src/app.py {path}",
+    "sed -i s/x/y/ {path}",
+]
 
 
+@pytest.mark.parametrize("enabled", [True, False], ids=["sandboxed", "sandbox-off"])
 @pytest.mark.parametrize(("setup", "path"), DOOR_WRITES)
 async def test_the_agent_writing_a_door_asks_like_the_control_plane(
-    make_harness: MakeHarness, workspace: Path, home: Path, setup: Setup, path: str
+    make_harness: MakeHarness,
+    workspace: Path,
+    home: Path,
+    setup: Setup,
+    path: str,
+    enabled: bool,
 ) -> None:
     """The same paths through the file tools and shell redirections: a forced question
-    (even in acceptEdits, with allow rules), never "always"."""
+    (even in acceptEdits, with allow rules), never "always"; with the sandbox switched off
+    in the settings too (the doors are the host's, not the sandbox's)."""
     prepare(workspace, home, Attack("door", "true", setup))
-    h = make_harness(mode="acceptEdits", allow=("Write", "Edit", "Bash(echo:*)"))
+    h = make_harness(mode="acceptEdits", allow=("Write", "Edit", "Bash(echo:*)", "Bash(cp:*)"))
+    h.ctx.config.shell_sandbox = BwrapSandbox(workspace, SandboxSettings(enabled=enabled))
+    h.ctx.config.sandbox = enabled
     decision = await h.decide("Write", file_path=path, content="#!/bin/sh\n")
     assert decision.behavior == "ask" and decision.forced, (path, decision)
-    decision = await h.decide("Bash", command=f"echo x > {path}")
-    assert decision.behavior == "ask" and decision.forced, (path, decision)
+    if (workspace / path).exists():
+        decision = await h.decide("Edit", file_path=path, old_string="exit", new_string="true")
+        assert decision.behavior == "ask" and decision.forced, (path, decision)
+    for line in WRITING_LINES:
+        decision = await h.decide("Bash", command=line.format(path=path))
+        assert decision.behavior == "ask" and decision.forced, (line, path, decision)
+        assert path in decision.reason, (line, decision.reason)
     decision = await h.decide("Write", file_path="src/ordinary.py", content="x = 1\n")
+    assert decision.behavior == "allow", decision
+    decision = await h.decide("Bash", command="cp src/app.py src/ordinary.py")
     assert decision.behavior == "allow", decision
