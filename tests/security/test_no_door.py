@@ -315,6 +315,18 @@ ATTACKS = [
         deep_repo,
         where=("a/b/c/d/e/f/g/lib",),
     ),
+    Attack(
+        "deep-repo-config-hard-linked",
+        f"{P} > fsm && chmod +x fsm && ln a/b/c/d/e/f/g/lib/.git/config cfg && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> cfg",
+        deep_repo,
+        where=("a/b/c/d/e/f/g/lib",),
+    ),
+    Attack(
+        "deep-repo-config-linked-from-fd",
+        f"{P} > fsm && chmod +x fsm && exec 3<a/b/c/d/e/f/g/lib/.git/config && ln -L /proc/self/fd/3 cfg && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> cfg",
+        deep_repo,
+        where=("a/b/c/d/e/f/g/lib",),
+    ),
     # -- include targets -----------------------------------------------------------------------
     Attack(
         "include-create",

@@ -218,37 +218,48 @@ class Gate:
         old_path = self._path(n, old_index)
         path = self._path(n, index)
         tgid, umask = self._begin(n)
+        follow = bool(flags & abi.AT_SYMLINK_FOLLOW)
+        old: Place | None = None
+        place: Place | None = None
         if not old_path and flags & abi.AT_EMPTY_PATH:
             source = os.open(f"/proc/{n.pid}/fd/{old_dirfd}", os.O_PATH | os.O_CLOEXEC)
-            old: Place | None = None
         else:
             old = self._place(n, tgid, old_dirfd, old_path)
-            source = -1
-        place: Place | None = None
+            nofollow = 0 if follow else os.O_NOFOLLOW
+            try:
+                source = os.open(old.name, os.O_PATH | os.O_CLOEXEC | nofollow, dir_fd=old.fd)
+            except OSError:
+                old.close()
+                raise
         try:
             place = self._place(n, tgid, dirfd, path)
             self._check(n)
             self._decide("link", place, brings=True, exists_ok=True)
+            # Another name for a protected file would let writes reach it by that name
+            # (a repository deeper than the walk is not bound read-only).
+            real = os.readlink(f"/proc/self/fd/{source}")
+            why = self.policy.refusal(real, -1, "", brings=False)
+            if why is not None:
+                raise Refused("link", place.path, f"it would be another name for {real}: {why}")
             os.umask(umask)
-            if old is None:
-                # The one way to give a descriptor a name again without privileges.
-                os.link(f"/proc/self/fd/{source}", place.name, dst_dir_fd=place.fd)
-            else:
-                follow = bool(flags & abi.AT_SYMLINK_FOLLOW)
+            if old is not None and stat.S_ISLNK(os.fstat(source).st_mode):
                 os.link(
                     old.name,
                     place.name,
                     src_dir_fd=old.fd,
                     dst_dir_fd=place.fd,
-                    follow_symlinks=follow,
+                    follow_symlinks=False,
                 )
+            else:
+                # The inode just checked, whatever the name leads to now; the one way to
+                # give a descriptor a name again without privileges.
+                os.link(f"/proc/self/fd/{source}", place.name, dst_dir_fd=place.fd)
             self.listener.reply(n)
         finally:
             for item in (old, place):
                 if item is not None:
                     item.close()
-            if source >= 0:
-                os.close(source)
+            os.close(source)
 
     def _rename(self, n: Notification) -> None:
         self._move(n, abi.AT_FDCWD, 0, abi.AT_FDCWD, 1, 0)
