@@ -10,6 +10,7 @@ and is stopped.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 import uuid
@@ -25,6 +26,11 @@ _run: dict[str, str] = {}
 
 def pytest_configure(config: pytest.Config) -> None:
     _run["mark"] = os.environ.setdefault(RUN_MARK, uuid.uuid4().hex)
+    config.addinivalue_line(
+        "markers",
+        "needs_sandbox: needs the shell sandbox (bubblewrap and the gate); fails instead of "
+        "skipping under TETHER_REQUIRE_SANDBOX=1 or when bubblewrap is installed",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -88,3 +94,21 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         reporter.write("\n")
         reporter.write_line("\n".join([message, *lines]), red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+REQUIRE_SANDBOX = os.environ.get("TETHER_REQUIRE_SANDBOX") == "1"
+"""Set by CI (``.ci/run``): a security test whose facility does not work fails there."""
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("needs_sandbox") is None:
+        return
+    from tether.sandbox import probe
+
+    status = probe()
+    if status.available:
+        return
+    why = f"the shell sandbox cannot run here: {status.problem}"
+    if REQUIRE_SANDBOX or shutil.which("bwrap") is not None:
+        pytest.fail(f"{why} (installed or required, so this is a failure, not a skip)")
+    pytest.skip(why)

@@ -299,12 +299,13 @@ ADDED = {
         "PAGER",
         "TMPDIR",
         "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+        "GIT_OPTIONAL_LOCKS",
     },
     "hook": {"CLAUDE_PROJECT_DIR", "TETHER_PROJECT_DIR"},
     "mcp": {"FROM_CONFIG"},
 }
 """What each kind of process gets on top of its caller's environment: the shell runner's
-quiet settings and the sandbox's temporary directory; the project directory of hooks; the
+quiet settings, the sandbox's temporary directory and read-only git status; the project directory of hooks; the
 server's configured ``env``."""
 
 

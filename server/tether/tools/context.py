@@ -126,6 +126,10 @@ class PreparedStart(Protocol):
         ...
 
 
+def _no_notes() -> list[str]:
+    return []
+
+
 @dataclass(frozen=True)
 class Confined:
     """What a sandbox session gives a command: the argv wrapper, and the start of a sandbox
@@ -133,6 +137,10 @@ class Confined:
 
     wrap: Wrap
     prepared: PreparedStart | None = None
+    pass_fds: tuple[int, ...] = ()
+    """Descriptors the wrapped command inherits (the sandbox's report pipe)."""
+    notes: Callable[[], list[str]] = _no_notes
+    """After the command: what the sandbox refused it, for the model (once)."""
 
     def __call__(self, argv: list[str]) -> list[str]:
         return self.wrap(argv)
@@ -153,6 +161,12 @@ class ShellSandbox(Protocol):
 
     def session(self, cwd: Path) -> AbstractContextManager[Wrap]:
         """Prepare the filesystem for one command; yields the argv wrapper."""
+        ...
+
+    def door(self, path: Path) -> str | None:
+        """What on the host runs or reads ``path`` by itself (a hooks folder a repository
+        names, a file its configuration includes…), or None: writing there is writing
+        the control plane."""
         ...
 
 

@@ -128,7 +128,13 @@ async def kill_process_group(pgid: int, grace_s: float = KILL_GRACE_S) -> None:
 
 
 async def _spawn(
-    argv: list[str], *, cwd: Path, stdout: int | IO[bytes], env: dict[str, str], umask: int
+    argv: list[str],
+    *,
+    cwd: Path,
+    stdout: int | IO[bytes],
+    env: dict[str, str],
+    umask: int,
+    pass_fds: tuple[int, ...] = (),
 ) -> asyncio.subprocess.Process:
     """Start ``argv`` as a new process group. Cancelled while starting, the group is killed
     before the cancellation goes on: the shell may already be running (and have started
@@ -144,6 +150,7 @@ async def _spawn(
             start_new_session=True,
             env=env,
             umask=umask,
+            pass_fds=pass_fds,
         )
     )
     try:
@@ -189,17 +196,24 @@ async def run_shell(
     env: Mapping[str, str] | None = None,
     caller: Caller | None = None,
     prepared: PreparedStart | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> ShellResult:
     """Run ``command`` to completion; ``on_output`` gets the output so far, throttled.
     ``caller``: whose environment and umask it runs with (None: this process's).
-    ``prepared``: where a sandbox started ahead for this very command line may be taken."""
+    ``prepared``: where a sandbox started ahead for this very command line may be taken.
+    ``pass_fds``: descriptors the (wrapped) command inherits."""
     argv, full_env, umask = shell_argv(command, wrap), shell_env(env, caller), process_umask(caller)
     proc: ShellProcess | None = (
         await prepared(argv, env=full_env, umask=umask) if prepared else None
     )
     if proc is None:
         proc = await _spawn(
-            argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, env=full_env, umask=umask
+            argv,
+            cwd=cwd,
+            stdout=asyncio.subprocess.PIPE,
+            env=full_env,
+            umask=umask,
+            pass_fds=pass_fds,
         )
     buf = OutputBuffer(max_output_chars)
     reader = asyncio.create_task(_pump(proc, buf))
@@ -272,6 +286,7 @@ async def run_shell_to_file(
     wrap: Wrap | None = None,
     env: Mapping[str, str] | None = None,
     caller: Caller | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> int:
     """Run ``command`` with its output appended to ``output_path``; returns the exit code.
     Cancelling kills the process group."""
@@ -283,6 +298,7 @@ async def run_shell_to_file(
             stdout=out,
             env=shell_env(env, caller),
             umask=process_umask(caller),
+            pass_fds=pass_fds,
         )
     finally:
         out.close()  # the child holds its own copy of the descriptor
