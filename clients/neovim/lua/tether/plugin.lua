@@ -37,6 +37,7 @@ function M.load()
   })
   command("TetherRewind", { desc = "undo a turn: files and conversation" })
   command("TetherTasks", { desc = "list background tasks" })
+  command("TetherReview", { desc = "list the pending changes of the session's turns (quickfix)" })
   command("TetherAnswer", { desc = "answer the waiting question from a list (vim.ui.select)" })
   command("TetherRestart", { desc = "restart the daemon (new environment) and continue the session" })
   command("TetherInstall", { bang = true, desc = "install the daemon with uv or pipx (! waits for it)" })
@@ -54,6 +55,7 @@ function M.load()
     ["tasks"] = "TetherTasks",
     ["answer"] = "TetherAnswer",
     ["restart"] = "TetherRestart",
+    ["review"] = "TetherReview",
     ["install"] = "TetherInstall",
   }
   for name, cmd in pairs(plugs) do
@@ -73,6 +75,13 @@ function M.load()
       require("tether.config").ensure()
       require("tether.commands").question_key(action)
     end, { desc = "Tether: answer the question: " .. action:gsub("_", " ") })
+  end
+  -- Reviewing changed hunks (mapped to ]h, [h, ghk, ghu, ghK, ghU in buffers that have them,
+  -- and in the review list; see :help tether-review).
+  for _, action in ipairs({ "next_hunk", "prev_hunk", "keep_hunk", "undo_hunk", "keep_file", "undo_file" }) do
+    vim.keymap.set("n", ("<Plug>(tether-%s)"):format(action:gsub("_", "-")), function()
+      require("tether.commands").review_key(action)
+    end, { desc = "Tether: " .. action:gsub("_", " ") })
   end
   -- In visual mode the selection itself, exactly as selected (characters with `v`).
   vim.keymap.set("x", "<Plug>(tether-add-selection)", function()

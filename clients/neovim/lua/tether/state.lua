@@ -74,6 +74,7 @@ local M = {}
 ---@field context tether.ContentBlock[] Selections that go with the next prompt.
 ---@field questions string[] Keys of open questions, oldest first.
 ---@field attached boolean The daemon holds the session (false after it exited).
+---@field changes tether.ChangeListing The turns' changed hunks, pending or kept (`tether/listChanges`).
 
 ---@param id string
 ---@param root string
@@ -97,6 +98,7 @@ function M.new(id, root, mode)
     context = {},
     questions = {},
     attached = true,
+    changes = { files = {}, counts = { pending = 0, kept = 0, undone = 0, conflicts = 0 } },
   }
 end
 
@@ -131,6 +133,20 @@ local function count_turn(state, result)
   state.live = nil
 end
 
+---@class tether.Hunk
+---@field hunkId string
+---@field turnId string
+---@field state "pending"|"kept"|"undone"
+---@field conflict boolean
+---@field oldText string
+---@field newText string
+---@field summary string
+---@field range? lsp.Range Where its lines are now (none: they cannot be told).
+
+---@class tether.ChangeListing
+---@field files {uri: string, hunks: tether.Hunk[]}[]
+---@field counts {pending: integer, kept: integer, undone: integer, conflicts: integer}
+
 --- A session read back (`tether/loadSession`): its history, the turns rewinds took off it.
 ---@class tether.LoadedAction
 ---@field type "loaded"
@@ -154,6 +170,7 @@ end
 ---| {type: "note", text: string, level?: "info"|"warning"|"error"}
 ---| {type: "context", link: tether.ContentBlock}
 ---| tether.LoadedAction
+---| {type: "changes", listing: tether.ChangeListing}
 ---| {type: "detached", reason?: string}
 ---| {type: "attached", mode?: tether.Mode, usage?: tether.Usage, note?: string}
 
@@ -236,6 +253,8 @@ function M._reduce(state, action)
     state.mode = action.mode or state.mode
     state.live, state.running = nil, false
     state.total = action.usage or state.total
+  elseif t == "changes" then
+    state.changes = action.listing
   elseif t == "detached" then
     state.attached, state.busy, state.running, state.live = false, 0, false, nil
     if action.reason then
