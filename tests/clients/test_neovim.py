@@ -241,7 +241,7 @@ def test_install_spec_as_documented(nvim: str, tmp_path: Path, manager: str) -> 
     assert facts["help_file"] == "tether.txt", text
 
 
-def test_lazy_spec_without_setup_options(nvim: str, tmp_path: Path) -> None:
+def test_lazy_spec_names_the_plugin_tether(nvim: str, tmp_path: Path) -> None:
     """The lazy.nvim spec names the plugin ``tether`` (the repository is not ``neovim``)."""
     assert re.search(r'^\s*name = "tether",', documented_spec("lazy.nvim"), re.M)
 
