@@ -81,6 +81,15 @@ describe("review", function()
     assert.matches("def goodbye%(", H.read(app))
     assert.same({ " ", " ", " ", " ", "┆", " " }, signs_on_screen(H.screen("review-3-second-kept")))
 
+    -- A file opened after the turn gets its signs when it is shown.
+    vim.cmd.split(readme)
+    local marks = vim.api.nvim_buf_get_extmarks(0, require("tether.review").ns, 0, -1, { details = true })
+    assert.equals(1, #marks)
+    assert.same({ 2, "┃ " }, { marks[1][2], marks[1][4].sign_text })
+    assert.is_true(vim.fn.maparg("ghu", "n", false, true).buffer == 1, "the review keys are there")
+    vim.cmd.close()
+    vim.api.nvim_set_current_win(win)
+
     -- The review list holds the one pending hunk left; ghu there undoes it.
     vim.cmd("TetherReview")
     H.wait(10000, function()
