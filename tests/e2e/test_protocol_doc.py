@@ -361,6 +361,11 @@ async def capable_editor(workspace: Path, other: Path, env: dict[str, str], log:
         )
         assert rewound["restored"] == [app.as_uri()]
         assert rewound["notRestored"][0]["uri"] == changelog.as_uri()
+        # Loading it again gives the rewound turns, where they were.
+        reloaded = await editor.request(
+            "tether/loadSession", {"sessionId": session, "recover": False}
+        )
+        assert reloaded["rewound"][0]["turnId"] == first["turnId"]
         with pytest.raises(JsonRpcException):
             await editor.new_session(workspaceFolder=other.as_uri())
         editor.client.workspace_did_change_workspace_folders(

@@ -31,12 +31,18 @@ from tether.lsp.plain_changes import PlainChanges
 from tether.lsp.plain_turns import PlainTurns
 from tether.lsp.server import TetherServer
 from tether.lsp.wire import wire_errors
+from tether.protocol.updates import SessionUpdate
 from tether.warmup import ENGINE_MODULES, warm_imports
 
 log = logging.getLogger(__name__)
 
 
 CODE_ACTIONS = types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=False)
+
+
+def wire_updates(updates: list[tuple[str, SessionUpdate]]) -> list[dict[str, Any]]:
+    """History entries: each update with its ``turnId``."""
+    return [{"turnId": turn, **update.to_wire()} for turn, update in updates]
 
 
 def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = None) -> None:
@@ -135,7 +141,16 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         session = hub.followed(parsed.session_id)
         return {
             "sessionId": parsed.session_id,
-            "history": history,
+            "history": wire_updates(history.updates),
+            "rewound": [
+                {
+                    "at": r.at,
+                    "turnId": r.turn_id,
+                    "restored": r.restored,
+                    "history": wire_updates(r.updates),
+                }
+                for r in history.rewound
+            ],
             "rewindableTurns": session.rewindable_turns,
             "title": session.title,
             "turns": session.turns,

@@ -39,6 +39,7 @@ from tether.lsp.turns import ProgressLook, ProgressToken, TurnPublisher, encode
 from tether.protocol.content import in_encoding
 from tether.protocol.updates import Mode
 from tether.session.change_model import Selection
+from tether.session.history import History
 
 if TYPE_CHECKING:
     from tether.engine.turns import TurnResult
@@ -229,13 +230,13 @@ class SessionHub:
         self._owned.add(session.session_id)
         return session.session_id
 
-    async def load_session(self, session_id: str, *, recover: bool = False) -> list[dict[str, Any]]:
+    async def load_session(self, session_id: str, *, recover: bool = False) -> History:
         hosted = self.sessions.hosted.get(session_id)
         if hosted is not None:
             # A print-mode call's session: followed here, driven (and asked) there.
             if session_id not in self._publishers:
                 self._publishers[session_id] = TurnPublisher(self.server, hosted)
-            return [{"turnId": turn, **update.to_wire()} for turn, update in await hosted.history()]
+            return await hosted.full_history()
         editor = self._editors.get(session_id) or LspEditor(self.server, session_id)
         session = self.sessions.find(session_id)
         loaded_here = session is None
@@ -252,13 +253,12 @@ class SessionHub:
             self._owned.add(session_id)
         self._follow(session, editor)
         try:
-            history = await session.history()
+            return await session.full_history()
         except BaseException:
             if loaded_here:  # a load that failed leaves the session closed and unlocked
                 self._unfollow(session_id)
                 await session.close()
             raise
-        return [{"turnId": turn, **update.to_wire()} for turn, update in history]
 
     async def list_sessions(self, params: ListSessionsParams) -> list[dict[str, Any]]:
         roots = (

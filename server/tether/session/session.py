@@ -27,12 +27,13 @@ from tether.engine.engine import QueryEngine
 from tether.engine.turns import TurnResult, TurnStream
 from tether.errors import ModelError, SessionError
 from tether.protocol.content import ContentBlock, TextContent
-from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, TurnEnd, Usage
+from tether.protocol.updates import Compaction, Mode, SessionUpdate, TurnEnd, Usage
 from tether.providers.base import Provider
 from tether.session.change_model import Outcome, Selection
 from tether.session.changes import ChangeSet
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, Restored
 from tether.session.events import SessionEvents
+from tether.session.history import History, read_history
 from tether.session.rewind import Rewound, rewind_conversation
 from tether.session.router import EditorRouter
 from tether.session.undo import undo_hunks
@@ -40,9 +41,6 @@ from tether.skills import commands
 from tether.skills.expand import McpPrompts
 from tether.skills.session_prompt import command_turn, expand_for_session
 from tether.tasks.registry import Task
-from tether.transcript.chain import build_chain
-from tether.transcript.load import read_transcript
-from tether.transcript.replay import history_updates
 
 log = logging.getLogger(__name__)
 
@@ -369,23 +367,22 @@ class Session:
 
     async def history(self) -> list[tuple[str, SessionUpdate]]:
         """The conversation as the updates a client would have seen, ``(turnId, update)``."""
+        return (await self.full_history()).updates
+
+    async def full_history(self) -> History:
+        """``history`` and the turns rewinds took off it, each where it was."""
         writer = self.engine.transcript
         if writer is None:
-            return []
+            return History([], [])
         await writer.flush()
-        loaded = await asyncio.to_thread(read_transcript, writer.path, skip_damaged=True)
-        chain, repairs = build_chain(loaded.records, writer.last_uuid)
-        updates = history_updates(
-            chain, self.engine.describe_call, self.engine.provider.context_window
+        return await asyncio.to_thread(
+            read_history,
+            writer.path,
+            writer.last_uuid,
+            self.engine.describe_call,
+            self.engine.provider.context_window,
+            self.repaired,
         )
-        # What loading repaired is no part of the conversation, but the user should know;
-        # so is what this reading had to leave out or mend (once each).
-        notes = dict.fromkeys([*self.repaired, *loaded.skipped, *repairs])
-        notices = [
-            Notice(level="warning", message=f"resuming repaired the transcript: {note}")
-            for note in notes
-        ]
-        return updates + [("", notice) for notice in notices]
 
     async def stop_task(self, task_id: str) -> bool:
         tasks = self.engine.tasks
