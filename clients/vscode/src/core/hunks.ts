@@ -141,12 +141,12 @@ export function isEmpty(range: Range): boolean {
   return range.start.line === range.end.line && range.start.character === range.end.character;
 }
 
-/** "lines 5–7", "line 5", or where lines were removed, "the lines removed above line 5"
- * (one-based, as the editor shows them). */
+/** "lines 5–7", "line 5", or where lines were removed (or added lines undone), "above
+ * line 5" (one-based, as the editor shows them). */
 export function linesLabel(range: Range | undefined): string {
   if (!range) return 'lines it changed';
   const first = range.start.line + 1;
-  if (isEmpty(range)) return `the lines removed above line ${first}`;
+  if (isEmpty(range)) return `above line ${first}`;
   const last = lastLine(range) + 1;
   return last === first ? `line ${first}` : `lines ${first}–${last}`;
 }

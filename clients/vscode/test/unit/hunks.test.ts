@@ -89,7 +89,7 @@ describe('hunk index', () => {
     assert.equal(linesLabel({ start: { line: 4, character: 0 }, end: { line: 6, character: 0 } }), 'lines 5–6');
     assert.equal(linesLabel({ start: { line: 4, character: 0 }, end: { line: 5, character: 0 } }), 'line 5');
     assert.equal(linesLabel({ start: { line: 4, character: 0 }, end: { line: 4, character: 7 } }), 'line 5', 'the last line, without a final line break');
-    assert.equal(linesLabel({ start: { line: 4, character: 0 }, end: { line: 4, character: 0 } }), 'the lines removed above line 5');
+    assert.equal(linesLabel({ start: { line: 4, character: 0 }, end: { line: 4, character: 0 } }), 'above line 5');
   });
 
   it('names the file, the lines and the daemon\'s reason of each change it did not undo', () => {
