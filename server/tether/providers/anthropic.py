@@ -52,7 +52,7 @@ from tether.providers.models import (
     thinking_kind,
 )
 from tether.providers.network import NetworkSettings
-from tether.providers.overflow import read_overflow
+from tether.providers.overflow import OVERFLOW_STATUSES, is_overflow, read_overflow
 from tether.providers.retry import (
     EmptyStreamError,
     Failure,
@@ -132,6 +132,9 @@ class AnthropicProvider:
         if window == self._limits.window:
             return self._limits
         return replace(self._limits, window=window)
+
+    async def discover_window(self, *, again: bool = False) -> None:
+        """The Messages API reports no window: the model table's (or a learned one) holds."""
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -303,9 +306,12 @@ def _classify(exc: Exception) -> Failure | None:
 def _status_failure(status: int, kind: str, message: str, headers: Mapping[str, str]) -> Failure:
     if status == 200:
         status = _ERROR_TYPE_STATUS.get(kind, 400)
-    if status == 400 and "prompt is too long" in message.lower():
+    if status in OVERFLOW_STATUSES and is_overflow(message):
+        # A gateway in front of the API may word it its own way (``providers/overflow``).
         found = read_overflow(message)
-        error = PromptTooLongError(message, status=400, tokens=found.tokens, limit=found.limit)
+        error = PromptTooLongError(
+            message, status=status, tokens=found.tokens, limit=found.limit, output=found.output
+        )
         return Failure("prompt too long", False, error)
     return status_failure(
         status,

@@ -39,7 +39,7 @@ from tether.providers.convert_openai import (
 from tether.providers.discovery import discover_window
 from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOptions
 from tether.providers.openai_body import ChatBodyEncoder
-from tether.providers.overflow import is_overflow, read_overflow
+from tether.providers.overflow import OVERFLOW_STATUSES, is_overflow, read_overflow
 from tether.providers.windows import LearnedWindow
 
 if TYPE_CHECKING:
@@ -93,9 +93,10 @@ class OpenAICompatProvider:
         cap = self._max_output_tokens or min(DEFAULT_OUTPUT_CAP, max(window // 4, 256))
         return ModelLimits(window, cap, cap, "none")
 
-    async def discover(self) -> None:
-        """Ask the server for the model's window once (no-op when a setting fixes it)."""
-        if self._asked or self._options.context_window:
+    async def discover_window(self, *, again: bool = False) -> None:
+        """Ask the server for the model's window once, or ``again`` (no-op when a setting
+        fixes it)."""
+        if (self._asked and not again) or self._options.context_window:
             return
         self._asked = True
         self._discovered = await discover_window(
@@ -119,7 +120,7 @@ class OpenAICompatProvider:
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        await self.discover()
+        await self.discover_window()
         request = request if request.model else replace(request, model=self.model)
         client = await self._clients.get(self._api_key)
         call = _Call(client, request, self._max_output_tokens, self._encoder)
@@ -239,13 +240,14 @@ def _describe_fault(exc: Exception) -> str:
 
 
 def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | None) -> retry.Failure:
-    message = _api_message(exc)
-    raw: object = exc.body
-    body = cast("dict[str, object]", raw) if isinstance(raw, dict) else {}
+    message = _api_message(exc.body, exc.message)
+    body = _error_object(exc.body)
     kind = " ".join(str(v) for v in (exc.code, body.get("type")) if v)
-    if status in (400, 413) and is_overflow(f"{message} {kind}"):
+    if status in OVERFLOW_STATUSES and is_overflow(f"{message} {kind}"):
         found = read_overflow(message, body)
-        error = PromptTooLongError(message, status=status, tokens=found.tokens, limit=found.limit)
+        error = PromptTooLongError(
+            message, status=status, tokens=found.tokens, limit=found.limit, output=found.output
+        )
         return retry.Failure("prompt too long", False, error)
     return retry.status_failure(
         status,
@@ -257,13 +259,35 @@ def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | Non
     )
 
 
-def _api_message(exc: APIError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        message = body.get("message")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if isinstance(message, str):
-            return message
-    return exc.message
+def _error_object(body: object) -> dict[str, object]:
+    """The error object of an error body as the SDK keeps it (its ``error`` member, else the
+    whole body): a dict, or the first of a list (Gemini's OpenAI-compatible endpoint answers
+    ``[{"error": {...}}]``), unwrapped down to the object with the ``message``."""
+    for _ in range(3):
+        if isinstance(body, list) and body:
+            body = cast("list[object]", body)[0]
+        if not isinstance(body, dict):
+            return {}
+        fields = cast("dict[str, object]", body)
+        inner: object = fields.get("error")
+        if "message" in fields or not isinstance(inner, dict | list):
+            return fields
+        body = cast("object", inner)
+    return {}
+
+
+def _api_message(body: object, fallback: str) -> str:
+    """The server's own words: the error object's ``message``, or an ``error`` that is a
+    string (LM Studio's ``{"error": "..."}``, TGI's ``{"error": "...", "error_type": ...}``:
+    the SDK keeps the string itself), else the SDK's ``fallback``."""
+    if isinstance(body, str) and body.strip():
+        return body
+    fields = _error_object(body)
+    for key in ("message", "error", "detail"):
+        value = fields.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return fallback
 
 
 @dataclass

@@ -208,6 +208,11 @@ def _check(
     tokens = _tokens(head[2], sizes)
     if tokens > ctx.window:
         raise fail(f"prompt is too long: {tokens} tokens > {ctx.window} maximum")
+    if ctx.window_counts_output and tokens + max_tokens > ctx.window:
+        raise fail(
+            f"input length and `max_tokens` exceed context limit: {tokens} + {max_tokens} > "
+            f"{ctx.window}, decrease input length or `max_tokens` and try again"
+        )
     accepted = _Accepted(
         messages,
         system_messages,

@@ -75,6 +75,9 @@ class RequestContext:
     """The ``anthropic-beta`` header's features: some request shapes exist only under one."""
     system_messages: bool = True
     """The model takes ``role: "system"`` messages (generally available: no beta needed)."""
+    window_counts_output: bool = False
+    """The window bounds the input and ``max_tokens`` together (the API's answer for some
+    models and deployments: ``input length and `max_tokens` exceed context limit``)."""
 
 
 def count_input_tokens(body: dict[str, Any]) -> int:

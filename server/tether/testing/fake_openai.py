@@ -154,7 +154,7 @@ class FakeOpenAIServer(FakeModelServer):
         if fault == "prompt_too_long":
             tokens = max(prompt, self.context_window + 1)
             error = overflow_error(self.flavor, tokens, self.context_window)
-            return reply.json(400, error.body())
+            return reply.json(error.status, error.body())
         if fault in FAULT_STATUS:
             status, code, message, headers = FAULT_STATUS[fault]
             return reply.json(status, _error("invalid_request_error", message, code), headers)

@@ -42,6 +42,9 @@ class Refusing:
         reply = Message(role="assistant", content=[TextBlock(text="<summary>S</summary>")])
         yield Completed(reply, "end_turn", TokenUsage(input_tokens=100, output_tokens=5))
 
+    async def discover_window(self, *, again: bool = False) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 
