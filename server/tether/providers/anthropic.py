@@ -114,17 +114,37 @@ class AnthropicProvider:
         )
         self._clients: ClientCache[MessagesTransport] = ClientCache(self._make_transport)
         self._encoder = BodyEncoder()
-        self._window = LearnedWindow(self._conn.windows, self._endpoint(), model)
+        self._window = LearnedWindow(
+            self._conn.windows, self._endpoint(), model, self._credential()
+        )
 
     def _endpoint(self) -> str:
         caller = self._conn.caller_env
         env = os.environ if caller is None else caller
         return self._conn.base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
 
+    def _credential(self) -> str | None:
+        """What identifies the account a window is learned for: the key or token, the
+        ``apiKeyHelper`` command (its keys rotate), or the SDK profile."""
+        caller = self._conn.caller_env
+        env = os.environ if caller is None else caller
+        if self._options.api_key_helper:
+            return f"apiKeyHelper {self._options.api_key_helper}"
+        return (
+            self._conn.api_key
+            or env.get("ANTHROPIC_API_KEY")
+            or self._auth_token
+            or env.get("ANTHROPIC_AUTH_TOKEN")
+            or env.get("ANTHROPIC_PROFILE")
+            or None
+        )
+
     @property
     def context_window(self) -> int:
-        """The model's window (or the setting's), or less where the server said less."""
-        return self._window.cap(self._limits.window)
+        """The model's window (or the setting's), or less where the server said less (an
+        explicit setting: only a refusal in this session makes it less)."""
+        explicit = self._options.context_window is not None
+        return self._window.cap(self._limits.window, explicit=explicit)
 
     @property
     def limits(self) -> ModelLimits:

@@ -77,14 +77,16 @@ class OpenAICompatProvider:
         self._asked = False
         self._clients: ClientCache[AsyncOpenAI] = ClientCache(self._make_client)
         self._encoder = ChatBodyEncoder()
-        self._window = LearnedWindow(self._conn.windows, base_url, model)
+        credential = None if key == "not-needed" else key
+        self._window = LearnedWindow(self._conn.windows, base_url, model, credential)
 
     @property
     def context_window(self) -> int:
         """The setting, else what the server reported, else ``FALLBACK_WINDOW``; less where
-        a refusal named less."""
-        window = self._options.context_window or self._discovered or FALLBACK_WINDOW
-        return self._window.cap(window)
+        a refusal named less (an explicit setting: only a refusal in this session)."""
+        if self._options.context_window:
+            return self._window.cap(self._options.context_window, explicit=True)
+        return self._window.cap(self._discovered or FALLBACK_WINDOW)
 
     @property
     def limits(self) -> ModelLimits:
@@ -99,9 +101,12 @@ class OpenAICompatProvider:
         if (self._asked and not again) or self._options.context_window:
             return
         self._asked = True
-        self._discovered = await discover_window(
-            self._base_url, self.model, self._api_key, self._conn.network
-        )
+        found = await discover_window(self._base_url, self.model, self._api_key, self._conn.network)
+        if found is not None:
+            self._window.announced()  # fresher than what an earlier session learned
+            self._discovered = found
+        elif not again:
+            self._discovered = None
 
     async def aclose(self) -> None:
         await self._clients.aclose()

@@ -12,9 +12,10 @@ from tether.core.messages import user_text
 from tether.errors import PromptTooLongError
 from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import Completed, ModelRequest
+from tether.providers.models import ModelOptions
 from tether.providers.openai_compat import FALLBACK_WINDOW, OpenAICompatProvider
 from tether.providers.overflow import Overflow, is_overflow, read_overflow
-from tether.providers.windows import WindowBook
+from tether.providers.windows import WindowBook, credential_id
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_openai import FakeOpenAIServer
 from tether.testing.openai_rules import Flavor
@@ -201,7 +202,9 @@ async def test_anthropic_provider_learns_keeps_and_forgets(tmp_path: Path) -> No
         await drain(provider, "small")
         await provider.aclose()
         stored = json.loads((tmp_path / "windows.json").read_text())["windows"]
-        assert stored == {f"{api.base_url} claude-sonnet-4-6": 3_000}
+        # Kept per endpoint, model and credential (a digest: the file holds no key).
+        assert stored == {f"{api.base_url} claude-sonnet-4-6 {credential_id('k')}": 3_000}
+        assert "k" not in credential_id("k")
         # The next session starts with it; when the server takes more, it is forgotten.
         api.context_window = 200_000
         following = AnthropicProvider(
@@ -210,7 +213,7 @@ async def test_anthropic_provider_learns_keeps_and_forgets(tmp_path: Path) -> No
         assert following.context_window == 3_000
         await drain(following, "x" * 20_000)
         assert following.context_window == 1_000_000
-        assert book.get(api.base_url, "claude-sonnet-4-6") is None
+        assert book.get(api.base_url, "claude-sonnet-4-6", "k") is None
         await following.aclose()
 
 
@@ -225,6 +228,84 @@ async def test_openai_provider_learns_from_vllm_refusal(tmp_path: Path) -> None:
         assert refused.value.limit == 2_000
         assert provider.context_window == 2_000
         await drain(provider, "small")
+        await provider.aclose()
+
+
+async def test_one_credentials_window_does_not_cap_another(tmp_path: Path) -> None:
+    """A proxy that limits one key (a plan's window) does not cap another account's."""
+    book = WindowBook.in_dir(tmp_path)
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeAnthropicServer([ok], context_window=3_000) as api:
+        base = api.base_url
+        limited = AnthropicProvider(
+            "claude-sonnet-4-6", base_url=base, api_key="key-a", windows=book
+        )
+        with pytest.raises(PromptTooLongError):
+            await drain(limited, "x" * 20_000)
+        await limited.aclose()
+    for key, window in (("key-a", 3_000), ("key-b", 1_000_000)):
+        other = AnthropicProvider("claude-sonnet-4-6", base_url=base, api_key=key, windows=book)
+        assert other.context_window == window, key
+        await other.aclose()
+    assert list(book.entries(base, "claude-sonnet-4-6").values()) == [3_000]
+
+
+async def test_an_explicit_setting_wins_over_an_earlier_sessions_window(tmp_path: Path) -> None:
+    book = WindowBook.in_dir(tmp_path)
+    book.learn("http://127.0.0.1:9/v1", "qwen", 12_000)
+    book.learn("https://api.example", "claude-sonnet-4-6", 20_000, "k")
+    plain = OpenAICompatProvider("qwen", base_url="http://127.0.0.1:9/v1", windows=book)
+    assert plain.context_window == 12_000
+    for provider in (
+        OpenAICompatProvider(
+            "qwen",
+            base_url="http://127.0.0.1:9/v1",
+            windows=book,
+            options=ModelOptions(context_window=65_536),
+        ),
+        AnthropicProvider(
+            "claude-sonnet-4-6",
+            base_url="https://api.example",
+            api_key="k",
+            windows=book,
+            options=ModelOptions(context_window=65_536),
+        ),
+    ):
+        assert provider.context_window == provider.limits.window == 65_536
+        await provider.aclose()
+    await plain.aclose()
+
+
+async def test_a_refusal_in_this_session_bounds_even_an_explicit_setting(tmp_path: Path) -> None:
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer([ok], context_window=2_000, announce_window=False) as server:
+        provider = OpenAICompatProvider(
+            "qwen",
+            base_url=server.base_url,
+            windows=WindowBook.in_dir(tmp_path),
+            options=ModelOptions(context_window=65_536),
+        )
+        with pytest.raises(PromptTooLongError):
+            await drain(provider, "x" * 20_000)
+        assert provider.context_window == 2_000
+        await provider.aclose()
+
+
+async def test_the_servers_announcement_replaces_an_earlier_sessions_window(
+    tmp_path: Path,
+) -> None:
+    """Learned at 12k from a refusal; the server was restarted with 64k and says so."""
+    book = WindowBook.in_dir(tmp_path)
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer(
+        [ok], context_window=65_536, flavor="llamacpp", served_model="qwen"
+    ) as server:
+        book.learn(server.base_url, "qwen", 12_000)
+        provider = OpenAICompatProvider("qwen", base_url=server.base_url, windows=book)
+        assert provider.context_window == 12_000
+        await provider.discover_window()
+        assert provider.context_window == 65_536
+        assert book.get(server.base_url, "qwen") is None
         await provider.aclose()
 
 
