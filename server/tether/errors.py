@@ -64,6 +64,17 @@ class PromptTooLongError(ModelError):
         self.output = output
 
 
+class EmptyAnswerError(ModelError):
+    """The server answered a request that promised content (a chat completion that
+    stopped by itself) with none at all: no text, no reasoning, no tool call. Some servers
+    do that instead of refusing a prompt over their window (LM Studio's GGUF runner, a
+    LiteLLM proxy). ``tokens``: the prompt tokens the server counted (None: not reported)."""
+
+    def __init__(self, message: str, *, tokens: int | None = None):
+        super().__init__(message)
+        self.tokens = tokens
+
+
 class ScriptError(ModelError):
     """The scripted provider was called more often than its script allows, or not enough."""
 

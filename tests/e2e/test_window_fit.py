@@ -177,3 +177,28 @@ async def test_a_window_that_bounds_the_reply_too_lowers_max_tokens(
     assert api.input_tokens[0] + retry["max_tokens"] <= 12_000
     assert engine.provider.context_window == 12_000
     api.assert_complete()
+
+
+async def test_an_empty_answer_to_an_over_long_prompt_is_met_like_a_refusal(
+    tmp_path: Path,
+) -> None:
+    """LM Studio's GGUF runner answers a prompt over its window with a 200 and an empty
+    message (lmstudio-ai/lmstudio-bug-tracker#2339). Mid tool loop, that is not the turn's
+    end: the user is told, the context compacted, and the turn finishes."""
+    with FakeOpenAIServer(
+        reads(8, per_batch=3), context_window=12_000, served_model="qwen", announce_window=False
+    ) as server:
+        server.empty_on_overflow = True
+        server.summary_reply = SUMMARY
+        ws = workspace(tmp_path, f"openai:qwen@{server.base_url}", 24)
+        try:
+            engine, updates = await turn(ws)
+        finally:
+            await ws.close()
+    assert engine.last_result is not None
+    assert engine.last_result.terminal.reason == "completed", engine.last_result.terminal
+    assert text_of(updates).endswith(FINAL)
+    assert server.rejected and all(e.status == 200 for e in server.rejected)
+    empty = [u for u in updates if isinstance(u, Notice) and "no content at all" in u.message]
+    assert len(empty) == len(server.rejected) and empty[0].level == "warning"
+    assert server.errors == [] and server.remaining == 0

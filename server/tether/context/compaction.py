@@ -99,6 +99,9 @@ class Compactor:
     ceiling: int | None = None
     """Below the size of a request refused without naming the window, or cut by the server
     (None: none was)."""
+    answered: int = 0
+    """The largest context (in tokens, as sized before sending) a server answered in this
+    session: an empty answer to a smaller one is no sign of a full window."""
     output_counts: bool = False
     """The server counts the reply's ``max_tokens`` against the window with the prompt (a
     refusal said so): requests leave the reply only the room the window has."""

@@ -39,7 +39,7 @@ from tether.engine.transitions import (
 )
 from tether.engine.turns import EngineConfig
 from tether.engine.usage import UsageMeter
-from tether.errors import ModelError, PromptTooLongError
+from tether.errors import EmptyAnswerError, ModelError, PromptTooLongError
 from tether.orchestration.executor import StreamingToolExecutor
 from tether.orchestration.pipeline import ToolOutcome, ToolRuntime, run_tool_use
 from tether.protocol.server_tools import server_tool_update
@@ -153,6 +153,7 @@ class TurnLoop:
         wanted = limits.max_output if self.escalated else limits.default_output
         request = replace(request, max_tokens=self.overflow.max_tokens(wanted))
         sent = parts.compactor.estimate(parts.conversation)
+        size = parts.compactor.context_tokens(parts.conversation)
         self.model_calls += 1
         executor = self._new_executor()
         try:
@@ -161,11 +162,15 @@ class TurnLoop:
             await executor.cancel()
             self.model_calls -= 1  # the refused request does not count as a model turn
             return await self.overflow.refused(e, self.turn_id, self.emit)
+        except EmptyAnswerError as e:
+            await executor.cancel()
+            self.model_calls -= 1
+            return await self.overflow.empty(e, self.turn_id, self.emit)
         except ModelError as e:
             await executor.cancel()
             return Terminal("model_error", str(e))
 
-        self.overflow.accepted()
+        self.overflow.accepted(size)
         assistant = completed.message
         if (
             completed.stop_reason == "max_tokens"

@@ -11,6 +11,9 @@ retrying while that helps.
   sent has cut the prompt. Its count is not the context's size (the gauge is not anchored
   to it), the window is asked again, and until the server says, the thresholds stay below
   the size that was cut.
+* An empty answer where the API promises a message (``empty``): to a request larger than
+  any the server answered, it is taken as a refusal that names no window (LM Studio's GGUF
+  runner and LiteLLM proxies answer an over-long prompt so); otherwise it is an error.
 * On a refusal (``refused``): the provider has already taken the window the refusal named
   (``providers/windows``); a refusal that names none still bounds it
   (``Compactor.refused``). A refusal that counted the reply's ``max_tokens`` against the
@@ -30,7 +33,7 @@ from collections.abc import Callable
 from tether.context.compaction import Compactor, Conversation, Reduced
 from tether.engine.transitions import CompactRetry, OutputLowered, Step, Terminal
 from tether.engine.usage import UsageMeter
-from tether.errors import ModelError, PromptTooLongError
+from tether.errors import EmptyAnswerError, ModelError, PromptTooLongError
 from tether.protocol.updates import Notice, SessionUpdate
 from tether.providers.base import TokenUsage
 
@@ -66,9 +69,11 @@ class OverflowRecovery:
         self._lowered = False
         """The last refusal was met by a smaller ``max_tokens``, not a compaction."""
 
-    def accepted(self) -> None:
+    def accepted(self, size: int) -> None:
+        """The server answered a request of ``size`` tokens."""
         self._refused_size = None
         self._lowered = False
+        self.compactor.answered = max(self.compactor.answered, size)
 
     # -- before a request ----------------------------------------------------------------
 
@@ -159,6 +164,33 @@ class OverflowRecovery:
                 _cannot_fit(f"{error}. The context cannot be made to fit", reduced),
             )
         return CompactRetry()
+
+    async def empty(self, error: EmptyAnswerError, turn_id: str, emit: Emit) -> Step:
+        """The server answered with nothing where its API promises a message. Larger than
+        any request it answered before, that is how some servers say the prompt is over
+        their window: met like a refusal that names none. Otherwise it is an error."""
+        compactor, conversation = self.compactor, self.conversation
+        size = compactor.context_tokens(conversation)
+        if size <= compactor.answered:
+            return Terminal(
+                "model_error",
+                f"{error}. The request (about {size} tokens) was no larger than others it "
+                "answered, so it is not a full window; the server may be failing.",
+            )
+        emit(
+            Notice(
+                level="warning",
+                message=f"{error}. The request (about {size} tokens) is larger than any it "
+                "answered before: taking that as a window it does not report, and compacting.",
+            )
+        )
+        step = await self.refused(PromptTooLongError(str(error)), turn_id, emit)
+        if isinstance(step, Terminal) and step.reason == "prompt_too_long":
+            return Terminal(
+                "model_error",
+                f"{step.message}. If the server did not mean a full window, it may be failing.",
+            )
+        return step
 
 
 def _cannot_fit(lead: str, reduced: Reduced, room: int = 0) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Unpack, cast
 
 from tether.core.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
-from tether.errors import PromptTooLongError
+from tether.errors import EmptyAnswerError, PromptTooLongError
 from tether.providers import retry
 from tether.providers.base import (
     Completed,
@@ -144,11 +144,26 @@ class OpenAICompatProvider:
             async with aclosing(recovering) as events:  # closed now if the consumer stops early
                 async for event in events:
                     if isinstance(event, Completed):
+                        _check_not_empty(event, self._base_url)
                         self._window.accepted(event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
             self._window.refused(e.limit)
             raise
+
+
+def _check_not_empty(completed: Completed, base_url: str) -> None:
+    """A completion that stopped by itself (``finish_reason: "stop"``) promises a message:
+    one with nothing in it is the server failing quietly, not the model's answer."""
+    if completed.message.content or completed.stop_reason != "end_turn":
+        return
+    counted = completed.usage.context_tokens
+    said = f" (it counted {counted} prompt tokens)" if counted else ""
+    raise EmptyAnswerError(
+        f"the model server at {base_url} answered with no content at all{said}: no text and "
+        "no tool call, with finish_reason stop",
+        tokens=counted or None,
+    )
 
 
 CHAT_PATH = "/chat/completions"

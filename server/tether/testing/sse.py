@@ -16,6 +16,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar, Self, cast
@@ -122,6 +123,10 @@ class Hold:
         self.released.set()
 
 
+Refusal = tuple[int, Any] | Callable[[Reply], None]
+"""How a fake refuses a request: (status, error body), or a function writing the answer."""
+
+
 class FakeModelServer:
     """Base of the fake API servers; subclasses set ``route`` and render turns."""
 
@@ -173,9 +178,11 @@ class FakeModelServer:
         """The text of the request's newest user input, searched by ``expect.contains``."""
         raise NotImplementedError
 
-    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
+    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> Refusal | None:
         """(status, error body) when the real API would refuse this request (``headers``
-        lower-cased): no turn is consumed. The default accepts everything."""
+        lower-cased), or a function that writes another answer that is no answer (a server
+        that answers an over-long prompt with an empty message): no turn is consumed. The
+        default accepts everything."""
         return None
 
     def serve_other(
@@ -275,6 +282,8 @@ class FakeModelServer:
                 self.refused_at.append(len(self.requests))
                 self.requests.append(body or {})
                 self.request_times.append(_arrival(handler))
+            if callable(refusal):
+                return refusal(Reply(handler))
             return Reply(handler).json(*refusal)
         if self.summary_reply is not None and SUMMARY_MARKER in self.expectation_haystack(
             body or {}
