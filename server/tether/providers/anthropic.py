@@ -54,13 +54,14 @@ from tether.providers.models import (
 from tether.providers.network import NetworkSettings
 from tether.providers.overflow import OVERFLOW_STATUSES, is_overflow, read_overflow
 from tether.providers.retry import (
+    MODEL_CLIENT_HOOKS,
     EmptyStreamError,
     Failure,
-    NotTheApiError,
     SdkFaults,
     connection_lost,
     first_event,
-    not_the_api,
+    redirect_failure,
+    redirected_from,
     status_failure,
     stream_with_recovery,
     timed_out,
@@ -183,7 +184,11 @@ class AnthropicProvider:
         # store loaded once per CA choice rather than once per client.
         network = self._conn.network or NetworkSettings.of(os.environ)
         timeout = httpx2.Timeout(self._conn.timeout_s, connect=min(5.0, self._conn.timeout_s))
-        http = network.client(timeout=timeout)
+        # Redirects are followed as the SDK's client follows them, except those that are not
+        # the API's (``retry.refuse_moved_post``).
+        http = network.client(
+            timeout=timeout, follow_redirects=True, event_hooks=MODEL_CLIENT_HOOKS
+        )
         return DirectTransport(base_url, headers, http, version=__version__)
 
     def _sdk_transport(self) -> MessagesTransport:
@@ -196,7 +201,8 @@ class AnthropicProvider:
             # Served for a caller with no key, token or profile: the SDK would take the
             # daemon's own credentials from this process's environment. Never.
             raise ModelError(NO_CREDENTIALS)
-        network = self._conn.network
+        network = self._conn.network or NetworkSettings.of(os.environ)
+        http = network.client(anthropic.DefaultAsyncHttpxClient, event_hooks=MODEL_CLIENT_HOOKS)
         try:
             # Its own retries are off: see retry.py. A named profile keeps the SDK from
             # consulting this process's environment for credentials.
@@ -205,7 +211,7 @@ class AnthropicProvider:
                 base_url=self._conn.base_url,
                 max_retries=0,
                 timeout=self._conn.timeout_s,
-                http_client=network.client(anthropic.DefaultAsyncHttpxClient) if network else None,
+                http_client=http,
             )
         except anthropic.CredentialsError as e:
             # A profile that is missing or unreadable: the SDK's message names the file and fix.
@@ -298,16 +304,27 @@ def _sdk_error(exc: Exception, *names: str) -> bool:
 
 
 def _classify(exc: Exception) -> Failure | None:
-    if isinstance(exc, NotTheApiError):
-        return not_the_api(exc)
+    redirected = redirect_failure(exc)
+    if redirected is not None:
+        return redirected
     if isinstance(exc, ApiStatusError):
-        return _status_failure(exc.status, exc.type, exc.message, exc.headers)
+        return _status_failure(
+            exc.status, exc.type, exc.message, exc.headers, exc.url, exc.redirected_from
+        )
     if _sdk_error(exc, "APIStatusError"):
         import anthropic
 
         assert isinstance(exc, anthropic.APIStatusError)
         message = exc.api_message or str(exc)
-        return _status_failure(exc.status_code, exc.type or "", message, exc.response.headers)
+        response = exc.response
+        return _status_failure(
+            exc.status_code,
+            exc.type or "",
+            message,
+            response.headers,
+            str(response.request.url),
+            redirected_from(response),
+        )
     if isinstance(exc, httpx2.TimeoutException) or _sdk_error(exc, "APITimeoutError"):
         return timed_out("Anthropic API")
     if isinstance(exc, httpx2.TransportError | EmptyStreamError) or _sdk_error(
@@ -323,7 +340,14 @@ def _classify(exc: Exception) -> Failure | None:
     return None
 
 
-def _status_failure(status: int, kind: str, message: str, headers: Mapping[str, str]) -> Failure:
+def _status_failure(
+    status: int,
+    kind: str,
+    message: str,
+    headers: Mapping[str, str],
+    url: str | None = None,
+    first: str | None = None,
+) -> Failure:
     if status == 200:
         status = _ERROR_TYPE_STATUS.get(kind, 400)
     if status in OVERFLOW_STATUSES and is_overflow(message):
@@ -340,6 +364,8 @@ def _status_failure(status: int, kind: str, message: str, headers: Mapping[str, 
         api_error="Anthropic API error",
         retry_statuses=(408, 429, 529),
         reasons=_STATUS_REASONS,
+        url=url,
+        redirected_from=first,
     )
 
 

@@ -38,11 +38,13 @@ from tether.providers.convert_openai import (
 )
 from tether.providers.discovery import discover_window
 from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOptions
+from tether.providers.network import NetworkSettings
 from tether.providers.openai_body import ChatBodyEncoder
 from tether.providers.overflow import OVERFLOW_STATUSES, is_overflow, read_overflow
 from tether.providers.windows import LearnedWindow
 
 if TYPE_CHECKING:
+    import httpx2
     from openai import APIError, AsyncOpenAI, AsyncStream, RequestOptions
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
     from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
@@ -114,14 +116,16 @@ class OpenAICompatProvider:
     def _make_client(self, api_key: str | None) -> AsyncOpenAI:
         import openai
 
-        network = self._conn.network
+        # A caller's proxies and CA certificates (in-process, this process's), and redirects
+        # followed as the SDK's own client does, except those that are not the API's.
+        network = self._conn.network or NetworkSettings.of(os.environ)
+        http = network.client(openai.DefaultAsyncHttpxClient, event_hooks=retry.MODEL_CLIENT_HOOKS)
         return openai.AsyncOpenAI(
             api_key=api_key,
             base_url=self._conn.base_url,
             max_retries=0,
             timeout=self._conn.timeout_s,
-            # A caller's proxies and CA certificates, not this process's (None: the SDK's own).
-            http_client=network.client(openai.DefaultAsyncHttpxClient) if network else None,
+            http_client=http,
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -195,14 +199,13 @@ class _Call:
             stream_cls=AsyncStream[ChatCompletionChunk],
         )
         response = stream.response
-        first = response.history[0].request.url if response.history else None
         try:
             retry.check_answer(
                 str(response.request.url),
                 response.status_code,
                 response.headers,
                 expect="text/event-stream",
-                redirected_from=str(first) if first is not None else None,
+                redirected_from=retry.redirected_from(response),
             )
         except retry.NotTheApiError:
             await stream.close()
@@ -240,10 +243,11 @@ def _classify(exc: Exception, server: str = "model server") -> retry.Failure | N
     import httpx2
     import openai
 
-    if isinstance(exc, retry.NotTheApiError):
-        return retry.not_the_api(exc)
+    redirected = retry.redirect_failure(exc)
+    if redirected is not None:
+        return redirected
     if isinstance(exc, openai.APIStatusError):
-        return _status_failure(exc, exc.status_code, exc.response.headers)
+        return _status_failure(exc, exc.status_code, exc.response.headers, exc.response)
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
         return retry.timed_out(server)
     if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | retry.EmptyStreamError):
@@ -259,7 +263,12 @@ def _describe_fault(exc: Exception) -> str:
     return f"stream broke: {type(detail).__name__}: {detail}"
 
 
-def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | None) -> retry.Failure:
+def _status_failure(
+    exc: APIError,
+    status: int,
+    headers: Mapping[str, str] | None,
+    response: httpx2.Response | None = None,
+) -> retry.Failure:
     message = _api_message(exc.body, exc.message)
     body = _error_object(exc.body)
     kind = " ".join(str(v) for v in (exc.code, body.get("type")) if v)
@@ -276,6 +285,8 @@ def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | Non
         api_error="model server error",
         retry_statuses=(408, 429),
         reasons={429: "rate limited", 408: "request timeout"},
+        url=str(response.request.url) if response is not None else None,
+        redirected_from=retry.redirected_from(response) if response is not None else None,
     )
 
 
