@@ -52,8 +52,8 @@ class Reply:
 
     @property
     def request_headers(self) -> dict[str, str]:
-        """The request's headers, names lower-cased."""
-        return {k.lower(): v for k, v in self._handler.headers.items()}
+        """The request's headers, names lower-cased (``header_fields``)."""
+        return header_fields(self._handler)
 
     def json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(body).encode()
@@ -274,7 +274,7 @@ class FakeModelServer:
         path = handler.path.split("?")[0]
         if path != self.route and self.serve_other(handler.command, path, body, Reply(handler)):
             return
-        headers = {k.lower(): v for k, v in handler.headers.items()}
+        headers = header_fields(handler)
         self.request_headers.append(headers)
         refusal = self.reject(body, headers) if body is not None and path == self.route else None
         if refusal is not None:
@@ -298,7 +298,8 @@ class FakeModelServer:
             return self.respond(10_000 + number, turn, body or {}, Reply(handler))
         turn: ScriptTurn | None = None
         with self._lock:
-            self.requests.append(body if body is not None else {"_raw": raw.decode()})
+            raw_text = raw.decode("utf-8", "replace")
+            self.requests.append(body if body is not None else {"_raw": raw_text})
             self.request_times.append(_arrival(handler))
             number, index, total = len(self.requests), self._next, len(self.script.turns)
             problem = None
@@ -327,6 +328,18 @@ class FakeModelServer:
         Reply(handler).json(status, body, SCRIPT_ERROR_HEADERS)
 
 
+def header_fields(handler: BaseHTTPRequestHandler) -> dict[str, str]:
+    """The request's header fields, names lower-cased; a field sent on several lines is one
+    value joined with ", " (RFC 9110 5.3), as the real APIs read it: two
+    ``anthropic-version`` lines are refused as ``"2023-06-01, 2023-06-01" is not a valid
+    version`` (a captured answer, decolua/9router#2357)."""
+    fields: dict[str, str] = {}
+    for name, value in handler.headers.items():
+        name = name.lower()
+        fields[name] = f"{fields[name]}, {value}" if name in fields else value
+    return fields
+
+
 def _arrival(handler: BaseHTTPRequestHandler) -> float:
     """When the request's body was read (now, for a handler that did not note it)."""
     arrived = getattr(handler, "arrived", None)
@@ -353,7 +366,14 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_POST(self) -> None:
-            raw = self._body()
+            try:
+                raw = self._body()
+            except ValueError as e:
+                # A malformed chunk size: a real server answers 400 Bad Request, and so does
+                # the fake (recorded: a client that sends it is broken), then hangs up.
+                self.close_connection = True
+                message = f"the request body is not valid HTTP/1.1 chunked coding: {e}"
+                return server.fail(Reply(self), 400, message)
             # The request is here: parsing and checking it is the server's time, not the
             # client's (``request_times`` measure when requests arrive).
             self.arrived = time.monotonic()
