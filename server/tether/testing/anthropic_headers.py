@@ -31,14 +31,13 @@ import json
 from functools import cache
 from typing import get_args
 
+from tether.providers.anthropic_transport import API_VERSION
 from tether.testing.anthropic_wire import ApiError
 
-
-def api_versions() -> frozenset[str]:
-    """The ``anthropic-version`` values the API takes (its versioning page, the SDK's)."""
-    from anthropic._constants import ANTHROPIC_API_VERSION  # pyright: ignore[reportPrivateUsage]
-
-    return frozenset({"2023-06-01", "2023-01-01", ANTHROPIC_API_VERSION})
+API_VERSIONS = frozenset({"2023-06-01", "2023-01-01", API_VERSION})
+"""The ``anthropic-version`` values the API takes: its versioning page's, and the SDK's
+(``anthropic_transport.API_VERSION``, checked against the SDK by a test; not imported from
+the SDK here, whose import costs seconds)."""
 
 
 CLAUDE_CODE_BETAS = frozenset(
@@ -97,7 +96,7 @@ def check_headers(headers: dict[str, str], api_keys: set[str] | None) -> ApiErro
     version = headers.get("anthropic-version")
     if not version:
         return ApiError(400, "invalid_request_error", "anthropic-version: header is required")
-    if version not in api_versions():
+    if version not in API_VERSIONS:
         message = f"anthropic-version: {json.dumps(version)} is not a valid version"
         return ApiError(400, "invalid_request_error", message)
     betas = betas_of(headers)

@@ -65,6 +65,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from tether.testing.image_tokens import without_images
+
 Flavor = Literal["vllm", "ollama", "llamacpp", "litellm", "lmstudio", "tgi", "gemini"]
 
 
@@ -107,8 +109,9 @@ class ServerError:
 
 def count_prompt_tokens(body: dict[str, Any]) -> int:
     payload = {"messages": body.get("messages"), "tools": body.get("tools")}
+    payload, images = without_images(payload, "openai")
     raw = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return math.ceil(len(raw.encode("utf-8", "surrogatepass")) / 4)
+    return math.ceil(len(raw.encode("utf-8", "surrogatepass")) / 4) + images
 
 
 def check_chat_request(
