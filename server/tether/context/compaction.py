@@ -196,11 +196,14 @@ class Compactor:
             # ``engine/overflow``'s to check.
             return
         prefix = self.prefix_tokens(engine)
-        if prefix + min(after - prefix, self.summary_max_tokens(self.window(engine)) // 4) > (
-            limits.auto
+        if (
+            not self.settings.auto_threshold
+            and prefix + min(after - prefix, self.summary_max_tokens(self.window(engine)) // 4)
+            > limits.auto
         ):
-            # The system prompt and tools fill the threshold, not the history: a summary
-            # would not get below it (and would be asked again at every request).
+            # The system prompt and tools fill the threshold derived from a small window,
+            # not the history: a summary would not get below it (and would be asked again
+            # at every request). A threshold the user set is followed as set.
             return
         try:
             await self.compact(engine, turn_id, "auto", emit)
