@@ -45,7 +45,9 @@ class ModelError(TetherError):
 
 class PromptTooLongError(ModelError):
     """The request does not fit in the model's context window. ``tokens`` and ``limit`` are
-    the request's size and the window when the refusal named them (``providers/overflow``)."""
+    the request's size and the window when the refusal named them (``providers/overflow``);
+    ``output`` the output tokens it counted against the window with the prompt, when it did
+    (then a smaller ``max_tokens`` may be all it takes)."""
 
     def __init__(
         self,
@@ -54,10 +56,23 @@ class PromptTooLongError(ModelError):
         status: int | None = None,
         tokens: int | None = None,
         limit: int | None = None,
+        output: int | None = None,
     ):
         super().__init__(message, status=status)
         self.tokens = tokens
         self.limit = limit
+        self.output = output
+
+
+class EmptyAnswerError(ModelError):
+    """The server answered a request that promised content (a chat completion that
+    stopped by itself) with none at all: no text, no reasoning, no tool call. Some servers
+    do that instead of refusing a prompt over their window (LM Studio's GGUF runner, a
+    LiteLLM proxy). ``tokens``: the prompt tokens the server counted (None: not reported)."""
+
+    def __init__(self, message: str, *, tokens: int | None = None):
+        super().__init__(message)
+        self.tokens = tokens
 
 
 class ScriptError(ModelError):

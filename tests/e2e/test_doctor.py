@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tether.daemon.paths import instance
+from tether.providers.windows import WindowBook
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_openai import FakeOpenAIServer
 
@@ -147,6 +148,20 @@ def test_a_local_server_that_answers(folder: Path, env: dict[str, str]) -> None:
     assert "it lists: qwen2.5-coder:14b" in absent["details"]
     assert "ollama pull llama3" in absent["fix"]
     assert finding(untagged, "model")["status"] == "ok"  # Ollama's llama3 is llama3:latest
+
+
+def test_learned_windows_are_listed_with_how_to_forget_them(
+    folder: Path, env: dict[str, str]
+) -> None:
+    with FakeOpenAIServer([], flavor="vllm", served_model="qwen") as api:
+        book = WindowBook.in_dir(Path(env["TETHER_DATA_DIR"]))
+        book.learn(api.base_url, "qwen", 12_000)
+        book.learn(api.base_url, "other-model", 8_000)
+        _, report = doctor(folder, env, "--model", f"openai:qwen@{api.base_url}")
+    details = finding(report, "model")["details"]
+    learned = [d for d in details if d.startswith("learned window")]
+    assert len(learned) == 1, details
+    assert "12000 tokens" in learned[0] and str(book.path) in learned[0]
 
 
 def test_a_url_without_the_api_path(folder: Path, env: dict[str, str]) -> None:

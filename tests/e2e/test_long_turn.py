@@ -20,7 +20,7 @@ from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
 from tether.protocol.updates import AgentMessageChunk, Compaction
 from tether.providers.openai_compat import FALLBACK_WINDOW
-from tether.providers.windows import FILE_NAME
+from tether.providers.windows import FILE_NAME, credential_id
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_openai import FakeOpenAIServer
 from tether.testing.sse import FakeModelServer
@@ -106,7 +106,7 @@ async def test_anthropic_unannounced_window(
         finally:
             await ws.close()
         stored = json.loads((tmp_path / "data" / FILE_NAME).read_text())["windows"]
-        assert stored == {f"{api.base_url} claude-sonnet-4-6": window}
+        assert stored == {f"{api.base_url} claude-sonnet-4-6 {credential_id('test-key')}": window}
 
 
 @pytest.mark.parametrize("window", WINDOWS)

@@ -7,9 +7,11 @@
                             running tasks, anything a source adds, e.g. invoked skills)
 
 (a) applies to any oversized result (the cap follows the window); (b) only past the warning
-band; (c) only past the auto-compact threshold (rungs (a) and (b) live in ``trim``).
-``after_refusal`` runs the ladder again when the API said the prompt is too long; ``compact``
-also serves manual compaction (``/compact``).
+band; (c) only past the auto-compact threshold, and only while a summary can help (the
+history, not the system prompt and tools, is what is over it). Rungs (a) and (b) live in
+``trim``. ``shrink`` runs the ladder again, whatever the thresholds say, when the API said
+the prompt is too long or the context does not fit the window (``engine/overflow``);
+``compact`` also serves manual compaction (``/compact``).
 """
 
 from __future__ import annotations
@@ -17,64 +19,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from tether import prompts
+from tether.context.conversation import (
+    Conversation,
+    Emit,
+    Trigger,
+    boundary_records,
+    split_tail,
+)
 from tether.context.reattach import Essentials, ReattachLimits
 from tether.context.summarize import summarize
 from tether.context.tokens import ContextGauge, RunningEstimate, TokenCounter
 from tether.context.trim import ResultBudget, clear_old_results, result_cap
-from tether.core.hooks import Hooks
-from tether.core.messages import (
-    Message,
-    RedactedThinkingBlock,
-    ThinkingBlock,
-    user_text,
-)
+from tether.core.messages import Message, user_text
 from tether.errors import ModelError
-from tether.protocol.updates import Compaction, SessionUpdate
-from tether.providers.base import Provider, SystemBlock, TokenUsage, ToolSpec
-from tether.transcript.payloads import AttachmentKind, CompactBoundaryData, ContextTrimData
-from tether.transcript.records import AttachmentRecord, Record, SystemRecord
+from tether.protocol.updates import Compaction
+from tether.providers.base import TokenUsage
+from tether.transcript.payloads import ContextTrimData
+from tether.transcript.records import SystemRecord
 
-Trigger = Literal["auto", "manual", "reactive"]
-Emit = Callable[[SessionUpdate], None]
-
-
-class Conversation(Protocol):
-    """What the ladder works on: the engine's view of its conversation."""
-
-    @property
-    def session_id(self) -> str: ...
-
-    @property
-    def messages(self) -> list[Message]:
-        """The history; the ladder rewrites oversized and old results in place."""
-        ...
-
-    @property
-    def provider(self) -> Provider: ...
-
-    @property
-    def hooks(self) -> Hooks: ...
-
-    def request_prefix(self) -> tuple[list[SystemBlock], list[ToolSpec]]:
-        """The system prompt and tools the next request sends with the history."""
-        ...
-
-    def discovered_tools(self) -> list[str]: ...
-
-    def record(self, record: Record) -> None: ...
-
-    def replace_history(self, messages: list[Message]) -> None:
-        """The history becomes ``messages`` (the summary, what is kept after it)."""
-        ...
-
-    def count_usage(self, usage: TokenUsage) -> None:
-        """A summary request's tokens count like any other request's."""
-        ...
-
-    def note(self, text: str) -> None: ...
+__all__ = ["CompactionSettings", "Compactor", "Conversation", "Reduced"]
 
 
 class CompactionBlockedError(ModelError):
@@ -131,7 +97,14 @@ class Compactor:
     running: RunningEstimate | None = None
     """The history's estimate, kept current as it grows (reset when rewritten)."""
     ceiling: int | None = None
-    """Below the size of a request refused without naming the window (None: none was)."""
+    """Below the size of a request refused without naming the window, or cut by the server
+    (None: none was)."""
+    answered: int = 0
+    """The largest context (in tokens, as sized before sending) a server answered in this
+    session: an empty answer to a smaller one is no sign of a full window."""
+    output_counts: bool = False
+    """The server counts the reply's ``max_tokens`` against the window with the prompt (a
+    refusal said so): requests leave the reply only the room the window has."""
     _budget: ResultBudget | None = None
 
     def __post_init__(self) -> None:
@@ -160,6 +133,14 @@ class Compactor:
             size = tokens or self.context_tokens(engine)
             self.ceiling = min(self.ceiling or size, size - 1)
 
+    def cut_by_server(self, engine: Conversation, sent: int) -> None:
+        """The server kept far less of a request of about ``sent`` tokens than that: its
+        window is smaller. The count of what it kept is no anchor; until the server says
+        its window (``Provider.discover_window``), the thresholds stay below ``sent``."""
+        assert self.gauge is not None
+        self.gauge.invalidate()
+        self.ceiling = min(self.ceiling or sent, sent - 1)
+
     def window(self, engine: Conversation) -> int:
         """The window the thresholds follow: the provider's (learned windows included), or
         less after a refusal that named none."""
@@ -172,6 +153,19 @@ class Compactor:
         assert self.gauge is not None
         if 0 < covered <= len(messages):
             self.gauge.observe(messages[:covered], usage, 0)
+
+    def estimate(self, engine: Conversation) -> int:
+        """Tether's own count of the next request (system prompt, tools, history), unscaled
+        by any server's count and without the parts that are guesses (images, documents,
+        search results): the least a server that kept the whole request would count."""
+        assert self.running is not None
+        return self._estimate(engine) - self.running.guessed
+
+    def prefix_tokens(self, engine: Conversation) -> int:
+        """The system prompt and tools, scaled like ``context_tokens``."""
+        assert self.gauge is not None
+        system, tools = engine.request_prefix()
+        return round(self.counter.prefix(system, tools) * self.gauge.ratio)
 
     def context_tokens(self, engine: Conversation) -> int:
         assert self.gauge is not None
@@ -198,35 +192,52 @@ class Compactor:
         limits = self.limits(engine)
         after = await self._trim(engine, turn_id, emit, limits.warning)
         if after <= limits.auto or not self.settings.auto or len(engine.messages) <= 2:
-            # Nothing before the current prompt to summarise: let the API have its say.
+            # Nothing before the current prompt to summarise: whether it fits is
+            # ``engine/overflow``'s to check.
+            return
+        prefix = self.prefix_tokens(engine)
+        if (
+            not self.settings.auto_threshold
+            and prefix + min(after - prefix, self.summary_max_tokens(self.window(engine)) // 4)
+            > limits.auto
+        ):
+            # The system prompt and tools fill the threshold derived from a small window,
+            # not the history: a summary would not get below it (and would be asked again
+            # at every request). A threshold the user set is followed as set.
             return
         try:
             await self.compact(engine, turn_id, "auto", emit)
         except ModelError as e:  # the turn can still try; a reactive compaction may follow
             engine.note(f"Automatic compaction failed ({e}); continuing with the full context")
 
-    async def after_refusal(self, engine: Conversation, turn_id: str, emit: Emit) -> Reduced:
+    async def shrink(
+        self, engine: Conversation, turn_id: str, emit: Emit, trigger: Trigger = "reactive"
+    ) -> Reduced:
         """The API said the prompt is too long (and may have named its window, which the
-        provider took): the ladder again, each rung only while the context is still over
-        the automatic threshold; a summary if the cheaper rungs are not enough."""
+        provider took), or the context does not fit the window: the ladder again, each rung
+        only while the context is still over the automatic threshold; a summary if the
+        cheaper rungs are not enough."""
         limits = self.limits(engine)
         before = self.context_tokens(engine)
-        after = await self._trim(engine, turn_id, emit, limits.warning, force=True)
+        after = await self._trim(engine, turn_id, emit, limits.warning, force=True, trigger=trigger)
         if after > limits.auto and len(engine.messages) > 1:
-            await self.compact(engine, turn_id, "reactive", emit)
+            await self.compact(engine, turn_id, trigger, emit)
             after = self.context_tokens(engine)
-        assert self.gauge is not None
-        system, tools = engine.request_prefix()
-        prefix = round(self.counter.prefix(system, tools) * self.gauge.ratio)
-        return Reduced(before, after, self.window(engine), prefix)
+        return Reduced(before, after, self.window(engine), self.prefix_tokens(engine))
 
     async def _trim(
-        self, engine: Conversation, turn_id: str, emit: Emit, target: int, *, force: bool = False
+        self,
+        engine: Conversation,
+        turn_id: str,
+        emit: Emit,
+        target: int,
+        *,
+        force: bool = False,
+        trigger: Trigger = "auto",
     ) -> int:
         """Rungs (a) and (b): results cut to the window's budget; past ``target`` (or when
         ``force``d), old results cleared. Returns the context size after them."""
         assert self._budget is not None and self.gauge is not None
-        trigger: Trigger = "reactive" if force else "auto"
         before = self.context_tokens(engine)
         cap = result_cap(self.window(engine), self.settings.tool_result_max_chars)
         stored = await self._budget.apply(engine.messages, cap)
@@ -331,50 +342,3 @@ class Compactor:
             )
         )
         emit(Compaction(trigger=trigger, tokens_before=before, tokens_after=after, strategy=kind))
-
-
-def split_tail(messages: list[Message]) -> tuple[list[Message], list[Message]]:
-    """Mid tool loop with thinking, the last assistant message and its results stay verbatim
-    after the summary, its thinking blocks and signatures too: the loop goes on from there
-    with the model's reasoning intact (the caller drops a tail too big to keep)."""
-    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
-    if last <= 0 or not messages[last].tool_uses or last + 1 >= len(messages):
-        return messages, []
-    if not isinstance(messages[last].content[0], ThinkingBlock | RedactedThinkingBlock):
-        return messages, []
-    answered = {r.tool_use_id for m in messages[last + 1 :] for r in m.tool_results}
-    if all(u.id in answered for u in messages[last].tool_uses):
-        return messages[:last], messages[last:]
-    return messages, []
-
-
-def boundary_records(
-    engine: Conversation,
-    turn_id: str | None,
-    trigger: Trigger,
-    before: int,
-    after: int,
-    kept: list[Message],
-) -> list[Record]:
-    records: list[Record] = [
-        SystemRecord(
-            session_id=engine.session_id,
-            turn_id=turn_id,
-            data=CompactBoundaryData(
-                trigger=trigger,
-                tokens_before=before,
-                tokens_after=after,
-                discovered_tools=sorted(engine.discovered_tools()),
-            ),
-        )
-    ]
-    tail: list[AttachmentKind] = [
-        "compact_tail" if m.role == "assistant" or m.tool_results else "compact_reattach"
-        for m in kept[1:]
-    ]
-    kinds: list[AttachmentKind] = ["compact_summary", *tail]
-    records += [
-        AttachmentRecord(session_id=engine.session_id, turn_id=turn_id, message=m, attachment=k)
-        for m, k in zip(kept, kinds, strict=True)
-    ]
-    return records

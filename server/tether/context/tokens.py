@@ -51,7 +51,15 @@ def estimate_text(text: str) -> int:
 
 
 def estimate_message(message: Message) -> int:
+    return _estimates(message)[0]
+
+
+def _estimates(message: Message) -> tuple[int, int]:
+    """The message's estimate, and the part of it that is a guess rather than a count:
+    images, documents and the provider's own tool blocks (search results), whose size is
+    the server's to know."""
     total = MESSAGE_OVERHEAD
+    guessed = 0
     for block in message.content:
         if isinstance(block, TextBlock):
             total += estimate_text(block.text)
@@ -61,12 +69,14 @@ def estimate_message(message: Message) -> int:
             total += estimate_text(block.name) + estimate_text(json.dumps(block.input))
         elif isinstance(block, ToolResultBlock):
             for part in block.content:
-                total += _part_tokens(part)
-        elif isinstance(block, DocumentBlock):
-            total += _document_tokens(block)
+                tokens = _part_tokens(part)
+                total += tokens
+                guessed += 0 if isinstance(part, TextBlock) else tokens
         else:
-            total += IMAGE_TOKENS
-    return total
+            tokens = _document_tokens(block) if isinstance(block, DocumentBlock) else IMAGE_TOKENS
+            total += tokens
+            guessed += tokens
+    return total, guessed
 
 
 def _document_tokens(block: DocumentBlock) -> int:
@@ -86,19 +96,26 @@ class TokenCounter:
     a request over a long history only estimates what is new."""
 
     def __init__(self) -> None:
-        self._cache: dict[int, tuple[Message, int]] = {}
+        self._cache: dict[int, tuple[Message, int, int]] = {}
         self._prefix_key: tuple[object, ...] | None = None
         self._prefix = 0
         self._prefix_schemas: list[dict[str, object]] = []
         """The schemas keyed by identity in ``_prefix_key``, kept so their ids stay unique."""
 
     def message(self, message: Message) -> int:
+        return self._entry(message)[1]
+
+    def guessed(self, message: Message) -> int:
+        """The part of ``message``'s estimate that is a guess (see ``_estimates``)."""
+        return self._entry(message)[2]
+
+    def _entry(self, message: Message) -> tuple[Message, int, int]:
         hit = self._cache.get(id(message))
         if hit is not None and hit[0] is message:
-            return hit[1]
-        value = estimate_message(message)
-        self._cache[id(message)] = (message, value)
-        return value
+            return hit
+        entry = (message, *_estimates(message))
+        self._cache[id(message)] = entry
+        return entry
 
     def messages(self, messages: Sequence[Message]) -> int:
         return sum(self.message(m) for m in messages)
@@ -136,16 +153,20 @@ class RunningEstimate:
         self._count = 0
         self._last: Message | None = None
         self._total = 0
+        self.guessed = 0
+        """The part of the last ``of`` that is a guess (images, documents, search results)."""
 
     def reset(self) -> None:
-        self._count, self._last, self._total = 0, None, 0
+        self._count, self._last, self._total, self.guessed = 0, None, 0, 0
 
     def of(self, messages: Sequence[Message]) -> int:
         count = self._count
         if count > len(messages) or (count and messages[count - 1] is not self._last):
-            count, self._total = 0, 0
+            count, self._total, self.guessed = 0, 0, 0
             self.counter.retain(messages)
-        self._total += self.counter.messages(messages[count:])
+        for message in messages[count:]:
+            self._total += self.counter.message(message)
+            self.guessed += self.counter.guessed(message)
         self._count = len(messages)
         self._last = messages[-1] if messages else None
         return self._total

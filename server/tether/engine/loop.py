@@ -39,7 +39,7 @@ from tether.engine.transitions import (
 )
 from tether.engine.turns import EngineConfig
 from tether.engine.usage import UsageMeter
-from tether.errors import ModelError, PromptTooLongError
+from tether.errors import EmptyAnswerError, ModelError, PromptTooLongError
 from tether.orchestration.executor import StreamingToolExecutor
 from tether.orchestration.pipeline import ToolOutcome, ToolRuntime, run_tool_use
 from tether.protocol.server_tools import server_tool_update
@@ -141,13 +141,19 @@ class TurnLoop:
                     f"the budget of ${cfg.max_budget_usd:.2f} is used up "
                     f"(${parts.meter.spent_usd() or 0:.4f} spent)",
                 )
-        await parts.compactor.before_request(parts.conversation, self.turn_id, self.emit)
-        self.hook_notices()
-        request = parts.assembler.request(history.messages, parts.tool_specs())
         provider = parts.provider()
+        await provider.discover_window()
+        await parts.compactor.before_request(parts.conversation, self.turn_id, self.emit)
+        stop = await self.overflow.ensure_fit(self.turn_id, self.emit)
+        self.hook_notices()
+        if stop is not None:
+            return stop
+        request = parts.assembler.request(history.messages, parts.tool_specs())
         limits = provider.limits
-        max_tokens = limits.max_output if self.escalated else limits.default_output
-        request = replace(request, max_tokens=max_tokens)
+        wanted = limits.max_output if self.escalated else limits.default_output
+        request = replace(request, max_tokens=self.overflow.max_tokens(wanted))
+        sent = parts.compactor.estimate(parts.conversation)
+        size = parts.compactor.context_tokens(parts.conversation)
         self.model_calls += 1
         executor = self._new_executor()
         try:
@@ -156,20 +162,27 @@ class TurnLoop:
             await executor.cancel()
             self.model_calls -= 1  # the refused request does not count as a model turn
             return await self.overflow.refused(e, self.turn_id, self.emit)
+        except EmptyAnswerError as e:
+            await executor.cancel()
+            self.model_calls -= 1
+            return await self.overflow.empty(e, self.turn_id, self.emit)
         except ModelError as e:
             await executor.cancel()
             return Terminal("model_error", str(e))
 
-        self.overflow.accepted()
+        self.overflow.accepted(size)
         assistant = completed.message
         if (
             completed.stop_reason == "max_tokens"
             and not self.escalated
-            and limits.max_output > max_tokens
+            and limits.max_output > request.max_tokens
         ):
             self._escalate(limits.max_output)
         history.append_assistant(self.turn_id, assistant, provider.model, completed)
-        parts.compactor.observe(parts.conversation, completed.usage)
+        if self.overflow.counted(sent, completed.usage, self.emit):
+            parts.compactor.observe(parts.conversation, completed.usage)
+        else:  # the server cut the prompt: its window is not what it said
+            await provider.discover_window(again=True)
         self._partial, self._partial_text = [], ""
         # A server may have reported its window with this first response (discovery).
         parts.meter.context_window = parts.compactor.window(parts.conversation)

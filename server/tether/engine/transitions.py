@@ -86,6 +86,15 @@ class CompactRetry:
     kind: Literal["compact_retry"] = "compact_retry"
 
 
+@dataclass(frozen=True)
+class OutputLowered:
+    """The window bounds prompt and reply together and the reply asked for more than the
+    prompt left: the request is retried with a smaller ``max_tokens``."""
+
+    max_tokens: int
+    kind: Literal["output_lowered"] = "output_lowered"
+
+
 Transition = (
     NextTurn
     | MaxTokensContinue
@@ -93,6 +102,7 @@ Transition = (
     | StopHookContinue
     | InputInjected
     | CompactRetry
+    | OutputLowered
     | PauseTurnContinue
 )
 Step = Transition | Terminal

@@ -52,15 +52,16 @@ from tether.providers.models import (
     thinking_kind,
 )
 from tether.providers.network import NetworkSettings
-from tether.providers.overflow import read_overflow
+from tether.providers.overflow import OVERFLOW_STATUSES, is_overflow, read_overflow
 from tether.providers.retry import (
+    MODEL_CLIENT_HOOKS,
     EmptyStreamError,
     Failure,
-    NotTheApiError,
     SdkFaults,
     connection_lost,
     first_event,
-    not_the_api,
+    redirect_failure,
+    redirected_from,
     status_failure,
     stream_with_recovery,
     timed_out,
@@ -114,17 +115,37 @@ class AnthropicProvider:
         )
         self._clients: ClientCache[MessagesTransport] = ClientCache(self._make_transport)
         self._encoder = BodyEncoder()
-        self._window = LearnedWindow(self._conn.windows, self._endpoint(), model)
+        self._window = LearnedWindow(
+            self._conn.windows, self._endpoint(), model, self._credential()
+        )
 
     def _endpoint(self) -> str:
         caller = self._conn.caller_env
         env = os.environ if caller is None else caller
         return self._conn.base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
 
+    def _credential(self) -> str | None:
+        """What identifies the account a window is learned for: the key or token, the
+        ``apiKeyHelper`` command (its keys rotate), or the SDK profile."""
+        caller = self._conn.caller_env
+        env = os.environ if caller is None else caller
+        if self._options.api_key_helper:
+            return f"apiKeyHelper {self._options.api_key_helper}"
+        return (
+            self._conn.api_key
+            or env.get("ANTHROPIC_API_KEY")
+            or self._auth_token
+            or env.get("ANTHROPIC_AUTH_TOKEN")
+            or env.get("ANTHROPIC_PROFILE")
+            or None
+        )
+
     @property
     def context_window(self) -> int:
-        """The model's window (or the setting's), or less where the server said less."""
-        return self._window.cap(self._limits.window)
+        """The model's window (or the setting's), or less where the server said less (an
+        explicit setting: only a refusal in this session makes it less)."""
+        explicit = self._options.context_window is not None
+        return self._window.cap(self._limits.window, explicit=explicit)
 
     @property
     def limits(self) -> ModelLimits:
@@ -132,6 +153,9 @@ class AnthropicProvider:
         if window == self._limits.window:
             return self._limits
         return replace(self._limits, window=window)
+
+    async def discover_window(self, *, again: bool = False) -> None:
+        """The Messages API reports no window: the model table's (or a learned one) holds."""
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -160,7 +184,11 @@ class AnthropicProvider:
         # store loaded once per CA choice rather than once per client.
         network = self._conn.network or NetworkSettings.of(os.environ)
         timeout = httpx2.Timeout(self._conn.timeout_s, connect=min(5.0, self._conn.timeout_s))
-        http = network.client(timeout=timeout)
+        # Redirects are followed as the SDK's client follows them, except those that are not
+        # the API's (``retry.refuse_moved_post``).
+        http = network.client(
+            timeout=timeout, follow_redirects=True, event_hooks=MODEL_CLIENT_HOOKS
+        )
         return DirectTransport(base_url, headers, http, version=__version__)
 
     def _sdk_transport(self) -> MessagesTransport:
@@ -173,7 +201,8 @@ class AnthropicProvider:
             # Served for a caller with no key, token or profile: the SDK would take the
             # daemon's own credentials from this process's environment. Never.
             raise ModelError(NO_CREDENTIALS)
-        network = self._conn.network
+        network = self._conn.network or NetworkSettings.of(os.environ)
+        http = network.client(anthropic.DefaultAsyncHttpxClient, event_hooks=MODEL_CLIENT_HOOKS)
         try:
             # Its own retries are off: see retry.py. A named profile keeps the SDK from
             # consulting this process's environment for credentials.
@@ -182,7 +211,7 @@ class AnthropicProvider:
                 base_url=self._conn.base_url,
                 max_retries=0,
                 timeout=self._conn.timeout_s,
-                http_client=network.client(anthropic.DefaultAsyncHttpxClient) if network else None,
+                http_client=http,
             )
         except anthropic.CredentialsError as e:
             # A profile that is missing or unreadable: the SDK's message names the file and fix.
@@ -275,16 +304,27 @@ def _sdk_error(exc: Exception, *names: str) -> bool:
 
 
 def _classify(exc: Exception) -> Failure | None:
-    if isinstance(exc, NotTheApiError):
-        return not_the_api(exc)
+    redirected = redirect_failure(exc)
+    if redirected is not None:
+        return redirected
     if isinstance(exc, ApiStatusError):
-        return _status_failure(exc.status, exc.type, exc.message, exc.headers)
+        return _status_failure(
+            exc.status, exc.type, exc.message, exc.headers, exc.url, exc.redirected_from
+        )
     if _sdk_error(exc, "APIStatusError"):
         import anthropic
 
         assert isinstance(exc, anthropic.APIStatusError)
         message = exc.api_message or str(exc)
-        return _status_failure(exc.status_code, exc.type or "", message, exc.response.headers)
+        response = exc.response
+        return _status_failure(
+            exc.status_code,
+            exc.type or "",
+            message,
+            response.headers,
+            str(response.request.url),
+            redirected_from(response),
+        )
     if isinstance(exc, httpx2.TimeoutException) or _sdk_error(exc, "APITimeoutError"):
         return timed_out("Anthropic API")
     if isinstance(exc, httpx2.TransportError | EmptyStreamError) or _sdk_error(
@@ -300,12 +340,22 @@ def _classify(exc: Exception) -> Failure | None:
     return None
 
 
-def _status_failure(status: int, kind: str, message: str, headers: Mapping[str, str]) -> Failure:
+def _status_failure(
+    status: int,
+    kind: str,
+    message: str,
+    headers: Mapping[str, str],
+    url: str | None = None,
+    first: str | None = None,
+) -> Failure:
     if status == 200:
         status = _ERROR_TYPE_STATUS.get(kind, 400)
-    if status == 400 and "prompt is too long" in message.lower():
+    if status in OVERFLOW_STATUSES and is_overflow(message):
+        # A gateway in front of the API may word it its own way (``providers/overflow``).
         found = read_overflow(message)
-        error = PromptTooLongError(message, status=400, tokens=found.tokens, limit=found.limit)
+        error = PromptTooLongError(
+            message, status=status, tokens=found.tokens, limit=found.limit, output=found.output
+        )
         return Failure("prompt too long", False, error)
     return status_failure(
         status,
@@ -314,6 +364,8 @@ def _status_failure(status: int, kind: str, message: str, headers: Mapping[str, 
         api_error="Anthropic API error",
         retry_statuses=(408, 429, 529),
         reasons=_STATUS_REASONS,
+        url=url,
+        redirected_from=first,
     )
 
 

@@ -25,7 +25,7 @@ import httpx2
 from pydantic import ValidationError
 
 from tether.providers.anthropic_events import WireErrorBody, WireEvent, WireMessage
-from tether.providers.retry import check_answer
+from tether.providers.retry import check_answer, redirected_from
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -53,13 +53,22 @@ class ApiStatusError(Exception):
     middle of a stream (``status`` 200: its ``type`` says what it would have been)."""
 
     def __init__(
-        self, status: int, type: str, message: str, headers: Mapping[str, str] | None = None
+        self,
+        status: int,
+        type: str,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+        url: str | None = None,
+        redirected_from: str | None = None,
     ) -> None:
         super().__init__(f"{status} {type}: {message}")
         self.status = status
         self.type = type
         self.message = message
         self.headers: Mapping[str, str] = headers or {}
+        self.url = url
+        """The URL that answered (None: an ``error`` event mid-stream)."""
+        self.redirected_from = redirected_from
 
 
 class EventReader:
@@ -118,16 +127,18 @@ def _error_event(data: str) -> ApiStatusError:
     return ApiStatusError(200, error.type, error.message)
 
 
-def status_error(status: int, body: bytes, headers: Mapping[str, str]) -> ApiStatusError:
+def status_error(response: httpx2.Response, body: bytes) -> ApiStatusError:
     """An error response as ``ApiStatusError`` (its JSON ``error``, or the raw text)."""
+    status, headers, url = response.status_code, response.headers, str(response.request.url)
+    first = redirected_from(response)
     try:
         error = WireErrorBody.model_validate_json(body).error
     except ValidationError:
         error = None
     if error is not None:
-        return ApiStatusError(status, error.type, error.message, headers)
+        return ApiStatusError(status, error.type, error.message, headers, url, first)
     text = body.decode("utf-8", "replace").strip()[:500] or f"HTTP {status}"
-    return ApiStatusError(status, "api_error", text, headers)
+    return ApiStatusError(status, "api_error", text, headers, url, first)
 
 
 class MessagesTransport(Protocol):
@@ -177,10 +188,8 @@ class DirectTransport:
         response = await self._http.send(request, stream=True)
         try:
             if response.status_code >= 400:
-                raise status_error(response.status_code, await response.aread(), response.headers)
-            check_answer(
-                self._url, response.status_code, response.headers, expect="text/event-stream"
-            )
+                raise status_error(response, await response.aread())
+            _check_followed(response, "text/event-stream")
         except BaseException:
             await response.aclose()
             raise
@@ -193,8 +202,8 @@ class DirectTransport:
             self._url, content=body, headers={**self._headers, **headers}, timeout=timeout_s
         )
         if response.status_code >= 400:
-            raise status_error(response.status_code, response.content, response.headers)
-        check_answer(self._url, response.status_code, response.headers, expect="application/json")
+            raise status_error(response, response.content)
+        _check_followed(response, "application/json")
         return _whole(response.content)
 
     async def close(self) -> None:
@@ -223,7 +232,7 @@ class SdkTransport:
             stream=True,
         )
         try:
-            _check_sdk_answer(response, "text/event-stream")
+            _check_followed(response, "text/event-stream")
         except BaseException:
             await response.aclose()
             raise
@@ -238,22 +247,21 @@ class SdkTransport:
             content=body,
             options={"headers": dict(headers), "timeout": timeout_s},
         )
-        _check_sdk_answer(response, "application/json")
+        _check_followed(response, "application/json")
         return _whole(response.content)
 
     async def close(self) -> None:
         await self._client.close()
 
 
-def _check_sdk_answer(response: httpx2.Response, expect: str) -> None:
-    """The SDK's client follows redirects: name where it started too."""
-    first = response.history[0].request.url if response.history else None
+def _check_followed(response: httpx2.Response, expect: str) -> None:
+    """Clients follow redirects (``retry.refuse_moved_post``): name where it started too."""
     check_answer(
         str(response.request.url),
         response.status_code,
         response.headers,
         expect=expect,
-        redirected_from=str(first) if first is not None else None,
+        redirected_from=redirected_from(response),
     )
 
 

@@ -179,4 +179,9 @@ class Provider(Protocol):
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
 
+    async def discover_window(self, *, again: bool = False) -> None:
+        """Ask the server for its window where it reports one (once; ``again`` when there
+        are signs it changed: a prompt that came back cut). A no-op where nothing is asked."""
+        ...
+
     async def aclose(self) -> None: ...

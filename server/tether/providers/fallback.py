@@ -84,6 +84,10 @@ class FallbackProvider:
         finally:
             await _close(events)
 
+    async def discover_window(self, *, again: bool = False) -> None:
+        await self.main.discover_window(again=again)
+        await self.fallback.discover_window(again=again)
+
     async def aclose(self) -> None:
         await self.main.aclose()
         await self.fallback.aclose()

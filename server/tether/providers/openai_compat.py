@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Unpack, cast
 
 from tether.core.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock
-from tether.errors import PromptTooLongError
+from tether.errors import EmptyAnswerError, PromptTooLongError
 from tether.providers import retry
 from tether.providers.base import (
     Completed,
@@ -38,11 +38,13 @@ from tether.providers.convert_openai import (
 )
 from tether.providers.discovery import discover_window
 from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOptions
+from tether.providers.network import NetworkSettings
 from tether.providers.openai_body import ChatBodyEncoder
-from tether.providers.overflow import is_overflow, read_overflow
+from tether.providers.overflow import OVERFLOW_STATUSES, is_overflow, read_overflow
 from tether.providers.windows import LearnedWindow
 
 if TYPE_CHECKING:
+    import httpx2
     from openai import APIError, AsyncOpenAI, AsyncStream, RequestOptions
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
     from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
@@ -77,14 +79,16 @@ class OpenAICompatProvider:
         self._asked = False
         self._clients: ClientCache[AsyncOpenAI] = ClientCache(self._make_client)
         self._encoder = ChatBodyEncoder()
-        self._window = LearnedWindow(self._conn.windows, base_url, model)
+        credential = None if key == "not-needed" else key
+        self._window = LearnedWindow(self._conn.windows, base_url, model, credential)
 
     @property
     def context_window(self) -> int:
         """The setting, else what the server reported, else ``FALLBACK_WINDOW``; less where
-        a refusal named less."""
-        window = self._options.context_window or self._discovered or FALLBACK_WINDOW
-        return self._window.cap(window)
+        a refusal named less (an explicit setting: only a refusal in this session)."""
+        if self._options.context_window:
+            return self._window.cap(self._options.context_window, explicit=True)
+        return self._window.cap(self._discovered or FALLBACK_WINDOW)
 
     @property
     def limits(self) -> ModelLimits:
@@ -93,14 +97,18 @@ class OpenAICompatProvider:
         cap = self._max_output_tokens or min(DEFAULT_OUTPUT_CAP, max(window // 4, 256))
         return ModelLimits(window, cap, cap, "none")
 
-    async def discover(self) -> None:
-        """Ask the server for the model's window once (no-op when a setting fixes it)."""
-        if self._asked or self._options.context_window:
+    async def discover_window(self, *, again: bool = False) -> None:
+        """Ask the server for the model's window once, or ``again`` (no-op when a setting
+        fixes it)."""
+        if (self._asked and not again) or self._options.context_window:
             return
         self._asked = True
-        self._discovered = await discover_window(
-            self._base_url, self.model, self._api_key, self._conn.network
-        )
+        found = await discover_window(self._base_url, self.model, self._api_key, self._conn.network)
+        if found is not None:
+            self._window.announced()  # fresher than what an earlier session learned
+            self._discovered = found
+        elif not again:
+            self._discovered = None
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -108,18 +116,20 @@ class OpenAICompatProvider:
     def _make_client(self, api_key: str | None) -> AsyncOpenAI:
         import openai
 
-        network = self._conn.network
+        # A caller's proxies and CA certificates (in-process, this process's), and redirects
+        # followed as the SDK's own client does, except those that are not the API's.
+        network = self._conn.network or NetworkSettings.of(os.environ)
+        http = network.client(openai.DefaultAsyncHttpxClient, event_hooks=retry.MODEL_CLIENT_HOOKS)
         return openai.AsyncOpenAI(
             api_key=api_key,
             base_url=self._conn.base_url,
             max_retries=0,
             timeout=self._conn.timeout_s,
-            # A caller's proxies and CA certificates, not this process's (None: the SDK's own).
-            http_client=network.client(openai.DefaultAsyncHttpxClient) if network else None,
+            http_client=http,
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        await self.discover()
+        await self.discover_window()
         request = request if request.model else replace(request, model=self.model)
         client = await self._clients.get(self._api_key)
         call = _Call(client, request, self._max_output_tokens, self._encoder)
@@ -138,11 +148,26 @@ class OpenAICompatProvider:
             async with aclosing(recovering) as events:  # closed now if the consumer stops early
                 async for event in events:
                     if isinstance(event, Completed):
+                        _check_not_empty(event, self._base_url)
                         self._window.accepted(event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
             self._window.refused(e.limit)
             raise
+
+
+def _check_not_empty(completed: Completed, base_url: str) -> None:
+    """A completion that stopped by itself (``finish_reason: "stop"``) promises a message:
+    one with nothing in it is the server failing quietly, not the model's answer."""
+    if completed.message.content or completed.stop_reason != "end_turn":
+        return
+    counted = completed.usage.context_tokens
+    said = f" (it counted {counted} prompt tokens)" if counted else ""
+    raise EmptyAnswerError(
+        f"the model server at {base_url} answered with no content at all{said}: no text and "
+        "no tool call, with finish_reason stop",
+        tokens=counted or None,
+    )
 
 
 CHAT_PATH = "/chat/completions"
@@ -174,14 +199,13 @@ class _Call:
             stream_cls=AsyncStream[ChatCompletionChunk],
         )
         response = stream.response
-        first = response.history[0].request.url if response.history else None
         try:
             retry.check_answer(
                 str(response.request.url),
                 response.status_code,
                 response.headers,
                 expect="text/event-stream",
-                redirected_from=str(first) if first is not None else None,
+                redirected_from=retry.redirected_from(response),
             )
         except retry.NotTheApiError:
             await stream.close()
@@ -219,10 +243,11 @@ def _classify(exc: Exception, server: str = "model server") -> retry.Failure | N
     import httpx2
     import openai
 
-    if isinstance(exc, retry.NotTheApiError):
-        return retry.not_the_api(exc)
+    redirected = retry.redirect_failure(exc)
+    if redirected is not None:
+        return redirected
     if isinstance(exc, openai.APIStatusError):
-        return _status_failure(exc, exc.status_code, exc.response.headers)
+        return _status_failure(exc, exc.status_code, exc.response.headers, exc.response)
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
         return retry.timed_out(server)
     if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | retry.EmptyStreamError):
@@ -238,14 +263,20 @@ def _describe_fault(exc: Exception) -> str:
     return f"stream broke: {type(detail).__name__}: {detail}"
 
 
-def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | None) -> retry.Failure:
-    message = _api_message(exc)
-    raw: object = exc.body
-    body = cast("dict[str, object]", raw) if isinstance(raw, dict) else {}
+def _status_failure(
+    exc: APIError,
+    status: int,
+    headers: Mapping[str, str] | None,
+    response: httpx2.Response | None = None,
+) -> retry.Failure:
+    message = _api_message(exc.body, exc.message)
+    body = _error_object(exc.body)
     kind = " ".join(str(v) for v in (exc.code, body.get("type")) if v)
-    if status in (400, 413) and is_overflow(f"{message} {kind}"):
+    if status in OVERFLOW_STATUSES and is_overflow(f"{message} {kind}"):
         found = read_overflow(message, body)
-        error = PromptTooLongError(message, status=status, tokens=found.tokens, limit=found.limit)
+        error = PromptTooLongError(
+            message, status=status, tokens=found.tokens, limit=found.limit, output=found.output
+        )
         return retry.Failure("prompt too long", False, error)
     return retry.status_failure(
         status,
@@ -254,16 +285,40 @@ def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | Non
         api_error="model server error",
         retry_statuses=(408, 429),
         reasons={429: "rate limited", 408: "request timeout"},
+        url=str(response.request.url) if response is not None else None,
+        redirected_from=retry.redirected_from(response) if response is not None else None,
     )
 
 
-def _api_message(exc: APIError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        message = body.get("message")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if isinstance(message, str):
-            return message
-    return exc.message
+def _error_object(body: object) -> dict[str, object]:
+    """The error object of an error body as the SDK keeps it (its ``error`` member, else the
+    whole body): a dict, or the first of a list (Gemini's OpenAI-compatible endpoint answers
+    ``[{"error": {...}}]``), unwrapped down to the object with the ``message``."""
+    for _ in range(3):
+        if isinstance(body, list) and body:
+            body = cast("list[object]", body)[0]
+        if not isinstance(body, dict):
+            return {}
+        fields = cast("dict[str, object]", body)
+        inner: object = fields.get("error")
+        if "message" in fields or not isinstance(inner, dict | list):
+            return fields
+        body = cast("object", inner)
+    return {}
+
+
+def _api_message(body: object, fallback: str) -> str:
+    """The server's own words: the error object's ``message``, or an ``error`` that is a
+    string (LM Studio's ``{"error": "..."}``, TGI's ``{"error": "...", "error_type": ...}``:
+    the SDK keeps the string itself), else the SDK's ``fallback``."""
+    if isinstance(body, str) and body.strip():
+        return body
+    fields = _error_object(body)
+    for key in ("message", "error", "detail"):
+        value = fields.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return fallback
 
 
 @dataclass

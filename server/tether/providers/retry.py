@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from tether.core.messages import (
     RedactedThinkingBlock,
@@ -46,6 +47,9 @@ from tether.providers.base import (
     ToolUseReady,
     ToolUseStarted,
 )
+
+if TYPE_CHECKING:
+    import httpx2
 
 T = TypeVar("T")
 E = TypeVar("E")
@@ -92,6 +96,12 @@ class NotTheApiError(Exception):
     should be. A captive portal or a proxy's login page does that; retrying cannot help."""
 
 
+def media_type(headers: Mapping[str, str] | None) -> str:
+    """A ``content-type``'s media type, lower-cased (media types are case-insensitive,
+    RFC 9110 section 8.3.1), without its parameters."""
+    return (headers or {}).get("content-type", "").split(";")[0].strip().lower()
+
+
 def check_answer(
     url: str,
     status: int,
@@ -104,7 +114,7 @@ def check_answer(
     answer is a success of the ``expect``ed content type (``text/event-stream`` for a
     stream, ``application/json`` for a whole response). Errors (4xx, 5xx) are the caller's."""
     kind = headers.get("content-type", "")
-    if 300 <= status < 400 or (status < 300 and not kind.startswith(expect)):
+    if 300 <= status < 400 or (status < 300 and media_type(headers) != expect):
         location = headers.get("location")
         where = f"{url} (redirected from {redirected_from})" if redirected_from else url
         moved = f", to {location}" if location and 300 <= status < 400 else ""
@@ -113,6 +123,80 @@ def check_answer(
             f"{expect}: it is not the model API. A proxy's login page or a captive portal "
             "answers like this; check the base URL and the network."
         )
+
+
+async def refuse_moved_post(response: httpx2.Response) -> None:
+    """A response hook of the model clients. The SDKs' own clients follow redirects
+    (``follow_redirects=True`` in ``DefaultAsyncHttpxClient``), and so do Tether's: a 307 or
+    308 keeps the method and the body (an API that moved) and is followed. A 301, 302 or 303
+    to a POST would be followed as a GET without the body, which no model API answers: it
+    is a login page or a captive portal, stopped here with its URL and where it points
+    (rather than chased to a host that may not even resolve, and retried as a network
+    fault)."""
+    if (
+        response.request.method == "POST"
+        and response.has_redirect_location
+        and response.status_code not in (307, 308)
+    ):
+        raise NotTheApiError(
+            f"{response.request.url} answered HTTP {response.status_code} to "
+            f"{response.headers.get('location')}: it is not the model API (the API never "
+            "redirects a request to a page). A proxy's login page or a captive portal "
+            "answers like this; check the base URL and the network."
+        )
+
+
+MODEL_CLIENT_HOOKS: dict[str, list[Callable[[httpx2.Response], Awaitable[None]]]] = {
+    "response": [refuse_moved_post]
+}
+"""``event_hooks`` of every HTTP client that talks to a model API."""
+
+
+def redirected_from(response: httpx2.Response) -> str | None:
+    """Where a followed redirect began (None: the response is the first answer)."""
+    return str(response.history[0].request.url) if response.history else None
+
+
+def redirect_failure(exc: BaseException) -> Failure | None:
+    """A redirect that is not the API's (``refuse_moved_post``) or a loop of them, raised by
+    the HTTP client or wrapped by an SDK (which makes any client failure a connection
+    error): never retried, the same request gets the same redirects."""
+    import httpx2
+
+    for cause in (exc, exc.__cause__):
+        if isinstance(cause, NotTheApiError):
+            return not_the_api(cause)
+        if isinstance(cause, httpx2.TooManyRedirects):
+            return not_the_api(
+                NotTheApiError(
+                    f"{cause.request.url} redirects in a loop (too many redirects): it is "
+                    "not the model API; check the base URL and the network."
+                )
+            )
+    return None
+
+
+def not_api_error_page(
+    url: str | None, status: int, headers: Mapping[str, str] | None, text: str
+) -> str | None:
+    """An error status whose body is not an API error but a page (HTML from a proxy, a
+    gateway or a captive portal): the words that say so, with the URL, the status and the
+    content type; None for a JSON error (or one without a content type)."""
+    kind = media_type(headers)
+    if not kind or "json" in kind or kind == "text/event-stream":
+        return None
+    where = url or "the model API"
+    found = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+    said = (found.group(1) if found else text).strip()[:200]
+    hint = (
+        "a proxy asks for credentials: put them in the proxy URL "
+        "(HTTPS_PROXY=http://user:password@host:port)"
+        if status == 407
+        else "a proxy, gateway or captive portal answered instead of the API; check the "
+        "base URL and the network"
+    )
+    content = (headers or {}).get("content-type", "")
+    return f"{where} answered HTTP {status} with {content} ({said!r}), not an API error: {hint}"
 
 
 def not_the_api(exc: NotTheApiError) -> Failure:
@@ -159,6 +243,8 @@ def status_failure(
     api_error: str,
     retry_statuses: tuple[int, ...],
     reasons: Mapping[int, str],
+    url: str | None = None,
+    redirected_from: str | None = None,
 ) -> Failure:
     """An HTTP error status: retried when the status says so (or 5xx), unless the server
     says otherwise (``x-should-retry``), after the wait it asks for (``retry-after``)."""
@@ -166,7 +252,15 @@ def status_failure(
     verdict = should_retry_header(headers)
     retryable = retryable if verdict is None else verdict
     reason = reasons.get(status) or ("server error" if status >= 500 else "HTTP error")
-    error = ModelError(f"{api_error} {status}: {message}", status=status, retryable=retryable)
+    page = not_api_error_page(url, status, headers, message)
+    text = page or f"{api_error} {status}: {message}"
+    if redirected_from:
+        # httpx drops the Authorization header on a redirect to another host (as it should).
+        text += (
+            f" (answered by {url} after a redirect from {redirected_from}; credentials are "
+            "not sent on to another host)"
+        )
+    error = ModelError(text, status=status, retryable=retryable)
     return Failure(f"{reason} ({status})", retryable, error, parse_retry_after(headers))
 
 

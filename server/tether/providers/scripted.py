@@ -116,6 +116,9 @@ class ScriptedProvider:
     async def aclose(self) -> None:
         return None
 
+    async def discover_window(self, *, again: bool = False) -> None:
+        return None
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         index = self._next
         if index >= len(self._script.turns):
@@ -158,7 +161,11 @@ class ScriptedProvider:
         if error.message.startswith("prompt is too long"):
             found = read_overflow(error.message)
             raise PromptTooLongError(
-                error.message, status=400, tokens=found.tokens, limit=found.limit
+                error.message,
+                status=400,
+                tokens=found.tokens,
+                limit=found.limit,
+                output=found.output,
             )
         raise ModelError(f"the request was refused: {error.message}", status=error.status)
 

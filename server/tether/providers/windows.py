@@ -1,15 +1,28 @@
-"""Context windows learned from refusals, kept per endpoint and model.
+"""Context windows learned from refusals, kept per endpoint, model and credential.
 
-A server may enforce a smaller window than the model's table or its own announcement says
-(a proxy, a local server started with a small context, a plan's limit). When a refusal names
+A server may enforce a smaller window than the model's table or its own announcement says (a
+proxy, a local server started with a small context, a plan's limit). When a refusal names
 the window (``providers/overflow``), the provider takes it at once, and ``WindowBook`` keeps
 it in ``windows.json`` of the user data directory so the next session with that model at
-that endpoint starts with it. A request larger than the learned window that the server then
-accepts shows the window has grown since: the entry is dropped.
+that endpoint, with the same credential, starts with it (a digest of the key or token is
+part of the entry's name: one account's limit does not cap another's, and the file holds no
+secret).
+
+A learned window is a fact about the past, so fresher facts win over it:
+
+* the user's explicit ``modelOptions.contextWindow``, over a window an earlier session
+  learned (a refusal in this session still bounds it: the server has just said so);
+* the server's own announcement (``discovery``), over a window an earlier session learned:
+  the stored entry is dropped;
+* a request larger than the learned window that the server then accepts: dropped too.
+
+To forget a window by hand, delete its line from ``windows.json`` (``tether doctor`` lists
+the learned windows of the model it checks, with the file's path), or the file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -37,20 +50,28 @@ class WindowBook:
         return cls(data_dir / FILE_NAME)
 
     @staticmethod
-    def key(endpoint: str, model: str) -> str:
-        return f"{endpoint.rstrip('/')} {model}"
+    def key(endpoint: str, model: str, credential: str | None = None) -> str:
+        """``endpoint model`` and a digest of ``credential`` (none: ``-``)."""
+        return f"{endpoint.rstrip('/')} {model} {credential_id(credential)}"
 
-    def get(self, endpoint: str, model: str) -> int | None:
-        key = self.key(endpoint, model)
+    def get(self, endpoint: str, model: str, credential: str | None = None) -> int | None:
+        key = self.key(endpoint, model, credential)
         with self._lock:
             stored = self._read().get(key) if self.path is not None else None
             return stored if stored is not None else self._memory.get(key)
 
-    def learn(self, endpoint: str, model: str, window: int) -> None:
-        self._change(self.key(endpoint, model), window)
+    def entries(self, endpoint: str, model: str) -> dict[str, int]:
+        """The learned windows of ``model`` at ``endpoint``, for any credential (by key)."""
+        prefix = f"{endpoint.rstrip('/')} {model} "
+        with self._lock:
+            found = {**self._memory, **(self._read() if self.path is not None else {})}
+        return {k: v for k, v in found.items() if k.startswith(prefix)}
 
-    def forget(self, endpoint: str, model: str) -> None:
-        self._change(self.key(endpoint, model), None)
+    def learn(self, endpoint: str, model: str, window: int, credential: str | None = None) -> None:
+        self._change(self.key(endpoint, model, credential), window)
+
+    def forget(self, endpoint: str, model: str, credential: str | None = None) -> None:
+        self._change(self.key(endpoint, model, credential), None)
 
     def _change(self, key: str, window: int | None) -> None:
         with self._lock:
@@ -102,31 +123,56 @@ class WindowBook:
             raise
 
 
-class LearnedWindow:
-    """One provider's learned window for its endpoint and model."""
+def credential_id(credential: str | None) -> str:
+    """A short digest naming a credential without revealing it (``-`` for none)."""
+    if not credential:
+        return "-"
+    return hashlib.sha256(credential.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
-    def __init__(self, book: WindowBook | None, endpoint: str, model: str) -> None:
+
+class LearnedWindow:
+    """One provider's learned window for its endpoint, model and credential."""
+
+    def __init__(
+        self, book: WindowBook | None, endpoint: str, model: str, credential: str | None = None
+    ) -> None:
         self._book = book or WindowBook(None)
         self.endpoint = endpoint
         self.model = model
-        self.value = self._book.get(endpoint, model)
+        self.credential = credential
+        self.value = self._book.get(endpoint, model, credential)
         """The window a server named (None: none learned)."""
+        self._earlier = self.value is not None
+        """``value`` was learned by an earlier session (not by a refusal in this one)."""
 
-    def cap(self, window: int) -> int:
+    def cap(self, window: int, *, explicit: bool = False) -> int:
         """``window`` (the table's, the setting's or the server's report), or less where
-        the server said less."""
-        return min(window, self.value) if self.value else window
+        a server said less; an ``explicit`` setting is only capped by what a refusal said
+        in this session."""
+        if self.value is None or (explicit and self._earlier):
+            return window
+        return min(window, self.value)
+
+    def announced(self) -> None:
+        """The server reported its window just now: fresher than what an earlier session
+        learned, which is forgotten (a refusal in this session still stands)."""
+        if self._earlier:
+            self.value, self._earlier = None, False
+            self._book.forget(self.endpoint, self.model, self.credential)
 
     def refused(self, limit: int | None) -> None:
         """A refusal named ``limit``: it is the window from now on (and for next sessions)."""
-        if limit is None or limit <= 0 or limit == self.value:
+        if limit is None or limit <= 0:
+            return
+        self._earlier = False
+        if limit == self.value:
             return
         self.value = limit
-        self._book.learn(self.endpoint, self.model, limit)
+        self._book.learn(self.endpoint, self.model, limit, self.credential)
 
     def accepted(self, context_tokens: int) -> None:
         """The server took a request of ``context_tokens``: a learned window smaller than
         that is out of date."""
         if self.value is not None and context_tokens > self.value:
-            self.value = None
-            self._book.forget(self.endpoint, self.model)
+            self.value, self._earlier = None, False
+            self._book.forget(self.endpoint, self.model, self.credential)

@@ -41,6 +41,7 @@ from tether.testing.anthropic_wire import (
     invalid,
     uses,
 )
+from tether.testing.image_tokens import without_images
 
 __all__ = ["NewPartsRule", "RequestChecker", "Verdict", "canonical_size", "check_request"]
 
@@ -63,7 +64,8 @@ class _Accepted:
     marks: list[list[tuple[str, str]]]
     marked: list[int]
     """The messages with cache marks (at most four, or the body was refused)."""
-    sizes: list[int]
+    sizes: list[tuple[int, int]]
+    """Each message's JSON size without its images' data, and its images' tokens."""
     merged: list[dict[str, Any]]
     ids: list[list[str]]
     """tool_use ids of each merged message."""
@@ -174,7 +176,8 @@ def _check(
         own: list[tuple[str, str]] = []
         checked.append(check_message(messages[i], i, len(messages), own, *system_messages))
         message_marks.append(own)
-        sizes.append(canonical_size(messages[i]))
+        stripped, images = without_images(messages[i], "anthropic")
+        sizes.append((canonical_size(stripped), images))
         if own:
             marked.append(i)
     for i in marked:
@@ -208,6 +211,11 @@ def _check(
     tokens = _tokens(head[2], sizes)
     if tokens > ctx.window:
         raise fail(f"prompt is too long: {tokens} tokens > {ctx.window} maximum")
+    if ctx.window_counts_output and tokens + max_tokens > ctx.window:
+        raise fail(
+            f"input length and `max_tokens` exceed context limit: {tokens} + {max_tokens} > "
+            f"{ctx.window}, decrease input length or `max_tokens` and try again"
+        )
     accepted = _Accepted(
         messages,
         system_messages,
@@ -236,8 +244,10 @@ def _head(body: dict[str, Any], known: list[_Accepted]) -> tuple[Any, Any, int]:
     return system, tools, size
 
 
-def _tokens(head_size: int, sizes: list[int]) -> int:
+def _tokens(head_size: int, sizes: list[tuple[int, int]]) -> int:
     """``count_input_tokens`` from the parts' own sizes: the JSON of
-    ``{"messages": [...], "system": ..., "tools": ...}`` with sorted keys."""
-    messages = sum(sizes) + max(len(sizes) - 1, 0) + len('{"messages":[]')
-    return math.ceil((messages + head_size + len("}")) / 4)
+    ``{"messages": [...], "system": ..., "tools": ...}`` with sorted keys (images' data
+    left out), and the images by their rule."""
+    messages = sum(s for s, _ in sizes) + max(len(sizes) - 1, 0) + len('{"messages":[]')
+    images = sum(i for _, i in sizes)
+    return math.ceil((messages + head_size + len("}")) / 4) + images

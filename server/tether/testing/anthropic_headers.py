@@ -9,7 +9,13 @@ API's order and words.
   "message": "x-api-key header is required"`` / ``"invalid x-api-key"``).
 * ``anthropic-version`` must be there (400 ``invalid_request_error``: ``anthropic-version:
   header is required``); the SDK always sends it (``anthropic._constants
-  .ANTHROPIC_API_VERSION``), and so does every real client.
+  .ANTHROPIC_API_VERSION``), and so does every real client. It must be one of the versions
+  the versioning page lists (https://docs.anthropic.com/en/api/versioning: ``2023-06-01``
+  and ``2023-01-01``) or the installed SDK's own (``ANTHROPIC_API_VERSION``, ``2026-10-21``,
+  which Claude Code's binary in the Agent SDK wheel also sends), else 400
+  ``anthropic-version: "2023-10-01" is not a valid version``
+  (captured answers: directus-labs/extensions#285; two header lines read as one value,
+  ``"2023-06-01, 2023-06-01"``, decolua/9router#2357).
 * ``anthropic-beta``: each name must be one the API knows, else 400 ``Unexpected value(s)
   `a`, `b` for the `anthropic-beta` header. Please consult our documentation at
   docs.anthropic.com or try again without the header.`` (the wording of captured answers,
@@ -21,10 +27,18 @@ API's order and words.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from typing import get_args
 
+from tether.providers.anthropic_transport import API_VERSION
 from tether.testing.anthropic_wire import ApiError
+
+API_VERSIONS = frozenset({"2023-06-01", "2023-01-01", API_VERSION})
+"""The ``anthropic-version`` values the API takes: its versioning page's, and the SDK's
+(``anthropic_transport.API_VERSION``, checked against the SDK by a test; not imported from
+the SDK here, whose import costs seconds)."""
+
 
 CLAUDE_CODE_BETAS = frozenset(
     {
@@ -79,8 +93,12 @@ def check_headers(headers: dict[str, str], api_keys: set[str] | None) -> ApiErro
         return ApiError(401, "authentication_error", "x-api-key header is required")
     if api_keys is not None and key not in api_keys:
         return ApiError(401, "authentication_error", "invalid x-api-key")
-    if not headers.get("anthropic-version"):
+    version = headers.get("anthropic-version")
+    if not version:
         return ApiError(400, "invalid_request_error", "anthropic-version: header is required")
+    if version not in API_VERSIONS:
+        message = f"anthropic-version: {json.dumps(version)} is not a valid version"
+        return ApiError(400, "invalid_request_error", message)
     betas = betas_of(headers)
     unknown = sorted(betas - known_betas()) if betas else []
     if unknown:

@@ -28,7 +28,11 @@ docs/testing.md; the headers are checked first (``anthropic_headers``). The rule
   ``per-turn-control-2026-07-01`` beta (its ``per_message_effort``); they take no part in
   merging and tool pairing;
 * the context window: the request's input tokens, counted by ``count_input_tokens``,
-  must not exceed the window: ``prompt is too long: N tokens > M maximum``.
+  must not exceed the window: ``prompt is too long: N tokens > M maximum``; where the
+  server is told the window bounds input and output together (``window_counts_output``),
+  nor may they with ``max_tokens``: ``input length and `max_tokens` exceed context limit:
+  N + K > M, decrease input length or `max_tokens` and try again`` (captured answers:
+  continuedev/continue#6080, anthropics/claude-code#408, docker/docker-agent#569).
 
 **Token rule** (documented in docs/testing.md too): input tokens =
 ``ceil(len(utf8(json.dumps({"system", "tools", "messages"}, ensure_ascii=False,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from tether.providers.models import ModelLimits
+from tether.testing.image_tokens import without_images
 
 
 @dataclass(frozen=True)
@@ -75,17 +76,22 @@ class RequestContext:
     """The ``anthropic-beta`` header's features: some request shapes exist only under one."""
     system_messages: bool = True
     """The model takes ``role: "system"`` messages (generally available: no beta needed)."""
+    window_counts_output: bool = False
+    """The window bounds the input and ``max_tokens`` together (the API's answer for some
+    models and deployments: ``input length and `max_tokens` exceed context limit``)."""
 
 
 def count_input_tokens(body: dict[str, Any]) -> int:
-    """The fake's token rule: a quarter of the UTF-8 bytes of system+tools+messages."""
+    """The fake's token rule: a quarter of the UTF-8 bytes of system+tools+messages, and
+    each image by the documented rule (``image_tokens``)."""
     payload = {
         "system": body.get("system"),
         "tools": body.get("tools"),
         "messages": body.get("messages"),
     }
+    payload, images = without_images(payload, "anthropic")
     raw = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return math.ceil(len(raw.encode("utf-8", "surrogatepass")) / 4)
+    return math.ceil(len(raw.encode("utf-8", "surrogatepass")) / 4) + images
 
 
 # -- the check ------------------------------------------------------------------------

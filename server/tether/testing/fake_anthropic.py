@@ -30,6 +30,7 @@ import json
 from typing import Any, cast
 
 from tether.providers.models import anthropic_limits
+from tether.providers.overflow import is_overflow
 from tether.providers.script import (
     Script,
     ScriptRedactedThinking,
@@ -80,8 +81,11 @@ class FakeAnthropicServer(FakeModelServer):
         context_window: int | None = None,
         max_output_tokens: int | None = None,
         api_keys: set[str] | None = None,
+        window_counts_output: bool = False,
     ):
         super().__init__(script, host=host, port=port)
+        self.window_counts_output = window_counts_output
+        """The window bounds input and ``max_tokens`` together (``anthropic_rules``)."""
         self.api_keys = api_keys
         """Set: only these keys (``x-api-key`` or ``Authorization: Bearer``) are accepted;
         None: any key. A request without one gets the API's 401 ``authentication_error``."""
@@ -129,6 +133,7 @@ class FakeAnthropicServer(FakeModelServer):
                 self._thought_before_tools,
                 betas_of(headers),
                 system_messages=not model.startswith(NO_SYSTEM_MESSAGES),
+                window_counts_output=self.window_counts_output,
             )
             verdict = self._checker.check(body, ctx)
             error = verdict.error
@@ -165,9 +170,7 @@ class FakeAnthropicServer(FakeModelServer):
 
     def problems(self) -> list[str]:
         refused = [
-            f"refused a request: {e.message}"
-            for e in self.rejected
-            if not e.message.startswith("prompt is too long")
+            f"refused a request: {e.message}" for e in self.rejected if not is_overflow(e.message)
         ]
         return [*super().problems(), *refused]
 

@@ -44,7 +44,7 @@ from tether.testing.openai_rules import (
     truncated_prompt,
 )
 from tether.testing.serve import serve_main
-from tether.testing.sse import FakeModelServer, Reply
+from tether.testing.sse import FakeModelServer, Refusal, Reply
 
 DEFAULT_CONTEXT = 32_768
 
@@ -98,12 +98,17 @@ class FakeOpenAIServer(FakeModelServer):
         """Ollama: the model's Modelfile sets ``num_ctx`` (else the server's default)."""
         self.loaded = False
         """Ollama: the model is loaded (``/api/ps`` lists it)."""
+        self.empty_on_overflow = False
+        """Answer a prompt over the window with an empty message (200, no content, no tool
+        call, ``finish_reason: "stop"``, the prompt's tokens in ``usage``) instead of the
+        flavour's refusal, as LM Studio's GGUF runner does
+        (lmstudio-ai/lmstudio-bug-tracker#2339). Consumes no turn; kept in ``rejected``."""
 
     @property
     def base_url(self) -> str:
         return f"{self.url}/v1"
 
-    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
+    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> Refusal | None:
         error = check_chat_request(
             body, window=self.context_window, flavor=self.flavor, served_model=self.served_model
         )
@@ -113,6 +118,11 @@ class FakeOpenAIServer(FakeModelServer):
             if self.flavor == "ollama" and prompt > self.context_window - 1:
                 self.truncated.append(prompt)
             return None
+        if self.empty_on_overflow and is_overflow(error.message):
+            prompt = count_prompt_tokens(body)
+            message = f"an empty answer to a {prompt}-token prompt over the context window"
+            self.rejected.append(ServerError(200, message, self.flavor))
+            return lambda reply: _empty(reply, body, prompt)
         self.rejected.append(error)
         return error.status, error.body()
 
@@ -154,7 +164,7 @@ class FakeOpenAIServer(FakeModelServer):
         if fault == "prompt_too_long":
             tokens = max(prompt, self.context_window + 1)
             error = overflow_error(self.flavor, tokens, self.context_window)
-            return reply.json(400, error.body())
+            return reply.json(error.status, error.body())
         if fault in FAULT_STATUS:
             status, code, message, headers = FAULT_STATUS[fault]
             return reply.json(status, _error("invalid_request_error", message, code), headers)
@@ -245,6 +255,24 @@ def _stream(chunks: _Chunks, turn: ScriptTurn, reply: Reply, usage: dict[str, An
         return reply.cut()
     reply.sse(chunks.chunk({}, _FINISH[turn.effective_stop_reason]))
     if usage is not None:
+        reply.sse(chunks.usage(usage))
+    reply.sse("[DONE]")
+    reply.end()
+
+
+def _empty(reply: Reply, body: dict[str, Any], prompt: int) -> None:
+    """A message with nothing in it, stopped by itself, the whole prompt counted."""
+    usage = {"prompt_tokens": prompt, "completion_tokens": 0, "total_tokens": prompt}
+    model = str(body.get("model", "fake-model"))
+    if not body.get("stream"):
+        empty = ScriptTurn.model_validate({"blocks": [], "stop_reason": "end_turn"})
+        return reply.json(200, _completion(0, model, empty, usage))
+    chunks = _Chunks(0, model)
+    reply.start_events()
+    reply.sse(chunks.chunk({"role": "assistant", "content": ""}))
+    reply.sse(chunks.chunk({}, "stop"))
+    options: dict[str, Any] = body.get("stream_options") or {}
+    if options.get("include_usage"):
         reply.sse(chunks.usage(usage))
     reply.sse("[DONE]")
     reply.end()

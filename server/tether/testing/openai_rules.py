@@ -30,6 +30,25 @@ Four flavours, each rule with its evidence:
   ``GET /api/ps`` lists loaded models with their ``context_length``; ``POST /api/generate``
   without a prompt loads a model [docs/api.md, docs/openapi.yaml].
 
+Three more refuse a prompt over the window in their own words and shapes (they report the
+window nowhere the fake serves):
+
+* ``lmstudio`` (LM Studio's server): every error is ``{"error": "<text>"}``, a string; over
+  the window, 400 ``Trying to keep the first N tokens when context the overflows. However,
+  the model is loaded with context length of only M tokens, which is not enough. Try to
+  load the model with a larger context length, or provide a shorter input``
+  [lmstudio-ai/lmstudio-bug-tracker#237 (a 400 with these words), #546].
+* ``tgi`` (Hugging Face text-generation-inference): 422 ``{"error": "Input validation
+  error: `inputs` tokens + `max_new_tokens` must be <= M. Given: N `inputs` tokens and K
+  `max_new_tokens`", "error_type": "validation"}``; without ``max_tokens``, ``Input
+  validation error: `inputs` must have less than M tokens. Given: N``
+  [opea-project/GenAIInfra#487 (the body), huggingface/llm-vscode#94, TGI's
+  ``router/src/validation.rs``].
+* ``gemini`` (Gemini's OpenAI-compatible endpoint): a list-shaped body, ``[{"error":
+  {"code": 400, "message": "The input token count (N) exceeds the maximum number of tokens
+  allowed (M).", "status": "INVALID_ARGUMENT"}}]`` [google-gemini/gemini-cli#6678,
+  #12098].
+
 All check the tool-call pairing every OpenAI-compatible chat template relies on: an
 assistant message with ``tool_calls`` is followed by one ``tool`` message per call id, and a
 ``tool`` message answers a call of the assistant message before it.
@@ -46,7 +65,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-Flavor = Literal["vllm", "ollama", "llamacpp", "litellm"]
+from tether.testing.image_tokens import without_images
+
+Flavor = Literal["vllm", "ollama", "llamacpp", "litellm", "lmstudio", "tgi", "gemini"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +78,14 @@ class ServerError:
     fields: tuple[tuple[str, Any], ...] = ()
     """More members of the error object (llama.cpp's ``type``, ``n_prompt_tokens``...)."""
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> Any:
+        if self.flavor == "lmstudio":
+            return {"error": self.message}
+        if self.flavor == "tgi":
+            return {"error": self.message, "error_type": "validation"}
+        if self.flavor == "gemini":
+            status = "INVALID_ARGUMENT" if self.status == 400 else "NOT_FOUND"
+            return [{"error": {"code": self.status, "message": self.message, "status": status}}]
         if self.flavor == "vllm":
             kind = "BadRequestError" if self.status == 400 else "NotFoundError"
             return {
@@ -81,8 +109,9 @@ class ServerError:
 
 def count_prompt_tokens(body: dict[str, Any]) -> int:
     payload = {"messages": body.get("messages"), "tools": body.get("tools")}
+    payload, images = without_images(payload, "openai")
     raw = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return math.ceil(len(raw.encode("utf-8", "surrogatepass")) / 4)
+    return math.ceil(len(raw.encode("utf-8", "surrogatepass")) / 4) + images
 
 
 def check_chat_request(
@@ -106,8 +135,9 @@ def check_chat_request(
     max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
     if flavor == "ollama":
         return None  # a prompt over the window is cut, not refused (``truncated_prompt``)
-    limit = window - max_tokens if flavor == "vllm" and isinstance(max_tokens, int) else window
-    if prompt > limit or (flavor in ("llamacpp", "vllm") and prompt >= window):
+    counts_output = flavor in ("vllm", "tgi") and isinstance(max_tokens, int)
+    limit = window - max_tokens if counts_output and isinstance(max_tokens, int) else window
+    if prompt > limit or (flavor in ("llamacpp", "vllm", "tgi") and prompt >= window):
         return overflow_error(flavor, prompt, window, max_tokens)
     return None
 
@@ -133,6 +163,32 @@ def overflow_error(
             "ContextWindowExceededError: OpenAIException - This model's maximum context "
             f"length is {window} tokens. However, your messages resulted in {prompt} tokens. "
             "Please reduce the length of the messages."
+        )
+        return ServerError(400, message, flavor)
+    if flavor == "lmstudio":
+        message = (
+            f"Trying to keep the first {prompt} tokens when context the overflows. However, "
+            f"the model is loaded with context length of only {window} tokens, which is not "
+            "enough. Try to load the model with a larger context length, or provide a shorter "
+            "input"
+        )
+        return ServerError(400, message, flavor)
+    if flavor == "tgi":
+        if isinstance(max_tokens, int):
+            message = (
+                f"Input validation error: `inputs` tokens + `max_new_tokens` must be <= "
+                f"{window}. Given: {prompt} `inputs` tokens and {max_tokens} `max_new_tokens`"
+            )
+        else:
+            message = (
+                f"Input validation error: `inputs` must have less than {window} tokens. "
+                f"Given: {prompt}"
+            )
+        return ServerError(422, message, flavor)
+    if flavor == "gemini":
+        message = (
+            f"The input token count ({prompt}) exceeds the maximum number of tokens allowed "
+            f"({window})."
         )
         return ServerError(400, message, flavor)
     if flavor == "ollama":  # only with ``shift: false``, which /v1 cannot send

@@ -16,6 +16,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar, Self, cast
@@ -52,8 +53,8 @@ class Reply:
 
     @property
     def request_headers(self) -> dict[str, str]:
-        """The request's headers, names lower-cased."""
-        return {k.lower(): v for k, v in self._handler.headers.items()}
+        """The request's headers, names lower-cased (``header_fields``)."""
+        return header_fields(self._handler)
 
     def json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         payload = json.dumps(body).encode()
@@ -123,6 +124,10 @@ class Hold:
         self.released.set()
 
 
+Refusal = tuple[int, Any] | Callable[[Reply], None]
+"""How a fake refuses a request: (status, error body), or a function writing the answer."""
+
+
 class FakeModelServer:
     """Base of the fake API servers; subclasses set ``route`` and render turns."""
 
@@ -174,9 +179,11 @@ class FakeModelServer:
         """The text of the request's newest user input, searched by ``expect.contains``."""
         raise NotImplementedError
 
-    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any] | None:
+    def reject(self, body: dict[str, Any], headers: dict[str, str]) -> Refusal | None:
         """(status, error body) when the real API would refuse this request (``headers``
-        lower-cased): no turn is consumed. The default accepts everything."""
+        lower-cased), or a function that writes another answer that is no answer (a server
+        that answers an over-long prompt with an empty message): no turn is consumed. The
+        default accepts everything."""
         return None
 
     def serve_other(
@@ -268,7 +275,7 @@ class FakeModelServer:
         path = handler.path.split("?")[0]
         if path != self.route and self.serve_other(handler.command, path, body, Reply(handler)):
             return
-        headers = {k.lower(): v for k, v in handler.headers.items()}
+        headers = header_fields(handler)
         self.request_headers.append(headers)
         refusal = self.reject(body, headers) if body is not None and path == self.route else None
         if refusal is not None:
@@ -276,6 +283,8 @@ class FakeModelServer:
                 self.refused_at.append(len(self.requests))
                 self.requests.append(body or {})
                 self.request_times.append(_arrival(handler))
+            if callable(refusal):
+                return refusal(Reply(handler))
             return Reply(handler).json(*refusal)
         if self.summary_reply is not None and SUMMARY_MARKER in self.expectation_haystack(
             body or {}
@@ -290,7 +299,8 @@ class FakeModelServer:
             return self.respond(10_000 + number, turn, body or {}, Reply(handler))
         turn: ScriptTurn | None = None
         with self._lock:
-            self.requests.append(body if body is not None else {"_raw": raw.decode()})
+            raw_text = raw.decode("utf-8", "replace")
+            self.requests.append(body if body is not None else {"_raw": raw_text})
             self.request_times.append(_arrival(handler))
             number, index, total = len(self.requests), self._next, len(self.script.turns)
             problem = None
@@ -317,6 +327,18 @@ class FakeModelServer:
         self.errors.append(message)
         body = self.error_body(status, f"{self.label}: {message}")
         Reply(handler).json(status, body, SCRIPT_ERROR_HEADERS)
+
+
+def header_fields(handler: BaseHTTPRequestHandler) -> dict[str, str]:
+    """The request's header fields, names lower-cased; a field sent on several lines is one
+    value joined with ", " (RFC 9110 5.3), as the real APIs read it: two
+    ``anthropic-version`` lines are refused as ``"2023-06-01, 2023-06-01" is not a valid
+    version`` (a captured answer, decolua/9router#2357)."""
+    fields: dict[str, str] = {}
+    for name, value in handler.headers.items():
+        name = name.lower()
+        fields[name] = f"{fields[name]}, {value}" if name in fields else value
+    return fields
 
 
 def _arrival(handler: BaseHTTPRequestHandler) -> float:
@@ -353,6 +375,12 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
                 # so nothing is recorded and nothing is answered.
                 self.close_connection = True
                 return
+            except ValueError as e:
+                # A malformed chunk size: a real server answers 400 Bad Request, and so does
+                # the fake (recorded: a client that sends it is broken), then hangs up.
+                self.close_connection = True
+                message = f"the request body is not valid HTTP/1.1 chunked coding: {e}"
+                return server.fail(Reply(self), 400, message)
             # The request is here: parsing and checking it is the server's time, not the
             # client's (``request_times`` measure when requests arrive).
             self.arrived = time.monotonic()

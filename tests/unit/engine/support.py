@@ -123,12 +123,15 @@ class RaisingProvider:
 
     name = "raising"
     model = "raising"
-    context_window = 1000
-    limits = ModelLimits(1000, 250, 250, "none")
+    context_window = 200_000
+    limits = ModelLimits(200_000, 250, 250, "none")
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         raise self.error
         yield  # pragma: no cover
+
+    async def discover_window(self, *, again: bool = False) -> None:
+        return None
 
     async def aclose(self) -> None:
         return None

@@ -57,6 +57,9 @@ class Routing:
                 self.stream_log.append((key, started, time.monotonic()))
             yield event
 
+    async def discover_window(self, *, again: bool = False) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 

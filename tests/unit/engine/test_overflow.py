@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from tether.core.messages import Message, TextBlock, user_text
-from tether.errors import PromptTooLongError
+from tether.errors import EmptyAnswerError, PromptTooLongError
 from tether.providers.base import Completed, ModelRequest, StreamEvent, TokenUsage
 from tether.providers.models import ModelLimits
 
@@ -42,6 +42,9 @@ class Refusing:
         reply = Message(role="assistant", content=[TextBlock(text="<summary>S</summary>")])
         yield Completed(reply, "end_turn", TokenUsage(input_tokens=100, output_tokens=5))
 
+    async def discover_window(self, *, again: bool = False) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 
@@ -69,3 +72,35 @@ async def test_a_window_smaller_than_the_prompt_and_tools_stops_with_the_numbers
     assert "The context cannot be made to fit" in message
     assert "for a window of 100 tokens" in message and "system prompt and tools alone" in message
     assert provider.refused == 1  # not retried: it could not fit
+
+
+class Emptying(Refusing):
+    """Answers the first request with text, then every request with an empty message."""
+
+    def __init__(self) -> None:
+        super().__init__(tokens=0, window=1_000_000)
+        self.calls = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self.calls += 1
+        if self.calls > 1:
+            raise EmptyAnswerError("the model server answered with no content at all")
+        reply = Message(role="assistant", content=[TextBlock(text="hello")])
+        yield Completed(reply, "end_turn", TokenUsage(output_tokens=5))  # no count: no anchor
+
+
+async def test_an_empty_answer_to_a_request_no_larger_than_one_answered_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """Not a full window (a larger request was answered): the turn ends as a model error
+    the user sees, not as "completed" and not with a compaction."""
+    provider = Emptying()
+    engine = make_engine(tmp_path, [], [], provider=provider)
+    first = await engine.run("a first question, longer than the second one will be")
+    assert first.terminal.reason == "completed"
+    engine.history.replace([])
+    result = await engine.run("go")
+    assert result.terminal.reason == "model_error", result.terminal
+    assert "no content at all" in result.terminal.message
+    assert "no larger than others it answered" in result.terminal.message
+    assert provider.calls == 2 and provider.summaries == 0

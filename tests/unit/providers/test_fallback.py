@@ -42,6 +42,9 @@ class Stub:
         if self.error is not None:
             raise self.error
 
+    async def discover_window(self, *, again: bool = False) -> None:
+        return None
+
     async def aclose(self) -> None:
         self.closed = True
 

@@ -12,9 +12,10 @@ from tether.core.messages import user_text
 from tether.errors import PromptTooLongError
 from tether.providers.anthropic import AnthropicProvider
 from tether.providers.base import Completed, ModelRequest
+from tether.providers.models import ModelOptions
 from tether.providers.openai_compat import FALLBACK_WINDOW, OpenAICompatProvider
 from tether.providers.overflow import Overflow, is_overflow, read_overflow
-from tether.providers.windows import WindowBook
+from tether.providers.windows import WindowBook, credential_id
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_openai import FakeOpenAIServer
 from tether.testing.openai_rules import Flavor
@@ -33,14 +34,14 @@ WORDINGS = [
         "This model's maximum context length is 8192 tokens. However, you requested 9100 "
         "tokens (8000 in the messages, 1100 in the completion).",
         None,
-        Overflow(9100, 8192),
+        Overflow(8000, 8192, 1100),
     ),
     (
         "'max_tokens' or 'max_completion_tokens' is too large: 1000. This model's maximum "
         "context length is 4096 tokens and your request has 3500 input tokens (1000 > 4096 - "
         "3500).",
         None,
-        Overflow(3500, 4096),
+        Overflow(3500, 4096, 1000),
     ),
     (
         "This model's maximum context length is 128000 tokens. However, your messages "
@@ -66,6 +67,70 @@ WORDINGS = [
     (
         "the prompt is longer than the context length currently available to the model; "
         "shorten the prompt",
+        None,
+        Overflow(),
+    ),
+    # Anthropic, where the window bounds prompt and reply together
+    (
+        "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease "
+        "input length or `max_tokens` and try again",
+        None,
+        Overflow(199759, 200000, 8192),
+    ),
+    # vLLM's engine check
+    (
+        "The decoder prompt (length 17571) is longer than the maximum model length of 16000. "
+        "Make sure that `max_model_len` is no smaller than the number of text tokens.",
+        None,
+        Overflow(17571, 16000),
+    ),
+    # Gemini's OpenAI-compatible endpoint
+    (
+        "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576).",
+        None,
+        Overflow(1200293, 1048576),
+    ),
+    # TGI (422), both checks
+    (
+        "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Given: "
+        "1887 `inputs` tokens and 1024 `max_new_tokens`",
+        None,
+        Overflow(1887, 2048, 1024),
+    ),
+    (
+        "Input validation error: `inputs` must have less than 1024 tokens. Given: 1500",
+        None,
+        Overflow(1500, 1024),
+    ),
+    # LM Studio, older and newer builds
+    (
+        "Trying to keep the first 15857 tokens when context the overflows. However, the model "
+        "is loaded with context length of only 4096 tokens, which is not enough.",
+        None,
+        Overflow(15857, 4096),
+    ),
+    (
+        "The number of tokens to keep from the initial prompt is greater than the context "
+        "length (n_keep: 13055>= n_ctx: 4096). Try to load the model with a larger context "
+        "length, or provide a shorter input.",
+        None,
+        Overflow(13055, 4096),
+    ),
+    # SGLang; OpenRouter's "about"; OpenAI's code-only wording
+    (
+        "Input length (160062 tokens) exceeds the maximum allowed length (59862 tokens).",
+        None,
+        Overflow(160062, 59862),
+    ),
+    (
+        "This endpoint's maximum context length is 131072 tokens. However, you requested about "
+        "140333 tokens (140000 of text input, 333 of tool input). Please reduce the length.",
+        None,
+        Overflow(140333, 131072),
+    ),
+    (
+        "Your input exceeds the context window of this model. Please adjust your input and try "
+        "again.",
         None,
         Overflow(),
     ),
@@ -137,7 +202,9 @@ async def test_anthropic_provider_learns_keeps_and_forgets(tmp_path: Path) -> No
         await drain(provider, "small")
         await provider.aclose()
         stored = json.loads((tmp_path / "windows.json").read_text())["windows"]
-        assert stored == {f"{api.base_url} claude-sonnet-4-6": 3_000}
+        # Kept per endpoint, model and credential (a digest: the file holds no key).
+        assert stored == {f"{api.base_url} claude-sonnet-4-6 {credential_id('k')}": 3_000}
+        assert "k" not in credential_id("k")
         # The next session starts with it; when the server takes more, it is forgotten.
         api.context_window = 200_000
         following = AnthropicProvider(
@@ -146,7 +213,7 @@ async def test_anthropic_provider_learns_keeps_and_forgets(tmp_path: Path) -> No
         assert following.context_window == 3_000
         await drain(following, "x" * 20_000)
         assert following.context_window == 1_000_000
-        assert book.get(api.base_url, "claude-sonnet-4-6") is None
+        assert book.get(api.base_url, "claude-sonnet-4-6", "k") is None
         await following.aclose()
 
 
@@ -161,6 +228,84 @@ async def test_openai_provider_learns_from_vllm_refusal(tmp_path: Path) -> None:
         assert refused.value.limit == 2_000
         assert provider.context_window == 2_000
         await drain(provider, "small")
+        await provider.aclose()
+
+
+async def test_one_credentials_window_does_not_cap_another(tmp_path: Path) -> None:
+    """A proxy that limits one key (a plan's window) does not cap another account's."""
+    book = WindowBook.in_dir(tmp_path)
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeAnthropicServer([ok], context_window=3_000) as api:
+        base = api.base_url
+        limited = AnthropicProvider(
+            "claude-sonnet-4-6", base_url=base, api_key="key-a", windows=book
+        )
+        with pytest.raises(PromptTooLongError):
+            await drain(limited, "x" * 20_000)
+        await limited.aclose()
+    for key, window in (("key-a", 3_000), ("key-b", 1_000_000)):
+        other = AnthropicProvider("claude-sonnet-4-6", base_url=base, api_key=key, windows=book)
+        assert other.context_window == window, key
+        await other.aclose()
+    assert list(book.entries(base, "claude-sonnet-4-6").values()) == [3_000]
+
+
+async def test_an_explicit_setting_wins_over_an_earlier_sessions_window(tmp_path: Path) -> None:
+    book = WindowBook.in_dir(tmp_path)
+    book.learn("http://127.0.0.1:9/v1", "qwen", 12_000)
+    book.learn("https://api.example", "claude-sonnet-4-6", 20_000, "k")
+    plain = OpenAICompatProvider("qwen", base_url="http://127.0.0.1:9/v1", windows=book)
+    assert plain.context_window == 12_000
+    for provider in (
+        OpenAICompatProvider(
+            "qwen",
+            base_url="http://127.0.0.1:9/v1",
+            windows=book,
+            options=ModelOptions(context_window=65_536),
+        ),
+        AnthropicProvider(
+            "claude-sonnet-4-6",
+            base_url="https://api.example",
+            api_key="k",
+            windows=book,
+            options=ModelOptions(context_window=65_536),
+        ),
+    ):
+        assert provider.context_window == provider.limits.window == 65_536
+        await provider.aclose()
+    await plain.aclose()
+
+
+async def test_a_refusal_in_this_session_bounds_even_an_explicit_setting(tmp_path: Path) -> None:
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer([ok], context_window=2_000, announce_window=False) as server:
+        provider = OpenAICompatProvider(
+            "qwen",
+            base_url=server.base_url,
+            windows=WindowBook.in_dir(tmp_path),
+            options=ModelOptions(context_window=65_536),
+        )
+        with pytest.raises(PromptTooLongError):
+            await drain(provider, "x" * 20_000)
+        assert provider.context_window == 2_000
+        await provider.aclose()
+
+
+async def test_the_servers_announcement_replaces_an_earlier_sessions_window(
+    tmp_path: Path,
+) -> None:
+    """Learned at 12k from a refusal; the server was restarted with 64k and says so."""
+    book = WindowBook.in_dir(tmp_path)
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer(
+        [ok], context_window=65_536, flavor="llamacpp", served_model="qwen"
+    ) as server:
+        book.learn(server.base_url, "qwen", 12_000)
+        provider = OpenAICompatProvider("qwen", base_url=server.base_url, windows=book)
+        assert provider.context_window == 12_000
+        await provider.discover_window()
+        assert provider.context_window == 65_536
+        assert book.get(server.base_url, "qwen") is None
         await provider.aclose()
 
 
@@ -184,19 +329,21 @@ async def test_ollama_window_is_the_loaded_runners_not_the_trained_length() -> N
     ok = [{"type": "text", "text": "ok"}]
     with FakeOpenAIServer([ok], context_window=4_096, flavor="ollama", served_model="qwen") as s:
         provider = OpenAICompatProvider("qwen", base_url=s.base_url)
-        await provider.discover()
+        await provider.discover_window()
         assert provider.context_window == 4_096 and s.loaded
         await provider.aclose()
     with FakeOpenAIServer([ok], context_window=8_192, flavor="ollama", served_model="qwen") as s:
         s.modelfile_num_ctx = True  # the Modelfile's num_ctx wins over the server default
         provider = OpenAICompatProvider("qwen", base_url=s.base_url)
-        await provider.discover()
+        await provider.discover_window()
         assert provider.context_window == 8_192 and not s.loaded
         await provider.aclose()
 
 
-@pytest.mark.parametrize("flavor", ["llamacpp", "litellm"])
+@pytest.mark.parametrize("flavor", ["llamacpp", "litellm", "lmstudio", "tgi", "gemini"])
 async def test_refusals_of_each_server_teach_the_window(flavor: Flavor, tmp_path: Path) -> None:
+    """Each server's own shape: llama.cpp's fields, LiteLLM's wrapping, LM Studio's string
+    ``error``, TGI's 422 with a string ``error``, Gemini's list-shaped body."""
     ok = [{"type": "text", "text": "ok"}]
     with FakeOpenAIServer(
         [ok], context_window=2_000, flavor=flavor, announce_window=False
@@ -207,7 +354,9 @@ async def test_refusals_of_each_server_teach_the_window(flavor: Flavor, tmp_path
         assert provider.context_window == FALLBACK_WINDOW
         with pytest.raises(PromptTooLongError) as refused:
             await drain(provider, "x" * 20_000)
-        assert refused.value.limit == 2_000 and refused.value.tokens is not None
+        assert refused.value.limit == 2_000
+        assert refused.value.tokens is not None and refused.value.tokens > 2_000
+        assert str(refused.value) == server.rejected[0].message  # the server's own words
         assert provider.context_window == 2_000
         await drain(provider, "small")
         await provider.aclose()

@@ -7,6 +7,7 @@ request consumes no scripted turn.
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import socket
@@ -189,6 +190,64 @@ def test_anthropic_version_is_required(api: FakeAnthropicServer) -> None:
         "invalid_request_error",
         "anthropic-version: header is required",
     )
+
+
+def test_anthropic_version_must_be_one_the_api_has(api: FakeAnthropicServer) -> None:
+    from anthropic._constants import ANTHROPIC_API_VERSION
+
+    message = 'anthropic-version: "2099-13-45" is not a valid version'
+    headers = {"x-api-key": "k", "anthropic-version": "2099-13-45"}
+    headers_refused(api, headers, 400, "invalid_request_error", message)
+    with FakeAnthropicServer([OK] * 3) as three:
+        for version in ("2023-01-01", "2023-06-01", ANTHROPIC_API_VERSION):
+            headers = {"x-api-key": "k", "anthropic-version": version}
+            status, _ = post(f"{three.url}/v1/messages", body([user(text("hi"))]), headers)
+            assert status == 200, version
+
+
+def raw_request(api: FakeAnthropicServer, head: str, payload: bytes) -> tuple[bytes, bytes]:
+    """Send bytes as they are; the status line and the body of the answer."""
+    with socket.create_connection(("127.0.0.1", api.port), timeout=10) as conn:
+        conn.sendall(f"POST /v1/messages HTTP/1.1\r\nHost: x\r\n{head}\r\n".encode() + payload)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    return status_line, rest.partition(b"\r\n\r\n")[2]
+
+
+def test_a_header_sent_on_two_lines_is_one_value() -> None:
+    """As the real API reads it (RFC 9110 5.3): not only the last line."""
+    payload = json.dumps(body([user(text("hi"))])).encode()
+    common = f"Content-Type: application/json\r\nx-api-key: k\r\nContent-Length: {len(payload)}\r\nConnection: close\r\n"  # fmt: skip
+    twice = "anthropic-version: 2023-06-01\r\nanthropic-version: 2023-06-01\r\n"
+    betas = "anthropic-version: 2023-06-01\r\nanthropic-beta: zz-nope\r\nanthropic-beta: context-1m-2025-08-07\r\n"  # fmt: skip
+    with FakeAnthropicServer([OK]) as api:
+        status, answer = raw_request(api, common + twice, payload)
+        assert status == b"HTTP/1.1 400 Bad Request"
+        error = json.loads(answer)["error"]["message"]
+        assert error == 'anthropic-version: "2023-06-01, 2023-06-01" is not a valid version'
+        status, answer = raw_request(api, common + betas, payload)
+        assert status == b"HTTP/1.1 400 Bad Request"
+        assert "`zz-nope`" in json.loads(answer)["error"]["message"]
+        assert api.remaining == 1
+
+
+def test_a_malformed_chunk_or_a_compressed_body_is_answered_400() -> None:
+    """Not a dropped connection: the client sees the status, the test sees the error."""
+    payload = json.dumps(body([user(text("hi"))])).encode()
+    common = "Content-Type: application/json\r\nx-api-key: k\r\nanthropic-version: 2023-06-01\r\nConnection: close\r\n"  # fmt: skip
+    packed = gzip.compress(payload)
+    with FakeAnthropicServer([OK]) as api:
+        bad_size = b"zz\r\n" + payload + b"\r\n0\r\n\r\n"
+        status, _ = raw_request(api, common + "Transfer-Encoding: chunked\r\n", bad_size)
+        assert status == b"HTTP/1.1 400 Bad Request"
+        head = f"Content-Encoding: gzip\r\nContent-Length: {len(packed)}\r\n"
+        status, _ = raw_request(api, common + head, packed)
+        assert status == b"HTTP/1.1 400 Bad Request"
+        assert len(api.errors) == 2 and "chunked" in api.errors[0]
+        assert "not a JSON object" in api.errors[1]
+        assert api.remaining == 1
 
 
 def test_unknown_beta_names_are_refused(api: FakeAnthropicServer) -> None:

@@ -16,7 +16,9 @@ from tether.cli.doctor.report import Finding
 from tether.errors import ConfigError
 from tether.providers.choice import ModelChoice, choose_model
 from tether.providers.network import NetworkSettings
+from tether.providers.windows import WindowBook
 from tether.settings.load import LoadedSettings, origin_of
+from tether.transcript.store import data_dir
 
 AREA = "model"
 TIMEOUT_S = 5.0
@@ -63,7 +65,7 @@ async def check_model(
         return Finding(AREA, "fail", f"{head}: the script {spec.path} does not exist")
     assert choice.endpoint is not None
     url_from = choice.endpoint_chosen_by or "the provider's default"
-    details = (f"URL: {choice.endpoint} (from {url_from})",)
+    details = (f"URL: {choice.endpoint} (from {url_from})", *_learned(choice, env))
     try:
         answer = await _ask(choice, env)
     except ConfigError as e:  # a CA file that cannot be loaded, a bad proxy
@@ -75,6 +77,18 @@ async def check_model(
         return _openai_answer(head, choice, status, body, details)
     helper = bool(loaded.settings.api_key_helper) and not env.get("ANTHROPIC_API_KEY")
     return _anthropic_answer(head, choice, status, details, helper)
+
+
+def _learned(choice: ModelChoice, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The windows servers' refusals taught for this model and endpoint (one per credential,
+    named by a digest), and how to forget them."""
+    book = WindowBook.in_dir(data_dir(env))
+    found = book.entries(choice.endpoint or "", choice.spec.model)
+    return tuple(
+        f"learned window: {window} tokens (credential {key.rsplit(' ', 1)[-1]}; a refusal "
+        f"said so; to forget it, delete its line in {book.path})"
+        for key, window in sorted(found.items())
+    )
 
 
 async def _ask(choice: ModelChoice, env: Mapping[str, str]) -> tuple[int, Any] | Exception:
