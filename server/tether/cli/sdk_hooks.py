@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from tether.cli.control import ControlChannel, ControlError
+from tether.cli.control import ControlChannel, ControlError, ControlTimeout
 from tether.cli.sdk_wire import HookMatcherConfig
 from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.editor.port import PermissionRequest
@@ -127,10 +127,17 @@ class SdkHooks:
             "tool_use_id": tool_use_id,
         }
         label = f"SDK hook {callback_id}"
+        timeout = matcher.timeout or DEFAULT_TIMEOUT_S
         try:
-            answer = await self._channel.request(
-                request, timeout=matcher.timeout or DEFAULT_TIMEOUT_S
-            )
+            answer = await self._channel.request(request, timeout=timeout)
+        except ControlTimeout as e:
+            unanswered = _unanswered(str(payload["hook_event_name"]), timeout)
+            if unanswered is not None:
+                return unanswered, None
+            if matcher.blocks_on_failure:
+                return HookOutcome(blocked=True, reason=f"{label} did not answer: {e}"), None
+            log.warning("%s failed: %s", label, e)
+            return HookOutcome(failed=f"{label} did not answer in time ({e})"), None
         except ControlError as e:
             if matcher.blocks_on_failure:
                 return HookOutcome(blocked=True, reason=f"{label} failed: {e}"), None
@@ -224,6 +231,26 @@ class SdkHooks:
             # a program's SessionStart callbacks hear only of compactions and clears.
             return None
         return session_context(await self._ask("SessionStart", source, {"source": source}, None))
+
+
+PRE_TOOL_UNANSWERED = (
+    "PreToolUse hook did not respond before its timeout (the program may be unreachable). "
+    "The tool call was not executed; other configured hooks may not have completed."
+)
+
+
+def _unanswered(event: str, timeout: float) -> HookOutcome | None:
+    """What a callback that never answered means, event by event, as in Claude Code: a
+    PreToolUse call does not run, a prompt is not sent; the other events go on without the
+    answer (a PostToolUse result stays as it was, a Stop ends the turn, a PermissionRequest
+    leaves the question to ``can_use_tool``)."""
+    if event == "PreToolUse":
+        return HookOutcome(blocked=True, reason=PRE_TOOL_UNANSWERED)
+    if event == "UserPromptSubmit":
+        return HookOutcome(
+            blocked=True, reason=f"UserPromptSubmit hook callback timed out after {timeout:g}s"
+        )
+    return None
 
 
 def _error_text(response: Any) -> str:

@@ -194,3 +194,38 @@ async def test_hook_callbacks_decide_like_command_hooks(tmp_path: Path) -> None:
     assert stop.block_reason is not None and "it broke" in stop.block_reason
     asked = [r["request"]["callback_id"] for r in program.requests()]
     assert sorted(asked) == ["deny_bash", "failing", "note", "note"]
+
+
+async def test_an_unanswered_callback_means_what_it_means_in_claude_code(tmp_path: Path) -> None:
+    """A callback that misses its timeout: the call does not run, the prompt is not sent; a
+    PostToolUse or Stop goes on without the answer (unless its matcher says block)."""
+    program = Program()
+    silent = [HookMatcherConfig(hookCallbackIds=["silent"], timeout=0.05)]
+    config = {
+        "PreToolUse": silent,
+        "UserPromptSubmit": silent,
+        "PostToolUse": silent,
+        "Stop": silent,
+        "SubagentStop": [
+            HookMatcherConfig(hookCallbackIds=["silent"], timeout=0.05, onFailure="block")
+        ],
+    }
+    hooks = SdkHooks(
+        program.channel, config, session_id=lambda: "s", cwd=tmp_path, mode=lambda: "default"
+    )
+    pre = await hooks.pre_tool_use("Bash", {"command": "touch x"}, "u1")
+    assert pre.decision == "deny" and "did not respond before its timeout" in pre.reason
+    prompt = await hooks.user_prompt_submit("hi")
+    assert prompt.block_reason is not None and "timed out" in prompt.block_reason
+    post = await hooks.post_tool_use("Bash", {"command": "ls"}, "u2", "out", False)
+    assert (post.decision, post.stop_turn, post.additional_context) == (None, None, None)
+    stop = await hooks.stop(stop_hook_active=False, last_message="done")
+    assert (stop.block_reason, stop.stop_turn) == (None, None)
+    sub = await hooks.subagent_stop(stop_hook_active=False, last_message="done")
+    assert sub.block_reason is not None
+    cancelled = [line for line in program.lines if line["type"] == "control_cancel_request"]
+    assert len(cancelled) == 5
+    # A program gone away is no answer either: the call still does not run.
+    program.channel.close("the program closed its input")
+    gone = await hooks.pre_tool_use("Bash", {"command": "touch x"}, "u3")
+    assert gone.decision == "deny"
