@@ -36,7 +36,7 @@ from tether.providers.choice import choose_model
 from tether.providers.registry import ModelSpec, parse_model_spec
 from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
-from tether.settings.load import origin_of
+from tether.settings.load import ALL_SOURCES, SettingSources, origin_of
 from tether.skills import commands
 from tether.tools.base import Tool
 from tether.transcript.store import TranscriptStore, data_dir
@@ -76,7 +76,7 @@ class InProcessDriver:
     def __init__(
         self,
         *,
-        user_settings: bool = True,
+        setting_sources: SettingSources = ALL_SOURCES,
         provider_factory: ProviderFactory | None = None,
         env: Mapping[str, str] | None = None,
         on_open: OnOpen | None = None,
@@ -85,7 +85,7 @@ class InProcessDriver:
         daemon runs print mode for callers other than itself); None: this process's.
         ``on_open`` hears of the session once it is open (the daemon tells its client the
         session id, to name it if the daemon dies mid-turn)."""
-        self._user_settings = user_settings
+        self._setting_sources = setting_sources
         self._custom_factory = provider_factory
         self._env = env
         self._on_open = on_open
@@ -109,7 +109,7 @@ class InProcessDriver:
         workspace = Workspace(
             root,
             overrides=dict(request.settings) or None,
-            user_settings=self._user_settings,
+            setting_sources=self._setting_sources,
             mcp_servers=request.mcp_servers,
             strict_mcp=request.strict_mcp,
             fallback_model=request.fallback_model,

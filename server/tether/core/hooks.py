@@ -16,6 +16,11 @@ class ToolHookVerdict:
     stop_turn: str | None = None
     """``continue: false`` — end the turn with this message."""
     additional_context: str | None = None
+    updated_output: Any = None
+    """After a call (``updatedToolOutput``): the result the model and the program see in
+    place of the tool's own; None keeps it."""
+    updated_mcp_output: Any = None
+    """The same for an MCP tool's result (``updatedMCPToolOutput``); other tools ignore it."""
 
 
 @dataclass(frozen=True)

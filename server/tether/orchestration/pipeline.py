@@ -2,7 +2,7 @@
 
     refresh settings -> parse input -> validate -> PreToolUse hooks (may rewrite the input)
     -> permission decision (rules, mode, control plane, sandbox, tool) -> ask the user if
-    needed -> call -> PostToolUse hooks -> result
+    needed -> call -> PostToolUse hooks (may rewrite the result) -> result
 
 A hook's "deny" blocks before any rule is read; its "ask" turns an allow into a question;
 its "allow" skips a question only when no rule and nothing protected asked it. The
@@ -24,6 +24,7 @@ from tether.core.hooks import Hooks
 from tether.core.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.errors import ToolError
+from tether.orchestration.result_rewrite import rewritten_result
 from tether.permissions.display import visible
 from tether.permissions.policy import Decision, RuleSet, decide, suggest_rule
 from tether.protocol.content import TextToolContent, ToolContent
@@ -161,6 +162,11 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
     post = await rt.hooks.post_tool_use(
         use.name, raw_input, use.id, result.raw_output or result.content, result.is_error
     )
+    replaced = post.updated_output
+    if post.updated_mcp_output is not None and use.name.startswith("mcp__"):
+        replaced = post.updated_mcp_output
+    if replaced is not None:
+        result = rewritten_result(result, replaced)
     block = result.to_block(use.id)
     notes = [n for n in (verdict.additional_context, post.additional_context) if n]
     if notes:

@@ -39,7 +39,7 @@ from tether.session.file_snapshot import WorkspaceSnapshots
 from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
 from tether.session.shell_checkpoints import ShellCheckpoints
-from tether.settings.load import LoadedSettings, add_local_rule
+from tether.settings.load import LoadedSettings, SettingSources, add_local_rule
 from tether.settings.trust import TrustStore
 from tether.skills.attach import attach as attach_skills
 from tether.skills.registry import SkillRegistry
@@ -105,6 +105,7 @@ class Workspace:
         provider_factory: ProviderFactory | None = None,
         hooks: Hooks | None = None,
         user_settings: bool = True,
+        setting_sources: SettingSources | None = None,
         trust: TrustStore | None = None,
         sandbox_probe: Probe | None = None,
         watch_settings: bool = True,
@@ -128,7 +129,7 @@ class Workspace:
         self.guard = WorkspaceGuard(
             self.root,
             overrides,
-            user=user_settings,
+            sources=setting_sources or SettingSources(user=user_settings),
             trust=trust,
             sandbox_probe=sandbox_probe,
             watch=watch_settings,
