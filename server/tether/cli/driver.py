@@ -145,6 +145,12 @@ class SessionDriver(Protocol):
         """Run a turn and return when it ends; updates go to the subscribers."""
         ...
 
+    async def fold(self, blocks: Sequence[ContentBlock]) -> TurnOutcome | None:
+        """Give a prompt to the running turn (Claude Code folds a prompt sent mid-turn into
+        it): the outcome of that turn, or None when no turn took it in (the caller runs it
+        as a turn of its own)."""
+        ...
+
     def interrupt(self) -> bool:
         """Stop the running turn (it ends ``cancelled``); False when nothing runs."""
         ...

@@ -219,6 +219,10 @@ class InProcessDriver:
             sys.stderr.write(f"[tether] {problem}\n")
         return _outcome(await session.prompt(blocks))
 
+    async def fold(self, blocks: Sequence[ContentBlock]) -> TurnOutcome | None:
+        result = await self._live()[1].fold(blocks)
+        return _outcome(result) if result is not None else None
+
     def interrupt(self) -> bool:
         return self._live()[1].cancel()
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -100,6 +101,8 @@ class SdkHooks:
             "hook_event_name": event,
             **fields,
         }
+        # Claude Code gives a callback of an event with no tool call an id of its own.
+        tool_use_id = tool_use_id or str(uuid.uuid4())
         calls = [
             self._call(callback_id, matcher, payload, tool_use_id)
             for matcher in self._config.get(event, ())
@@ -107,7 +110,7 @@ class SdkHooks:
             for callback_id in matcher.callback_ids
         ]
         results = list(await asyncio.gather(*calls))
-        self._notices.note(event, [outcome for outcome, _ in results])
+        self._notices.note(event, [outcome for outcome, _ in results], subject)
         return results
 
     def drain_notices(self) -> list[HookNotice]:
@@ -118,7 +121,7 @@ class SdkHooks:
         callback_id: str,
         matcher: HookMatcherConfig,
         payload: Mapping[str, Any],
-        tool_use_id: str | None,
+        tool_use_id: str,
     ) -> tuple[HookOutcome, dict[str, Any] | None]:
         request = {
             "subtype": "hook_callback",

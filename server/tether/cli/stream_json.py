@@ -13,7 +13,9 @@ parse (``claude_agent_sdk._internal.message_parser``) and Claude Code 2.1 emits:
   (``message_start``, ``content_block_start``/``_delta``/``_stop``, ``message_delta``,
   ``message_stop``) rebuilt from the updates;
 - ``system``/``compact_boundary`` when the conversation was summarised, ``system``/``status``
-  when the permission mode changed, ``system``/``task_started``/``task_notification`` for
+  when the permission mode changed, ``system``/``informational`` for what the user should
+  know (a hook's ``systemMessage`` or failure, a refused prompt, a retry),
+  ``system``/``task_started``/``task_notification`` for
   background tasks; for a subagent run in the foreground (the Agent tool), as Claude Code
   2.1.337 writes it: ``task_started``, the agent's prompt as a ``user`` line whose
   ``parent_tool_use_id`` is the Agent call, then ``task_updated`` and ``task_notification``
@@ -37,7 +39,7 @@ from typing import Any
 
 from tether.cli.assistant_stream import ResponseWriter
 from tether.cli.driver import SessionFacts, TurnOutcome
-from tether.cli.result import TurnCounter, result_message
+from tether.cli.result import TurnCounter, blocked_prompt_text, result_message
 from tether.core.messages import INTERRUPTED_TOOL_RESULT
 from tether.protocol.content import TerminalContent, TextToolContent, ToolContent
 from tether.protocol.updates import (
@@ -45,6 +47,7 @@ from tether.protocol.updates import (
     AgentThoughtChunk,
     Compaction,
     ModeChange,
+    Notice,
     SessionUpdate,
     TaskUpdate,
     ToolCall,
@@ -152,9 +155,32 @@ class StreamJsonEncoder:
         self._agents = {}
         self.counter = TurnCounter()
 
-    def result(self, outcome: TurnOutcome) -> None:
+    def result(self, outcome: TurnOutcome, prompt: str = "") -> None:
+        """The turn's ``result``; a prompt a UserPromptSubmit hook refused is said first in a
+        ``system``/``informational`` line, and is the result's text, as in Claude Code."""
         self._response.close()
-        self._emit(result_message(outcome, self.counter.stats, self.model))
+        blocked = None
+        if not self.counter.stats.prompt_accepted:
+            blocked = blocked_prompt_text(outcome, prompt)
+        if blocked is not None:
+            self.informational(
+                blocked,
+                prevent_continuation=True,
+                prompt_submit_outcome={
+                    "kind": "blocked_by_hook",
+                    "prompt_kept": False,
+                    "reason": outcome.error or "",
+                },
+            )
+        self._emit(result_message(outcome, self.counter.stats, self.model, blocked))
+
+    def informational(self, content: str, level: str = "warning", **extra: Any) -> None:
+        """``system``/``informational``: something Claude Code shows the user (a refused
+        prompt, a hook's ``systemMessage``)."""
+        self._emit(
+            {"type": "system", "subtype": "informational", "content": content, "level": level}
+            | extra
+        )
 
     # -- updates ------------------------------------------------------------------------
 
@@ -186,6 +212,9 @@ class StreamJsonEncoder:
             self.status(update.mode)
         elif isinstance(update, TaskUpdate):
             self._task(update)
+        elif isinstance(update, Notice):
+            # Claude Code's levels: a hook's message is a "notice".
+            self.informational(update.message, "notice" if update.level == "info" else update.level)
 
     def _response_done(self, usage: UsageUpdate) -> None:
         tool_uses = self._response.done(usage)

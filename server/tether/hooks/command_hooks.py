@@ -112,7 +112,7 @@ class CommandHooks:
             )
         )
         outcomes = [read_outcome(r, plain_stdout_is_context=plain_stdout_is_context) for r in runs]
-        self._notices.note(event, outcomes)
+        self._notices.note(event, outcomes, subject)
         return outcomes
 
     def drain_notices(self) -> list[HookNotice]:

@@ -128,12 +128,14 @@ class HookNotices:
     def __init__(self) -> None:
         self._notices: list[HookNotice] = []
 
-    def note(self, event: str, outcomes: list[HookOutcome]) -> None:
+    def note(self, event: str, outcomes: list[HookOutcome], subject: str | None = None) -> None:
+        """``subject``: the tool (or source, trigger) the event was about."""
+        label = f"{event}:{subject}" if subject else event
         for o in outcomes:
             if o.failed:
-                self._notices.append(HookNotice("warning", f"{event} {o.failed}"))
+                self._notices.append(HookNotice("warning", f"{label} {o.failed}"))
             if o.system_message:
-                self._notices.append(HookNotice("info", o.system_message))
+                self._notices.append(HookNotice("info", f"{label} says: {o.system_message}"))
 
     def drain(self) -> list[HookNotice]:
         notices, self._notices = self._notices, []

@@ -12,6 +12,7 @@ import pytest
 
 from tether.cli.control import ControlChannel, ControlError
 from tether.cli.sdk_hooks import SdkHooks
+from tether.cli.sdk_prompts import HeldPrompt, Prompt, Prompts, RefusedPrompt
 from tether.cli.sdk_wire import HookMatcherConfig, RequestRefused, parse_request
 from tether.cli.stream_input import (
     ControlResponseLine,
@@ -229,3 +230,49 @@ async def test_an_unanswered_callback_means_what_it_means_in_claude_code(tmp_pat
     program.channel.close("the program closed its input")
     gone = await hooks.pre_tool_use("Bash", {"command": "touch x"}, "u3")
     assert gone.decision == "deny"
+
+
+def user_line(content: Any, **extra: Any) -> UserLine:
+    line = parse_line(
+        json.dumps({"type": "user", "message": {"role": "user", "content": content}} | extra)
+    )
+    assert isinstance(line, UserLine)
+    return line
+
+
+def test_prompt_blocks_are_taken_or_refused_never_dropped() -> None:
+    doc = {
+        "type": "document",
+        "title": "notes",
+        "source": {"type": "text", "media_type": "text/plain", "data": "The secret is mango."},
+    }
+    nested = {
+        "type": "document",
+        "source": {"type": "content", "content": [{"type": "text", "text": "inner"}]},
+    }
+    (text, notes, inner) = user_line([{"type": "text", "text": "sum it up"}, doc, nested]).blocks()
+    assert text == TextContent(text="sum it up")
+    assert isinstance(notes, TextContent) and "The secret is mango." in notes.text
+    assert 'title="notes"' in notes.text and inner == TextContent(text="inner")
+    for bad, named in [
+        ({"type": "document", "source": {"type": "url", "url": "https://x/a.pdf"}}, "'url' source"),
+        ({"type": "image", "source": {"type": "url", "url": "https://x/a.png"}}, "'url' source"),
+        ({"type": "tool_result", "tool_use_id": "t", "content": "x"}, "'tool_result' block"),
+    ]:
+        with pytest.raises(InputError, match=named):
+            user_line([{"type": "text", "text": "hi"}, bad]).blocks()
+
+
+def test_queued_prompts_hold_what_does_not_query_and_refuse_what_cannot_run() -> None:
+    prompts = Prompts()
+    prompts.put_line(user_line("context: mango", shouldQuery=False, uuid="a"))
+    prompts.put_line(
+        user_line([{"type": "tool_use", "id": "x", "name": "n", "input": {}}], uuid="b")
+    )
+    prompts.put_line(user_line("what is it?", uuid="c"))
+    held, refused, asked = list(prompts._entries)  # pyright: ignore[reportPrivateUsage]
+    assert isinstance(held, HeldPrompt) and held.uuid == "a"
+    assert isinstance(refused, RefusedPrompt) and "'tool_use' block" in refused.error
+    assert isinstance(asked, Prompt)
+    assert asked.blocks == [TextContent(text="context: mango"), TextContent(text="what is it?")]
+    assert prompts.take_prompt() is None  # the held line is next, not a prompt to run
