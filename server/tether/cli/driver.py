@@ -117,6 +117,16 @@ class SessionFacts:
 
 
 @dataclass(frozen=True)
+class CheckedCall:
+    """A tool call made outside a turn through the permission pipeline."""
+
+    result: mcp_types.CallToolResult | None
+    """What the tool returned; None when it did not run."""
+    refused: str | None = None
+    """Why it did not run (a rule, the mode, a hook or the program said no)."""
+
+
+@dataclass(frozen=True)
 class TurnOutcome:
     """How a turn ended."""
 
@@ -163,6 +173,12 @@ class SessionDriver(Protocol):
         ...
 
     async def stop_task(self, task_id: str) -> bool: ...
+
+    async def call_checked(self, name: str, arguments: dict[str, Any]) -> CheckedCall:
+        """Call a tool of the session as the model's own call to it is decided: rules, the
+        mode, hooks, and a question when one is due (``mcp_call`` with
+        ``check_permissions``)."""
+        ...
 
     async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         """Call an MCP tool of the session by its ``mcp__server__tool`` name."""

@@ -250,13 +250,16 @@ def _builtin_tools(value: str | None) -> list[str] | None:
     return split_tools([value])
 
 
-def _add_dirs(values: Sequence[str], cwd: Path) -> list[str]:
+def _add_dirs(values: Sequence[str], cwd: Path, notes: list[str]) -> list[str]:
+    """The directories that exist; one that does not is passed over with a note, as
+    Claude Code does (a program naming a folder it has not made yet must still run)."""
     out: list[str] = []
     for value in values:
         path = Path(value).expanduser()
         path = (path if path.is_absolute() else cwd / path).resolve()
         if not path.is_dir():
-            raise UsageError(f"--add-dir {value}: no such directory")
+            notes.append(f"--add-dir {value}: no such directory; left out")
+            continue
         out.append(str(path))
     return out
 
@@ -313,7 +316,8 @@ def print_options(args: argparse.Namespace, base: Path | None = None) -> PrintOp
     if not cwd.is_dir():
         raise UsageError(f"--cwd {args.cwd}: no such directory")
     settings = _json_or_file(args.settings, "--settings", cwd) if args.settings else {}
-    dirs = _add_dirs([d for group in args.add_dir for d in group], cwd)
+    dir_notes: list[str] = []
+    dirs = _add_dirs([d for group in args.add_dir for d in group], cwd, dir_notes)
     if dirs:
         permissions = dict(settings.get("permissions") or {})
         permissions["additionalDirectories"] = [
@@ -375,5 +379,5 @@ def print_options(args: argparse.Namespace, base: Path | None = None) -> PrintOp
         setting_sources=sources,
         fork=args.fork_session,
         await_initialize=args.await_initialize,
-        notes=flag_notes(args),
+        notes=[*flag_notes(args), *dir_notes],
     )

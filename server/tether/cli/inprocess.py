@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tether.cli.callenv import daemon_share
 from tether.cli.driver import (
+    CheckedCall,
     HostedServer,
     McpServerState,
     OpenRequest,
@@ -242,6 +243,28 @@ class InProcessDriver:
 
     async def stop_task(self, task_id: str) -> bool:
         return await self._live()[1].stop_task(task_id)
+
+    async def call_checked(self, name: str, arguments: dict[str, Any]) -> CheckedCall:
+        import mcp_types as types  # MCP's SDK loads only when MCP is used
+
+        from tether.core.messages import ImageBlock, TextBlock, ToolUseBlock
+        from tether.orchestration.pipeline import run_tool_use
+
+        engine = self._live()[1].engine
+        if engine.tools.get(name) is None:
+            return CheckedCall(None, f"The tool did not run: no tool named {name} in the session")
+        use = ToolUseBlock(id=f"mcp_call_{uuid.uuid4().hex[:12]}", name=name, input=arguments)
+        outcome = await run_tool_use(use, engine.tool_runtime)
+        if outcome.rejected is not None:
+            return CheckedCall(None, f"The tool did not run: {outcome.block.text}")
+        content: list[types.TextContent | types.ImageContent] = [
+            types.TextContent(type="text", text=b.text)
+            if isinstance(b, TextBlock)
+            else types.ImageContent(type="image", data=b.data, mime_type=b.media_type)
+            for b in outcome.block.content
+            if isinstance(b, TextBlock | ImageBlock)
+        ]
+        return CheckedCall(types.CallToolResult(content=list(content), is_error=outcome.failed))
 
     async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         from tether.mcp.tools import mcp_tool_name  # MCP's SDK loads only when MCP is used

@@ -47,7 +47,8 @@ def answer_reply(request: PermissionRequest, answer: Any, who: str) -> Permissio
             return request.reply("plan_default")
         updated: Any = decision.get("updatedInput")
         reply = request.reply("allow_once")
-        if isinstance(updated, dict) and updated != request.raw_input:
+        # An empty updatedInput means "as asked", as in Claude Code.
+        if isinstance(updated, dict) and updated and updated != request.raw_input:
             return replace(reply, updated_input=cast(dict[str, Any], updated))
         return reply
     if behavior == "deny":

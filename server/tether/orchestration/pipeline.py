@@ -127,7 +127,7 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
         reason = f"A PreToolUse hook blocked this call: {verdict.reason}"
         return _rejected(use, "hook", reason, [TextToolContent(text=reason)])
     if verdict.updated_input is not None:
-        reparsed = tool.parse(verdict.updated_input)
+        reparsed = tool.parse(known_fields(tool, verdict.updated_input))
         if isinstance(reparsed, str):
             return _fail(use, f"A hook rewrote the input into something invalid: {reparsed}")
         problem = await tool.validate(reparsed, ctx)
@@ -182,7 +182,7 @@ async def _rewritten(
     """The input whoever approved the call rewrote it into, checked as any input is: it must
     parse and validate, and no deny rule may match it (the approval was for this input, so
     a question it would raise is answered). A string says why it cannot run."""
-    parsed = tool.parse(updated)
+    parsed = tool.parse(known_fields(tool, updated))
     if isinstance(parsed, str):
         return f"The approval rewrote the input into something invalid: {parsed}"
     problem = await tool.validate(parsed, ctx)
@@ -192,6 +192,18 @@ async def _rewritten(
     if again.behavior == "deny":
         return f"Permission denied: {again.reason}"
     return parsed
+
+
+def known_fields(tool: Tool[Any], updated: dict[str, Any]) -> dict[str, Any]:
+    """A rewritten input without the fields the tool does not have, which Claude Code drops
+    too (a program that sends back its own bookkeeping must not make the call fail)."""
+    model = tool.input_model
+    if model.model_config.get("extra") != "forbid":
+        return updated
+    names = set(model.model_fields) | {
+        f.alias for f in model.model_fields.values() if f.alias is not None
+    }
+    return {k: v for k, v in updated.items() if k in names}
 
 
 def _refused(use: ToolUseBlock, reply: PermissionReply, decision: Decision) -> ToolOutcome:

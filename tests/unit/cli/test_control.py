@@ -276,3 +276,36 @@ def test_queued_prompts_hold_what_does_not_query_and_refuse_what_cannot_run() ->
     assert isinstance(asked, Prompt)
     assert asked.blocks == [TextContent(text="context: mango"), TextContent(text="what is it?")]
     assert prompts.take_prompt() is None  # the held line is next, not a prompt to run
+
+
+def test_an_empty_updated_input_means_as_asked_and_unknown_fields_are_dropped() -> None:
+    from tether.cli.permission_tool import answer_reply
+    from tether.editor.port import PermissionRequest
+    from tether.orchestration.pipeline import known_fields
+    from tether.tools.write import WRITE_TOOL
+
+    asked = {"file_path": "/w/a.txt", "content": "x"}
+    request = PermissionRequest(
+        session_id="s",
+        tool_call_id="t",
+        tool_name="Write",
+        title="Write a.txt",
+        tool_kind="edit",
+        raw_input=asked,
+    )
+    reply = answer_reply(request, {"behavior": "allow", "updatedInput": {}}, "the program")
+    assert reply.allowed and reply.updated_input is None
+    rewritten = {**asked, "content": "y", "note": "the program's own"}
+    assert known_fields(WRITE_TOOL, rewritten) == {"file_path": "/w/a.txt", "content": "y"}
+
+
+def test_a_server_config_drops_what_it_cannot_read_and_refuses_what_it_cannot_trust() -> None:
+    from tether.cli.sdk_servers import server_config, tool_rules
+
+    config = server_config(
+        {"timeout": "soon", "tools": [{"name": "rm", "permission_policy": "always_deny"}, "junk"]}
+    )
+    assert not isinstance(config, str) and config.timeout is None
+    assert tool_rules("calc", config) == ([], ["mcp__calc__rm"])
+    refused = server_config({"tools": "rm"})
+    assert isinstance(refused, str) and "not started" in refused

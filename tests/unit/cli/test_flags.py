@@ -144,6 +144,10 @@ def test_settings_add_dir_and_sources(tmp_path: Path) -> None:
         "permissions": {"allow": ["Bash(ls:*)"], "additionalDirectories": [str(extra)]}
     }
     assert options.setting_sources == SettingSources(user=False, project=True, local=False)
+    # A folder that does not exist is passed over with a note (as Claude Code does).
+    missing = parse(tmp_path, "--add-dir", "no/such/dir", "--add-dir", str(extra))
+    assert missing.settings["permissions"]["additionalDirectories"] == [str(extra)]
+    assert "--add-dir no/such/dir: no such directory; left out" in missing.notes
     assert parse(tmp_path, "--setting-sources=").setting_sources == SettingSources(
         False, False, False
     )
@@ -188,7 +192,6 @@ def test_permission_prompt_tools(tmp_path: Path) -> None:
         (["--mcp-config", '{"servers": {}}'], 'expected {"mcpServers"'),
         (["--settings", "[1, 2]"], "must be a JSON object"),
         (["--settings", "nowhere.json"], "cannot read the file"),
-        (["--add-dir", "no/such/dir"], "--add-dir no/such/dir: no such directory"),
         (["--system-prompt-file", "absent.md"], "cannot read the file"),
     ],
 )
