@@ -151,6 +151,11 @@ class SessionDriver(Protocol):
         """Follow the session's updates; returns the function that stops following."""
         ...
 
+    async def ready(self) -> None:
+        """Wait (bounded) for the session's MCP servers to come up, so the facts list their
+        tools; what went wrong is said on stderr, once."""
+        ...
+
     async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
         """Run a turn and return when it ends; updates go to the subscribers."""
         ...

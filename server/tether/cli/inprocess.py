@@ -94,6 +94,8 @@ class InProcessDriver:
         self._session: Session | None = None
         self._request: OpenRequest | None = None
         self._notes: list[str] = []
+        self._said: set[str] = set()
+        """MCP problems already said on stderr."""
         self._endpoint: str | None = None
         self._endpoint_origin: str | None = None
         self._unshare: Callable[[], None] | None = None
@@ -214,11 +216,16 @@ class InProcessDriver:
     def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
         return self._live()[1].events.subscribe(listener)
 
-    async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
-        workspace, session = self._live()
+    async def ready(self) -> None:
+        workspace, _ = self._live()
         for problem in await workspace.ready(env=self._env):
-            sys.stderr.write(f"[tether] {problem}\n")
-        return _outcome(await session.prompt(blocks))
+            if problem not in self._said:
+                self._said.add(problem)
+                sys.stderr.write(f"[tether] {problem}\n")
+
+    async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
+        await self.ready()
+        return _outcome(await self._live()[1].prompt(blocks))
 
     async def fold(self, blocks: Sequence[ContentBlock]) -> TurnOutcome | None:
         result = await self._live()[1].fold(blocks)

@@ -26,7 +26,13 @@ from typing import Any, cast
 
 from tether.cli.control import ControlChannel, ControlError, ControlTimeout
 from tether.cli.sdk_wire import HookMatcherConfig
-from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.core.hooks import (
+    HookNotice,
+    PromptHookVerdict,
+    StopHookVerdict,
+    ToolHookVerdict,
+    current_agent,
+)
 from tether.editor.port import PermissionRequest
 from tether.hooks.matchers import matcher_matches
 from tether.hooks.outcome import HookNotices, HookOutcome, read_outcome
@@ -99,6 +105,7 @@ class SdkHooks:
             "cwd": str(self._cwd),
             "permission_mode": self._mode(),
             "hook_event_name": event,
+            **(scope.fields() if (scope := current_agent.get()) is not None else {}),
             **fields,
         }
         # Claude Code gives a callback of an event with no tool call an id of its own.
@@ -165,7 +172,9 @@ class SdkHooks:
             "permission_suggestions": suggestions,
         }
         decisions: list[dict[str, Any]] = []
-        for outcome, answer in await self._gather("PermissionRequest", tool, fields, None):
+        for outcome, answer in await self._gather(
+            "PermissionRequest", tool, fields, request.tool_call_id
+        ):
             if outcome.blocked:
                 decisions.append({"behavior": "deny", "message": outcome.reason})
                 continue
@@ -257,9 +266,13 @@ def _unanswered(event: str, timeout: float) -> HookOutcome | None:
 
 
 def _error_text(response: Any) -> str:
+    """The failure as Claude Code gives it to PostToolUseFailure: the message, without the
+    ``<tool_use_error>`` tags the model reads it in."""
     if isinstance(response, str):
-        return response
-    if isinstance(response, list):
+        text = response
+    elif isinstance(response, list):
         parts = [getattr(block, "text", None) for block in response]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return json.dumps(response, default=str)
+        text = "\n".join(p for p in parts if isinstance(p, str))
+    else:
+        return json.dumps(response, default=str)
+    return text.removeprefix("<tool_use_error>").removesuffix("</tool_use_error>")

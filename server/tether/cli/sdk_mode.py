@@ -160,6 +160,7 @@ class SdkMode:
         if not await self._opened():
             return 2
         self.encoder.begin_turn()
+        await self.driver.ready()
         self.encoder.init(self.driver.facts())
         self.encoder.result(TurnOutcome("end_turn", "completed", None, Usage()))
         return 0
@@ -169,6 +170,7 @@ class SdkMode:
             return 2
         self.encoder.begin_turn()
         self._state("running")
+        await self.driver.ready()  # the init line lists the MCP servers' tools
         self.encoder.init(self.driver.facts())
         outcome = await self._run_folding(prompt.blocks)
         self.encoder.result(outcome, prompt_text(prompt.blocks))
@@ -208,8 +210,11 @@ class SdkMode:
         return turn.result()
 
     def _fail(self, message: str) -> None:
-        """A turn that could not start still ends in a ``result`` the program can read."""
+        """A turn that could not start still ends in a ``result`` the program can read (with
+        an id: the session asked for, or a new one when none opened)."""
         sys.stderr.write(f"tether: {message}\n")
+        if not self.encoder.session_id:
+            self.encoder.session_id = self.options.resume or str(uuid.uuid4())
         self.encoder.begin_turn()
         outcome = TurnOutcome("error", "model_error", message, Usage())
         self.encoder.result(outcome)

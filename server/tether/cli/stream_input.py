@@ -156,7 +156,7 @@ KINDS = ("user", "control_request", "control_response", "control_cancel_request"
 
 
 def parse_line(line: str) -> InputLine | None:
-    """One line of input; None for a blank line."""
+    """One line of input; None for a blank line or a ``keep_alive``."""
     text = line.strip()
     if not text:
         return None
@@ -167,6 +167,8 @@ def parse_line(line: str) -> InputLine | None:
     except ValueError as e:
         raise InputError(f"not JSON ({e}): {text[:200]}") from None
     fields: dict[str, Any] = cast(dict[str, Any], data) if isinstance(data, dict) else {}
+    if fields.get("type") == "keep_alive":  # a heartbeat receivers ignore (the SDK's d.ts)
+        return None
     if fields.get("type") not in KINDS:
         kind: object = fields.get("type") if fields else type(cast(object, data)).__name__
         raise InputError(f"unknown message type {kind!r} (expected one of {', '.join(KINDS)})")

@@ -18,8 +18,9 @@ parse (``claude_agent_sdk._internal.message_parser``) and Claude Code 2.1 emits:
   ``system``/``task_started``/``task_notification`` for
   background tasks; for a subagent run in the foreground (the Agent tool), as Claude Code
   2.1.337 writes it: ``task_started``, the agent's prompt as a ``user`` line whose
-  ``parent_tool_use_id`` is the Agent call, then ``task_updated`` and ``task_notification``
-  before the call's result;
+  ``parent_tool_use_id`` is the Agent call, its tool calls and results
+  (``cli/subagent_stream.py``), then ``task_updated`` and ``task_notification`` before the
+  call's result;
 - ``result`` last, with the turn's usage, cost and permission denials.
 
 ``cli/assistant_stream.py`` writes each model response's lines. Everything is derived from
@@ -40,6 +41,7 @@ from typing import Any
 from tether.cli.assistant_stream import ResponseWriter
 from tether.cli.driver import SessionFacts, TurnOutcome
 from tether.cli.result import TurnCounter, blocked_prompt_text, result_message
+from tether.cli.subagent_stream import SubagentLines
 from tether.core.messages import INTERRUPTED_TOOL_RESULT
 from tether.protocol.content import TerminalContent, TextToolContent, ToolContent
 from tether.protocol.updates import (
@@ -49,6 +51,7 @@ from tether.protocol.updates import (
     ModeChange,
     Notice,
     SessionUpdate,
+    SubagentActivity,
     TaskUpdate,
     ToolCall,
     ToolCallUpdate,
@@ -102,6 +105,7 @@ class StreamJsonEncoder:
         """Foreground Agent calls of the turn: tool_use id -> task id."""
         self._last_had_tools = False
         self.counter = TurnCounter()
+        self._subagents = SubagentLines(self._emit, lambda: self.model, tool_result_text)
 
     # -- lines --------------------------------------------------------------------------
 
@@ -212,6 +216,10 @@ class StreamJsonEncoder:
             self.status(update.mode)
         elif isinstance(update, TaskUpdate):
             self._task(update)
+        elif isinstance(update, SubagentActivity):
+            task_id = self._agents.get(update.tool_call_id)
+            if task_id is not None:  # a foreground agent's (a background one has its log)
+                self._subagents.step(update, task_id)
         elif isinstance(update, Notice):
             # Claude Code's levels: a hook's message is a "notice".
             self.informational(update.message, "notice" if update.level == "info" else update.level)
@@ -291,8 +299,17 @@ class StreamJsonEncoder:
             "prompt": prompt,
         }
         self._emit(started)
+        self._subagents.started(call.tool_call_id)
         message = {"role": "user", "content": [{"type": "text", "text": prompt}]}
-        self._emit({"type": "user", "message": message, "parent_tool_use_id": call.tool_call_id})
+        self._emit(
+            {
+                "type": "user",
+                "message": message,
+                "parent_tool_use_id": call.tool_call_id,
+                "subagent_type": agent_type,
+                "task_description": started["description"],
+            }
+        )
 
     def _agent_ended(self, task_id: str, update: ToolCallUpdate, text: str) -> None:
         status = "completed" if update.status == "completed" else "failed"

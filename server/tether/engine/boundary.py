@@ -50,7 +50,10 @@ class Boundary:
         self._recalled: set[Path] = set()
 
     async def enqueue(
-        self, prompt: Sequence[ContentBlock], running: Callable[[], bool]
+        self,
+        prompt: Sequence[ContentBlock],
+        running: Callable[[], bool],
+        context: str | None = None,
     ) -> asyncio.Future[TurnResult | None]:
         """A prompt sent while a turn runs; the future resolves with the result of the turn
         that took it in, or with ``None`` when no turn did (the caller runs it as a turn)."""
@@ -59,7 +62,7 @@ class Boundary:
         if not running():  # the turn ended while the prompt was being read
             future.set_result(None)
         else:
-            self.queued.append(Queued(message, list(prompt), future))
+            self.queued.append(Queued(message, list(prompt), future, context))
         return future
 
     async def drain(self, turn_id: str, waiters: list[asyncio.Future[TurnResult | None]]) -> int:
@@ -78,6 +81,11 @@ class Boundary:
         for queued in self.queued:
             self.emit(UserMessage(content=queued.content))
             await self.history.append_user(turn_id, queued.message, queued.content)
+            if queued.context:
+                note = f"<system-reminder>\n{queued.context}\n</system-reminder>"
+                self.history.append_meta(
+                    turn_id, Message(role="user", content=[TextBlock(text=note)]), "hook_context"
+                )
             waiters.append(queued.future)
             count += 1
         self.queued.clear()

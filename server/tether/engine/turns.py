@@ -73,6 +73,8 @@ class Queued:
     content: list[ContentBlock]
     future: asyncio.Future[TurnResult | None]
     """The result of the turn that consumed it, or ``None``: no turn did (given back)."""
+    context: str | None = None
+    """What a UserPromptSubmit hook added to it, joined after it."""
 
 
 @dataclass

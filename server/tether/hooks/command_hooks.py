@@ -15,7 +15,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.core.hooks import (
+    HookNotice,
+    PromptHookVerdict,
+    StopHookVerdict,
+    ToolHookVerdict,
+    current_agent,
+)
 from tether.hooks.matchers import select
 from tether.hooks.outcome import HookNotices, HookOutcome, joined, read_outcome
 from tether.hooks.runner import hook_env, run_hook
@@ -81,6 +87,7 @@ class CommandHooks:
             "cwd": str(self.root),
             "permission_mode": self._mode(),
             "hook_event_name": event,
+            **(scope.fields() if (scope := current_agent.get()) is not None else {}),
             **fields,
         }
 

@@ -219,6 +219,7 @@ class Workspace:
             session_id=session_id,
             cwd=self.root,
             provider=provider,
+            provider_for=lambda model: self.make_provider(model, options.env),
             tools=[*builtin, *options.tools],
             editor=editor,
             rules=self.rules(allow, deny),

@@ -20,6 +20,7 @@ from tether.cli.stream_input import (
     UserLine,
     parse_line,
 )
+from tether.core.hooks import AgentScope, current_agent
 from tether.protocol.content import ImageContent, TextContent
 
 
@@ -124,6 +125,7 @@ def test_input_lines() -> None:
         ImageContent(mime_type="image/png", data="AA=="),
     ]
     assert parse_line("   \n") is None
+    assert parse_line('{"type": "keep_alive"}') is None  # a heartbeat, ignored
     with pytest.raises(InputError, match="not JSON"):
         parse_line("{oops")
     with pytest.raises(InputError, match="unknown message type 'assistant'"):
@@ -230,6 +232,29 @@ async def test_an_unanswered_callback_means_what_it_means_in_claude_code(tmp_pat
     program.channel.close("the program closed its input")
     gone = await hooks.pre_tool_use("Bash", {"command": "touch x"}, "u3")
     assert gone.decision == "deny"
+
+
+async def test_a_failure_reaches_its_hook_as_claude_code_words_it(tmp_path: Path) -> None:
+    """PostToolUseFailure's ``error`` is the message, without the tags the model reads it
+    in; a subagent's hook inputs name the agent."""
+    program = Program()
+    silent = [HookMatcherConfig(hookCallbackIds=["silent"], timeout=0.05)]
+    hooks = SdkHooks(
+        program.channel,
+        {"PostToolUseFailure": silent},
+        session_id=lambda: "s",
+        cwd=tmp_path,
+        mode=lambda: "default",
+    )
+    failed = "<tool_use_error>File does not exist: missing.txt</tool_use_error>"
+    scope = current_agent.set(AgentScope("a1b2", "reviewer"))
+    try:
+        await hooks.post_tool_use("Read", {"file_path": "missing.txt"}, "u1", failed, True)
+    finally:
+        current_agent.reset(scope)
+    sent = program.requests()[-1]["request"]["input"]
+    assert sent["error"] == "File does not exist: missing.txt"
+    assert (sent["agent_id"], sent["agent_type"], sent["tool_use_id"]) == ("a1b2", "reviewer", "u1")
 
 
 def user_line(content: Any, **extra: Any) -> UserLine:
