@@ -53,10 +53,14 @@ def say(text: str, expect: str | None = None) -> Any:
 def script(root: Path, items: list[str]) -> list[Any]:
     app = str(root / "src" / "app.py")
     turns: dict[str, list[Any]] = {
-        "mcp": [[use("mcp__calc__add", a=2, b=40)], say("2 + 40 = 42", expect="42")],
+        "mcp": [
+            [use("mcp__calc__rm")],
+            [use("mcp__calc__add", a=2, b=40)],
+            say("2 + 40 = 42", expect="42"),
+        ],
         "mcp_external": [
             [use("mcp__ext__echo", text="hello from ext")],
-            say("It echoed.", expect="hello from ext"),
+            say("It echoed.", expect="REPLACED-BY-HOOK"),
         ],
         "hooks": [
             [use("Read", file_path=app)],
@@ -223,7 +227,8 @@ def test_same_program_same_behaviour(claude_code: Path, tmp_path: Path, sdk: str
     assert ours["mcp"]["callbacks"] == [[2, 40]]
     results = [_tool_results(r) for r in our_api.requests]
     assert ["42"] in results
-    assert ["hello from ext"] in results
+    # What the PostToolUse hook gave is what the model read of the external tool.
+    assert ["REPLACED-BY-HOOK"] in results and ["hello from ext"] not in results
     # The first turn's init line already lists the external server's tools.
     for report in (ours, theirs):
         init = next(m for m in report["mcp_external"]["messages"] if m.get("subtype") == "init")

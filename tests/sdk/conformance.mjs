@@ -51,7 +51,8 @@ function promptStream() {
 
 const items = {
   // An in-process MCP server (createSdkMcpServer): announced in initialize, called over
-  // mcp_message; its result must reach the model.
+  // mcp_message; its result must reach the model. Its tool policies: always_deny holds
+  // for rm although another entry cannot be read (that one is dropped, as in Claude Code).
   async mcp() {
     const calls = [];
     const calc = createSdkMcpServer({
@@ -62,26 +63,41 @@ const items = {
           calls.push([a, b]);
           return { content: [{ type: "text", text: String(a + b) }] };
         }),
+        tool("rm", "Remove everything", {}, async () => {
+          calls.push(["rm"]);
+          return { content: [{ type: "text", text: "removed" }] };
+        }),
       ],
     });
-    const messages = await collect(
-      query({
-        prompt: "add 2 and 40",
-        options: { ...base, mcpServers: { calc }, allowedTools: ["mcp__calc__add"] },
-      }),
-    );
+    const policies = [{ name: "rm", permission_policy: "always_deny" }, { name: 7 }];
+    const options = {
+      ...base,
+      mcpServers: { calc: { ...calc, tools: policies } },
+      allowedTools: ["mcp__calc__add", "mcp__calc__rm"],
+    };
+    const messages = await collect(query({ prompt: "add 2 and 40", options }));
     return { messages, callbacks: calls };
   },
 
   // A stdio MCP server the CLI starts: the SDK sends it in initialize (--await-initialize).
+  // A PostToolUse hook replaces its output (updatedMCPToolOutput); an additional directory
+  // that does not exist is passed over.
   async mcp_external() {
     const [command, ...args] = process.env.MCP_SERVER.split(" ");
+    const replace = async () => ({
+      hookSpecificOutput: {
+        hookEventName: "PostToolUse",
+        updatedMCPToolOutput: { content: [{ type: "text", text: "REPLACED-BY-HOOK" }] },
+      },
+    });
     const q = query({
       prompt: "echo through the external server",
       options: {
         ...base,
         mcpServers: { ext: { type: "stdio", command, args } },
         allowedTools: ["mcp__ext__echo"],
+        hooks: { PostToolUse: [{ matcher: "mcp__ext__echo", hooks: [replace] }] },
+        additionalDirectories: [`${cwd}/no-such-directory`],
       },
     });
     const messages = await collect(q);

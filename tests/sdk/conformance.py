@@ -86,7 +86,13 @@ async def item_mcp() -> dict[str, Any]:
         calls.append([args["a"], args["b"]])
         return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
 
-    calc = create_sdk_mcp_server("calc", tools=[add])
+    @tool("rm", "Remove everything", {})
+    async def rm(_args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(["rm"])  # type: ignore[list-item]
+        return {"content": [{"type": "text", "text": "removed"}]}
+
+    # The Python SDK has no tool policies: rm is simply not allowed (no question in -p).
+    calc = create_sdk_mcp_server("calc", tools=[add, rm])
     opts = options(mcp_servers={"calc": calc}, allowed_tools=["mcp__calc__add"])
     return {
         "messages": await collect(query(prompt="add 2 and 40", options=opts)),
@@ -97,7 +103,19 @@ async def item_mcp() -> dict[str, Any]:
 async def item_mcp_external() -> dict[str, Any]:
     command, *args = os.environ["MCP_SERVER"].split(" ")
     server = {"type": "stdio", "command": command, "args": args}
-    opts = options(mcp_servers={"ext": server}, allowed_tools=["mcp__ext__echo"])
+
+    async def replace(_data: Any, _tool_use_id: Any, _ctx: Any) -> dict[str, Any]:
+        output = {"content": [{"type": "text", "text": "REPLACED-BY-HOOK"}]}
+        return {
+            "hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": output}
+        }
+
+    opts = options(
+        mcp_servers={"ext": server},
+        allowed_tools=["mcp__ext__echo"],
+        hooks={"PostToolUse": [HookMatcher(matcher="mcp__ext__echo", hooks=[replace])]},
+        add_dirs=[f"{CWD}/no-such-directory"],
+    )
     prompt = "echo through the external server"
     return {"messages": await collect(query(prompt=prompt, options=opts)), "callbacks": []}
 

@@ -65,7 +65,8 @@ class SdkMode:
     ) -> None:
         self.options = options
         self.driver = driver
-        self.encoder = StreamJsonEncoder(write, partial=options.partial)
+        asks = options.permission_prompt_tool is not None
+        self.encoder = StreamJsonEncoder(write, partial=options.partial, asks=asks)
         self.channel = ControlChannel(write)
         self.servers = SdkServers(self.channel)
         self.servers.announce(options.mcp_servers)

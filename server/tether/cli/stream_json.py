@@ -92,9 +92,12 @@ def tool_result_text(content: list[ToolContent] | None) -> str:
 class StreamJsonEncoder:
     """Turns one session's updates into stream-json lines, turn after turn."""
 
-    def __init__(self, write: Write, *, partial: bool = False) -> None:
+    def __init__(self, write: Write, *, partial: bool = False, asks: bool = True) -> None:
         self._write = write
         self.partial = partial
+        self.asks = asks
+        """A program answers questions (``--permission-prompt-tool``): a "no" of its own
+        is not one the run decided alone (no ``system``/``permission_denied``)."""
         self.session_id = ""
         self.model = ""
         self._response = ResponseWriter(self._emit, partial=partial, model=lambda: self.model)
@@ -224,6 +227,20 @@ class StreamJsonEncoder:
             # Claude Code's levels: a hook's message is a "notice".
             self.informational(update.message, "notice" if update.level == "info" else update.level)
 
+    def _denied(self, update: ToolCallUpdate, text: str) -> None:
+        """A call denied with no question put to the program (a rule, the mode, or no one
+        to ask), as Claude Code 2.1 says it; a hook's or the program's own no is not."""
+        line: dict[str, Any] = {
+            "type": "system",
+            "subtype": "permission_denied",
+            "tool_name": self.counter.name_of(update.tool_call_id),
+            "tool_use_id": update.tool_call_id,
+            "message": text,
+        }
+        if update.rejected in ("rule", "mode"):
+            line["decision_reason_type"] = update.rejected
+        self._emit(line)
+
     def _response_done(self, usage: UsageUpdate) -> None:
         tool_uses = self._response.done(usage)
         if tool_uses is None:
@@ -244,6 +261,8 @@ class StreamJsonEncoder:
         if not text and update.rejected is not None:
             name = self.counter.name_of(update.tool_call_id)
             text = f"{name} was not run: the {update.rejected} said no"
+        if update.rejected in ("rule", "mode") or (update.rejected == "user" and not self.asks):
+            self._denied(update, text)
         elif not text and update.status == "failed":
             # A failed call shows its error; one that shows nothing was interrupted.
             text = INTERRUPTED_TOOL_RESULT
