@@ -321,7 +321,9 @@ class QueryEngine:
         turn.task.cancel()
         return True
 
-    async def enqueue(self, prompt: Sequence[ContentBlock]) -> asyncio.Future[TurnResult | None]:
+    async def enqueue(
+        self, prompt: Sequence[ContentBlock], *, with_tools_only: bool = False
+    ) -> asyncio.Future[TurnResult | None]:
         """A prompt sent while a turn runs: injected at the next boundary; the future
         resolves with the result of the turn that consumed it, or with ``None`` when no
         turn did (it came after the last boundary): the caller runs it as a turn."""
@@ -343,7 +345,9 @@ class QueryEngine:
             future.set_result(refused)
             return future
         running: Callable[[], bool] = lambda: self._turn is not None  # noqa: E731
-        return await self.boundary.enqueue(prompt, running, verdict.additional_context)
+        return await self.boundary.enqueue(
+            prompt, running, verdict.additional_context, with_tools_only=with_tools_only
+        )
 
     def set_provider(self, provider: Provider) -> None:
         """Use another model from the next request on (the system prompt names it)."""
@@ -456,9 +460,10 @@ class QueryEngine:
         if self.notifications:
             self.events.wake()
 
-    async def drain_inbox(self, turn_id: str) -> int:
+    async def drain_inbox(self, turn_id: str, ending: bool = False) -> int:
         """Turn boundary: what arrived meanwhile joins the conversation (``Boundary``)."""
-        return await self.boundary.drain(turn_id, self._turn.waiters if self._turn else [])
+        waiters = self._turn.waiters if self._turn else []
+        return await self.boundary.drain(turn_id, waiters, ending=ending)
 
     def _parts(self) -> TurnParts:
         return TurnParts(
