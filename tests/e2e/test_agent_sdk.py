@@ -308,3 +308,31 @@ async def test_every_control_request_gets_an_answer(
     assert usage["totalTokens"] > 0 and usage["maxTokens"] >= usage["totalTokens"]
     assert {m["value"] for m in models["models"]} == {"sonnet", "opus", "haiku"}
     assert interrupted == {"still_queued": []}
+
+
+async def test_mcp_call_with_check_permissions_is_decided_as_the_model_call(
+    workspace: Path, daemon_env: dict[str, str]
+) -> None:
+    """``mcp_call`` with ``check_permissions`` goes through the permission pipeline, so
+    ``disallowedTools`` holds; without it the control channel is trusted (the SDK's d.ts)."""
+    server = Path(__file__).parent.parent / "support" / "mcp_server.py"
+    ext = {"type": "stdio", "command": sys.executable, "args": [str(server)]}
+    call = {"subtype": "mcp_call", "tool": "mcp__ext__write_note", "arguments": {"text": "a note"}}
+    with FakeAnthropicServer([[say("Hi.")]]) as api:
+        opts = options(
+            workspace,
+            daemon_env,
+            api,
+            mcp_servers={"ext": ext},  # type: ignore[dict-item]
+            disallowed_tools=["mcp__ext__write_note"],
+        )
+        async with ClaudeSDKClient(opts) as client:
+            await client.query("hello")
+            _ = [m async for m in client.receive_response()]
+            query_ = client._query  # pyright: ignore[reportPrivateUsage]
+            assert query_ is not None
+            with pytest.raises(Exception, match=r"did not run|denied|disallowed"):
+                await query_._send_control_request({**call, "check_permissions": True})  # pyright: ignore[reportPrivateUsage]
+            trusted = await query_._send_control_request(call)  # pyright: ignore[reportPrivateUsage]
+        api.assert_complete()
+    assert "saved: a note" in str(trusted)

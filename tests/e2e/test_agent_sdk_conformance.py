@@ -35,6 +35,12 @@ LONG_COMMAND = "python3 -c 'import time; time.sleep(30)'"
 """Interrupted after it starts (Claude Code refuses a bare ``sleep``)."""
 
 
+SAFEGUARDS_REFUSED = "safeguards: Extra inputs are not permitted"
+PRODUCT_NOTICE = "We're changing auto mode"
+"""Claude Code's own notice about its auto mode's billing (a ``system/informational`` line
+when a session leaves plan mode through a custom API address): no Tether counterpart."""
+
+
 def use(name: str, **inp: Any) -> dict[str, Any]:
     return {"type": "tool_use", "name": name, "input": inp}
 
@@ -47,14 +53,20 @@ def say(text: str, expect: str | None = None) -> Any:
 def script(root: Path, items: list[str]) -> list[Any]:
     app = str(root / "src" / "app.py")
     turns: dict[str, list[Any]] = {
-        "mcp": [[use("mcp__calc__add", a=2, b=40)], say("2 + 40 = 42", expect="42")],
+        "mcp": [
+            [use("mcp__calc__rm")],
+            [use("mcp__calc__add", a=2, b=40)],
+            say("2 + 40 = 42", expect="42"),
+        ],
         "mcp_external": [
             [use("mcp__ext__echo", text="hello from ext")],
-            say("It echoed.", expect="hello from ext"),
+            say("It echoed.", expect="REPLACED-BY-HOOK"),
         ],
         "hooks": [
             [use("Read", file_path=app)],
-            [use("Bash", command="echo hi")],
+            [use("Bash", command="echo SECRET-TOKEN-123")],
+            [use("Edit", file_path=app, old_string='"Bye', new_string='"Ciao')],
+            [use("Bash", command="touch late.txt")],
             [use("Read", file_path=str(root / "missing.txt"))],
             say("Looked around.", expect="does not exist"),
         ],
@@ -67,12 +79,17 @@ def script(root: Path, items: list[str]) -> list[Any]:
         ],
         "modes": [
             [use("Read", file_path=app)],
+            [use("ExitPlanMode", plan="Say Goodbye in the farewell.")],
             [use("Edit", file_path=app, old_string='"Bye', new_string='"Goodbye')],
             say("Tidied."),
         ],
         "interrupt": [
             [use("Bash", command=LONG_COMMAND)],
             say("Still here.", expect="are you there"),
+        ],
+        "prompts": [
+            [use("Bash", command="touch folded.txt")],
+            say("A summary.", expect="mind the farewell"),
         ],
         "resume": [say("Noted."), say("Plum.", expect="which word")],
         "partial": [say("Hello there.")],
@@ -86,6 +103,7 @@ def script(root: Path, items: list[str]) -> list[Any]:
                     run_in_background=False,
                 )
             ],
+            [use("Write", file_path=str(root / "review.txt"), content="fine\n")],
             say("Looks fine."),
             say("Reviewed.", expect="Looks fine."),
         ],
@@ -99,6 +117,8 @@ def shape(messages: list[dict[str, Any]]) -> list[str]:
     out: list[str] = []
     for m in messages:
         kind = m["type"]
+        if kind == "system" and str(m.get("content", "")).startswith(PRODUCT_NOTICE):
+            continue
         if kind == "system":
             entry = f"system/{m['subtype']}"
         elif kind == "stream_event":
@@ -154,6 +174,7 @@ ALL = [
     "permissions",
     "modes",
     "interrupt",
+    "prompts",
     "resume",
     "partial",
     "agents",
@@ -184,12 +205,15 @@ def node_program() -> list[str]:
     return [node, "conformance.mjs"]
 
 
+@pytest.mark.timeout(600)  # four programs of nine items each, on a shared machine
 @pytest.mark.parametrize("sdk", ["typescript", "python"])
 def test_same_program_same_behaviour(claude_code: Path, tmp_path: Path, sdk: str) -> None:
     program = node_program() if sdk == "typescript" else [sys.executable, "conformance.py"]
     theirs, their_root, their_api = run(program, claude_code, tmp_path, "claude", ALL)
     ours, our_root, our_api = run(program, TETHER, tmp_path, "tether", ALL)
-    their_api.assert_complete()
+    # Claude Code may try a "safeguards" field the API refuses on a custom address; it
+    # expects that refusal and sends the request again without it.
+    assert [p for p in their_api.problems() if SAFEGUARDS_REFUSED not in p] == []
     our_api.assert_complete()
     for name in ALL:
         assert "error" not in theirs[name], f"Claude Code, {name}: {theirs[name]['error']}"
@@ -203,13 +227,42 @@ def test_same_program_same_behaviour(claude_code: Path, tmp_path: Path, sdk: str
     assert ours["mcp"]["callbacks"] == [[2, 40]]
     results = [_tool_results(r) for r in our_api.requests]
     assert ["42"] in results
-    assert ["hello from ext"] in results
-    # The hook denied the command; the program's updatedInput was written; its session rule
-    # spared the second question; the denied command did not run.
+    # What the PostToolUse hook gave is what the model read of the external tool.
+    assert ["REPLACED-BY-HOOK"] in results and ["hello from ext"] not in results
+    # The first turn's init line already lists the external server's tools.
+    for report in (ours, theirs):
+        init = next(m for m in report["mcp_external"]["messages"] if m.get("subtype") == "init")
+        assert "mcp__ext__echo" in init["tools"]
+    # The redacting PostToolUse hook: the model read what it gave, on both sides; the
+    # command whose PreToolUse hook missed its timeout did not run.
+    for api in (our_api, their_api):
+        seen = [text for request in api.requests for text in _tool_results(request)]
+        assert any("REDACTED-BY-HOOK" in text for text in seen)
+        assert not any("SECRET-TOKEN-123" in text for text in seen)
+    assert not (our_root / "late.txt").exists()
+    # The program's updatedInput was written (its extra field dropped); its empty
+    # updatedInput ran the call as asked, and its session rule spared the second question;
+    # the project's deny rule was not loaded (settingSources: []); the PermissionRequest
+    # hook's deny, first to answer, stopped the last command.
     assert (our_root / "new.txt").read_text() == "written as the program said\n"
     assert (our_root / "one.txt").exists() and (our_root / "two.txt").exists()
     assert not (our_root / "three.txt").exists()
+    assert ours["permissions"]["callbacks"]["asked"][-1] == ["Bash", "touch three.txt"]
+    # The agent ran on the model its definition names, as Claude Code runs it (its first
+    # request is the first to hold its prompt).
+    assert (
+        _holding(our_api.requests, "Review src/app.py")["model"]
+        == (_holding(their_api.requests, "Review src/app.py")["model"])
+    )
+    assert (our_root / "review.txt").exists()
+    # The held prompt and the document reached the model with the prompt that queried; the
+    # refused prompt never did.
+    summarised = json.dumps(_holding(our_api.requests, "summarise the document")["messages"])
+    assert "the secret is mango" in summarised and "The plan is to ship." in summarised
+    assert "forbidden words" not in json.dumps(our_api.requests)
     assert '"Goodbye, ' in (our_root / "src" / "app.py").read_text()
+    approved = _after(our_api.requests, "approved the plan")["messages"][-1]["content"][0]
+    assert not approved.get("is_error")  # the approved plan with setMode is no failure
     assert ours["resume"]["forked"] and theirs["resume"]["forked"]
     resumed = _after(our_api.requests, "which word")
     assert "remember the word plum" in json.dumps(resumed["messages"])
@@ -223,6 +276,14 @@ def _after(requests: list[dict[str, Any]], prompt: str) -> dict[str, Any]:
         if prompt in json.dumps(request["messages"][-1]):
             return request
     raise AssertionError(f"no request with {prompt!r}")
+
+
+def _holding(requests: list[dict[str, Any]], text: str) -> dict[str, Any]:
+    """The first request holding ``text`` anywhere in its messages."""
+    for request in requests:
+        if text in json.dumps(request["messages"]):
+            return request
+    raise AssertionError(f"no request with {text!r}")
 
 
 def _tool_results(request: dict[str, Any]) -> list[str]:

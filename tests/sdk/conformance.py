@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, is_dataclass
+from pathlib import Path
 from typing import Any
 
 from claude_agent_sdk import (
@@ -21,6 +22,7 @@ from claude_agent_sdk import (
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionUpdate,
+    ResultMessage,
     create_sdk_mcp_server,
     query,
     tool,
@@ -84,7 +86,13 @@ async def item_mcp() -> dict[str, Any]:
         calls.append([args["a"], args["b"]])
         return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
 
-    calc = create_sdk_mcp_server("calc", tools=[add])
+    @tool("rm", "Remove everything", {})
+    async def rm(_args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(["rm"])  # type: ignore[list-item]
+        return {"content": [{"type": "text", "text": "removed"}]}
+
+    # The Python SDK has no tool policies: rm is simply not allowed (no question in -p).
+    calc = create_sdk_mcp_server("calc", tools=[add, rm])
     opts = options(mcp_servers={"calc": calc}, allowed_tools=["mcp__calc__add"])
     return {
         "messages": await collect(query(prompt="add 2 and 40", options=opts)),
@@ -95,7 +103,19 @@ async def item_mcp() -> dict[str, Any]:
 async def item_mcp_external() -> dict[str, Any]:
     command, *args = os.environ["MCP_SERVER"].split(" ")
     server = {"type": "stdio", "command": command, "args": args}
-    opts = options(mcp_servers={"ext": server}, allowed_tools=["mcp__ext__echo"])
+
+    async def replace(_data: Any, _tool_use_id: Any, _ctx: Any) -> dict[str, Any]:
+        output = {"content": [{"type": "text", "text": "REPLACED-BY-HOOK"}]}
+        return {
+            "hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": output}
+        }
+
+    opts = options(
+        mcp_servers={"ext": server},
+        allowed_tools=["mcp__ext__echo"],
+        hooks={"PostToolUse": [HookMatcher(matcher="mcp__ext__echo", hooks=[replace])]},
+        add_dirs=[f"{CWD}/no-such-directory"],
+    )
     prompt = "echo through the external server"
     return {"messages": await collect(query(prompt=prompt, options=opts)), "callbacks": []}
 
@@ -103,62 +123,117 @@ async def item_mcp_external() -> dict[str, Any]:
 async def item_hooks() -> dict[str, Any]:
     seen: list[list[Any]] = []
 
-    def record(output: dict[str, Any]) -> Callable[..., Awaitable[dict[str, Any]]]:
+    def record(
+        output: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
+    ) -> Callable[..., Awaitable[dict[str, Any]]]:
         async def callback(data: Any, _tool_use_id: Any, _ctx: Any) -> dict[str, Any]:
             seen.append([data["hook_event_name"], data.get("tool_name", data.get("source"))])
-            return output
+            return await output(data)
 
         return callback
+
+    def fixed(answer: dict[str, Any]) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+        async def give(_data: dict[str, Any]) -> dict[str, Any]:
+            return answer
+
+        return give
+
+    async def slow(data: dict[str, Any]) -> dict[str, Any]:
+        if "late" in data["tool_input"]["command"]:
+            await asyncio.sleep(2.5)
+        return {}
+
+    async def redact(data: Any, _tool_use_id: Any, _ctx: Any) -> dict[str, Any]:
+        output = {**data["tool_response"], "stdout": "REDACTED-BY-HOOK"}
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": output}}
 
     deny = {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
-            "permissionDecisionReason": "no shell in this test",
+            "permissionDecisionReason": "no edits in this test",
         }
     }
     hooks: Any = {
-        "SessionStart": [HookMatcher(hooks=[record({})])],
-        "UserPromptSubmit": [HookMatcher(hooks=[record({})])],
-        "PreToolUse": [HookMatcher(matcher="Bash", hooks=[record(deny)])],
-        "PostToolUse": [HookMatcher(hooks=[record({})])],
-        "PostToolUseFailure": [HookMatcher(hooks=[record({})])],
-        "Stop": [HookMatcher(hooks=[record({})])],
+        "SessionStart": [HookMatcher(hooks=[record(fixed({}))])],
+        "UserPromptSubmit": [
+            HookMatcher(hooks=[record(fixed({"systemMessage": "house style applies"}))])
+        ],
+        "PreToolUse": [
+            HookMatcher(matcher="Write | Edit", hooks=[record(fixed(deny))]),
+            HookMatcher(matcher="Bash", hooks=[record(slow)], timeout=1),
+        ],
+        "PostToolUse": [
+            HookMatcher(hooks=[record(fixed({}))]),
+            HookMatcher(matcher="Bash", hooks=[redact]),
+        ],
+        "PostToolUseFailure": [HookMatcher(hooks=[record(fixed({}))])],
+        "Stop": [HookMatcher(hooks=[record(fixed({}))])],
     }
-    opts = options(hooks=hooks)
+    opts = options(hooks=hooks, allowed_tools=["Bash"])
     messages = await collect(query(prompt=one_prompt("look around"), options=opts))
     return {"messages": messages, "callbacks": seen}
 
 
 async def item_permissions() -> dict[str, Any]:
     asked: list[list[str]] = []
+    hooked: list[list[Any]] = []
 
     async def can_use_tool(name: str, data: dict[str, Any], _ctx: Any) -> Any:
         asked.append([name, data.get("command") or data["file_path"].rsplit("/", 1)[-1]])
         if name == "Write":
             return PermissionResultAllow(
-                updated_input={**data, "content": "written as the program said\n"}
+                updated_input={
+                    **data,
+                    "content": "written as the program said\n",
+                    "mood": "cheerful",
+                }
             )
         if data.get("command") == "touch one.txt":
             rule = PermissionRuleValue(tool_name="Bash", rule_content="touch two.txt")
             update = PermissionUpdate(
                 type="addRules", rules=[rule], behavior="allow", destination="session"
             )
-            return PermissionResultAllow(updated_permissions=[update])
-        return PermissionResultDeny(message="not this one")
+            return PermissionResultAllow(updated_input={}, updated_permissions=[update])
+        await asyncio.sleep(1)  # the hook answers first
+        return PermissionResultAllow(updated_input=data)
 
-    opts = options(can_use_tool=can_use_tool)
-    messages = await collect(query(prompt=one_prompt("make some files"), options=opts))
-    return {"messages": messages, "callbacks": asked}
+    async def decide(data: Any, _tool_use_id: Any, _ctx: Any) -> dict[str, Any]:
+        command = data["tool_input"].get("command")
+        hooked.append([data["tool_name"], command])
+        if command != "touch three.txt":
+            return {}
+        decision = {"behavior": "deny", "message": "not this one"}
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+    hooks: Any = {"PermissionRequest": [HookMatcher(hooks=[decide])]}
+    settings = Path(CWD) / ".claude" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text(json.dumps({"permissions": {"deny": ["Bash(touch one.txt)"]}}))
+    try:
+        opts = options(can_use_tool=can_use_tool, hooks=hooks, setting_sources=[])
+        messages = await collect(query(prompt=one_prompt("make some files"), options=opts))
+    finally:
+        settings.unlink()
+    return {"messages": messages, "callbacks": {"asked": asked, "hooked": hooked}}
 
 
 async def item_modes() -> dict[str, Any]:
-    async with ClaudeSDKClient(options()) as client:
-        await client.set_permission_mode("acceptEdits")
+    asked: list[list[Any]] = []
+
+    async def can_use_tool(name: str, data: dict[str, Any], _ctx: Any) -> Any:
+        asked.append([name, data.get("file_path")])  # Claude Code keeps the plan in a file
+        if name != "ExitPlanMode":
+            return PermissionResultDeny(message="only the plan is asked")
+        update = PermissionUpdate(type="setMode", mode="acceptEdits", destination="session")
+        return PermissionResultAllow(updated_input=data, updated_permissions=[update])
+
+    async with ClaudeSDKClient(options(can_use_tool=can_use_tool)) as client:
+        await client.set_permission_mode("plan")
         await client.set_model("sonnet")
         await client.query("tidy up the farewell")
         messages = await collect(client.receive_response())
-    return {"messages": messages, "callbacks": []}
+    return {"messages": messages, "callbacks": asked}
 
 
 async def item_interrupt() -> dict[str, Any]:
@@ -177,6 +252,59 @@ async def item_interrupt() -> dict[str, Any]:
     return {"messages": messages, "callbacks": []}
 
 
+async def item_prompts() -> dict[str, Any]:
+    seen: list[list[Any]] = []
+    client_box: list[ClaudeSDKClient] = []
+
+    async def check(data: Any, _tool_use_id: Any, _ctx: Any) -> dict[str, Any]:
+        # Which prompt (Tether's hook text also holds the held prompt's and the document's
+        # text, docs/agent-sdk.md).
+        words = [w for w in ("summarise", "farewell", "forbidden") if w in data["prompt"]]
+        seen.append(["UserPromptSubmit", words[0] if words else data["prompt"]])
+        if "forbidden" in data["prompt"]:
+            return {"decision": "block", "reason": "not that word"}
+        return {}
+
+    async def can_use_tool(name: str, data: dict[str, Any], _ctx: Any) -> Any:
+        seen.append(["canUseTool", name])
+        await client_box[0].query("also mind the farewell")
+        await asyncio.sleep(0.5)
+        return PermissionResultAllow(updated_input=data)
+
+    async def first_prompts() -> AsyncIterator[dict[str, Any]]:
+        yield {
+            "type": "user",
+            "message": {"role": "user", "content": "context: the secret is mango"},
+            "parent_tool_use_id": None,
+            "shouldQuery": False,
+        }
+        document = {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": "The plan is to ship."},
+        }
+        content = [{"type": "text", "text": "summarise the document"}, document]
+        yield {
+            "type": "user",
+            "message": {"role": "user", "content": content},
+            "parent_tool_use_id": None,
+        }
+
+    hooks: Any = {"UserPromptSubmit": [HookMatcher(hooks=[check])]}
+    messages: list[dict[str, Any]] = []
+    async with ClaudeSDKClient(options(hooks=hooks, can_use_tool=can_use_tool)) as client:
+        client_box.append(client)
+        await client.query(first_prompts())
+        summary = False
+        while not summary:
+            async for message in client.receive_response():
+                messages.append(wire(message))
+                if isinstance(message, ResultMessage):
+                    summary = "summary" in (message.result or "")
+        await client.query("forbidden words")
+        messages += await collect(client.receive_response())
+    return {"messages": messages, "callbacks": seen}
+
+
 async def item_resume() -> dict[str, Any]:
     first = await collect(query(prompt="remember the word plum", options=options()))
     session_id = first[-1]["session_id"]
@@ -192,12 +320,28 @@ async def item_partial() -> dict[str, Any]:
 
 
 async def item_agents() -> dict[str, Any]:
+    seen: list[list[Any]] = []
     reviewer = AgentDefinition(
-        description="Reviews a change", prompt="You are the strict reviewer.", tools=["Read"]
+        description="Reviews a change",
+        prompt="You are the strict reviewer.",
+        tools=["Read", "Write"],
+        model="sonnet",
     )
-    opts = options(agents={"reviewer": reviewer})
-    messages = await collect(query(prompt="review my change", options=opts))
-    return {"messages": messages, "callbacks": []}
+
+    async def pre(data: Any, _tool_use_id: Any, _ctx: Any) -> dict[str, Any]:
+        seen.append(
+            ["PreToolUse", data["tool_name"], data.get("agent_type"), bool(data.get("agent_id"))]
+        )
+        return {}
+
+    async def can_use_tool(name: str, data: dict[str, Any], ctx: Any) -> Any:
+        seen.append(["canUseTool", name, bool(ctx.agent_id)])
+        return PermissionResultAllow(updated_input=data)
+
+    hooks: Any = {"PreToolUse": [HookMatcher(hooks=[pre])]}
+    opts = options(agents={"reviewer": reviewer}, hooks=hooks, can_use_tool=can_use_tool)
+    messages = await collect(query(prompt=one_prompt("review my change"), options=opts))
+    return {"messages": messages, "callbacks": seen}
 
 
 ITEMS: dict[str, Callable[[], Awaitable[dict[str, Any]]]] = {

@@ -179,3 +179,37 @@ def test_only_the_pipeline_ever_calls_a_tool() -> None:
     assert callers == ["orchestration/pipeline.py"]
     source = (package / "engine" / "loop.py").read_text()
     assert "run_tool_use(use, parts.runtime)" in source
+
+
+class Redactor(NoHooks):
+    """A PostToolUse hook that hides what the tools printed, as a program's hook would."""
+
+    async def post_tool_use(
+        self, tool: str, tool_input: dict[str, Any], tool_use_id: str, response: Any, is_error: bool
+    ) -> ToolHookVerdict:
+        if tool.startswith("mcp__"):
+            blocks = {"content": [{"type": "text", "text": "REDACTED"}]}
+            return ToolHookVerdict(updated_mcp_output=blocks)
+        # updatedMCPToolOutput means nothing for a built-in tool; updatedToolOutput does.
+        return ToolHookVerdict(
+            updated_output={"stdout": "REDACTED", "stderr": ""},
+            updated_mcp_output={"content": [{"type": "text", "text": "ignored"}]},
+        )
+
+
+async def test_a_result_a_hook_rewrote_is_all_anyone_sees(tmp_path: Path) -> None:
+    async def leak(data: Payload, ctx: ToolContext) -> ToolResult:
+        return ToolResult(content="SECRET-TOKEN", raw_output={"stdout": "SECRET-TOKEN"})
+
+    tools = [
+        build_tool(name=n, description="leaks", input_model=Payload, call=leak)
+        for n in ("Leak", "mcp__srv__leak")
+    ]
+    turns = [[use("Leak", "t1"), use("mcp__srv__leak", "t2")], [{"type": "text", "text": "ok"}]]
+    engine = make_engine(
+        tmp_path, turns, tools, rules=RuleSet(), answers=Answers("allow_once"), hooks=Redactor()
+    )
+    updates = [u async for u in engine.submit("go")]
+    results = {r.tool_use_id: r.text for m in engine.messages for r in m.tool_results}
+    assert results == {"t1": "REDACTED", "t2": "REDACTED"}
+    assert "SECRET-TOKEN" not in repr(updates)

@@ -18,7 +18,13 @@ from tether import prompts
 from tether.agents.definitions import AgentDefinition
 from tether.errors import ToolError
 from tether.protocol.content import TextToolContent
-from tether.protocol.updates import AgentMessageChunk, SessionUpdate, ToolCall, ToolCallUpdate
+from tether.protocol.updates import (
+    AgentMessageChunk,
+    SessionUpdate,
+    SubagentActivity,
+    ToolCall,
+    ToolCallUpdate,
+)
 from tether.tasks.registry import Task, TaskOutcome
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
@@ -105,6 +111,15 @@ def make_agent_tool(spawner: Spawner) -> Tool[AgentInput]:
 
         def progress(update: SessionUpdate) -> None:
             nonlocal calls
+            if isinstance(update, ToolCall | ToolCallUpdate):
+                ctx.emit(
+                    SubagentActivity(
+                        tool_call_id=ctx.tool_use_id,
+                        agent_id=child.agent_id,
+                        agent_type=definition.name,
+                        update=update,
+                    )
+                )
             if isinstance(update, ToolCall):
                 calls += 1
                 text = f"{calls} tool call(s) so far; now: {update.title}"

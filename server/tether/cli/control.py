@@ -26,6 +26,10 @@ class ControlError(Exception):
     """The program answered one of our requests with an error, or went away."""
 
 
+class ControlTimeout(ControlError):
+    """The program did not answer one of our requests in time (or went away first)."""
+
+
 class ControlChannel:
     """Our side of the control protocol over one line writer."""
 
@@ -45,7 +49,7 @@ class ControlChannel:
         """Send a request and wait for its answer's payload; raises ``ControlError`` when the
         program answers with an error, goes away, or does not answer within ``timeout``."""
         if self._closed is not None:
-            raise ControlError(self._closed)
+            raise ControlTimeout(self._closed)
         request_id = str(uuid.uuid4())
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
@@ -54,7 +58,7 @@ class ControlChannel:
             return await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
             self._cancel(request_id)
-            raise ControlError(
+            raise ControlTimeout(
                 f"no answer to {body.get('subtype')} within {timeout:g}s"  # type: ignore[str-format]
             ) from None
         except asyncio.CancelledError:
@@ -93,4 +97,4 @@ class ControlChannel:
         self._closed = reason
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(ControlError(reason))
+                future.set_exception(ControlTimeout(reason))

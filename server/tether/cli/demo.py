@@ -18,6 +18,7 @@ from tether.cli.run import exit_code
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.protocol.content import TextContent
 from tether.providers.scripted import ScriptedProvider
+from tether.settings.load import SettingSources
 
 DEMO_PROMPT = "The mean() in calc/ops.py looks wrong. Fix it and make sure the tests pass."
 
@@ -46,7 +47,9 @@ async def _approve(request: PermissionRequest) -> PermissionReply:
 async def run_in_process(root: Path) -> int:
     script = example_dir() / "script.json"
     provider = ScriptedProvider.from_file(script)
-    driver = InProcessDriver(user_settings=False, provider_factory=lambda _m, _r: provider)
+    driver = InProcessDriver(
+        setting_sources=SettingSources(user=False), provider_factory=lambda _m, _r: provider
+    )
     renderer = TextRenderer(verbose=True)
     facts = await driver.open(OpenRequest(cwd=root, mode="default", ask=_approve))
     unsubscribe = driver.subscribe(renderer.update)

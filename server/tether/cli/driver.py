@@ -117,6 +117,16 @@ class SessionFacts:
 
 
 @dataclass(frozen=True)
+class CheckedCall:
+    """A tool call made outside a turn through the permission pipeline."""
+
+    result: mcp_types.CallToolResult | None
+    """What the tool returned; None when it did not run."""
+    refused: str | None = None
+    """Why it did not run (a rule, the mode, a hook or the program said no)."""
+
+
+@dataclass(frozen=True)
 class TurnOutcome:
     """How a turn ended."""
 
@@ -141,8 +151,19 @@ class SessionDriver(Protocol):
         """Follow the session's updates; returns the function that stops following."""
         ...
 
+    async def ready(self) -> None:
+        """Wait (bounded) for the session's MCP servers to come up, so the facts list their
+        tools; what went wrong is said on stderr, once."""
+        ...
+
     async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
         """Run a turn and return when it ends; updates go to the subscribers."""
+        ...
+
+    async def fold(self, blocks: Sequence[ContentBlock]) -> TurnOutcome | None:
+        """Give a prompt to the running turn (Claude Code folds a prompt sent mid-turn into
+        it): the outcome of that turn, or None when no turn took it in (the caller runs it
+        as a turn of its own)."""
         ...
 
     def interrupt(self) -> bool:
@@ -157,6 +178,12 @@ class SessionDriver(Protocol):
         ...
 
     async def stop_task(self, task_id: str) -> bool: ...
+
+    async def call_checked(self, name: str, arguments: dict[str, Any]) -> CheckedCall:
+        """Call a tool of the session as the model's own call to it is decided: rules, the
+        mode, hooks, and a question when one is due (``mcp_call`` with
+        ``check_permissions``)."""
+        ...
 
     async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         """Call an MCP tool of the session by its ``mcp__server__tool`` name."""

@@ -18,6 +18,7 @@ from typing import Any, Literal, NoReturn, cast
 from tether.cli.sdk_flags import add_sdk_flags, flag_notes, refused_flag
 from tether.core.json_input import parse_json
 from tether.protocol.updates import MODES, Mode
+from tether.settings.load import ALL_SOURCES, SettingSources
 
 OutputFormat = Literal["text", "json", "stream-json", "tether-json"]
 InputFormat = Literal["text", "stream-json"]
@@ -67,7 +68,8 @@ class PrintOptions:
     mcp_servers: dict[str, Any] = field(default_factory=lambda: dict[str, Any]())
     strict_mcp: bool = False
     permission_prompt_tool: str | None = None
-    user_settings: bool = True
+    setting_sources: SettingSources = ALL_SOURCES
+    """``--setting-sources``: which settings files load (all when the flag is absent)."""
     fork: bool = False
     """``--fork-session``: continue a copy of the resumed session under a new id."""
     await_initialize: bool = False
@@ -248,13 +250,16 @@ def _builtin_tools(value: str | None) -> list[str] | None:
     return split_tools([value])
 
 
-def _add_dirs(values: Sequence[str], cwd: Path) -> list[str]:
+def _add_dirs(values: Sequence[str], cwd: Path, notes: list[str]) -> list[str]:
+    """The directories that exist; one that does not is passed over with a note, as
+    Claude Code does (a program naming a folder it has not made yet must still run)."""
     out: list[str] = []
     for value in values:
         path = Path(value).expanduser()
         path = (path if path.is_absolute() else cwd / path).resolve()
         if not path.is_dir():
-            raise UsageError(f"--add-dir {value}: no such directory")
+            notes.append(f"--add-dir {value}: no such directory; left out")
+            continue
         out.append(str(path))
     return out
 
@@ -311,7 +316,8 @@ def print_options(args: argparse.Namespace, base: Path | None = None) -> PrintOp
     if not cwd.is_dir():
         raise UsageError(f"--cwd {args.cwd}: no such directory")
     settings = _json_or_file(args.settings, "--settings", cwd) if args.settings else {}
-    dirs = _add_dirs([d for group in args.add_dir for d in group], cwd)
+    dir_notes: list[str] = []
+    dirs = _add_dirs([d for group in args.add_dir for d in group], cwd, dir_notes)
     if dirs:
         permissions = dict(settings.get("permissions") or {})
         permissions["additionalDirectories"] = [
@@ -332,7 +338,15 @@ def print_options(args: argparse.Namespace, base: Path | None = None) -> PrintOp
     mode: Mode | None = args.permission_mode
     if args.dangerously_skip_permissions:
         mode = "bypassPermissions"
-    sources = [s.strip() for s in (args.setting_sources or "user,project,local").split(",")]
+    try:
+        # Absent: every file; given, even empty (the SDKs' ``settingSources: []``): those.
+        sources = (
+            ALL_SOURCES
+            if args.setting_sources is None
+            else SettingSources.parse(args.setting_sources)
+        )
+    except ValueError as e:
+        raise UsageError(f"--setting-sources: {e}") from None
     appended = _read_text(args.append_system_prompt_file, "--append-system-prompt-file", cwd)
     return PrintOptions(
         prompt=args.prompt,
@@ -362,8 +376,8 @@ def print_options(args: argparse.Namespace, base: Path | None = None) -> PrintOp
         mcp_servers=_mcp_servers([v for group in args.mcp_config for v in group], cwd),
         strict_mcp=args.strict_mcp_config,
         permission_prompt_tool=args.permission_prompt_tool,
-        user_settings="user" in sources,
+        setting_sources=sources,
         fork=args.fork_session,
         await_initialize=args.await_initialize,
-        notes=flag_notes(args),
+        notes=[*flag_notes(args), *dir_notes],
     )

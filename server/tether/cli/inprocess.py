@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tether.cli.callenv import daemon_share
 from tether.cli.driver import (
+    CheckedCall,
     HostedServer,
     McpServerState,
     OpenRequest,
@@ -37,7 +38,7 @@ from tether.providers.choice import choose_model
 from tether.providers.registry import ModelSpec, parse_model_spec
 from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
-from tether.settings.load import origin_of
+from tether.settings.load import ALL_SOURCES, SettingSources, origin_of
 from tether.skills import commands
 from tether.tools.base import Tool
 from tether.transcript.store import TranscriptStore, data_dir
@@ -77,7 +78,7 @@ class InProcessDriver:
     def __init__(
         self,
         *,
-        user_settings: bool = True,
+        setting_sources: SettingSources = ALL_SOURCES,
         provider_factory: ProviderFactory | None = None,
         env: Caller | None = None,
         on_open: OnOpen | None = None,
@@ -87,7 +88,7 @@ class InProcessDriver:
         umask; None: this process's.
         ``on_open`` hears of the session once it is open (the daemon tells its client the
         session id, to name it if the daemon dies mid-turn)."""
-        self._user_settings = user_settings
+        self._setting_sources = setting_sources
         self._custom_factory = provider_factory
         self._env = env
         self._on_open = on_open
@@ -95,6 +96,8 @@ class InProcessDriver:
         self._session: Session | None = None
         self._request: OpenRequest | None = None
         self._notes: list[str] = []
+        self._said: set[str] = set()
+        """MCP problems already said on stderr."""
         self._endpoint: str | None = None
         self._endpoint_origin: str | None = None
         self._unshare: Callable[[], None] | None = None
@@ -111,7 +114,7 @@ class InProcessDriver:
         workspace = Workspace(
             root,
             overrides=dict(request.settings) or None,
-            user_settings=self._user_settings,
+            setting_sources=self._setting_sources,
             mcp_servers=request.mcp_servers,
             strict_mcp=request.strict_mcp,
             fallback_model=request.fallback_model,
@@ -215,11 +218,20 @@ class InProcessDriver:
     def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
         return self._live()[1].events.subscribe(listener)
 
-    async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
-        workspace, session = self._live()
+    async def ready(self) -> None:
+        workspace, _ = self._live()
         for problem in await workspace.ready(env=self._env):
-            sys.stderr.write(f"[tether] {problem}\n")
-        return _outcome(await session.prompt(blocks))
+            if problem not in self._said:
+                self._said.add(problem)
+                sys.stderr.write(f"[tether] {problem}\n")
+
+    async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
+        await self.ready()
+        return _outcome(await self._live()[1].prompt(blocks))
+
+    async def fold(self, blocks: Sequence[ContentBlock]) -> TurnOutcome | None:
+        result = await self._live()[1].fold(blocks)
+        return _outcome(result) if result is not None else None
 
     def interrupt(self) -> bool:
         return self._live()[1].cancel()
@@ -240,6 +252,28 @@ class InProcessDriver:
 
     async def stop_task(self, task_id: str) -> bool:
         return await self._live()[1].stop_task(task_id)
+
+    async def call_checked(self, name: str, arguments: dict[str, Any]) -> CheckedCall:
+        import mcp_types as types  # MCP's SDK loads only when MCP is used
+
+        from tether.core.messages import ImageBlock, TextBlock, ToolUseBlock
+        from tether.orchestration.pipeline import run_tool_use
+
+        engine = self._live()[1].engine
+        if engine.tools.get(name) is None:
+            return CheckedCall(None, f"The tool did not run: no tool named {name} in the session")
+        use = ToolUseBlock(id=f"mcp_call_{uuid.uuid4().hex[:12]}", name=name, input=arguments)
+        outcome = await run_tool_use(use, engine.tool_runtime)
+        if outcome.rejected is not None:
+            return CheckedCall(None, f"The tool did not run: {outcome.block.text}")
+        content: list[types.TextContent | types.ImageContent] = [
+            types.TextContent(type="text", text=b.text)
+            if isinstance(b, TextBlock)
+            else types.ImageContent(type="image", data=b.data, mime_type=b.media_type)
+            for b in outcome.block.content
+            if isinstance(b, TextBlock | ImageBlock)
+        ]
+        return CheckedCall(types.CallToolResult(content=list(content), is_error=outcome.failed))
 
     async def call_mcp_tool(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         from tether.mcp.tools import mcp_tool_name  # MCP's SDK loads only when MCP is used

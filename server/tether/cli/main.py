@@ -220,7 +220,9 @@ def run_print_mode(
     from tether.errors import ConfigError, SessionError
 
     options = print_options(args, cwd)
-    driver = InProcessDriver(user_settings=options.user_settings, env=served_env(), on_open=on_open)
+    driver = InProcessDriver(
+        setting_sources=options.setting_sources, env=served_env(), on_open=on_open
+    )
     try:
         if options.input_format == "stream-json":
             return asyncio.run(

@@ -8,8 +8,8 @@ answers with text holding JSON: ``{"behavior": "allow", "updatedInput": {...}}``
 the reason is shown on stderr. An allow with a different ``updatedInput`` runs the call with
 that input (checked again by the tool pipeline); ``updatedPermissions`` (the SDK's
 ``PermissionUpdate`` list) add rules to the session, or to the local settings, or change the
-mode. A program's PermissionRequest hook callbacks are asked first, and a decision of theirs
-answers the question without ``can_use_tool``.
+mode. A program's PermissionRequest hook callbacks are asked at the same time as
+``can_use_tool``; the first decision answers the question (as in Claude Code 2.1).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tether.cli.control import ControlChannel, ControlError
 from tether.cli.driver import PermissionAsker, SessionDriver
+from tether.core.hooks import current_agent
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.permissions.rules import Rule
 from tether.protocol.updates import MODES
@@ -47,7 +48,8 @@ def answer_reply(request: PermissionRequest, answer: Any, who: str) -> Permissio
             return request.reply("plan_default")
         updated: Any = decision.get("updatedInput")
         reply = request.reply("allow_once")
-        if isinstance(updated, dict) and updated != request.raw_input:
+        # An empty updatedInput means "as asked", as in Claude Code.
+        if isinstance(updated, dict) and updated and updated != request.raw_input:
             return replace(reply, updated_input=cast(dict[str, Any], updated))
         return reply
     if behavior == "deny":
@@ -55,6 +57,35 @@ def answer_reply(request: PermissionRequest, answer: Any, who: str) -> Permissio
         option = "plan_keep" if request.kind == "plan" else "reject_once"
         return request.reply(option, message)
     return _no(request, f"{who} answered with an unknown behavior {behavior!r}")
+
+
+async def _first_decision(
+    question: Awaitable[dict[str, Any]],
+    decide: PermissionDecider | None,
+    request: PermissionRequest,
+    suggestions: list[dict[str, Any]],
+) -> Any:
+    """``can_use_tool`` and the PermissionRequest hooks asked at once, as Claude Code 2.1
+    does: the first decision wins and the other question is withdrawn. Hooks that decide
+    nothing leave it to ``can_use_tool``; its failure raises ``ControlError`` (a no) unless
+    a hook decides."""
+    program = asyncio.ensure_future(question)  # sent first, as Claude Code sends it
+    if decide is None:
+        return await program
+    hooks = asyncio.ensure_future(decide(request, suggestions))
+    try:
+        done, _ = await asyncio.wait({program, hooks}, return_when=asyncio.FIRST_COMPLETED)
+        if hooks in done and hooks.result() is not None:
+            return hooks.result()
+        if program in done and (program.exception() is None or hooks.done()):
+            return program.result()
+        if program in done:  # can_use_tool failed: a hook's decision can still answer
+            decided = await hooks
+            return decided if decided is not None else program.result()
+        return await program  # the hooks decided nothing
+    finally:
+        for pending in (program, hooks):
+            pending.cancel()
 
 
 def _no(request: PermissionRequest, why: str) -> PermissionReply:
@@ -119,27 +150,28 @@ def stdio_asker(
         plan = request.kind == "plan"
         suggestions = _suggestions(request)
         tool_input = {"plan": request.plan} if plan else request.raw_input
-        answer: Any = None
-        if decide_first is not None:
-            answer = await decide_first(request, suggestions)
-        if answer is None:
-            body: dict[str, Any] = {
-                "subtype": "can_use_tool",
-                "tool_name": "ExitPlanMode" if plan else request.tool_name,
-                "display_name": request.tool_name,
-                "input": tool_input,
-                "description": request.title,
-                "permission_suggestions": suggestions,
-                "blocked_path": None,
-                "tool_use_id": request.tool_call_id,
-            }
-            state("requires_action")
-            try:
-                answer = await channel.request(body)
-            except ControlError as e:
-                return _no(request, str(e))
-            finally:
-                state("running")
+        body: dict[str, Any] = {
+            "subtype": "can_use_tool",
+            "tool_name": "ExitPlanMode" if plan else request.tool_name,
+            "display_name": request.tool_name,
+            "input": tool_input,
+            "description": request.title,
+            "permission_suggestions": suggestions,
+            "blocked_path": None,
+            "tool_use_id": request.tool_call_id,
+        }
+        scope = current_agent.get()
+        if scope is not None:  # a subagent's call: the program's ctx.agentID
+            body["agent_id"] = scope.agent_id
+        state("requires_action")
+        try:
+            answer = await _first_decision(
+                channel.request(body), decide_first, request, suggestions
+            )
+        except ControlError as e:
+            return _no(request, str(e))
+        finally:
+            state("running")
         if isinstance(answer, dict):
             decision = cast(dict[str, Any], answer)
             if decision.get("behavior") == "deny" and decision.get("interrupt"):

@@ -16,10 +16,14 @@ from tether.protocol.updates import (
     ToolCallUpdate,
     Usage,
     UsageUpdate,
+    UserMessage,
 )
 
 _SUBTYPES = {
     "completed": "success",
+    # A hook that refused the prompt or said ``continue: false`` did its job: Claude Code
+    # ends such a turn with a success result.
+    "hook_stopped": "success",
     "max_turns": "error_max_turns",
     "budget_exhausted": "error_max_budget_usd",
 }
@@ -40,6 +44,8 @@ class TurnStats:
     stop_reason: str | None = None
     usage: UsageUpdate | None = None
     denials: list[dict[str, Any]] = field(default_factory=lambda: list[dict[str, Any]]())
+    prompt_accepted: bool = False
+    """The turn's prompt entered the conversation (a UserPromptSubmit hook may refuse it)."""
 
 
 class TurnCounter:
@@ -55,7 +61,9 @@ class TurnCounter:
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
 
     def update(self, update: SessionUpdate) -> None:
-        if isinstance(update, AgentMessageChunk):
+        if isinstance(update, UserMessage):
+            self.stats.prompt_accepted = True
+        elif isinstance(update, AgentMessageChunk):
             self._text.append(update.text)
         elif isinstance(update, ToolCall):
             self._tool_uses += 1
@@ -99,17 +107,32 @@ def api_usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def result_message(outcome: TurnOutcome, stats: TurnStats, model: str) -> dict[str, Any]:
+def blocked_prompt_text(outcome: TurnOutcome, prompt: str) -> str | None:
+    """What Claude Code says when a UserPromptSubmit hook refused the prompt; None when the
+    turn was not one of those."""
+    if outcome.reason != "hook_stopped":
+        return None
+    return (
+        f"UserPromptSubmit operation blocked by hook:\n{outcome.error or ''}\n\n"
+        f"Original prompt: {prompt}"
+    )
+
+
+def result_message(
+    outcome: TurnOutcome, stats: TurnStats, model: str, text: str | None = None
+) -> dict[str, Any]:
+    """``text``: the result's text in place of the last response's (a refused prompt)."""
     usage = outcome.usage
     window = stats.usage.context_window if stats.usage is not None else 0
+    subtype = _SUBTYPES.get(outcome.reason, "error_during_execution")
     message: dict[str, Any] = {
         "type": "result",
-        "subtype": _SUBTYPES.get(outcome.reason, "error_during_execution"),
-        "is_error": outcome.stop_reason != "end_turn",
+        "subtype": subtype,
+        "is_error": subtype != "success",
         "duration_ms": int((time.monotonic() - stats.started) * 1000),
         "duration_api_ms": stats.api_ms,
         "num_turns": stats.responses,
-        "result": stats.last_text,
+        "result": stats.last_text if text is None else text,
         "stop_reason": stats.stop_reason,
         "terminal_reason": outcome.reason,
         "total_cost_usd": usage.cost_usd,
@@ -128,7 +151,7 @@ def result_message(outcome: TurnOutcome, stats: TurnStats, model: str) -> dict[s
         "permission_denials": stats.denials,
         "uuid": str(uuid.uuid4()),
     }
-    if outcome.error is not None:
+    if outcome.error is not None and subtype != "success":
         message["errors"] = [outcome.error]
     return message
 

@@ -86,7 +86,8 @@ def open_request(
 
 
 def exit_code(outcome: TurnOutcome) -> int:
-    return 0 if outcome.stop_reason == "end_turn" else 1
+    """0 for a turn that ended as it should (a hook stopping it counts: it did its job)."""
+    return 0 if outcome.stop_reason == "end_turn" or outcome.reason == "hook_stopped" else 1
 
 
 async def run_print(options: PrintOptions, driver: SessionDriver) -> int:

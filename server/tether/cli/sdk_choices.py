@@ -126,7 +126,11 @@ def _directories(values: list[str], cwd: Path) -> list[str]:
         path = Path(value).expanduser()
         path = (path if path.is_absolute() else cwd / path).resolve()
         if not path.is_dir():
-            raise RequestRefused(f"additionalDirectories: {value} is not a directory")
+            # Passed over, as Claude Code does: the program may create it later.
+            sys.stderr.write(
+                f"[tether] additionalDirectories: {value} is not a directory; left out\n"
+            )
+            continue
         out.append(str(path))
     return out
 

@@ -19,13 +19,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from tether.cli.control import ControlChannel, ControlError
+from tether.cli.control import ControlChannel, ControlError, ControlTimeout
 from tether.cli.sdk_wire import HookMatcherConfig
-from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.core.hooks import (
+    HookNotice,
+    PromptHookVerdict,
+    StopHookVerdict,
+    ToolHookVerdict,
+    current_agent,
+)
 from tether.editor.port import PermissionRequest
 from tether.hooks.matchers import matcher_matches
 from tether.hooks.outcome import HookNotices, HookOutcome, read_outcome
@@ -98,8 +105,11 @@ class SdkHooks:
             "cwd": str(self._cwd),
             "permission_mode": self._mode(),
             "hook_event_name": event,
+            **(scope.fields() if (scope := current_agent.get()) is not None else {}),
             **fields,
         }
+        # Claude Code gives a callback of an event with no tool call an id of its own.
+        tool_use_id = tool_use_id or str(uuid.uuid4())
         calls = [
             self._call(callback_id, matcher, payload, tool_use_id)
             for matcher in self._config.get(event, ())
@@ -107,7 +117,7 @@ class SdkHooks:
             for callback_id in matcher.callback_ids
         ]
         results = list(await asyncio.gather(*calls))
-        self._notices.note(event, [outcome for outcome, _ in results])
+        self._notices.note(event, [outcome for outcome, _ in results], subject)
         return results
 
     def drain_notices(self) -> list[HookNotice]:
@@ -118,7 +128,7 @@ class SdkHooks:
         callback_id: str,
         matcher: HookMatcherConfig,
         payload: Mapping[str, Any],
-        tool_use_id: str | None,
+        tool_use_id: str,
     ) -> tuple[HookOutcome, dict[str, Any] | None]:
         request = {
             "subtype": "hook_callback",
@@ -127,10 +137,17 @@ class SdkHooks:
             "tool_use_id": tool_use_id,
         }
         label = f"SDK hook {callback_id}"
+        timeout = matcher.timeout or DEFAULT_TIMEOUT_S
         try:
-            answer = await self._channel.request(
-                request, timeout=matcher.timeout or DEFAULT_TIMEOUT_S
-            )
+            answer = await self._channel.request(request, timeout=timeout)
+        except ControlTimeout as e:
+            unanswered = _unanswered(str(payload["hook_event_name"]), timeout)
+            if unanswered is not None:
+                return unanswered, None
+            if matcher.blocks_on_failure:
+                return HookOutcome(blocked=True, reason=f"{label} did not answer: {e}"), None
+            log.warning("%s failed: %s", label, e)
+            return HookOutcome(failed=f"{label} did not answer in time ({e})"), None
         except ControlError as e:
             if matcher.blocks_on_failure:
                 return HookOutcome(blocked=True, reason=f"{label} failed: {e}"), None
@@ -155,7 +172,9 @@ class SdkHooks:
             "permission_suggestions": suggestions,
         }
         decisions: list[dict[str, Any]] = []
-        for outcome, answer in await self._gather("PermissionRequest", tool, fields, None):
+        for outcome, answer in await self._gather(
+            "PermissionRequest", tool, fields, request.tool_call_id
+        ):
             if outcome.blocked:
                 decisions.append({"behavior": "deny", "message": outcome.reason})
                 continue
@@ -226,10 +245,34 @@ class SdkHooks:
         return session_context(await self._ask("SessionStart", source, {"source": source}, None))
 
 
+PRE_TOOL_UNANSWERED = (
+    "PreToolUse hook did not respond before its timeout (the program may be unreachable). "
+    "The tool call was not executed; other configured hooks may not have completed."
+)
+
+
+def _unanswered(event: str, timeout: float) -> HookOutcome | None:
+    """What a callback that never answered means, event by event, as in Claude Code: a
+    PreToolUse call does not run, a prompt is not sent; the other events go on without the
+    answer (a PostToolUse result stays as it was, a Stop ends the turn, a PermissionRequest
+    leaves the question to ``can_use_tool``)."""
+    if event == "PreToolUse":
+        return HookOutcome(blocked=True, reason=PRE_TOOL_UNANSWERED)
+    if event == "UserPromptSubmit":
+        return HookOutcome(
+            blocked=True, reason=f"UserPromptSubmit hook callback timed out after {timeout:g}s"
+        )
+    return None
+
+
 def _error_text(response: Any) -> str:
+    """The failure as Claude Code gives it to PostToolUseFailure: the message, without the
+    ``<tool_use_error>`` tags the model reads it in."""
     if isinstance(response, str):
-        return response
-    if isinstance(response, list):
+        text = response
+    elif isinstance(response, list):
         parts = [getattr(block, "text", None) for block in response]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return json.dumps(response, default=str)
+        text = "\n".join(p for p in parts if isinstance(p, str))
+    else:
+        return json.dumps(response, default=str)
+    return text.removeprefix("<tool_use_error>").removesuffix("</tool_use_error>")

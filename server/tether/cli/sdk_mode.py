@@ -18,7 +18,6 @@ process exits 0 if the last turn ended normally, else 1.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import sys
 import uuid
@@ -33,6 +32,7 @@ from tether.cli.permission_tool import mcp_permission_asker, stdio_asker
 from tether.cli.render import Write
 from tether.cli.run import exit_code, open_request
 from tether.cli.sdk_hooks import SdkHooks
+from tether.cli.sdk_prompts import Entry, HeldPrompt, Prompt, Prompts, RefusedPrompt
 from tether.cli.sdk_requests import ControlAnswers
 from tether.cli.sdk_servers import SdkServers
 from tether.cli.sdk_wire import RequestRefused, parse_request
@@ -47,41 +47,12 @@ from tether.cli.stream_input import (
 )
 from tether.cli.stream_json import StreamJsonEncoder
 from tether.core.hooks import Hooks
+from tether.engine.prompt_input import prompt_text
 from tether.errors import ConfigError, SessionError
+from tether.protocol.content import ContentBlock
 from tether.protocol.updates import SessionUpdate, Usage, UsageUpdate
 
 STATE_ENV = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
-
-
-class Prompts:
-    """The prompts read and not yet run, in order; ``None`` ends them."""
-
-    def __init__(self) -> None:
-        self._lines: collections.deque[UserLine | None] = collections.deque()
-        self._ready = asyncio.Event()
-
-    def put(self, line: UserLine | None) -> None:
-        self._lines.append(line)
-        self._ready.set()
-
-    async def get(self) -> UserLine | None:
-        while not self._lines:
-            self._ready.clear()
-            await self._ready.wait()
-        return self._lines.popleft()
-
-    def queued_uuids(self) -> list[str]:
-        return [line.uuid for line in self._lines if line is not None and line.uuid]
-
-    def cancel(self, uuids: list[str]) -> list[str]:
-        dropped = [line for line in self._lines if line is not None and line.uuid in uuids]
-        for line in dropped:
-            self._lines.remove(line)
-        return [line.uuid for line in dropped if line.uuid]
-
-    def end(self) -> None:
-        if None not in self._lines:
-            self.put(None)
 
 
 class SdkMode:
@@ -94,7 +65,8 @@ class SdkMode:
     ) -> None:
         self.options = options
         self.driver = driver
-        self.encoder = StreamJsonEncoder(write, partial=options.partial)
+        asks = options.permission_prompt_tool is not None
+        self.encoder = StreamJsonEncoder(write, partial=options.partial, asks=asks)
         self.channel = ControlChannel(write)
         self.servers = SdkServers(self.channel)
         self.servers.announce(options.mcp_servers)
@@ -120,8 +92,14 @@ class SdkMode:
         reader = asyncio.get_running_loop().create_task(self._read())
         code = 0
         try:
-            while (line := await self._prompts.get()) is not None:
-                code = await self._turn(line)
+            while (entry := await self._prompts.get()) is not None:
+                if isinstance(entry, RefusedPrompt):
+                    self._fail(entry.error)
+                    code = 1
+                elif isinstance(entry, HeldPrompt):
+                    code = await self._held()
+                else:
+                    code = await self._turn(entry)
             if self._open:
                 code = await self._background(code)
         finally:
@@ -141,10 +119,15 @@ class SdkMode:
                 try:
                     line = parse_line(raw)
                 except InputError as e:
-                    sys.stderr.write(f"[tether] input line ignored: {e}\n")
+                    if e.kind == "user":
+                        self._prompts.put(RefusedPrompt(str(e)))
+                    elif e.kind == "control_request" and e.request_id is not None:
+                        self.channel.respond_error(e.request_id, str(e))
+                    else:
+                        sys.stderr.write(f"[tether] input line ignored: {e}\n")
                     continue
                 if isinstance(line, UserLine):
-                    self._prompts.put(line)
+                    self._prompts.put_line(line)
                 elif isinstance(line, ControlRequestLine):
                     task = asyncio.get_running_loop().create_task(self._answer(line))
                     self._handlers.add(task)
@@ -162,27 +145,77 @@ class SdkMode:
         if self._states:
             self.encoder.session_state(state)
 
-    async def _turn(self, line: UserLine) -> int:
+    async def _opened(self) -> bool:
+        """The session is open (the first prompt opens it); False when it cannot be (the
+        ``result`` says why)."""
         if not self._open:
             try:
                 await self._start()
             except (ConfigError, SessionError, ControlError, RequestRefused) as e:
                 self._fail(str(e))
-                return 2
+                return False
+        return True
+
+    async def _held(self) -> int:
+        """A prompt kept for the next one: Claude Code answers it with an empty result."""
+        if not await self._opened():
+            return 2
+        self.encoder.begin_turn()
+        await self.driver.ready()
+        self.encoder.init(self.driver.facts())
+        self.encoder.result(TurnOutcome("end_turn", "completed", None, Usage()))
+        return 0
+
+    async def _turn(self, prompt: Prompt) -> int:
+        if not await self._opened():
+            return 2
         self.encoder.begin_turn()
         self._state("running")
+        await self.driver.ready()  # the init line lists the MCP servers' tools
         self.encoder.init(self.driver.facts())
-        outcome = await self.driver.prompt(line.blocks())
-        self.encoder.result(outcome)
-        if outcome.error is not None:
+        outcome = await self._run_folding(prompt.blocks)
+        self.encoder.result(outcome, prompt_text(prompt.blocks))
+        if outcome.error is not None and outcome.reason != "hook_stopped":
             # The result line carries it too; a person running the program reads stderr.
             sys.stderr.write(f"[tether] error: the turn failed: {outcome.error}\n")
         self._state("idle")
         return exit_code(outcome)
 
+    async def _run_folding(self, blocks: list[ContentBlock]) -> TurnOutcome:
+        """Run a turn; prompts the program sends meanwhile join it at its next boundary (as
+        Claude Code folds them into the running turn). Those it did not take in (sent after
+        its last boundary) run next, in their order."""
+        turn = asyncio.ensure_future(self.driver.prompt(blocks))
+        folded: list[tuple[Prompt, asyncio.Future[TurnOutcome | None]]] = []
+        while not turn.done():
+            arrived = asyncio.ensure_future(self._prompts.wait())
+            await asyncio.wait({turn, arrived}, return_when=asyncio.FIRST_COMPLETED)
+            if turn.done():
+                arrived.cancel()
+                break
+            took = False
+            while (more := self._prompts.take_prompt()) is not None:
+                took = True
+                folded.append((more, asyncio.ensure_future(self.driver.fold(more.blocks))))
+            if not took:  # next is the end, or a prompt that cannot run: after this turn
+                await asyncio.wait({turn})
+        left: list[Prompt] = []
+        for prompt, joined in folded:
+            try:
+                taken = await joined
+            except (ConfigError, SessionError):
+                taken = None  # run as a turn of its own, which says what is wrong
+            if taken is None:
+                left.append(prompt)
+        self._prompts.put_back(list[Entry](left))
+        return turn.result()
+
     def _fail(self, message: str) -> None:
-        """A turn that could not start still ends in a ``result`` the program can read."""
+        """A turn that could not start still ends in a ``result`` the program can read (with
+        an id: the session asked for, or a new one when none opened)."""
         sys.stderr.write(f"tether: {message}\n")
+        if not self.encoder.session_id:
+            self.encoder.session_id = self.options.resume or str(uuid.uuid4())
         self.encoder.begin_turn()
         outcome = TurnOutcome("error", "model_error", message, Usage())
         self.encoder.result(outcome)

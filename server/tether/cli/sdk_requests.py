@@ -127,7 +127,9 @@ class ControlAnswers:
                     request.server_name, request.message, self.driver, is_open
                 )
             case McpCallRequest():
-                return await self._mcp_call(request.tool, request.arguments)
+                return await self._mcp_call(
+                    request.tool, request.arguments, checked=request.check_permissions
+                )
             case StopTaskRequest():
                 if not is_open or not await self.driver.stop_task(request.task_id):
                     raise RequestRefused(f"no running task {request.task_id}")
@@ -213,10 +215,18 @@ class ControlAnswers:
         self.choices.thinking_tokens = tokens
         return {}
 
-    async def _mcp_call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _mcp_call(
+        self, tool: str, arguments: dict[str, Any], *, checked: bool
+    ) -> dict[str, Any]:
         if not self._is_open():
             raise RequestRefused("mcp_call needs a running session: send a prompt first")
-        result = await self.driver.call_mcp_tool(tool, arguments)
+        if checked:
+            call = await self.driver.call_checked(tool, arguments)
+            if call.result is None:
+                raise RequestRefused(call.refused or "The tool did not run")
+            result = call.result
+        else:
+            result = await self.driver.call_mcp_tool(tool, arguments)
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def _context_usage(self) -> dict[str, Any]:

@@ -16,10 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from pydantic import ValidationError
+
 from tether.cli.control import ControlChannel, ControlError
 from tether.cli.driver import HostedServer, SessionDriver
 from tether.cli.sdk_mcp import HostedMcpClient, ManifestUse, read_manifest
-from tether.cli.sdk_wire import RequestRefused, SdkServerConfig
+from tether.cli.sdk_wire import RequestRefused, SdkServerConfig, ToolPolicy
 
 
 def is_hosted(config: Any) -> bool:
@@ -39,11 +41,38 @@ def tool_rules(name: str, config: SdkServerConfig) -> tuple[list[str], list[str]
     return ask, deny
 
 
-def server_config(raw: Any) -> SdkServerConfig:
+def server_config(raw: Any) -> SdkServerConfig | str:
+    """A server's configuration, or why it cannot be read. A tool policy entry that cannot
+    be read is dropped (as in Claude Code); a configuration that cannot be read at all (its
+    ``tools`` not a list) refuses the server, whose ``always_deny`` policies would otherwise
+    be lost while its tools run; a bad ``timeout`` is ignored."""
+    fields: dict[str, Any] = dict(cast(Mapping[str, Any], raw)) if isinstance(raw, Mapping) else {}
+    tools: Any = fields.get("tools")
+    if isinstance(tools, list):
+        # As Claude Code: a policy entry that cannot be read is dropped, the others hold.
+        kept: list[Any] = []
+        for entry in cast(list[Any], tools):
+            try:
+                kept.append(ToolPolicy.model_validate(entry))
+            except ValidationError:
+                sys.stderr.write(
+                    f"[tether] an SDK MCP server's tool policy {entry!r} is malformed; left out\n"
+                )
+        fields["tools"] = kept
     try:
-        return SdkServerConfig.model_validate(raw if isinstance(raw, Mapping) else {})
-    except ValueError:
-        return SdkServerConfig()
+        return SdkServerConfig.model_validate(fields)
+    except ValidationError as e:
+        if all(err["loc"][:1] == ("timeout",) for err in e.errors()):
+            sys.stderr.write(
+                f"[tether] an SDK MCP server's timeout {fields['timeout']!r} is "
+                "not a number of milliseconds; the default applies\n"
+            )
+            return server_config({k: v for k, v in fields.items() if k != "timeout"})
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(config)'}: {err['msg']}"
+            for err in e.errors(include_url=False)[:3]
+        )
+        return f"its configuration is malformed ({problems}), so it is not started"
 
 
 @dataclass
@@ -56,6 +85,8 @@ class SdkServers:
     manifests: dict[str, ManifestUse] = field(default_factory=lambda: dict[str, ManifestUse]())
     ask: list[str] = field(default_factory=lambda: list[str]())
     deny: list[str] = field(default_factory=lambda: list[str]())
+    refused: dict[str, str] = field(default_factory=lambda: dict[str, str]())
+    """The program's in-process servers Tether will not run, and why (``mcp_status``)."""
 
     # -- before the session opens -----------------------------------------------------
 
@@ -73,7 +104,11 @@ class SdkServers:
             if not is_hosted(raw):
                 self.external[name] = raw
                 continue
-            config = server_config({**dict(raw), **dict((configs or {}).get(name) or {})})
+            extra: Any = (configs or {}).get(name)
+            config = server_config({**dict(raw), **(extra if isinstance(extra, Mapping) else {})})
+            if isinstance(config, str):
+                self._refuse(name, config)
+                continue
             manifest = read_manifest(found[name]) if name in found else None
             client = HostedMcpClient(
                 name, self.channel, timeout_ms=config.timeout, manifest=manifest
@@ -84,6 +119,11 @@ class SdkServers:
             ask, deny = tool_rules(name, config)
             self.ask += ask
             self.deny += deny
+
+    def _refuse(self, name: str, why: str) -> None:
+        sys.stderr.write(f"[tether] the SDK MCP server {name}: {why}\n")
+        self.refused[name] = why
+        self.hosted.pop(name, None)
 
     async def connect(self) -> list[HostedServer]:
         """Connect the in-process servers; a server that fails is reported, not fatal (as
@@ -126,6 +166,16 @@ class SdkServers:
                     ],
                 }
             out.append(entry)
+        out += [
+            {
+                "name": n,
+                "source": "sdk",
+                "config": {"type": "sdk"},
+                "status": "failed",
+                "error": why,
+            }
+            for n, why in self.refused.items()
+        ]
         states = {s.name: s for s in driver.facts().mcp_servers} if is_open else {}
         for name, config in self.external.items():
             state = states.get(name)
@@ -164,6 +214,11 @@ class SdkServers:
             if not is_hosted(raw):
                 continue
             config = server_config(raw)
+            if isinstance(config, str):
+                self._refuse(name, config)
+                errors[name] = config
+                continue
+            self.refused.pop(name, None)
             ask, deny = tool_rules(name, config)
             self.ask += [r for r in ask if r not in self.ask]
             self.deny += [r for r in deny if r not in self.deny]
@@ -187,6 +242,8 @@ class SdkServers:
         }
 
     def _known(self, name: str) -> None:
+        if name in self.refused:
+            raise RequestRefused(f"the MCP server {name}: {self.refused[name]}")
         if name not in self.hosted and name not in self.external:
             names = ", ".join([*self.hosted, *self.external]) or "none"
             raise RequestRefused(

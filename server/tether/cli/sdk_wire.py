@@ -157,6 +157,8 @@ class McpCallRequest(_Request):
     subtype: Literal["mcp_call"]
     tool: str
     arguments: dict[str, Any] = Field(default_factory=lambda: dict[str, Any]())
+    check_permissions: bool = False
+    """Decide the call as the model's own: rules, mode, hooks, a question if due."""
 
 
 class StopTaskRequest(_Request):

@@ -4,7 +4,8 @@ One JSON object per line, as the Agent SDKs write them
 (``claude_agent_sdk._internal.query`` and ``transport/subprocess_cli.py``):
 
 - ``{"type": "user", "message": {"role": "user", "content": "text" | [blocks]}, ...}``: a
-  prompt; blocks are ``text`` and ``image`` (base64 ``source``);
+  prompt (``prompt_blocks`` says which blocks; ``shouldQuery: false`` adds it to the
+  conversation without a turn);
 - ``{"type": "control_request", "request_id": ..., "request": {"subtype": ...}}``: the
   program asks something of us (``initialize``, ``interrupt``, ``set_permission_mode``...);
 - ``{"type": "control_response", "response": {"subtype": "success"|"error",
@@ -33,7 +34,14 @@ from tether.protocol.content import ContentBlock, ImageContent, TextContent
 
 
 class InputError(ValueError):
-    """A line of the input stream Tether cannot use."""
+    """A line of the input stream Tether cannot use: ``kind`` and ``request_id`` say what
+    it was meant to be, when that much could be read (a refused prompt ends in an error
+    ``result``; a refused request gets an error answer)."""
+
+    def __init__(self, message: str, kind: str | None = None, request_id: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.request_id = request_id
 
 
 class _Line(BaseModel):
@@ -41,28 +49,9 @@ class _Line(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class TextPart(_Line):
-    type: Literal["text"]
-    text: str
-
-
-class ImageSource(_Line):
-    type: Literal["base64"]
-    media_type: str
-    data: str
-
-
-class ImagePart(_Line):
-    type: Literal["image"]
-    source: ImageSource
-
-
-PromptPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
-
-
 class PromptMessage(_Line):
     role: Literal["user"]
-    content: str | list[PromptPart]
+    content: str | list[dict[str, Any]]
 
 
 class UserLine(_Line):
@@ -71,18 +60,68 @@ class UserLine(_Line):
     parent_tool_use_id: str | None = None
     uuid: str | None = None
     """The program's id for the prompt (``cancel_async_message`` names it)."""
+    should_query: bool = Field(default=True, alias="shouldQuery")
+    """False: the text joins the conversation and waits for the next prompt (no turn)."""
 
     def blocks(self) -> list[ContentBlock]:
+        """The prompt's blocks; raises ``InputError`` naming a block Tether cannot give the
+        model (never drops one)."""
         content = self.message.content
         if isinstance(content, str):
             return [TextContent(text=content)]
-        out: list[ContentBlock] = []
-        for part in content:
-            if isinstance(part, TextPart):
-                out.append(TextContent(text=part.text))
-            else:
-                out.append(ImageContent(mime_type=part.source.media_type, data=part.source.data))
-        return out
+        return [b for i, part in enumerate(content) for b in prompt_blocks(part, f"block {i}")]
+
+
+def prompt_blocks(part: dict[str, Any], where: str) -> list[ContentBlock]:
+    """One block of a prompt, as the Messages API takes it in a user message (what Claude
+    Code passes on): ``text``; ``image`` with base64 data; ``document`` with a ``text``,
+    ``base64`` PDF or ``content`` source (a PDF reaches the model as its text layer);
+    ``search_result`` (its text blocks). Anything else raises ``InputError``."""
+    kind = part.get("type")
+    source: Any = part.get("source")
+    src: dict[str, Any] = cast(dict[str, Any], source) if isinstance(source, dict) else {}
+    if kind == "text" and isinstance(part.get("text"), str):
+        return [TextContent(text=part["text"])]
+    if kind == "image" and src.get("type") == "base64" and isinstance(src.get("data"), str):
+        return [ImageContent(mime_type=str(src.get("media_type") or ""), data=src["data"])]
+    if kind == "document":
+        title = part.get("title") or part.get("context")
+        head = f'<document title="{title}">' if isinstance(title, str) else "<document>"
+        if src.get("type") == "text" and isinstance(src.get("data"), str):
+            return [TextContent(text=f"{head}\n{src['data']}\n</document>")]
+        if src.get("type") == "base64" and src.get("media_type") == "application/pdf":
+            from tether.media.pdf import document_text
+
+            text = document_text(str(src.get("data") or ""))
+            return [TextContent(text=f"{head}\n[a PDF, as its text]\n{text}\n</document>")]
+        if src.get("type") == "content" and isinstance(src.get("content"), list):
+            inner = cast(list[Any], src["content"])
+            return [
+                b
+                for j, item in enumerate(inner)
+                if isinstance(item, dict)
+                for b in prompt_blocks(cast(dict[str, Any], item), f"{where}, part {j}")
+            ]
+        raise InputError(
+            f"{where}: a document with a {src.get('type')!r} source is not supported (Tether "
+            "takes text, base64 PDF and content sources; fetch a URL or file and send it as "
+            "data)"
+        )
+    if kind == "search_result" and isinstance(part.get("content"), list):
+        items = cast(list[Any], part["content"])
+        texts = [str(cast(dict[str, Any], i).get("text", "")) for i in items if isinstance(i, dict)]
+        where_from = f'source="{part.get("source", "")}" title="{part.get("title", "")}"'
+        head = f"<search_result {where_from}>"
+        return [TextContent(text="\n".join([head, *texts, "</search_result>"]))]
+    if kind == "image":
+        raise InputError(
+            f"{where}: an image with a {src.get('type')!r} source is not supported (send it "
+            "as base64 data)"
+        )
+    raise InputError(
+        f"{where}: a {kind!r} block cannot be part of a prompt (Tether takes text, image, "
+        "document and search_result blocks)"
+    )
 
 
 class ControlRequestLine(_Line):
@@ -117,7 +156,7 @@ KINDS = ("user", "control_request", "control_response", "control_cancel_request"
 
 
 def parse_line(line: str) -> InputLine | None:
-    """One line of input; None for a blank line."""
+    """One line of input; None for a blank line or a ``keep_alive``."""
     text = line.strip()
     if not text:
         return None
@@ -128,6 +167,8 @@ def parse_line(line: str) -> InputLine | None:
     except ValueError as e:
         raise InputError(f"not JSON ({e}): {text[:200]}") from None
     fields: dict[str, Any] = cast(dict[str, Any], data) if isinstance(data, dict) else {}
+    if fields.get("type") == "keep_alive":  # a heartbeat receivers ignore (the SDK's d.ts)
+        return None
     if fields.get("type") not in KINDS:
         kind: object = fields.get("type") if fields else type(cast(object, data)).__name__
         raise InputError(f"unknown message type {kind!r} (expected one of {', '.join(KINDS)})")
@@ -138,7 +179,12 @@ def parse_line(line: str) -> InputLine | None:
             f"{'.'.join(str(p) for p in err['loc'][1:]) or '(line)'}: {err['msg']}"
             for err in e.errors(include_url=False)[:3]
         )
-        raise InputError(f"bad {fields['type']} message: {problems}") from None
+        request_id = fields.get("request_id")
+        raise InputError(
+            f"bad {fields['type']} message: {problems}",
+            str(fields["type"]),
+            request_id if isinstance(request_id, str) else None,
+        ) from None
 
 
 async def stdin_lines() -> AsyncIterator[str]:

@@ -13,11 +13,14 @@ parse (``claude_agent_sdk._internal.message_parser``) and Claude Code 2.1 emits:
   (``message_start``, ``content_block_start``/``_delta``/``_stop``, ``message_delta``,
   ``message_stop``) rebuilt from the updates;
 - ``system``/``compact_boundary`` when the conversation was summarised, ``system``/``status``
-  when the permission mode changed, ``system``/``task_started``/``task_notification`` for
+  when the permission mode changed, ``system``/``informational`` for what the user should
+  know (a hook's ``systemMessage`` or failure, a refused prompt, a retry),
+  ``system``/``task_started``/``task_notification`` for
   background tasks; for a subagent run in the foreground (the Agent tool), as Claude Code
   2.1.337 writes it: ``task_started``, the agent's prompt as a ``user`` line whose
-  ``parent_tool_use_id`` is the Agent call, then ``task_updated`` and ``task_notification``
-  before the call's result;
+  ``parent_tool_use_id`` is the Agent call, its tool calls and results
+  (``cli/subagent_stream.py``), then ``task_updated`` and ``task_notification`` before the
+  call's result;
 - ``result`` last, with the turn's usage, cost and permission denials.
 
 ``cli/assistant_stream.py`` writes each model response's lines. Everything is derived from
@@ -37,7 +40,8 @@ from typing import Any
 
 from tether.cli.assistant_stream import ResponseWriter
 from tether.cli.driver import SessionFacts, TurnOutcome
-from tether.cli.result import TurnCounter, result_message
+from tether.cli.result import TurnCounter, blocked_prompt_text, result_message
+from tether.cli.subagent_stream import SubagentLines
 from tether.core.messages import INTERRUPTED_TOOL_RESULT
 from tether.protocol.content import TerminalContent, TextToolContent, ToolContent
 from tether.protocol.updates import (
@@ -45,7 +49,9 @@ from tether.protocol.updates import (
     AgentThoughtChunk,
     Compaction,
     ModeChange,
+    Notice,
     SessionUpdate,
+    SubagentActivity,
     TaskUpdate,
     ToolCall,
     ToolCallUpdate,
@@ -86,9 +92,12 @@ def tool_result_text(content: list[ToolContent] | None) -> str:
 class StreamJsonEncoder:
     """Turns one session's updates into stream-json lines, turn after turn."""
 
-    def __init__(self, write: Write, *, partial: bool = False) -> None:
+    def __init__(self, write: Write, *, partial: bool = False, asks: bool = True) -> None:
         self._write = write
         self.partial = partial
+        self.asks = asks
+        """A program answers questions (``--permission-prompt-tool``): a "no" of its own
+        is not one the run decided alone (no ``system``/``permission_denied``)."""
         self.session_id = ""
         self.model = ""
         self._response = ResponseWriter(self._emit, partial=partial, model=lambda: self.model)
@@ -99,6 +108,7 @@ class StreamJsonEncoder:
         """Foreground Agent calls of the turn: tool_use id -> task id."""
         self._last_had_tools = False
         self.counter = TurnCounter()
+        self._subagents = SubagentLines(self._emit, lambda: self.model, tool_result_text)
 
     # -- lines --------------------------------------------------------------------------
 
@@ -152,9 +162,32 @@ class StreamJsonEncoder:
         self._agents = {}
         self.counter = TurnCounter()
 
-    def result(self, outcome: TurnOutcome) -> None:
+    def result(self, outcome: TurnOutcome, prompt: str = "") -> None:
+        """The turn's ``result``; a prompt a UserPromptSubmit hook refused is said first in a
+        ``system``/``informational`` line, and is the result's text, as in Claude Code."""
         self._response.close()
-        self._emit(result_message(outcome, self.counter.stats, self.model))
+        blocked = None
+        if not self.counter.stats.prompt_accepted:
+            blocked = blocked_prompt_text(outcome, prompt)
+        if blocked is not None:
+            self.informational(
+                blocked,
+                prevent_continuation=True,
+                prompt_submit_outcome={
+                    "kind": "blocked_by_hook",
+                    "prompt_kept": False,
+                    "reason": outcome.error or "",
+                },
+            )
+        self._emit(result_message(outcome, self.counter.stats, self.model, blocked))
+
+    def informational(self, content: str, level: str = "warning", **extra: Any) -> None:
+        """``system``/``informational``: something Claude Code shows the user (a refused
+        prompt, a hook's ``systemMessage``)."""
+        self._emit(
+            {"type": "system", "subtype": "informational", "content": content, "level": level}
+            | extra
+        )
 
     # -- updates ------------------------------------------------------------------------
 
@@ -186,6 +219,27 @@ class StreamJsonEncoder:
             self.status(update.mode)
         elif isinstance(update, TaskUpdate):
             self._task(update)
+        elif isinstance(update, SubagentActivity):
+            task_id = self._agents.get(update.tool_call_id)
+            if task_id is not None:  # a foreground agent's (a background one has its log)
+                self._subagents.step(update, task_id)
+        elif isinstance(update, Notice):
+            # Claude Code's levels: a hook's message is a "notice".
+            self.informational(update.message, "notice" if update.level == "info" else update.level)
+
+    def _denied(self, update: ToolCallUpdate, text: str) -> None:
+        """A call denied with no question put to the program (a rule, the mode, or no one
+        to ask), as Claude Code 2.1 says it; a hook's or the program's own no is not."""
+        line: dict[str, Any] = {
+            "type": "system",
+            "subtype": "permission_denied",
+            "tool_name": self.counter.name_of(update.tool_call_id),
+            "tool_use_id": update.tool_call_id,
+            "message": text,
+        }
+        if update.rejected in ("rule", "mode"):
+            line["decision_reason_type"] = update.rejected
+        self._emit(line)
 
     def _response_done(self, usage: UsageUpdate) -> None:
         tool_uses = self._response.done(usage)
@@ -207,6 +261,8 @@ class StreamJsonEncoder:
         if not text and update.rejected is not None:
             name = self.counter.name_of(update.tool_call_id)
             text = f"{name} was not run: the {update.rejected} said no"
+        if update.rejected in ("rule", "mode") or (update.rejected == "user" and not self.asks):
+            self._denied(update, text)
         elif not text and update.status == "failed":
             # A failed call shows its error; one that shows nothing was interrupted.
             text = INTERRUPTED_TOOL_RESULT
@@ -262,8 +318,17 @@ class StreamJsonEncoder:
             "prompt": prompt,
         }
         self._emit(started)
+        self._subagents.started(call.tool_call_id)
         message = {"role": "user", "content": [{"type": "text", "text": prompt}]}
-        self._emit({"type": "user", "message": message, "parent_tool_use_id": call.tool_call_id})
+        self._emit(
+            {
+                "type": "user",
+                "message": message,
+                "parent_tool_use_id": call.tool_call_id,
+                "subagent_type": agent_type,
+                "task_description": started["description"],
+            }
+        )
 
     def _agent_ended(self, task_id: str, update: ToolCallUpdate, text: str) -> None:
         status = "completed" if update.status == "completed" else "failed"

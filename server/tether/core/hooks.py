@@ -3,6 +3,7 @@ hooks with Claude Code's contract (PreToolUse, PostToolUse, UserPromptSubmit, St
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -16,6 +17,11 @@ class ToolHookVerdict:
     stop_turn: str | None = None
     """``continue: false`` — end the turn with this message."""
     additional_context: str | None = None
+    updated_output: Any = None
+    """After a call (``updatedToolOutput``): the result the model and the program see in
+    place of the tool's own; None keeps it."""
+    updated_mcp_output: Any = None
+    """The same for an MCP tool's result (``updatedMCPToolOutput``); other tools ignore it."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,22 @@ class HookNotice:
 
     level: Literal["info", "warning", "error"]
     message: str
+
+
+@dataclass(frozen=True)
+class AgentScope:
+    """The subagent whose work is running (its hooks' inputs and its permission questions
+    name it, as Claude Code's do)."""
+
+    agent_id: str
+    agent_type: str
+
+    def fields(self) -> dict[str, str]:
+        return {"agent_id": self.agent_id, "agent_type": self.agent_type}
+
+
+current_agent: ContextVar[AgentScope | None] = ContextVar("current_agent", default=None)
+"""Set while a subagent runs (``engine/subagents.py``); tasks it starts inherit it."""
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,12 @@ class Boundary:
         self._recalled: set[Path] = set()
 
     async def enqueue(
-        self, prompt: Sequence[ContentBlock], running: Callable[[], bool]
+        self,
+        prompt: Sequence[ContentBlock],
+        running: Callable[[], bool],
+        context: str | None = None,
+        *,
+        with_tools_only: bool = False,
     ) -> asyncio.Future[TurnResult | None]:
         """A prompt sent while a turn runs; the future resolves with the result of the turn
         that took it in, or with ``None`` when no turn did (the caller runs it as a turn)."""
@@ -65,10 +70,16 @@ class Boundary:
         if not running():  # the turn ended while the prompt was being read
             future.set_result(None)
         else:
-            self.queued.append(Queued(message, list(prompt), future))
+            self.queued.append(Queued(message, list(prompt), future, context, with_tools_only))
         return future
 
-    async def drain(self, turn_id: str, waiters: list[asyncio.Future[TurnResult | None]]) -> int:
+    async def drain(
+        self,
+        turn_id: str,
+        waiters: list[asyncio.Future[TurnResult | None]],
+        *,
+        ending: bool = False,
+    ) -> int:
         """Inject attachments, task notifications and queued prompts (last: the user's
         words are nearest and win attention); returns how many should make the model go on.
         Each queued prompt's future joins ``waiters``."""
@@ -81,14 +92,21 @@ class Boundary:
                 self.history.append_meta(turn_id, note, "attachment")
                 count += 1
         count += self.notifications(turn_id)
-        for queued in self.queued:
+        # At the turn's end a prompt that joins only a turn going on waits to be given back.
+        taken = [q for q in self.queued if not (ending and q.with_tools_only)]
+        for queued in taken:
             self.emit(UserMessage(content=queued.content))
             await self.history.append_user(turn_id, queued.message, queued.content)
+            if queued.context:
+                note = f"<system-reminder>\n{queued.context}\n</system-reminder>"
+                self.history.append_meta(
+                    turn_id, Message(role="user", content=[TextBlock(text=note)]), "hook_context"
+                )
             waiters.append(queued.future)
             count += 1
-        if self.queued:
+        if taken:
             await self.notes(turn_id)
-        self.queued.clear()
+        self.queued = [q for q in self.queued if q not in taken]
         return count
 
     async def notes(self, turn_id: str) -> None:

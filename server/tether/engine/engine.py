@@ -60,6 +60,7 @@ from tether.protocol.updates import (
     SessionUpdate,
     ToolKind,
     TurnEnd,
+    Usage,
     UserMessage,
 )
 from tether.providers.base import Provider, SystemBlock, TokenUsage, ToolSpec
@@ -106,10 +107,14 @@ class QueryEngine:
         parent_meter: UsageMeter | None = None,
         refresh_settings: Callable[[], None] | None = None,
         prompt_notes: PromptNotes | None = None,
+        provider_for: Callable[[str], Provider] | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
         self.provider = provider
+        self.provider_for = provider_for
+        """Builds the provider of a model named by an agent's definition; None: agents use
+        this engine's provider whatever they name."""
         self.editor = editor
         self.rules = rules or RuleSet()
         self.hooks: Hooks = hooks or NoHooks()
@@ -319,11 +324,33 @@ class QueryEngine:
         turn.task.cancel()
         return True
 
-    async def enqueue(self, prompt: Sequence[ContentBlock]) -> asyncio.Future[TurnResult | None]:
+    async def enqueue(
+        self, prompt: Sequence[ContentBlock], *, with_tools_only: bool = False
+    ) -> asyncio.Future[TurnResult | None]:
         """A prompt sent while a turn runs: injected at the next boundary; the future
         resolves with the result of the turn that consumed it, or with ``None`` when no
         turn did (it came after the last boundary): the caller runs it as a turn."""
-        return await self.boundary.enqueue(prompt, lambda: self._turn is not None)
+        # It passes the UserPromptSubmit hooks as a prompt that starts a turn does.
+        verdict = await self.hooks.user_prompt_submit(prompt_text(prompt))
+        turn = self._turn
+        if verdict.block_reason is not None and turn is not None:
+            self._emit(
+                Notice(
+                    level="warning",
+                    message=f"A UserPromptSubmit hook refused a prompt sent during the turn: "
+                    f"{verdict.block_reason}",
+                )
+            )
+            refused = TurnResult(
+                turn.turn_id, Terminal("hook_stopped", verdict.block_reason), Usage()
+            )
+            future: asyncio.Future[TurnResult | None] = asyncio.get_running_loop().create_future()
+            future.set_result(refused)
+            return future
+        running: Callable[[], bool] = lambda: self._turn is not None  # noqa: E731
+        return await self.boundary.enqueue(
+            prompt, running, verdict.additional_context, with_tools_only=with_tools_only
+        )
 
     def set_provider(self, provider: Provider) -> None:
         """Use another model from the next request on (the system prompt names it)."""
@@ -437,9 +464,10 @@ class QueryEngine:
         if self.notifications:
             self.events.wake()
 
-    async def drain_inbox(self, turn_id: str) -> int:
+    async def drain_inbox(self, turn_id: str, ending: bool = False) -> int:
         """Turn boundary: what arrived meanwhile joins the conversation (``Boundary``)."""
-        return await self.boundary.drain(turn_id, self._turn.waiters if self._turn else [])
+        waiters = self._turn.waiters if self._turn else []
+        return await self.boundary.drain(turn_id, waiters, ending=ending)
 
     def _parts(self) -> TurnParts:
         return TurnParts(

@@ -94,8 +94,9 @@ class TurnParts:
     provider: Callable[[], Provider]
     """The model to ask now (another may be chosen between turns)."""
     tool_specs: Callable[[], list[ToolSpec]]
-    drain: Callable[[str], Awaitable[int]]
-    """Turn boundary: inject queued input and notifications; returns how many."""
+    drain: Callable[[str, bool], Awaitable[int]]
+    """Turn boundary: inject queued input and notifications; returns how many. The flag:
+    the turn would end here (the model answered without tools)."""
 
 
 class TurnLoop:
@@ -193,7 +194,7 @@ class TurnLoop:
             self._executor = None
             history.append_tool_results(self.turn_id, assistant, outcomes)
             self.hook_notices()
-            await parts.drain(self.turn_id)
+            await parts.drain(self.turn_id, False)
             stopped = next((o.stop_turn for o in outcomes if o.stop_turn), None)
             if stopped is not None:
                 return Terminal("hook_stopped", stopped)
@@ -213,7 +214,7 @@ class TurnLoop:
                 return Terminal("model_error", "the provider kept pausing its server-side tools")
             self.pauses += 1
             return PauseTurnContinue(self.pauses)
-        injected = await parts.drain(self.turn_id)
+        injected = await parts.drain(self.turn_id, True)
         if injected:
             return InputInjected(injected)
         verdict = await parts.hooks.stop(

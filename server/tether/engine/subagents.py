@@ -2,7 +2,8 @@
 
 The Agent tool (``agents/tool.py``) knows subagents only through its ``Spawner`` and
 ``Subagent`` protocols; ``EngineSpawner`` implements them for a parent engine. A child is
-a fresh engine holding only its task, with its definition's system prompt and tool set,
+a fresh engine holding only its task, with its definition's system prompt, tool set and
+model (when it names one),
 the parent's editor, rules and hooks, and a side-chain transcript linked to the parent's
 tool call. The engine class comes in as ``make_engine``, so this module does not import
 the engine that imports it."""
@@ -15,12 +16,13 @@ from typing import Any, Protocol
 
 from tether.agents.definitions import AgentDefinition
 from tether.agents.tool import SubagentReport
-from tether.core.hooks import Hooks, SubagentHooks
+from tether.core.hooks import AgentScope, Hooks, SubagentHooks, current_agent
 from tether.core.messages import Message
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.turns import EngineConfig, TurnResult
 from tether.engine.usage import UsageMeter
+from tether.errors import ConfigError, ToolError
 from tether.permissions.policy import RuleSet
 from tether.protocol.updates import SessionUpdate
 from tether.providers.base import Provider
@@ -61,6 +63,9 @@ class ParentEngine(Protocol):
 
     @property
     def provider(self) -> Provider: ...
+
+    @property
+    def provider_for(self) -> Callable[[str], Provider] | None: ...
 
     @property
     def tools(self) -> ToolPool: ...
@@ -124,12 +129,14 @@ class MakeEngine(Protocol):
         agent_definitions: dict[str, AgentDefinition] | None = None,
         parent_tool_use_id: str | None = None,
         parent_meter: UsageMeter | None = None,
+        provider_for: Callable[[str], Provider] | None = None,
     ) -> ChildEngine: ...
 
 
 class EngineSubagent:
-    def __init__(self, engine: ChildEngine) -> None:
+    def __init__(self, engine: ChildEngine, agent_type: str = "general-purpose") -> None:
         self.engine = engine
+        self.agent_type = agent_type
 
     @property
     def agent_id(self) -> str:
@@ -137,10 +144,13 @@ class EngineSubagent:
 
     async def run(self, prompt: str, on_update: Callable[[SessionUpdate], None]) -> SubagentReport:
         child = self.engine
+        # Its hooks' inputs and its questions name the agent (whatever tasks it starts).
+        scope = current_agent.set(AgentScope(self.agent_id, self.agent_type))
         try:
             async for update in child.submit(prompt):
                 on_update(update)
         finally:
+            current_agent.reset(scope)
             await child.close()
         result = child.last_result
         assert result is not None
@@ -197,9 +207,10 @@ class EngineSpawner:
                     ),
                 )
             )
+        provider = _provider(parent, definition)
         assembler = ContextAssembler(
             cwd=parent.cwd,
-            model=parent.provider.model,
+            model=provider.model,
             max_tokens=parent.assembler.max_tokens,
             agent=definition.prompt,
         )
@@ -207,7 +218,7 @@ class EngineSpawner:
         child = self.make_engine(
             session_id=agent_id,
             cwd=parent.cwd,
-            provider=parent.provider,
+            provider=provider,
             tools=tools,
             editor=parent.editor,
             rules=rules,
@@ -229,8 +240,24 @@ class EngineSpawner:
             agent_definitions=parent.agent_definitions,
             parent_tool_use_id=tool_use_id,
             parent_meter=parent.meter,
+            provider_for=parent.provider_for,
         )
-        return EngineSubagent(child)
+        return EngineSubagent(child, definition.name)
+
+
+def _provider(parent: ParentEngine, definition: AgentDefinition) -> Provider:
+    """The agent's own model when its definition names one (``model: haiku``...), built as
+    the session builds its own; else the parent's. A model that cannot be built fails the
+    Agent call with the reason, never runs on another model in silence."""
+    if definition.model is None or parent.provider_for is None:
+        return parent.provider
+    try:
+        return parent.provider_for(definition.model)
+    except ConfigError as e:
+        raise ToolError(
+            f"The agent {definition.name} names the model {definition.model!r}, which cannot "
+            f"be used: {e}"
+        ) from None
 
 
 def side_chain_path(parent: ParentEngine, agent_id: str) -> Path | None:

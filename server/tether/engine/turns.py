@@ -77,6 +77,11 @@ class Queued:
     content: list[ContentBlock]
     future: asyncio.Future[TurnResult | None]
     """The result of the turn that consumed it, or ``None``: no turn did (given back)."""
+    context: str | None = None
+    """What a UserPromptSubmit hook added to it, joined after it."""
+    with_tools_only: bool = False
+    """Joins only at a boundary where the turn goes on anyway (after tool results), as
+    Claude Code folds a prompt; at the turn's end it is given back to run as a turn."""
 
 
 @dataclass

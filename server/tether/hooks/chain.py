@@ -107,6 +107,8 @@ def _tool_verdict(verdicts: Sequence[ToolHookVerdict]) -> ToolHookVerdict:
         updated_input=_first([v.updated_input for v in verdicts]),
         stop_turn=_first([v.stop_turn for v in verdicts]),
         additional_context=joined([v.additional_context for v in verdicts]),
+        updated_output=_first([v.updated_output for v in verdicts][::-1]),
+        updated_mcp_output=_first([v.updated_mcp_output for v in verdicts][::-1]),
     )
 
 

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from tether.core.environ import Caller, process_umask
-from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
+from tether.core.hooks import (
+    HookNotice,
+    PromptHookVerdict,
+    StopHookVerdict,
+    ToolHookVerdict,
+    current_agent,
+)
 from tether.hooks.matchers import select
 from tether.hooks.outcome import HookNotices, HookOutcome, joined, read_outcome
 from tether.hooks.runner import hook_env, run_hook
@@ -86,6 +92,7 @@ class CommandHooks:
             "cwd": str(self.root),
             "permission_mode": self._mode(),
             "hook_event_name": event,
+            **(scope.fields() if (scope := current_agent.get()) is not None else {}),
             **fields,
         }
 
@@ -118,7 +125,7 @@ class CommandHooks:
             )
         )
         outcomes = [read_outcome(r, plain_stdout_is_context=plain_stdout_is_context) for r in runs]
-        self._notices.note(event, outcomes)
+        self._notices.note(event, outcomes, subject)
         return outcomes
 
     def drain_notices(self) -> list[HookNotice]:

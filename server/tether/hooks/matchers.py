@@ -1,9 +1,12 @@
 """Which configured hooks run for an event, with Claude Code's matcher semantics.
 
-A matcher that is missing, ``""`` or ``*`` matches everything; plain names joined by ``|``
-are an exact list (``Edit|Write``); anything else is an unanchored regular expression
-(``mcp__.*``, ``Notebook.*``). Events without a subject (UserPromptSubmit, Stop...) ignore
-matchers. The same command configured twice runs once.
+A matcher that is missing, ``""`` or ``*`` matches everything. One made only of letters,
+digits, ``_``, ``-``, spaces, ``|`` and ``,`` is a list of exact names split on ``|`` and
+``,`` with spaces trimmed (``Edit|Write``, ``Read | Bash``, ``Read,mcp__calc__add``), as
+Claude Code 2.1 reads it; so ``mcp__calc`` names no tool. Anything else is an unanchored
+regular expression (``mcp__.*``, ``Notebook.*``, ``mcp__calc__*``); one that does not compile
+matches nothing (said in the log). Events without a subject (UserPromptSubmit, Stop...)
+ignore matchers. The same command configured twice runs once.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from tether.settings.model import HookCommand, HookEvent, HookMatcher
 
 log = logging.getLogger(__name__)
 
-_PLAIN_LIST = re.compile(r"^[A-Za-z0-9_|]+$")
+_PLAIN_LIST = re.compile(r"^[A-Za-z0-9_|, -]+$")
+_SEPARATORS = re.compile(r"[|,]")
 
 
 @lru_cache(maxsize=256)
@@ -32,11 +36,10 @@ def _regex(pattern: str) -> re.Pattern[str] | None:
 
 
 def matcher_matches(matcher: str | None, subject: str | None) -> bool:
-    if subject is None or matcher is None or matcher.strip() in ("", "*"):
+    if subject is None or not matcher or matcher == "*":
         return True
-    matcher = matcher.strip()
     if _PLAIN_LIST.match(matcher):
-        return subject in matcher.split("|")
+        return subject in {name.strip() for name in _SEPARATORS.split(matcher)} - {""}
     regex = _regex(matcher)
     return regex is not None and regex.search(subject) is not None
 

@@ -8,7 +8,8 @@
 JSON fields: ``continue`` (false ends the turn, with ``stopReason``), ``decision``
 (``block``/``approve``) with ``reason``, ``systemMessage``, and ``hookSpecificOutput``
 with ``permissionDecision`` (allow/ask/deny), ``permissionDecisionReason``,
-``updatedInput`` and ``additionalContext``.
+``updatedInput``, ``additionalContext`` and, after a call, ``updatedToolOutput`` /
+``updatedMCPToolOutput``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ class HookOutcome:
     """A non-blocking error worth telling the user about."""
     system_message: str | None = None
     """``systemMessage``: shown to the user."""
+    updated_output: Any = None
+    """PostToolUse ``updatedToolOutput``: what the model reads in place of the result."""
+    updated_mcp_output: Any = None
+    """PostToolUse ``updatedMCPToolOutput``: the same, for MCP tools only."""
 
 
 _PERMISSIONS: dict[str, Permission] = {
@@ -98,6 +103,8 @@ def read_outcome(run: HookRun, *, plain_stdout_is_context: bool = False) -> Hook
         updated_input=updated if isinstance(updated, dict) else None,  # pyright: ignore[reportUnknownArgumentType]
         context=context if isinstance(context, str) and context else None,
         system_message=str(data["systemMessage"]) if data.get("systemMessage") else None,
+        updated_output=spec.get("updatedToolOutput"),
+        updated_mcp_output=spec.get("updatedMCPToolOutput"),
     )
 
 
@@ -121,12 +128,14 @@ class HookNotices:
     def __init__(self) -> None:
         self._notices: list[HookNotice] = []
 
-    def note(self, event: str, outcomes: list[HookOutcome]) -> None:
+    def note(self, event: str, outcomes: list[HookOutcome], subject: str | None = None) -> None:
+        """``subject``: the tool (or source, trigger) the event was about."""
+        label = f"{event}:{subject}" if subject else event
         for o in outcomes:
             if o.failed:
-                self._notices.append(HookNotice("warning", f"{event} {o.failed}"))
+                self._notices.append(HookNotice("warning", f"{label} {o.failed}"))
             if o.system_message:
-                self._notices.append(HookNotice("info", o.system_message))
+                self._notices.append(HookNotice("info", f"{label} says: {o.system_message}"))
 
     def drain(self) -> list[HookNotice]:
         notices, self._notices = self._notices, []

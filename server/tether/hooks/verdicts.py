@@ -6,6 +6,7 @@ SDK program's callbacks)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from tether.core.hooks import PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.hooks.outcome import HookOutcome, joined, strongest
@@ -37,7 +38,14 @@ def post_tool_verdict(outcomes: Sequence[HookOutcome]) -> ToolHookVerdict:
     return ToolHookVerdict(
         stop_turn=_stop(outcomes),
         additional_context=joined([*feedback, *(o.context for o in outcomes)]),
+        updated_output=_last([o.updated_output for o in outcomes]),
+        updated_mcp_output=_last([o.updated_mcp_output for o in outcomes]),
     )
+
+
+def _last(values: Sequence[Any]) -> Any:
+    """The last hook's rewrite of a result wins (they are read in configuration order)."""
+    return next((v for v in reversed(values) if v is not None), None)
 
 
 def prompt_verdict(

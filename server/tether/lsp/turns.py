@@ -18,7 +18,13 @@ from lsprotocol import types
 
 from tether.lsp.server import TetherServer
 from tether.lsp.steps import StepNamer
-from tether.protocol.updates import SessionUpdate, StopReason, ToolCall, TurnEnd
+from tether.protocol.updates import (
+    SessionUpdate,
+    StopReason,
+    SubagentActivity,
+    ToolCall,
+    TurnEnd,
+)
 
 if TYPE_CHECKING:
     # The engine stack is imported on first use, after ``initialize`` has been answered.
@@ -110,7 +116,7 @@ class TurnPublisher:
 
     def _update(self, turn_id: str, update: SessionUpdate) -> None:
         session_id = self.session.session_id
-        if self.server.features.session_updates:
+        if self.server.features.session_updates and not isinstance(update, SubagentActivity):
             self.server.protocol.notify(
                 "tether/sessionUpdate",
                 {"sessionId": session_id, "turnId": turn_id, "update": update.to_wire()},

@@ -2,7 +2,7 @@
 
     refresh settings -> parse input -> validate -> PreToolUse hooks (may rewrite the input)
     -> permission decision (rules, mode, control plane, sandbox, tool) -> ask the user if
-    needed -> call -> PostToolUse hooks -> result
+    needed -> call -> PostToolUse hooks (may rewrite the result) -> result
 
 A hook's "deny" blocks before any rule is read; its "ask" turns an allow into a question;
 its "allow" skips a question only when no rule and nothing protected asked it. The
@@ -24,6 +24,7 @@ from tether.core.hooks import Hooks
 from tether.core.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.errors import ToolError
+from tether.orchestration.result_rewrite import rewritten_result
 from tether.permissions.display import visible
 from tether.permissions.policy import Decision, RuleSet, decide, suggest_rule
 from tether.protocol.content import TextToolContent, ToolContent
@@ -126,7 +127,7 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
         reason = f"A PreToolUse hook blocked this call: {verdict.reason}"
         return _rejected(use, "hook", reason, [TextToolContent(text=reason)])
     if verdict.updated_input is not None:
-        reparsed = tool.parse(verdict.updated_input)
+        reparsed = tool.parse(known_fields(tool, verdict.updated_input))
         if isinstance(reparsed, str):
             return _fail(use, f"A hook rewrote the input into something invalid: {reparsed}")
         problem = await tool.validate(reparsed, ctx)
@@ -161,6 +162,11 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
     post = await rt.hooks.post_tool_use(
         use.name, raw_input, use.id, result.raw_output or result.content, result.is_error
     )
+    replaced = post.updated_output
+    if post.updated_mcp_output is not None and use.name.startswith("mcp__"):
+        replaced = post.updated_mcp_output
+    if replaced is not None:
+        result = rewritten_result(result, replaced)
     block = result.to_block(use.id)
     notes = [n for n in (verdict.additional_context, post.additional_context) if n]
     if notes:
@@ -176,7 +182,7 @@ async def _rewritten(
     """The input whoever approved the call rewrote it into, checked as any input is: it must
     parse and validate, and no deny rule may match it (the approval was for this input, so
     a question it would raise is answered). A string says why it cannot run."""
-    parsed = tool.parse(updated)
+    parsed = tool.parse(known_fields(tool, updated))
     if isinstance(parsed, str):
         return f"The approval rewrote the input into something invalid: {parsed}"
     problem = await tool.validate(parsed, ctx)
@@ -186,6 +192,18 @@ async def _rewritten(
     if again.behavior == "deny":
         return f"Permission denied: {again.reason}"
     return parsed
+
+
+def known_fields(tool: Tool[Any], updated: dict[str, Any]) -> dict[str, Any]:
+    """A rewritten input without the fields the tool does not have, which Claude Code drops
+    too (a program that sends back its own bookkeeping must not make the call fail)."""
+    model = tool.input_model
+    if model.model_config.get("extra") != "forbid":
+        return updated
+    names = set(model.model_fields) | {
+        f.alias for f in model.model_fields.values() if f.alias is not None
+    }
+    return {k: v for k, v in updated.items() if k in names}
 
 
 def _refused(use: ToolUseBlock, reply: PermissionReply, decision: Decision) -> ToolOutcome:

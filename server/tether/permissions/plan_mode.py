@@ -50,18 +50,22 @@ def _shown(inp: ExitPlanModeInput) -> TextToolContent:
 
 
 async def _call(inp: ExitPlanModeInput, ctx: ToolContext) -> ToolResult:
-    if ctx.state.mode != "plan":
-        raise ToolError("Not in plan mode any more.")
     approval = ctx.approval
-    accept_edits = approval is not None and approval.option == PLAN_ACCEPT_EDITS
-    mode: Mode = "acceptEdits" if accept_edits else "default"
-    ctx.state.mode = mode
-    ctx.emit(ModeChange(mode=mode))
-    how = (
-        "file edits in the workspace are accepted without asking; other actions still ask"
-        if accept_edits
-        else "changes are still subject to the usual permission questions"
-    )
+    if ctx.state.mode != "plan" and approval is None:
+        raise ToolError("Not in plan mode any more.")
+    if ctx.state.mode == "plan":
+        accept_edits = approval is not None and approval.option == PLAN_ACCEPT_EDITS
+        mode: Mode = "acceptEdits" if accept_edits else "default"
+        ctx.state.mode = mode
+        ctx.emit(ModeChange(mode=mode))
+    # Otherwise whoever approved chose the mode with the approval (an Agent SDK program's
+    # ``setMode`` update): plan mode is over already, in that mode.
+    how = {
+        "acceptEdits": "file edits in the workspace are accepted without asking; other "
+        "actions still ask",
+        "bypassPermissions": "nothing asks for permission",
+        "dontAsk": "what is not allowed beforehand is refused without asking",
+    }.get(ctx.state.mode, "changes are still subject to the usual permission questions")
     feedback = f" They added: {approval.feedback}" if approval and approval.feedback else ""
     return ToolResult(
         f"The user approved the plan and plan mode is over.{feedback} Start with the first "

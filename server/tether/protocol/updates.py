@@ -163,6 +163,20 @@ class ChangesUpdate(WireModel):
     uris: list[str]
 
 
+class SubagentActivity(WireModel):
+    """A step of a subagent run in the foreground, as it happens: one of its tool calls or
+    their results, under the Agent call that runs it. The Agent SDK's stream shows these
+    with ``parent_tool_use_id``; editors follow the Agent call's own progress instead (the
+    LSP front door does not forward them)."""
+
+    kind: Literal["subagent"] = "subagent"
+    tool_call_id: str
+    """The Agent call."""
+    agent_id: str
+    agent_type: str
+    update: Annotated[ToolCall | ToolCallUpdate, Field(discriminator="kind")]
+
+
 SessionUpdate = Annotated[
     UserMessage
     | AgentMessageChunk
@@ -176,7 +190,8 @@ SessionUpdate = Annotated[
     | TurnEnd
     | Notice
     | ModeChange
-    | ChangesUpdate,
+    | ChangesUpdate
+    | SubagentActivity,
     Field(discriminator="kind"),
 ]
 

@@ -216,6 +216,26 @@ class Session:
             else:
                 await self._line_moved.wait()
 
+    async def fold(self, blocks: Sequence[ContentBlock]) -> TurnResult | None:
+        """Give a prompt to the running turn only, as Claude Code folds one: it is taken in
+        at the turn's next boundary after tool results and this returns that turn's result.
+        None when nothing took it in (no turn runs, the running one ended without another
+        tool call, or it is a ``/compact``): the caller runs it as a turn of its own, in its
+        order."""
+        if self._closed or not self.busy:
+            return None
+        expanded = await expand_for_session(
+            self.engine,
+            list(blocks),
+            commands=commands.discover(self.cwd),
+            mcp=self._hooks.mcp_prompts(),
+        )
+        if _compact_instructions(expanded.blocks) is not None or not self.busy:
+            return None
+        async with command_turn(self.engine, expanded, None):
+            future = await self.engine.enqueue(expanded.blocks, with_tools_only=True)
+            return await asyncio.shield(future)
+
     def _moved(self) -> None:
         """Wake every prompt waiting in line to look again (a turn started or ended, or
         one left the line)."""

@@ -2,8 +2,10 @@
 
 Order, least specific first: user (``~/.config/tether/settings.json``), project
 (``.tether/settings.json``), local (``.tether/settings.local.json``), then command-line /
-initialization options. A bad file or value produces a warning naming the key and falls
-back to the default; the daemon never refuses to start over settings. In a workspace the
+initialization options. ``SettingSources`` picks which of the three files are read
+(``--setting-sources``, the Agent SDKs' ``settingSources``). A bad file or value produces a
+warning naming the key and falls back to the default; the daemon never refuses to start over
+settings. In a workspace the
 user has not trusted, the project and local files lose what needs trust (``trust.py``).
 """
 
@@ -30,6 +32,31 @@ def user_settings_path() -> Path:
 
 def project_settings_paths(root: Path) -> tuple[Path, Path]:
     return root / ".tether" / "settings.json", root / ".tether" / "settings.local.json"
+
+
+@dataclass(frozen=True)
+class SettingSources:
+    """Which settings files load: the user's, the project's shared one, its local one."""
+
+    user: bool = True
+    project: bool = True
+    local: bool = True
+
+    @classmethod
+    def parse(cls, text: str) -> SettingSources:
+        """``user,project,local`` (any of them, maybe none); raises ``ValueError`` naming an
+        unknown source."""
+        names = {n.strip() for n in text.split(",")} - {""}
+        unknown = names - {"user", "project", "local"}
+        if unknown:
+            raise ValueError(
+                f"unknown setting source {', '.join(sorted(unknown))} "
+                "(the sources are user, project and local)"
+            )
+        return cls("user" in names, "project" in names, "local" in names)
+
+
+ALL_SOURCES = SettingSources()
 
 
 @dataclass
@@ -118,21 +145,23 @@ def load_settings(
     root: Path,
     overrides: dict[str, Any] | None = None,
     *,
-    user: bool = True,
+    sources: SettingSources = ALL_SOURCES,
     trusted: bool = False,
 ) -> LoadedSettings:
     warnings: list[str] = []
-    sources: list[Path] = []
+    read: list[Path] = []
     withheld: list[str] = []
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
-    layers: list[tuple[Path, bool]] = [(user_settings_path(), False)] if user else []
-    layers += [(p, True) for p in project_settings_paths(root)]
+    project, local = project_settings_paths(root)
+    layers: list[tuple[Path, bool]] = [(user_settings_path(), False)] if sources.user else []
+    layers += [(project, True)] if sources.project else []
+    layers += [(local, True)] if sources.local else []
     for path, from_project in layers:
         data = _read(path, warnings)
         if not data:
             continue
-        sources.append(path)
+        read.append(path)
         for key in unknown_keys(data):
             warnings.append(f"{path}: setting {key}: unknown key; ignored")
         if from_project and not trusted:
@@ -148,7 +177,7 @@ def load_settings(
     settings = validate_leniently(merged, warnings)
     # Not logged here: every front door shows ``warnings`` its own way (a note, a log
     # message to the editor, the daemon's log); logging them too printed each one twice.
-    return LoadedSettings(settings, warnings, sources, withheld, origins)
+    return LoadedSettings(settings, warnings, read, withheld, origins)
 
 
 def load_user_settings() -> LoadedSettings:

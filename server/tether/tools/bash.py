@@ -92,7 +92,14 @@ def render_result(
     body = result.output.rstrip() or "(no output)"
     code = result.exit_code
     display = TerminalContent(output=result.output, exit_code=code)
-    raw = {"exit_code": code, "timed_out": result.timed_out}
+    # Claude Code's tool_response fields (hooks may hand a changed copy back), and ours.
+    raw = {
+        "stdout": result.output,
+        "stderr": "",
+        "interrupted": result.timed_out,
+        "exit_code": code,
+        "timed_out": result.timed_out,
+    }
     notes: list[str] = list(refused)
     if sandboxed and code and not refused and any(s in result.output for s in SANDBOX_SYMPTOMS):
         notes.append(SANDBOX_NOTE)

@@ -29,7 +29,9 @@ from tether.permissions.trust_dialog import ask_trust
 from tether.sandbox.bwrap import Probe
 from tether.sandbox.shell_sandbox import BwrapSandbox
 from tether.settings.load import (
+    ALL_SOURCES,
     LoadedSettings,
+    SettingSources,
     load_settings,
     project_settings_paths,
     user_settings_path,
@@ -86,7 +88,7 @@ class WorkspaceGuard:
         root: Path,
         overrides: dict[str, Any] | None = None,
         *,
-        user: bool = True,
+        sources: SettingSources = ALL_SOURCES,
         trust: TrustStore | None = None,
         sandbox_probe: Probe | None = None,
         watch: bool = True,
@@ -97,7 +99,7 @@ class WorkspaceGuard:
         commands as well."""
         self.root = root
         self._overrides = overrides or {}
-        self._user = user
+        self._sources = sources
         self.trust_store = trust or TrustStore()
         self.trusted = self.trust_store.is_trusted(root)
         self._declined = False
@@ -118,7 +120,9 @@ class WorkspaceGuard:
     # -- settings ----------------------------------------------------------------------------
 
     def _load(self) -> LoadedSettings:
-        return load_settings(self.root, self._overrides, user=self._user, trusted=self.trusted)
+        return load_settings(
+            self.root, self._overrides, sources=self._sources, trusted=self.trusted
+        )
 
     @property
     def warnings(self) -> list[str]:

@@ -44,7 +44,7 @@ from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
 from tether.session.shell_checkpoints import ShellCheckpoints
 from tether.session.undo_notes import UndoNotes
-from tether.settings.load import LoadedSettings, add_local_rule
+from tether.settings.load import LoadedSettings, SettingSources, add_local_rule
 from tether.settings.trust import TrustStore
 from tether.skills.attach import attach as attach_skills
 from tether.skills.registry import SkillRegistry
@@ -116,6 +116,7 @@ class Workspace:
         provider_factory: ProviderFactory | None = None,
         hooks: Hooks | None = None,
         user_settings: bool = True,
+        setting_sources: SettingSources | None = None,
         trust: TrustStore | None = None,
         sandbox_probe: Probe | None = None,
         watch_settings: bool = True,
@@ -139,7 +140,7 @@ class Workspace:
         self.guard = WorkspaceGuard(
             self.root,
             overrides,
-            user=user_settings,
+            sources=setting_sources or SettingSources(user=user_settings),
             trust=trust,
             sandbox_probe=sandbox_probe,
             watch=watch_settings,
@@ -227,6 +228,7 @@ class Workspace:
             session_id=session_id,
             cwd=self.root,
             provider=provider,
+            provider_for=lambda model: self.make_provider(model, self._caller(session_id, caller)),
             tools=[*builtin, *options.tools],
             editor=editor,
             rules=self.rules(allow, deny),
@@ -285,6 +287,11 @@ class Workspace:
         if settings.sandbox.enabled and not sandbox.active:
             engine.note(sandbox.describe())
         return engine
+
+    def _caller(self, session_id: str, first: Caller | None) -> Caller | None:
+        """Whom the session works for now (its owner may have sent a new environment)."""
+        parts = self._callers.get(session_id)
+        return parts.caller if parts is not None else first
 
     def make_provider(self, model: str | None, env: Mapping[str, str] | None = None) -> Provider:
         """The provider for ``model``, backed by the fallback model when there is one;

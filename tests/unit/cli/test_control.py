@@ -12,6 +12,7 @@ import pytest
 
 from tether.cli.control import ControlChannel, ControlError
 from tether.cli.sdk_hooks import SdkHooks
+from tether.cli.sdk_prompts import HeldPrompt, Prompt, Prompts, RefusedPrompt
 from tether.cli.sdk_wire import HookMatcherConfig, RequestRefused, parse_request
 from tether.cli.stream_input import (
     ControlResponseLine,
@@ -19,6 +20,7 @@ from tether.cli.stream_input import (
     UserLine,
     parse_line,
 )
+from tether.core.hooks import AgentScope, current_agent
 from tether.protocol.content import ImageContent, TextContent
 
 
@@ -123,6 +125,7 @@ def test_input_lines() -> None:
         ImageContent(mime_type="image/png", data="AA=="),
     ]
     assert parse_line("   \n") is None
+    assert parse_line('{"type": "keep_alive"}') is None  # a heartbeat, ignored
     with pytest.raises(InputError, match="not JSON"):
         parse_line("{oops")
     with pytest.raises(InputError, match="unknown message type 'assistant'"):
@@ -194,3 +197,140 @@ async def test_hook_callbacks_decide_like_command_hooks(tmp_path: Path) -> None:
     assert stop.block_reason is not None and "it broke" in stop.block_reason
     asked = [r["request"]["callback_id"] for r in program.requests()]
     assert sorted(asked) == ["deny_bash", "failing", "note", "note"]
+
+
+async def test_an_unanswered_callback_means_what_it_means_in_claude_code(tmp_path: Path) -> None:
+    """A callback that misses its timeout: the call does not run, the prompt is not sent; a
+    PostToolUse or Stop goes on without the answer (unless its matcher says block)."""
+    program = Program()
+    silent = [HookMatcherConfig(hookCallbackIds=["silent"], timeout=0.05)]
+    config = {
+        "PreToolUse": silent,
+        "UserPromptSubmit": silent,
+        "PostToolUse": silent,
+        "Stop": silent,
+        "SubagentStop": [
+            HookMatcherConfig(hookCallbackIds=["silent"], timeout=0.05, onFailure="block")
+        ],
+    }
+    hooks = SdkHooks(
+        program.channel, config, session_id=lambda: "s", cwd=tmp_path, mode=lambda: "default"
+    )
+    pre = await hooks.pre_tool_use("Bash", {"command": "touch x"}, "u1")
+    assert pre.decision == "deny" and "did not respond before its timeout" in pre.reason
+    prompt = await hooks.user_prompt_submit("hi")
+    assert prompt.block_reason is not None and "timed out" in prompt.block_reason
+    post = await hooks.post_tool_use("Bash", {"command": "ls"}, "u2", "out", False)
+    assert (post.decision, post.stop_turn, post.additional_context) == (None, None, None)
+    stop = await hooks.stop(stop_hook_active=False, last_message="done")
+    assert (stop.block_reason, stop.stop_turn) == (None, None)
+    sub = await hooks.subagent_stop(stop_hook_active=False, last_message="done")
+    assert sub.block_reason is not None
+    cancelled = [line for line in program.lines if line["type"] == "control_cancel_request"]
+    assert len(cancelled) == 5
+    # A program gone away is no answer either: the call still does not run.
+    program.channel.close("the program closed its input")
+    gone = await hooks.pre_tool_use("Bash", {"command": "touch x"}, "u3")
+    assert gone.decision == "deny"
+
+
+async def test_a_failure_reaches_its_hook_as_claude_code_words_it(tmp_path: Path) -> None:
+    """PostToolUseFailure's ``error`` is the message, without the tags the model reads it
+    in; a subagent's hook inputs name the agent."""
+    program = Program()
+    silent = [HookMatcherConfig(hookCallbackIds=["silent"], timeout=0.05)]
+    hooks = SdkHooks(
+        program.channel,
+        {"PostToolUseFailure": silent},
+        session_id=lambda: "s",
+        cwd=tmp_path,
+        mode=lambda: "default",
+    )
+    failed = "<tool_use_error>File does not exist: missing.txt</tool_use_error>"
+    scope = current_agent.set(AgentScope("a1b2", "reviewer"))
+    try:
+        await hooks.post_tool_use("Read", {"file_path": "missing.txt"}, "u1", failed, True)
+    finally:
+        current_agent.reset(scope)
+    sent = program.requests()[-1]["request"]["input"]
+    assert sent["error"] == "File does not exist: missing.txt"
+    assert (sent["agent_id"], sent["agent_type"], sent["tool_use_id"]) == ("a1b2", "reviewer", "u1")
+
+
+def user_line(content: Any, **extra: Any) -> UserLine:
+    line = parse_line(
+        json.dumps({"type": "user", "message": {"role": "user", "content": content}} | extra)
+    )
+    assert isinstance(line, UserLine)
+    return line
+
+
+def test_prompt_blocks_are_taken_or_refused_never_dropped() -> None:
+    doc = {
+        "type": "document",
+        "title": "notes",
+        "source": {"type": "text", "media_type": "text/plain", "data": "The secret is mango."},
+    }
+    nested = {
+        "type": "document",
+        "source": {"type": "content", "content": [{"type": "text", "text": "inner"}]},
+    }
+    (text, notes, inner) = user_line([{"type": "text", "text": "sum it up"}, doc, nested]).blocks()
+    assert text == TextContent(text="sum it up")
+    assert isinstance(notes, TextContent) and "The secret is mango." in notes.text
+    assert 'title="notes"' in notes.text and inner == TextContent(text="inner")
+    for bad, named in [
+        ({"type": "document", "source": {"type": "url", "url": "https://x/a.pdf"}}, "'url' source"),
+        ({"type": "image", "source": {"type": "url", "url": "https://x/a.png"}}, "'url' source"),
+        ({"type": "tool_result", "tool_use_id": "t", "content": "x"}, "'tool_result' block"),
+    ]:
+        with pytest.raises(InputError, match=named):
+            user_line([{"type": "text", "text": "hi"}, bad]).blocks()
+
+
+def test_queued_prompts_hold_what_does_not_query_and_refuse_what_cannot_run() -> None:
+    prompts = Prompts()
+    prompts.put_line(user_line("context: mango", shouldQuery=False, uuid="a"))
+    prompts.put_line(
+        user_line([{"type": "tool_use", "id": "x", "name": "n", "input": {}}], uuid="b")
+    )
+    prompts.put_line(user_line("what is it?", uuid="c"))
+    held, refused, asked = list(prompts._entries)  # pyright: ignore[reportPrivateUsage]
+    assert isinstance(held, HeldPrompt) and held.uuid == "a"
+    assert isinstance(refused, RefusedPrompt) and "'tool_use' block" in refused.error
+    assert isinstance(asked, Prompt)
+    assert asked.blocks == [TextContent(text="context: mango"), TextContent(text="what is it?")]
+    assert prompts.take_prompt() is None  # the held line is next, not a prompt to run
+
+
+def test_an_empty_updated_input_means_as_asked_and_unknown_fields_are_dropped() -> None:
+    from tether.cli.permission_tool import answer_reply
+    from tether.editor.port import PermissionRequest
+    from tether.orchestration.pipeline import known_fields
+    from tether.tools.write import WRITE_TOOL
+
+    asked = {"file_path": "/w/a.txt", "content": "x"}
+    request = PermissionRequest(
+        session_id="s",
+        tool_call_id="t",
+        tool_name="Write",
+        title="Write a.txt",
+        tool_kind="edit",
+        raw_input=asked,
+    )
+    reply = answer_reply(request, {"behavior": "allow", "updatedInput": {}}, "the program")
+    assert reply.allowed and reply.updated_input is None
+    rewritten = {**asked, "content": "y", "note": "the program's own"}
+    assert known_fields(WRITE_TOOL, rewritten) == {"file_path": "/w/a.txt", "content": "y"}
+
+
+def test_a_server_config_drops_what_it_cannot_read_and_refuses_what_it_cannot_trust() -> None:
+    from tether.cli.sdk_servers import server_config, tool_rules
+
+    config = server_config(
+        {"timeout": "soon", "tools": [{"name": "rm", "permission_policy": "always_deny"}, "junk"]}
+    )
+    assert not isinstance(config, str) and config.timeout is None
+    assert tool_rules("calc", config) == ([], ["mcp__calc__rm"])
+    refused = server_config({"tools": "rm"})
+    assert isinstance(refused, str) and "not started" in refused

@@ -11,6 +11,7 @@ import pytest
 
 from tether.cli.flags import PrintOptions, UsageError, print_options, print_parser
 from tether.cli.main import main
+from tether.settings.load import SettingSources
 
 
 def parse(tmp_path: Path, *argv: str) -> PrintOptions:
@@ -31,7 +32,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert options.cwd == tmp_path.resolve()
     assert (options.input_format, options.output_format) == ("text", "text")
     assert options.mode is None and options.model is None and options.builtin_tools is None
-    assert not options.partial and not options.verbose and options.user_settings
+    assert not options.partial and not options.verbose and options.setting_sources.user
 
 
 def test_formats_and_session_choice(tmp_path: Path) -> None:
@@ -142,7 +143,16 @@ def test_settings_add_dir_and_sources(tmp_path: Path) -> None:
     assert options.settings == {
         "permissions": {"allow": ["Bash(ls:*)"], "additionalDirectories": [str(extra)]}
     }
-    assert not options.user_settings
+    assert options.setting_sources == SettingSources(user=False, project=True, local=False)
+    # A folder that does not exist is passed over with a note (as Claude Code does).
+    missing = parse(tmp_path, "--add-dir", "no/such/dir", "--add-dir", str(extra))
+    assert missing.settings["permissions"]["additionalDirectories"] == [str(extra)]
+    assert "--add-dir no/such/dir: no such directory; left out" in missing.notes
+    assert parse(tmp_path, "--setting-sources=").setting_sources == SettingSources(
+        False, False, False
+    )
+    with pytest.raises(UsageError, match="unknown setting source policy"):
+        parse(tmp_path, "--setting-sources", "user,policy")
     inline = parse(tmp_path, "--settings", '{"model": "haiku"}')
     assert inline.settings == {"model": "haiku"}
 
@@ -182,7 +192,6 @@ def test_permission_prompt_tools(tmp_path: Path) -> None:
         (["--mcp-config", '{"servers": {}}'], 'expected {"mcpServers"'),
         (["--settings", "[1, 2]"], "must be a JSON object"),
         (["--settings", "nowhere.json"], "cannot read the file"),
-        (["--add-dir", "no/such/dir"], "--add-dir no/such/dir: no such directory"),
         (["--system-prompt-file", "absent.md"], "cannot read the file"),
     ],
 )

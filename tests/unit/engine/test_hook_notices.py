@@ -69,7 +69,7 @@ async def test_system_message_and_failures_reach_the_user(tmp_path: Path) -> Non
     )
     updates = [u async for u in engine.submit("go")]
     notices = [(u.level, u.message) for u in updates if isinstance(u, Notice)]
-    assert ("info", "Style guide: PEP 8") in notices
+    assert ("info", "UserPromptSubmit says: Style guide: PEP 8") in notices
     failures = [m for level, m in notices if level == "warning" and "PostToolUse" in m]
     assert len(failures) == 1 and "exit code 1" in failures[0] and "lint crashed" in failures[0]
     assert engine.last_result is not None and engine.last_result.terminal.reason == "completed"

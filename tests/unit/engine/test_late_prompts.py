@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tether.core.hooks import NoHooks, StopHookVerdict
+from tether.core.hooks import NoHooks, PromptHookVerdict, StopHookVerdict
 from tether.editor.disk import DiskEditor
 from tether.editor.port import Document
 from tether.engine.engine import QueryEngine
+from tether.engine.turns import TurnResult
 from tether.errors import SessionError
 from tether.protocol.content import ResourceLink, TextContent
+from tether.protocol.updates import Notice, ToolCallUpdate
 from tether.providers.base import Provider
 from tether.session.changes import ChangeSet
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints
@@ -20,7 +22,7 @@ from tether.session.events import SessionEvents
 from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
 
-from .support import make_engine, text
+from .support import Timeline, make_engine, text, timed_tool, use
 
 WAIT = 5
 
@@ -182,3 +184,47 @@ async def test_a_prompt_waiting_when_the_session_closes_is_told_so(tmp_path: Pat
     assert (await asyncio.wait_for(first, WAIT)).terminal.reason == "aborted"
     with pytest.raises(SessionError, match="closed before this prompt ran"):
         await asyncio.wait_for(late, WAIT)
+
+
+class PromptPolicy(NoHooks):
+    """A UserPromptSubmit hook that refuses one word and adds a note to another prompt."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    async def user_prompt_submit(self, prompt: str) -> PromptHookVerdict:
+        self.prompts.append(prompt)
+        if "forbidden" in prompt:
+            return PromptHookVerdict(block_reason="not that word")
+        if "farewell" in prompt:
+            return PromptHookVerdict(additional_context="HOOK-NOTE")
+        return PromptHookVerdict()
+
+
+async def test_prompts_sent_during_a_turn_pass_the_prompt_hooks(tmp_path: Path) -> None:
+    """A prompt joining a running turn is checked as one starting a turn: a refused one
+    never reaches the model (it says why), a hook's context joins the one it took."""
+    hooks = PromptPolicy()
+    timeline = Timeline()
+    script = [
+        [use("Safe", name="a", delay=0.2)],
+        {"expect": {"contains": "mind the farewell"}, "blocks": [text("done")]},
+    ]
+    engine = make_engine(tmp_path, script, [timed_tool("Safe", timeline, safe=True)], hooks=hooks)
+    stream = engine.start("check a")
+    futures: list[asyncio.Future[TurnResult | None]] = []
+    notices: list[str] = []
+    async for update in stream:
+        if isinstance(update, Notice):
+            notices.append(update.message)
+        if isinstance(update, ToolCallUpdate) and update.status == "in_progress" and not futures:
+            futures.append(await engine.enqueue([TextContent(text="forbidden words")]))
+            futures.append(await engine.enqueue([TextContent(text="mind the farewell")]))
+    refused, taken = [await asyncio.wait_for(f, WAIT) for f in futures]
+    assert hooks.prompts == ["check a", "forbidden words", "mind the farewell"]
+    assert refused is not None and refused.terminal.reason == "hook_stopped"
+    assert taken is not None and taken.terminal.reason == "completed"
+    assert any("not that word" in n for n in notices)
+    sent = str([m.text for m in engine.messages])
+    assert "forbidden" not in sent and "HOOK-NOTE" in sent
+    assert engine.provider.remaining == 0  # type: ignore[attr-defined]

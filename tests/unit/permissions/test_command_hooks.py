@@ -25,6 +25,13 @@ from tether.settings.model import HookCommand, HookMatcher
         ("mcp__.*", "mcp__github__search", True),
         ("Notebook.*", "NotebookEdit", True),
         ("Bash(", "Bash", False),
+        # Claude Code 2.1's lists: "|" or ",", spaces around names trimmed.
+        ("Read | Bash", "Bash", True),
+        ("Read,mcp__calc__add", "mcp__calc__add", True),
+        ("Read, Bash", "Write", False),
+        ("mcp__calc", "mcp__calc__add", False),
+        ("mcp__calc__*", "mcp__calc__add", True),
+        ("bash", "Bash", False),
     ],
 )
 def test_matcher_semantics(matcher: str | None, tool: str, expected: bool) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tether.settings.load import load_settings, merge
+from tether.settings.load import SettingSources, load_settings, merge
 
 
 def write(path: Path, data: Any) -> None:
@@ -42,6 +42,24 @@ def test_merge_order_lists_merge_and_scalars_take_the_most_specific(
     assert len(loaded.sources) == 3 and loaded.warnings == []
 
 
+def test_setting_sources_pick_the_files(tmp_path: Path, user_config: Path) -> None:
+    root = tmp_path / "ws"
+    write(user_config, {"permissions": {"allow": ["U"]}})
+    write(root / ".tether" / "settings.json", {"permissions": {"allow": ["P"]}})
+    write(root / ".tether" / "settings.local.json", {"permissions": {"allow": ["L"]}})
+
+    def allowed(text: str) -> list[str]:
+        sources = SettingSources.parse(text)
+        return load_settings(root, sources=sources, trusted=True).settings.permissions.allow
+
+    assert allowed("user,project,local") == ["U", "P", "L"]
+    assert allowed("") == []  # the SDKs' settingSources: [] loads no file at all
+    assert allowed("project") == ["P"]
+    assert allowed(" local , user") == ["U", "L"]
+    with pytest.raises(ValueError, match="unknown setting source managed"):
+        SettingSources.parse("user,managed")
+
+
 def test_hooks_from_several_files_are_merged(tmp_path: Path, user_config: Path) -> None:
     root = tmp_path / "ws"
     hook = {"hooks": [{"type": "command", "command": "a"}]}
@@ -66,7 +84,7 @@ def test_bad_values_warn_naming_the_key_and_fall_back(tmp_path: Path, user_confi
             "permisions": {},
         },
     )
-    loaded = load_settings(root, user=False, trusted=True)
+    loaded = load_settings(root, sources=SettingSources(user=False), trusted=True)
     text = "\n".join(loaded.warnings)
     for key in (
         "permissions.defaultMode",
@@ -85,7 +103,7 @@ def test_unreadable_file_is_a_warning_not_a_failure(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     write(root / ".tether" / "settings.json", "{not json")
     write(root / ".tether" / "settings.local.json", "[1, 2]")
-    loaded = load_settings(root, user=False)
+    loaded = load_settings(root, sources=SettingSources(user=False))
     assert len(loaded.warnings) == 2 and loaded.settings.permissions.allow == []
 
 
