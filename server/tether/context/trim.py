@@ -13,11 +13,13 @@ tool results cleared.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from tether.context.tokens import CHARS_PER_TOKEN, estimate_text
-from tether.core.messages import Block, Message, TextBlock, ToolResultBlock
+from tether.core.messages import Block, Message, ResultPart, TextBlock, ToolResultBlock
 
 CLEARED = "[An older tool result was cleared to save context. Run the tool again if you need it.]"
 MICROCOMPACTABLE = frozenset(
@@ -38,13 +40,22 @@ def result_cap(window: int, max_chars: int) -> int:
 
 class ResultBudget:
     """Stores oversized results of the messages not checked yet (results do not grow once
-    in the history; a replaced history, or a smaller cap, is checked again from the start)."""
+    in the history; a replaced history, or a smaller cap, is checked again from the start).
+
+    Each stored result gets a file of its own, named by a digest of its tool call id and
+    its text: never by the id itself (a server chooses ids, and an id like ``../x`` or
+    ``/etc/x`` must not become a path), and never shared by two different results (servers
+    that number ids per response repeat them). Images and documents of a cut result stay in
+    it: only its text is cut."""
 
     def __init__(self, results_dir: Path, preview_chars: int) -> None:
         self.results_dir = results_dir
         self.preview_chars = preview_chars
         self._checked: tuple[int, Message | None, int] = (0, None, 0)
         """How many messages were checked, the last of them, and the cap they were checked at."""
+        self._notes: dict[str, tuple[Path, int]] = {}
+        """The text each cut left (a preview and its note) -> the file with the full text
+        and its length: a note cut again for a smaller window points to the same file."""
 
     async def apply(self, messages: list[Message], cap: int) -> int:
         """Cut the results over ``cap`` characters in ``messages`` (in place); how many."""
@@ -72,24 +83,54 @@ class ResultBudget:
         return stored
 
     async def _cut(self, block: ToolResultBlock, preview: int) -> ToolResultBlock:
-        path = self.results_dir / f"{block.tool_use_id}.txt"
         text = block.text
-        stored = await asyncio.to_thread(self._stored_text, path, text)
+        known = self._notes.get(text)
+        if known is None:
+            path = await asyncio.to_thread(self._store, block.tool_use_id, text)
+            known = (path, len(text))
+        path, length = known
         note = (
-            f"{text[:preview]}\n\n[... this result had {len(stored)} characters; the full text "
+            f"{text[:preview]}\n\n[... this result had {length} characters; the full text "
             f"is in {path}. Read it with offset/limit if you need more.]"
         )
-        return block.model_copy(update={"content": [TextBlock(text=note)]})
+        self._notes[note] = known
+        # The text parts become the one note, where the first of them was; images and
+        # documents keep their places.
+        parts: list[ResultPart] = []
+        for part in block.content:
+            if not isinstance(part, TextBlock):
+                parts.append(part)
+            elif not any(isinstance(p, TextBlock) for p in parts):
+                parts.append(TextBlock(text=note))
+        return block.model_copy(update={"content": parts})
 
-    def _stored_text(self, path: Path, text: str) -> str:
-        """The full text on disk: written once (a result cut again for a smaller window
-        keeps the file its first cut wrote)."""
+    def _store(self, tool_use_id: str, text: str) -> Path:
+        """Write ``text`` to a new file of its own in the results directory (0600, never
+        through a symlink); the same id and text again reuse the file already written."""
         self.results_dir.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            return path.read_text(encoding="utf-8")
-        path.write_text(text, encoding="utf-8")
-        path.chmod(0o600)
-        return text
+        data = text.encode("utf-8", "surrogateescape" if _escaped(text) else "backslashreplace")
+        digest = hashlib.sha256(
+            tool_use_id.encode("utf-8", "surrogatepass") + b"\0" + data
+        ).hexdigest()[:32]
+        for n in range(100):
+            path = self.results_dir / (f"{digest}.txt" if n == 0 else f"{digest}-{n}.txt")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            try:
+                fd = os.open(path, flags, 0o600)
+            except FileExistsError:
+                if not path.is_symlink() and path.is_file() and path.read_bytes() == data:
+                    return path
+                continue
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            return path
+        raise OSError(f"no free file name for a tool result in {self.results_dir}")
+
+
+def _escaped(text: str) -> bool:
+    """Every lone surrogate in ``text`` stands for an undecodable byte (a file name's, as
+    ``os.fsdecode`` gives it): written back as that byte."""
+    return all(0xDC80 <= ord(c) <= 0xDCFF for c in text if 0xD800 <= ord(c) <= 0xDFFF)
 
 
 def clear_old_results(

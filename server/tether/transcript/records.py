@@ -8,6 +8,7 @@ the chain. The one adapter ``RECORD_ADAPTER`` reads and writes them all.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid as uuidlib
 from typing import Annotated, Any, Literal, cast
 
@@ -22,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticSerializationError
 
 from tether.core.json_input import parse_json
 from tether.core.messages import Message
@@ -165,8 +167,15 @@ _LINE_BREAKERS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"}
 
 def dump_record(record: Record) -> str:
     """One line of JSON. Characters some readers treat as line breaks are escaped (they can
-    only occur inside JSON strings, so the escape is exact)."""
-    line = record.model_dump_json(by_alias=True, exclude_none=True)
+    only occur inside JSON strings, so the escape is exact). Text that cannot be UTF-8 (a
+    file name's undecodable bytes, as ``os.fsdecode`` gives them: lone surrogates) is
+    written as JSON's ``\\udcXX`` escapes, which ``load_record`` reads back as the same
+    text."""
+    try:
+        line = record.model_dump_json(by_alias=True, exclude_none=True)
+    except PydanticSerializationError:
+        fields = record.model_dump(mode="json", by_alias=True, exclude_none=True)
+        line = json.dumps(fields, separators=(",", ":"))
     for raw, escaped in _LINE_BREAKERS.items():
         if raw in line:
             line = line.replace(raw, escaped)
