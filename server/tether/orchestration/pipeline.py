@@ -107,6 +107,12 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
             f"The input of this {use.name} call was cut off (the response reached its output "
             "token limit), so it was not run. Send the call again, smaller if needed.",
         )
+    if use.refused is not None:
+        return _fail(
+            use,
+            f"The input of this {use.name} call {use.refused}, so it was not run. Send the "
+            "call again with plain JSON (text as characters, a flatter structure).",
+        )
     parsed = tool.parse(use.input)
     if isinstance(parsed, str):
         return _fail(use, parsed)
