@@ -25,6 +25,7 @@ from tether.errors import ToolError
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
 from tether.tools.glob_ripgrep import Listed, list_files, which
+from tether.tools.names import shown_name
 from tether.tools.paths import PathText, resolve_tool_path
 
 Prefilter = Callable[[str, bool], bool | None]
@@ -234,7 +235,7 @@ async def _call(inp: GlobInput, ctx: ToolContext) -> ToolResult:
         return ToolResult(content="No files found")
     files.sort(key=lambda f: (-f.mtime, f.path))
     cap = ctx.config.glob_max_results
-    lines = [f.path for f in files[:cap]]
+    lines = [shown_name(f.path) for f in files[:cap]]
     if len(files) > cap:
         lines.append(
             f"(Showing the {cap} most recently modified of {len(files)} matches. "

@@ -32,6 +32,7 @@ from tether.tools.grep_python import (
     can_match_newline,
     search_python,
 )
+from tether.tools.names import shown_name
 from tether.tools.paths import PathText, resolve_tool_path
 
 MAX_RG_OUTPUT = 64 * 1024 * 1024
@@ -190,10 +191,7 @@ def parse_ripgrep(out: bytes, mode: str) -> dict[Path, FileHits]:
             if raw.strip(b"\n"):
                 entry(raw.strip(b"\n"))
         return hits
-    for line in out.split(b"\n"):
-        if not line or line == b"--":
-            continue
-        raw_path, _, rest = line.partition(b"\0")
+    for raw_path, rest in _records(out):
         if mode == "count":
             entry(raw_path).count = int(rest)
             continue
@@ -204,6 +202,26 @@ def parse_ripgrep(out: bytes, mode: str) -> dict[Path, FileHits]:
         grep_line = GrepLine(int(m.group(1)), text, m.group(2) == b":")
         entry(raw_path).lines.append(grep_line)
     return hits
+
+
+def _records(out: bytes) -> list[tuple[bytes, bytes]]:
+    """``path NUL rest`` records of ripgrep's ``--null`` output, one a line: a path may
+    hold a newline, so each record's path runs to its NUL, and the rest to the line's end.
+    The ``--`` lines between context groups have no NUL."""
+    records: list[tuple[bytes, bytes]] = []
+    at, size = 0, len(out)
+    while at < size:
+        if out.startswith(b"--\n", at) or out.startswith(b"\n", at):
+            at = out.index(b"\n", at) + 1
+            continue
+        nul = out.find(b"\0", at)
+        if nul < 0:
+            break
+        end = out.find(b"\n", nul)
+        end = size if end < 0 else end
+        records.append((out[at:nul], out[nul + 1 : end]))
+        at = end + 1
+    return records
 
 
 def _stat_mtimes(hits: dict[Path, FileHits]) -> list[FileHits]:
@@ -241,7 +259,7 @@ def _content_lines(hits: list[FileHits], q: GrepQuery, numbers: bool) -> list[st
                 lines.append("--")
             sep = ":" if line.is_match else "-"
             number = f"{line.number}{sep}" if numbers else ""
-            lines.append(f"{h.path}{sep}{number}{line.text}")
+            lines.append(f"{shown_name(str(h.path))}{sep}{number}{line.text}")
             previous = line.number
     return lines
 
@@ -260,9 +278,9 @@ def render(
     if q.mode == "content":
         entries = _content_lines(hits, q, line_numbers)
     elif q.mode == "count":
-        entries = [f"{h.path}:{h.count}" for h in hits]
+        entries = [f"{shown_name(str(h.path))}:{h.count}" for h in hits]
     else:
-        entries = [str(h.path) for h in hits]
+        entries = [shown_name(str(h.path)) for h in hits]
     end = offset + head_limit if head_limit else None
     page = entries[offset:end]
     if q.mode == "files_with_matches":

@@ -26,6 +26,7 @@ from pydantic import AfterValidator
 
 from tether.core.files import kind_of, open_regular
 from tether.errors import ToolError
+from tether.tools.names import read_shown_name
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -33,15 +34,21 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 SAFE_OPEN_SUPPORTED = bool(_NOFOLLOW and _DIRECTORY) and os.open in os.supports_dir_fd
 
 
-def _no_nul(value: str) -> str:
+def _path_text(value: str) -> str:
+    value = read_shown_name(value)
     if "\x00" in value:
         raise ValueError("contains a NUL byte, which no file name can hold")
+    if len(os.fsencode(value)) > MAX_PATH_BYTES:
+        raise ValueError(f"is longer than {MAX_PATH_BYTES} bytes, more than any path can be")
     return value
 
 
-PathText = Annotated[str, AfterValidator(_no_nul)]
-"""A path in a tool's input: refused when it holds a NUL byte (the OS would raise
-``ValueError`` wherever it is used, in the permission check first)."""
+MAX_PATH_BYTES = 4096
+"""Linux's ``PATH_MAX``; longer paths fail in the OS (``ENAMETOOLONG``) wherever used."""
+PathText = Annotated[str, AfterValidator(_path_text)]
+"""A path in a tool's input: a C-quoted name as tools show it (``names.shown_name``) is read
+back to the name; refused when it holds a NUL byte or is too long (the OS would raise
+wherever it is used, in the permission check first)."""
 
 
 class SymlinkSwapped(OSError):
