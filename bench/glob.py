@@ -20,7 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import summary
 
+from tether.core.tool_threads import shared_pool
 from tether.tools.glob import find_files
+
+LANE = shared_pool().lane()
 
 
 def make_tree(root: Path, files: int) -> None:
@@ -40,7 +43,7 @@ async def timed(base: Path, pattern: str, ripgrep: str | None, runs: int) -> lis
     samples: list[float] = []
     for _ in range(runs):
         started = time.perf_counter()
-        await find_files(base, pattern, ripgrep)
+        await find_files(base, pattern, ripgrep, LANE)
         samples.append(time.perf_counter() - started)
     return samples
 

@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import lsp_method
 
 from tether import __version__
+from tether.core.executor import install_default_executor
 from tether.daemon.build import build_id
 from tether.daemon.paths import ensure_private
 from tether.daemon.printing import (
@@ -156,7 +158,10 @@ class Daemon:
             idle.cancel()
             server.close()
             await self._stop_commands()
-            await self.sessions.shutdown()
+            try:  # turns are cancelled and their transcripts flushed: that is quick
+                await asyncio.wait_for(self.sessions.shutdown(), SHUTDOWN_TIMEOUT_S)
+            except TimeoutError:
+                log.warning("the sessions did not close within %.0f s", SHUTDOWN_TIMEOUT_S)
             for path in (self.socket_path, pid_file):
                 with contextlib.suppress(OSError):
                     path.unlink()
@@ -305,12 +310,23 @@ def _abandon_questions(server: TetherServer) -> None:
             future.set_exception(ClientGone("the client disconnected"))
 
 
+SHUTDOWN_TIMEOUT_S = 10.0
+
+
 def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) -> int:
     route_standard_streams()
     # What a print-mode call needs, imported while the daemon waits for it.
     threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
     daemon = Daemon(socket_path, run_command=run_command, idle_timeout=idle_timeout)
-    return asyncio.run(daemon.run())
+
+    async def main() -> int:
+        install_default_executor()  # a thread stuck for good must not hold the exit
+        return await daemon.run()
+
+    code = asyncio.run(main())
+    # Nor may one at the interpreter's exit: the sessions are saved, the socket is gone.
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _warm_imports() -> None:

@@ -12,7 +12,6 @@ question) and the history is closed consistently before ``turn_end`` is yielded.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import tempfile
 import uuid
@@ -349,8 +348,7 @@ class QueryEngine:
     async def close(self) -> None:
         self.cancel()
         if self._turn is not None and self._turn.task is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._turn.task
+            await asyncio.wait([self._turn.task])  # a cancel of this close still stops it
         await self.tasks.shutdown()
         self.boundary.close()
         if self.transcript is not None:

@@ -9,7 +9,6 @@ Ignored directories are pruned, so nothing under them can be re-included (as in 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
 from tether.core.files import read_regular
+from tether.core.tool_threads import ToolLane
 from tether.errors import ToolError
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
@@ -207,16 +207,18 @@ def glob_walk(base: Path) -> list[WalkedFile]:
     return list(walk_files(base, prefilter=_skip_git))
 
 
-async def find_files(base: Path, pattern: str, ripgrep: str | None) -> list[Listed]:
+async def find_files(
+    base: Path, pattern: str, ripgrep: str | None, threads: ToolLane
+) -> list[Listed]:
     """Files under ``base`` matching ``pattern``: listed by ripgrep when it is there, else
     by the walk (both give the same files)."""
-    await asyncio.to_thread(_check_dir, base)
+    await threads.run(_check_dir, base)
     regex = glob_to_regex(pattern)
-    rg = await asyncio.to_thread(which, ripgrep) if ripgrep else None
-    listed = await list_files(rg, base, regex.match) if rg else None
+    rg = await threads.run(which, ripgrep) if ripgrep else None
+    listed = await list_files(rg, base, threads, regex.match) if rg else None
     if listed is not None:
         return listed
-    walked = await asyncio.to_thread(glob_walk, base)
+    walked = await threads.run(glob_walk, base)
     return [Listed(f.mtime, str(f.path), f.rel) for f in walked if regex.match(f.rel)]
 
 
@@ -229,8 +231,8 @@ async def _call(inp: GlobInput, ctx: ToolContext) -> ToolResult:
         raise ToolError("The pattern is empty.")
     static, pattern = split_static_prefix(inp.pattern)
     where = os.path.join(inp.path or ".", static) if static else inp.path or "."
-    base = await asyncio.to_thread(resolve_tool_path, where, ctx.cwd, ctx.allowed_dirs)
-    files = await find_files(base, pattern or "*", ctx.config.ripgrep)
+    base = await ctx.threads.run(resolve_tool_path, where, ctx.cwd, ctx.allowed_dirs)
+    files = await find_files(base, pattern or "*", ctx.config.ripgrep, ctx.threads)
     if not files:
         return ToolResult(content="No files found")
     files.sort(key=lambda f: (-f.mtime, f.path))

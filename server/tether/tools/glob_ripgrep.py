@@ -22,6 +22,8 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from tether.core.tool_threads import ToolLane
+
 
 class Listed(NamedTuple):
     """A file found: a tuple, as tens of thousands are made per call (a ``Path`` each
@@ -55,14 +57,14 @@ def which(name: str) -> str | None:
 
 
 async def list_files(
-    rg: str, base: Path, match: Callable[[str], object] = bool
+    rg: str, base: Path, threads: ToolLane, match: Callable[[str], object] = bool
 ) -> list[Listed] | None:
     """The files under ``base`` whose relative path ``match``es (the same the walk gives),
     or None when ripgrep could not answer (the caller walks instead)."""
     raw = await _run(rg, base)
     if raw is None:
         return None
-    return await asyncio.to_thread(_kept, base, raw, match)
+    return await threads.run(_kept, base, raw, match)
 
 
 RGIGNORE = ".rgignore"

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
 from tether.core.files import kind_of
+from tether.core.tool_threads import ToolLane
 from tether.errors import ToolError
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
@@ -238,15 +239,15 @@ def _which(name: str) -> str | None:
     return shutil.which(name)
 
 
-async def search(q: GrepQuery, ripgrep: str | None) -> list[FileHits]:
-    rg = await asyncio.to_thread(_which, ripgrep) if ripgrep else None
+async def search(q: GrepQuery, ripgrep: str | None, threads: ToolLane) -> list[FileHits]:
+    rg = await threads.run(_which, ripgrep) if ripgrep else None
     if rg is None:
-        return await asyncio.to_thread(search_python, q)
-    cwd = q.root if await asyncio.to_thread(q.root.is_dir) else q.root.parent
+        return await threads.run(search_python, q)
+    cwd = q.root if await threads.run(q.root.is_dir) else q.root.parent
     out = await run_ripgrep(rg, q, cwd)
     if out is None:
         return []
-    return await asyncio.to_thread(_stat_mtimes, parse_ripgrep(out, q.mode))
+    return await threads.run(_stat_mtimes, parse_ripgrep(out, q.mode))
 
 
 def _content_lines(hits: list[FileHits], q: GrepQuery, numbers: bool) -> list[str]:
@@ -313,8 +314,8 @@ def _kind(path: Path) -> str | None:
 
 
 async def _call(inp: GrepInput, ctx: ToolContext) -> ToolResult:
-    root = await asyncio.to_thread(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.readable_dirs)
-    kind = await asyncio.to_thread(_kind, root)
+    root = await ctx.threads.run(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.readable_dirs)
+    kind = await ctx.threads.run(_kind, root)
     if kind is None:
         raise ToolError(f"Path does not exist: {root}.")
     if kind not in ("a regular file", "a directory"):
@@ -323,7 +324,7 @@ async def _call(inp: GrepInput, ctx: ToolContext) -> ToolResult:
             "(reading this could wait forever)."
         )
     q = build_query(inp, root)
-    hits = await search(q, ctx.config.ripgrep)
+    hits = await search(q, ctx.config.ripgrep, ctx.threads)
     numbers = inp.line_numbers if inp.line_numbers is not None else True
     text = render(
         hits,

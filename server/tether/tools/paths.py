@@ -24,7 +24,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from tether.core.files import kind_of, open_regular
+from tether.core.files import kind_of, open_regular, read_capped
 from tether.errors import ToolError
 from tether.tools.names import read_shown_name
 
@@ -219,9 +219,15 @@ def open_no_symlinks(path: Path, flags: int = os.O_RDONLY, mode: int = 0o666) ->
         os.close(parent)
 
 
-def read_bytes_no_symlinks(path: Path, limit: int | None = None) -> bytes:
+def read_bytes_no_symlinks(
+    path: Path, limit: int | None = None, *, max_bytes: int | None = None
+) -> bytes:
+    """The file's bytes: the first ``limit``, or all of them, refused
+    (``FileTooLargeError``) when there are more than ``max_bytes``."""
     fd = open_no_symlinks(path)
     with os.fdopen(fd, "rb") as f:
+        if max_bytes is not None:
+            return read_capped(f, path, max_bytes)
         return f.read() if limit is None else f.read(limit)
 
 
