@@ -31,8 +31,8 @@ from tether.tools.grep_python import (
     GrepLine,
     GrepQuery,
     can_match_newline,
-    search_python,
 )
+from tether.tools.grep_worker import search_in_child
 from tether.tools.names import shown_name
 from tether.tools.paths import PathText, resolve_tool_path
 
@@ -241,8 +241,8 @@ def _which(name: str) -> str | None:
 
 async def search(q: GrepQuery, ripgrep: str | None, threads: ToolLane) -> list[FileHits]:
     rg = await threads.run(_which, ripgrep) if ripgrep else None
-    if rg is None:
-        return await threads.run(search_python, q)
+    if rg is None:  # the fallback's regex may backtrack for ever: a child process, killable
+        return await search_in_child(q)
     cwd = q.root if await threads.run(q.root.is_dir) else q.root.parent
     out = await run_ripgrep(rg, q, cwd)
     if out is None:

@@ -21,7 +21,7 @@ from pathspec import GitIgnoreSpec
 
 from tether.core.files import read_regular
 from tether.errors import ToolError
-from tether.tools.glob import Prefilter, WalkedFile, walk_files
+from tether.tools.walk import Prefilter, WalkedFile, walk_files
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 VCS_DIRS = (".git", ".svn", ".hg", ".bzr")
