@@ -14,6 +14,7 @@ from tether.core.files import MAX_TEXT_FILE_BYTES
 from tether.core.tool_threads import Stop, Stopped, ToolThreads
 from tether.tools.base import ToolResult
 from tether.tools.context import ToolContext
+from tether.tools.edit import EDIT_TOOL
 from tether.tools.read import READ_TOOL
 from tether.tools.read_lines import read_line_range
 
@@ -128,3 +129,19 @@ async def test_a_cancelled_read_ends_at_once_while_its_disk_read_hangs(
             await asyncio.wait_for(call, 5)
     finally:
         release.set()
+
+
+async def test_edit_refuses_a_huge_file_before_reading_it(
+    run: Run, ctx: ToolContext, workspace: Path
+) -> None:
+    with (workspace / "big.log").open("wb") as f:
+        f.write(b"line one\n" * 4000)
+        f.truncate(3 << 30)
+    before = _bytes_read()
+    read = await run(READ_TOOL, {"file_path": "big.log", "offset": 1, "limit": 2})
+    assert read.content == "1\tline one\n2\tline one"
+    edit = {"file_path": "big.log", "old_string": "line one", "new_string": "x"}
+    result = await run(EDIT_TOOL, edit)
+    assert _bytes_read() - before < 4 << 20, "the file was read whole"
+    assert result.is_error and f"is {3 << 30} bytes" in str(result.content)
+    assert "offset and limit" in str(result.content)
