@@ -88,6 +88,21 @@ def read_capped(f: BinaryIO, path: Path | str, max_bytes: int) -> bytes:
     return data
 
 
+_PLAIN_REASONS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.ELOOP: "too many levels of symbolic links (a symlink loop)",
+    errno.ENAMETOOLONG: "the name is too long for the file system",
+    errno.EROFS: "the file system is read-only",
+    errno.E2BIG: "the command line would be too long",
+}
+
+
+def os_error_text(e: OSError) -> str:
+    """What went wrong, in words a person (or the model) can act on."""
+    return _PLAIN_REASONS.get(e.errno or 0) or str(e.strerror or e)
+
+
 def check_regular(path: Path | str, mode: int) -> None:
     """Raise unless ``mode`` is a regular file's (``IsADirectoryError`` for a directory, as
     ``open`` would)."""

@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from tether.core.files import os_error_text
 from tether.core.hooks import Hooks
 from tether.core.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tether.editor.port import PermissionReply, PermissionRequest
@@ -254,6 +255,10 @@ async def _call(tool: Tool[Any], data: Any, ctx: ToolContext) -> ToolResult:
         raise
     except ToolError as e:
         return error_result(str(e))
+    except OSError as e:  # the system refused: say why, as the tools themselves do
+        log.warning("tool %s: %s", tool.name, e)
+        where = f" ({e.filename})" if e.filename else ""
+        return error_result(f"{tool.name} could not finish: {os_error_text(e)}{where}.")
     except Exception as e:
         log.exception("tool %s crashed", tool.name)
         return error_result(f"{tool.name} failed with an internal error: {type(e).__name__}: {e}")

@@ -21,6 +21,9 @@ from tether.tools.walk import Prefilter, WalkedFile, walk_files
 __all__ = ["GLOB_TOOL", "Prefilter", "WalkedFile", "glob_walk", "walk_files"]
 
 
+MAX_BRACE_DEPTH = 32
+
+
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
     """Translate a shell glob: ``*`` and ``?`` stay in one path segment, ``**/`` spans any
     number of directories, ``[...]`` is a class, ``{a,b}`` alternatives."""
@@ -49,6 +52,11 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
             i = close
         elif c == "{":
             depth += 1
+            if depth > MAX_BRACE_DEPTH:
+                raise ToolError(
+                    f"The pattern has braces nested more than {MAX_BRACE_DEPTH} deep; "
+                    "no file name needs that. Simplify it."
+                )
             out.append("(?:")
         elif c == "}" and depth:
             depth -= 1
@@ -61,7 +69,10 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + ")" * depth + r"\Z", re.DOTALL)
+    try:
+        return re.compile("".join(out) + ")" * depth + r"\Z", re.DOTALL)
+    except (re.error, RecursionError, OverflowError) as e:
+        raise ToolError(f"The pattern cannot be used: {e}.") from None
 
 
 def split_static_prefix(pattern: str) -> tuple[str, str]:

@@ -102,7 +102,23 @@ def split_globs(raw: str | None) -> tuple[str, ...]:
     return tuple(globs)
 
 
+MAX_PATTERN_CHARS = 64 * 1024
+"""Longest pattern Grep takes (a command line argument holds at most 128 KB on Linux)."""
+
+
+def _check_text(what: str, value: str) -> None:
+    if "\0" in value:
+        raise ToolError(f"The {what} contains a NUL character, which no file name can hold.")
+
+
 def build_query(inp: GrepInput, root: Path) -> GrepQuery:
+    if len(inp.pattern) > MAX_PATTERN_CHARS:
+        raise ToolError(
+            f"The pattern is {len(inp.pattern)} characters long, more than the "
+            f"{MAX_PATTERN_CHARS} Grep takes. Search for a shorter, distinctive part of it."
+        )
+    for what, value in (("glob", inp.glob or ""), ("type", inp.type or "")):
+        _check_text(what, value)
     content = inp.output_mode == "content"
     before = inp.context if inp.context is not None else inp.before or 0
     after = inp.context if inp.context is not None else inp.after or 0
@@ -140,7 +156,8 @@ def ripgrep_args(q: GrepQuery) -> list[str]:
         args += ["--type", q.file_type]
     for g in q.globs:
         args += ["--glob", g]
-    args += ["-e", q.pattern] if q.pattern.startswith("-") else [q.pattern]
+    pattern = q.pattern.replace("\0", "\\x00")  # an argument cannot hold a NUL; rg's escape
+    args += ["-e", pattern] if pattern.startswith("-") else [pattern]
     return [*args, str(q.root)]
 
 

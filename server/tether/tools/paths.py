@@ -73,10 +73,18 @@ def _dir_is_case_insensitive(directory: str) -> bool:
     return False
 
 
+def _exists(path: Path) -> bool:
+    """``path.exists()``, False too where the system cannot even look (a name too long)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def case_insensitive(path: Path) -> bool:
     """Is the filesystem holding ``path`` case-insensitive (macOS, Windows defaults)?"""
     existing = path
-    while not existing.exists() and existing != existing.parent:
+    while not _exists(existing) and existing != existing.parent:
         existing = existing.parent
     return _dir_is_case_insensitive(str(existing))
 

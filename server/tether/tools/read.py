@@ -22,6 +22,7 @@ from tether.core.files import (
     FileTooLargeError,
     NotARegularFileError,
     kind_of,
+    os_error_text,
 )
 from tether.editor.port import Document, reads_from_disk
 from tether.errors import ToolError
@@ -133,6 +134,8 @@ def _probe(path: Path) -> _Probe:
         st = path.stat()
     except (FileNotFoundError, NotADirectoryError):
         return _Probe(exists=False)
+    except OSError as e:
+        raise ToolError(f"Cannot read {path}: {os_error_text(e)}.")
     if stat.S_ISDIR(st.st_mode):
         return _Probe(exists=True, is_dir=True)
     if not stat.S_ISREG(st.st_mode):
