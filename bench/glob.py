@@ -53,8 +53,8 @@ async def main(files: int, runs: int) -> None:
         root = Path(raw)
         make_tree(root, files)
         for pattern in ("**/*.py", "**/*"):
-            with_rg = await find_files(root, pattern, "rg")
-            walked = await find_files(root, pattern, None)
+            with_rg = await find_files(root, pattern, "rg", LANE)
+            walked = await find_files(root, pattern, None, LANE)
             assert sorted(f.rel for f in with_rg) == sorted(f.rel for f in walked)
             rg = await timed(root, pattern, "rg", runs)
             walk = await timed(root, pattern, None, runs)

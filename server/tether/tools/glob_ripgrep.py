@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from tether.core.tool_threads import ToolLane
+from tether.tools.rg_watch import RipgrepStuck, watched
 
 
 class Listed(NamedTuple):
@@ -82,22 +83,32 @@ async def _run(rg: str, base: Path) -> bytes | None:
         )
     except OSError:
         return None
-    assert proc.stdout is not None
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        while chunk := await proc.stdout.read(1 << 16):
+    stdout = proc.stdout
+    assert stdout is not None
+
+    async def read() -> list[bytes] | None:
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := await stdout.read(1 << 16):
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_LISTING_BYTES:
                 return None
         await proc.wait()
+        return chunks
+
+    try:
+        chunks = await watched(proc, read())
+    except RipgrepStuck:  # an ignore file that is a FIFO or a device: the walk answers
+        return None
     finally:
         if proc.returncode is None:  # cancelled, or too much output
             proc.kill()
             await proc.wait()
     # 1: no files at all. 2: some paths could not be read (a dangling symlink, a directory
     # without permission), which the walk skips silently too.
+    if chunks is None:
+        return None
     if proc.returncode not in (0, 1, 2) or (proc.returncode == 2 and not chunks):
         return None
     return b"".join(chunks)

@@ -35,6 +35,7 @@ from tether.tools.grep_python import (
 from tether.tools.grep_worker import search_in_child
 from tether.tools.names import shown_name
 from tether.tools.paths import PathText, resolve_tool_path
+from tether.tools.rg_watch import RipgrepStuck, watched
 
 MAX_RG_OUTPUT = 64 * 1024 * 1024
 _CONTENT_LINE = re.compile(rb"(\d+)([:-])")
@@ -183,9 +184,15 @@ async def run_ripgrep(rg: str, q: GrepQuery, cwd: Path) -> bytes | None:
         stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None
-    try:
-        out, err = await asyncio.gather(_read_capped(proc.stdout), proc.stderr.read(1 << 16))
+    stdout, stderr = proc.stdout, proc.stderr
+
+    async def read() -> tuple[bytes, bytes]:
+        out, err = await asyncio.gather(_read_capped(stdout), stderr.read(1 << 16))
         await proc.wait()
+        return out, err
+
+    try:
+        out, err = await watched(proc, read())
     finally:
         if proc.returncode is None:  # cancelled, or too much output
             proc.kill()
@@ -261,7 +268,10 @@ async def search(q: GrepQuery, ripgrep: str | None, threads: ToolLane) -> list[F
     if rg is None:  # the fallback's regex may backtrack for ever: a child process, killable
         return await search_in_child(q)
     cwd = q.root if await threads.run(q.root.is_dir) else q.root.parent
-    out = await run_ripgrep(rg, q, cwd)
+    try:
+        out = await run_ripgrep(rg, q, cwd)
+    except RipgrepStuck:  # an ignore file that is a FIFO or a device: the fallback answers
+        return await search_in_child(q)
     if out is None:
         return []
     return await threads.run(_stat_mtimes, parse_ripgrep(out, q.mode))

@@ -4,9 +4,11 @@ error naming the cause, never an internal error."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import io
 import os
+import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -141,3 +143,26 @@ async def test_a_full_disk_is_named_and_the_file_is_left_as_it_was(
     monkeypatch.undo()
     assert target.read_text() == "original\n"
     assert sorted(p.name for p in workspace.iterdir()) == ["a.txt"]  # no temporary files
+
+
+@pytest.mark.parametrize("name", [".gitignore", ".ignore", ".rgignore"])
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+async def test_an_ignore_file_that_never_ends_does_not_hang_ripgrep(
+    run: Run, workspace: Path, name: str, kind: str
+) -> None:
+    assert shutil.which("rg"), "ripgrep is needed for this test"
+    sub = workspace / "sub"
+    sub.mkdir()
+    (sub / "a.txt").write_text("hello\n")
+    (workspace / "b.txt").write_text("hello\n")
+    if kind == "fifo":
+        os.mkfifo(sub / name)
+    else:
+        os.symlink("/dev/zero", sub / name)
+    found = await asyncio.wait_for(run(GLOB_TOOL, {"pattern": "**/*.txt"}), 20)
+    assert sorted(str(found.content).splitlines()) == [str(workspace / "b.txt"), str(sub / "a.txt")]
+    hits = await asyncio.wait_for(run(GREP_TOOL, {"pattern": "hello"}), 20)
+    assert sorted(str(hits.content).splitlines()[1:]) == [
+        str(workspace / "b.txt"),
+        str(sub / "a.txt"),
+    ], hits.content
