@@ -132,7 +132,8 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
     repairs += _interrupted_tasks(loaded.progress, session_id, messages, notes)
     message_turns += [None] * (len(messages) - len(message_turns))
     meta = loaded.meta
-    turns = meta.turns if meta else users
+    # The meta line may be older than the chain (a torn last line took the newer one).
+    turns = max(meta.turns, users) if meta else users
     anchor = next(
         (
             (i + 1, r.usage)

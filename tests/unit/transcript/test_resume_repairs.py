@@ -313,3 +313,21 @@ def test_a_lost_line_holding_a_tool_call_or_its_result_is_mended(tmp_path: Path)
     notes = " ".join(resumed.repaired)
     assert "1 tool result(s) whose call was lost" in notes
     assert "1 tool call(s) whose result was lost" in notes
+
+
+async def test_a_torn_last_line_leaves_the_turn_count_with_the_history(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    records = linked(
+        user("one"),
+        assistant(TextBlock(text="re one")),
+        MetaRecord(session_id=SID, title="t", turns=1),
+        user("two"),
+        assistant(TextBlock(text="re two")),
+    )
+    write_lines(path, records, tail=b'{"v":1,"type":"meta","turns":2,"ti')  # the crash
+    resumed, writer = await open_for_resume(path, SID)
+    try:
+        assert any("torn" in note for note in resumed.repaired)
+        assert resumed.turns == 2
+    finally:
+        await writer.close()
