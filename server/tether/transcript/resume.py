@@ -133,7 +133,7 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
     message_turns += [None] * (len(messages) - len(message_turns))
     meta = loaded.meta
     # The meta line may be older than the chain (a torn last line took the newer one).
-    turns = max(meta.turns, users) if meta else users
+    turns = max(meta.turns, len(turn_parents)) if meta else users
     anchor = next(
         (
             (i + 1, r.usage)

@@ -324,6 +324,9 @@ async def test_a_torn_last_line_leaves_the_turn_count_with_the_history(tmp_path:
         user("two"),
         assistant(TextBlock(text="re two")),
     )
+    for record, turn in zip(records, ["t1", "t1", None, "t2", "t2"], strict=True):
+        if turn is not None:
+            record.turn_id = turn  # type: ignore[attr-defined]
     write_lines(path, records, tail=b'{"v":1,"type":"meta","turns":2,"ti')  # the crash
     resumed, writer = await open_for_resume(path, SID)
     try:
