@@ -20,7 +20,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _util import summary
 
+from tether.core.tool_threads import shared_pool
 from tether.tools.glob import find_files
+
+LANE = shared_pool().lane()
 
 
 def make_tree(root: Path, files: int) -> None:
@@ -40,7 +43,7 @@ async def timed(base: Path, pattern: str, ripgrep: str | None, runs: int) -> lis
     samples: list[float] = []
     for _ in range(runs):
         started = time.perf_counter()
-        await find_files(base, pattern, ripgrep)
+        await find_files(base, pattern, ripgrep, LANE)
         samples.append(time.perf_counter() - started)
     return samples
 
@@ -50,8 +53,8 @@ async def main(files: int, runs: int) -> None:
         root = Path(raw)
         make_tree(root, files)
         for pattern in ("**/*.py", "**/*"):
-            with_rg = await find_files(root, pattern, "rg")
-            walked = await find_files(root, pattern, None)
+            with_rg = await find_files(root, pattern, "rg", LANE)
+            walked = await find_files(root, pattern, None, LANE)
             assert sorted(f.rel for f in with_rg) == sorted(f.rel for f in walked)
             rg = await timed(root, pattern, "rg", runs)
             walk = await timed(root, pattern, None, runs)

@@ -8,8 +8,11 @@
 2. The discovery scan over a 1,000-message history: the per-request cost (the scan is
    incremental: a request adds a couple of messages) and the worst case (a full rescan,
    after compaction or resume). Target: < 1 ms per request.
+3. Grep without ripgrep: the fallback search runs in a child interpreter (a backtracking
+   pattern must not stall the daemon); its cost against the same search in a thread, for
+   one file and for a 500-file tree.
 
-    python bench/tools.py [--runs 200]
+    python bench/tools.py [--runs 200] [--grep-only]
 """
 
 from __future__ import annotations
@@ -177,12 +180,42 @@ def micro(samples: list[float]) -> str:
     return f"median {statistics.median(ordered) * 1e6:.0f} µs, p99 {p99 * 1e6:.0f} µs"
 
 
+async def grep_fallback_cost(runs: int = 10) -> None:
+    from tether.tools.grep_python import GrepQuery, search_python
+    from tether.tools.grep_worker import search_in_child
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for i in range(500):
+            sub = root / f"pkg{i % 20}"
+            sub.mkdir(exist_ok=True)
+            (sub / f"mod{i}.py").write_text(f"def f{i}(x):\n    return x + {i}\n" * 40)
+        print(f"Grep without ripgrep: in a thread vs in a child interpreter (median of {runs})")
+        for label, where in (("one file", root / "pkg0" / "mod0.py"), ("500 files", root)):
+            q = GrepQuery(pattern=r"return x \+ 1\d", root=where, mode="content")
+            thread: list[float] = []
+            child: list[float] = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                expected = await asyncio.to_thread(search_python, q)
+                thread.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                got = await search_in_child(q)
+                child.append(time.perf_counter() - start)
+                assert [h.path for h in got] == [h.path for h in expected]
+            t, c = statistics.median(thread), statistics.median(child)
+            print(f"  {label:9}  thread {ms(t)}, child {ms(c)} ({c / t:.1f}x, +{ms(c - t)})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--grep-only", action="store_true")
     args = parser.parse_args()
-    asyncio.run(schema_bytes())
-    scan_cost(args.runs)
+    if not args.grep_only:
+        asyncio.run(schema_bytes())
+        scan_cost(args.runs)
+    asyncio.run(grep_fallback_cost())
 
 
 if __name__ == "__main__":

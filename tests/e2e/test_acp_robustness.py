@@ -60,6 +60,9 @@ async def test_unknown_methods_and_bad_params_get_errors(
         ("session/new", {"cwd": "relative/dir", "mcpServers": []}, -32602),
         ("session/new", {"cwd": str(workspace / "missing"), "mcpServers": []}, -32602),
         ("session/new", {"cwd": str(workspace)}, -32602),  # mcpServers is required
+        ("session/new", {"cwd": str(workspace) + "/\u0000x", "mcpServers": []}, -32602),
+        ("session/new", {"cwd": str(workspace / ("a" * 300)), "mcpServers": []}, -32602),
+        ("session/list", {"cwd": str(workspace) + "\u0000"}, -32602),
         ("session/set_mode", {"sessionId": "nope", "modeId": "plan"}, -32602),
         ("authenticate", {"methodId": "password"}, -32602),
         ("initialize", None, -32602),

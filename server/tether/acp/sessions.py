@@ -25,6 +25,7 @@ from tether.acp.content import AcpPromptBlock, prompt_blocks
 from tether.acp.mapping import AcpUpdate, View, session_updates, stop_notice, stop_reason
 from tether.acp.outbox import Outbox
 from tether.acp.terminal import ClientTerminals, use_client_terminals
+from tether.core.files import os_error_text
 from tether.engine.transitions import Terminal
 from tether.errors import ConfigError, SessionError
 from tether.mcp.manager import McpManager
@@ -106,11 +107,15 @@ class AcpSessions:
         return Workspace(root, overrides={"model": self.model} if self.model else None)
 
     def workspace(self, cwd: str) -> Workspace:
-        path = Path(cwd)
+        path = _cwd_path(cwd)
         if not path.is_absolute():
             raise invalid(f"cwd must be an absolute path: {cwd}", cwd=cwd)
-        root = path.resolve()
-        if not root.is_dir():
+        try:
+            root = path.resolve()
+            is_dir = root.is_dir()
+        except OSError as e:  # a symlink loop, a name too long
+            raise invalid(f"cwd cannot be used: {os_error_text(e)}: {cwd}", cwd=cwd) from None
+        if not is_dir:
             raise invalid(f"cwd is not a directory: {cwd}", cwd=cwd)
         return self.registry.workspace(root)
 
@@ -219,7 +224,10 @@ class AcpSessions:
                 await acp_session.mcp.close()
 
     async def list_sessions(self, cwd: str | None) -> list[wire.SessionInfo]:
-        root = Path(cwd).resolve() if cwd else None
+        try:
+            root = _cwd_path(cwd).resolve() if cwd else None
+        except OSError as e:
+            raise invalid(f"cwd cannot be used: {os_error_text(e)}: {cwd}", cwd=cwd) from None
         infos = await asyncio.to_thread(TranscriptStore().list_sessions, root)
         return [
             wire.SessionInfo(
@@ -279,3 +287,10 @@ class AcpSessions:
         except ConfigError as e:
             raise invalid(str(e))
         acp_session.view.model = model
+
+
+def _cwd_path(cwd: str) -> Path:
+    """``cwd`` as a path; a NUL (which no path can hold) is a wrong param."""
+    if "\0" in cwd:
+        raise invalid(f"cwd contains a NUL character, which no path can hold: {cwd!r}", cwd=cwd)
+    return Path(cwd)

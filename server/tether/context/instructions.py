@@ -14,10 +14,12 @@ from pathlib import Path
 
 import platformdirs
 
-from tether.core.files import read_regular_text
+from tether.core.files import FileTooLargeError, read_regular_text
 
 MAX_DEPTH = 5
 MAX_FILE_CHARS = 40_000
+MAX_FILE_BYTES = 1 << 20
+"""Larger instruction files are left out (with a note saying so), never read whole."""
 NAMES = ("AGENTS.md", "AGENTS.local.md", "CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md")
 _IMPORT = re.compile(r"(?<![\w`])@((?:~|\.{1,2})?/?[\w.\-/]+\.[\w]+)")
 _FENCE = re.compile(r"^(```|~~~)")
@@ -69,7 +71,9 @@ def _import(raw: str, base: Path, roots: list[Path], chain: tuple[Path, ...]) ->
     if not any(path == r or path.is_relative_to(r) for r in roots):
         return f"@{raw} (not imported: outside the workspace)"
     try:
-        text = read_regular_text(path)[:MAX_FILE_CHARS]
+        text = read_regular_text(path, max_bytes=MAX_FILE_BYTES)[:MAX_FILE_CHARS]
+    except FileTooLargeError:
+        return f"@{raw} (not imported: larger than {MAX_FILE_BYTES} bytes)"
     except (OSError, UnicodeDecodeError):
         return f"@{raw} (not imported: not readable)"
     body = expand_imports(text, path, roots, (*chain, base.resolve()))
@@ -78,7 +82,13 @@ def _import(raw: str, base: Path, roots: list[Path], chain: tuple[Path, ...]) ->
 
 def _read(path: Path, scope: str, roots: list[Path]) -> InstructionFile | None:
     try:
-        text = read_regular_text(path)
+        text = read_regular_text(path, max_bytes=MAX_FILE_BYTES)
+    except FileTooLargeError as e:
+        note = (
+            f"[{path} is {e.size} bytes, more than the {MAX_FILE_BYTES} Tether reads as "
+            "instructions: it was left out. Shorten it, or split it and import the parts.]"
+        )
+        return InstructionFile(path, scope, note)
     except (OSError, UnicodeDecodeError):
         return None
     if len(text) > MAX_FILE_CHARS:

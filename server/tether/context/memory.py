@@ -22,6 +22,8 @@ MAX_LINES = 200
 MAX_BYTES = 25 * 1024
 MAX_RECALLED = 5
 MAX_ENTRY_CHARS = 4_000
+MAX_ENTRY_BYTES = 1 << 20
+"""A larger memory entry is skipped, never read whole."""
 _ENTRY = re.compile(
     r"^\s*[-*]\s*\[(?P<title>[^\]]+)\]\((?P<target>[^)]+)\)\s*(?:[-—:–]\s*)?(?P<desc>.*)$"
 )
@@ -47,7 +49,7 @@ class MemoryIndex:
 
 def load_index(path: Path) -> MemoryIndex:
     try:
-        raw = read_regular(path)
+        raw = read_regular(path, MAX_BYTES + 1)
     except OSError:
         return MemoryIndex([], [])
     warnings: list[str] = []
@@ -114,7 +116,7 @@ def memory_attachment(chosen: Sequence[MemoryEntry]) -> str:
     parts: list[str] = []
     for entry in chosen:
         try:
-            body = read_regular_text(entry.path)[:MAX_ENTRY_CHARS]
+            body = read_regular_text(entry.path, max_bytes=MAX_ENTRY_BYTES)[:MAX_ENTRY_CHARS]
         except (OSError, UnicodeDecodeError):
             continue
         parts.append(

@@ -18,6 +18,7 @@ import fcntl
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -53,6 +54,53 @@ class NotARegularFileError(OSError):
 
     def __str__(self) -> str:
         return str(self.strerror)
+
+
+MAX_TEXT_FILE_BYTES = 32 << 20
+"""Largest file Tether reads whole as text (to edit or write it, to watch it for changes):
+bigger ones are refused before they are read, and Read takes them in parts."""
+
+
+class FileTooLargeError(OSError):
+    """A file bigger than what it is read for may hold."""
+
+    def __init__(self, path: Path | str, size: int, limit: int) -> None:
+        super().__init__(
+            errno.EFBIG, f"{path} is {size} bytes, more than the {limit} read whole as text"
+        )
+        self.path = str(path)
+        self.size = size
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def read_capped(f: BinaryIO, path: Path | str, max_bytes: int) -> bytes:
+    """All of an open file, refused (``FileTooLargeError``) when it is over ``max_bytes``:
+    checked before reading, and again while reading (it may be growing)."""
+    size = os.fstat(f.fileno()).st_size
+    if size > max_bytes:
+        raise FileTooLargeError(path, size, max_bytes)
+    data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FileTooLargeError(path, max(size, len(data)), max_bytes)
+    return data
+
+
+_PLAIN_REASONS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.ELOOP: "too many levels of symbolic links (a symlink loop)",
+    errno.ENAMETOOLONG: "the name is too long for the file system",
+    errno.EROFS: "the file system is read-only",
+    errno.E2BIG: "the command line would be too long",
+}
+
+
+def os_error_text(e: OSError) -> str:
+    """What went wrong, in words a person (or the model) can act on."""
+    return _PLAIN_REASONS.get(e.errno or 0) or str(e.strerror or e)
 
 
 def check_regular(path: Path | str, mode: int) -> None:
@@ -107,7 +155,11 @@ def read_regular(path: Path, limit: int | None = None) -> bytes:
         return f.read() if limit is None else f.read(limit)
 
 
-def read_regular_text(path: Path, encoding: str = "utf-8") -> str:
-    """``Path.read_text`` (universal newlines included) for a regular file only."""
-    with os.fdopen(open_regular(path), "r", encoding=encoding) as f:
-        return f.read()
+def read_regular_text(
+    path: Path, encoding: str = "utf-8", max_bytes: int = MAX_TEXT_FILE_BYTES
+) -> str:
+    """``Path.read_text`` (universal newlines included) for a regular file only, of at most
+    ``max_bytes`` (``FileTooLargeError``)."""
+    with os.fdopen(open_regular(path), "rb") as f:
+        data = read_capped(f, path, max_bytes)
+    return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")

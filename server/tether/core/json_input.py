@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from tether.core.wellformed import holds_lone_surrogate
+
 MAX_DEPTH = 200
 """Deepest nesting accepted: pydantic's own parsing limit."""
 _COUNTED = 64 * 1024
@@ -71,3 +73,41 @@ def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
         if not level:
             return False
     return True
+
+
+MODEL_INPUT_REFUSALS = {
+    "deep": f"is nested more than {MAX_DEPTH} levels deep",
+    "surrogate": "holds a lone surrogate escape (such as \\udfff), which is not text",
+}
+
+
+def model_input_problem(value: object) -> str | None:
+    """Why a tool input a model sent (already parsed) cannot be taken, or None. The one
+    budget for what a model may send: inputs within it are written to transcripts, read
+    back and sent to the model again without error."""
+    if too_deep(value, MAX_DEPTH):
+        return MODEL_INPUT_REFUSALS["deep"]
+    if holds_lone_surrogate(value):
+        return MODEL_INPUT_REFUSALS["surrogate"]
+    return None
+
+
+def parse_model_input(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A tool input as a model streamed it: ``(value, None)``, ``(None, None)`` when it is
+    not a complete JSON object (cut off), or ``({}, why)`` when it parses but cannot be
+    taken (``model_input_problem``)."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = parse_json(raw)
+    except JsonTooDeepError:
+        return {}, MODEL_INPUT_REFUSALS["deep"]
+    except ValueError:
+        return None, None
+    if not isinstance(value, dict):
+        return None, None
+    fields = cast("dict[str, Any]", value)
+    # A lone surrogate can only come from an escape: most inputs skip the walk.
+    if ("\\ud" in raw or "\\uD" in raw) and model_input_problem(fields) is not None:
+        return {}, MODEL_INPUT_REFUSALS["surrogate"]
+    return fields, None

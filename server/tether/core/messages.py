@@ -74,6 +74,9 @@ class ToolUseBlock(_Block):
     input: dict[str, Any]
     truncated: bool = False
     """The stream ended before the input JSON was complete: never run, tell the model."""
+    refused: str | None = None
+    """Why the input as sent could not be taken (``json_input.model_input_problem``); it is
+    kept empty, the call never runs, and the model is told."""
 
 
 class ServerToolUseBlock(_Verbatim):

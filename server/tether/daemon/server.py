@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from pygls.protocol import lsp_method
 
 from tether import __version__
 from tether.core.environ import Caller
+from tether.core.executor import install_default_executor
 from tether.daemon.build import build_id
 from tether.daemon.paths import ensure_private
 from tether.daemon.printing import (
@@ -163,7 +165,10 @@ class Daemon:
             idle.cancel()
             server.close()
             await self._stop_commands()
-            await self.sessions.shutdown()
+            try:  # turns are cancelled and their transcripts flushed: that is quick
+                await asyncio.wait_for(self.sessions.shutdown(), SHUTDOWN_TIMEOUT_S)
+            except TimeoutError:
+                log.warning("the sessions did not close within %.0f s", SHUTDOWN_TIMEOUT_S)
             for path in (self.socket_path, pid_file):
                 with contextlib.suppress(OSError):
                     path.unlink()
@@ -312,6 +317,9 @@ def _abandon_questions(server: TetherServer) -> None:
             future.set_exception(ClientGone("the client disconnected"))
 
 
+SHUTDOWN_TIMEOUT_S = 10.0
+
+
 def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) -> int:
     few_malloc_arenas()
     route_standard_streams()
@@ -321,4 +329,12 @@ def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) 
         target=warm_up, args=(run_command, daemon.warm), name="tether-warm-up", daemon=True
     )
     warming.start()
-    return asyncio.run(daemon.run())
+
+    async def main() -> int:
+        install_default_executor()  # a thread stuck for good must not hold the exit
+        return await daemon.run()
+
+    code = asyncio.run(main())
+    # Nor may one at the interpreter's exit: the sessions are saved, the socket is gone.
+    sys.stderr.flush()
+    os._exit(code)

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
+from tether.core.files import MAX_TEXT_FILE_BYTES
 from tether.editor.port import (
     Document,
     Editor,
@@ -37,8 +38,9 @@ async def _distrust(_root: Path, _withheld: list[str]) -> bool:
 def read_text_file(path: Path) -> str:
     """Read a text file as the editor would: UTF-8 (BOM dropped), newlines kept as they are.
     No component of the (canonical) path may be a symlink: a swap between the workspace
-    check and this open cannot lead outside."""
-    return read_bytes_no_symlinks(path).decode("utf-8-sig")
+    check and this open cannot lead outside. A file over ``MAX_TEXT_FILE_BYTES`` is refused
+    (``FileTooLargeError``) before it is read."""
+    return read_bytes_no_symlinks(path, max_bytes=MAX_TEXT_FILE_BYTES).decode("utf-8-sig")
 
 
 def write_text_atomically(path: Path, text: str) -> None:

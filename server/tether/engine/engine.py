@@ -12,7 +12,6 @@ question) and the history is closed consistently before ``turn_end`` is yielded.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import tempfile
 import uuid
@@ -32,7 +31,7 @@ from tether.engine.boundary import Boundary
 from tether.engine.context import ContextAssembler
 from tether.engine.history import History
 from tether.engine.loop import TurnLoop, TurnParts
-from tether.engine.prompt_input import prompt_text, prompt_to_message
+from tether.engine.prompt_input import prompt_text, prompt_to_message, well_formed_blocks
 from tether.engine.subagents import EngineSpawner
 from tether.engine.tooling import PersistRule, Tooling
 from tether.engine.transitions import Terminal
@@ -379,8 +378,7 @@ class QueryEngine:
     async def close(self) -> None:
         self.cancel()
         if self._turn is not None and self._turn.task is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._turn.task
+            await asyncio.wait([self._turn.task])  # a cancel of this close still stops it
         await self.tasks.shutdown()
         self.boundary.close()
         if self.transcript is not None:
@@ -397,8 +395,11 @@ class QueryEngine:
             stopped = await self._accept_prompt(turn.turn_id, blocks)
             terminal = stopped if stopped is not None else await loop.run()
         except asyncio.CancelledError:
-            await loop.abort()
             terminal = Terminal("aborted", "cancelled by the user")
+            try:
+                await loop.abort()
+            except Exception:
+                log.exception("turn %s: closing the history after a cancel failed", turn.turn_id)
         except TranscriptWriteError as e:
             terminal = Terminal("transcript_error", str(e))
         except Exception as e:  # a bug must end the turn visibly, not hang the editor
@@ -414,6 +415,7 @@ class QueryEngine:
         if blocks is None:
             self.boundary.notifications(turn_id)
             return None
+        blocks = well_formed_blocks(blocks)  # nothing the API would refuse, nor the disk
         message = await prompt_to_message(blocks, self.editor)
         verdict = await self.hooks.user_prompt_submit(prompt_text(blocks))
         if verdict.block_reason is not None:
@@ -432,11 +434,34 @@ class QueryEngine:
         return None
 
     async def _finish(self, turn: Turn, terminal: Terminal) -> None:
+        calls = self._loop.model_calls if self._loop is not None else 0
+        try:
+            terminal = await self._record_end(turn, terminal)
+        except Exception as e:
+            log.exception("turn %s: recording its end failed", turn.turn_id)
+            terminal = Terminal("model_error", f"internal error: {type(e).__name__}: {e}")
+        finally:
+            # Whatever failed above, the turn ends: its caller hears, the next one may run.
+            result = TurnResult(turn.turn_id, terminal, self.meter.turn, calls)
+            self.last_result = result
+            turn.queue.put_nowait(TurnEnd(stop_reason=terminal.stop_reason, error=terminal.error))
+            turn.queue.put_nowait(None)
+            for fut in turn.waiters:
+                if not fut.done():
+                    fut.set_result(result)
+            self.boundary.release()
+            self._turn = None
+            self._loop = None
+        if self.notifications:
+            self.events.wake()
+
+    async def _record_end(self, turn: Turn, terminal: Terminal) -> Terminal:
+        """The turn's end on record (counted, its file state, flushed); the terminal to
+        report, which says so when the turn could not be saved."""
         # A turn the model never answered (no credentials, unreachable) is not one the user
         # had: the sessions list counts exchanges, not attempts.
         if terminal.reason != "model_error" or self.meter.turn.output_tokens > 0:
             self.turns += 1
-        calls = self._loop.model_calls if self._loop is not None else 0
         files = None
         if self.state.files.changed:
             self.state.files.changed = False
@@ -449,20 +474,9 @@ class QueryEngine:
                 await self.transcript.flush()
             except TranscriptWriteError as e:  # the turn is not saved: say so, never "done"
                 terminal = Terminal("transcript_error", str(e))
-        result = TurnResult(turn.turn_id, terminal, self.meter.turn, calls)
-        self.last_result = result
         for notice in self.hooks.drain_notices():  # the Stop hook's, and any left
             self._emit(Notice(level=notice.level, message=notice.message))
-        turn.queue.put_nowait(TurnEnd(stop_reason=terminal.stop_reason, error=terminal.error))
-        turn.queue.put_nowait(None)
-        for fut in turn.waiters:
-            if not fut.done():
-                fut.set_result(result)
-        self.boundary.release()
-        self._turn = None
-        self._loop = None
-        if self.notifications:
-            self.events.wake()
+        return terminal
 
     async def drain_inbox(self, turn_id: str, ending: bool = False) -> int:
         """Turn boundary: what arrived meanwhile joins the conversation (``Boundary``)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from tether.core.messages import Block, ImageBlock, Message, TextBlock
+from tether.core.wellformed import has_lone_surrogate, well_formed
 from tether.editor.port import Editor
 from tether.protocol.content import (
     ContentBlock,
@@ -27,6 +28,21 @@ def uri_to_path(uri: str) -> Path:
     if parsed.scheme not in ("file", ""):
         raise ValueError(f"only file: URIs are supported, got {uri}")
     return Path(unquote(parsed.path))
+
+
+def well_formed_blocks(blocks: Sequence[ContentBlock]) -> list[ContentBlock]:
+    """The blocks with each lone surrogate in their text (an undecodable byte of argv or
+    stdin, a ``\\udfff`` escape on the wire) replaced by U+FFFD: the Messages API refuses
+    such text, and a prompt it refused would stay in the history and refuse every turn."""
+    out: list[ContentBlock] = []
+    for block in blocks:
+        if isinstance(block, TextContent) and has_lone_surrogate(block.text):
+            block = block.model_copy(update={"text": well_formed(block.text)})
+        elif isinstance(block, ResourceLink) and has_lone_surrogate(f"{block.uri}{block.name}"):
+            name = block.name and well_formed(block.name)
+            block = block.model_copy(update={"uri": well_formed(block.uri), "name": name})
+        out.append(block)
+    return out
 
 
 def prompt_text(blocks: Sequence[ContentBlock]) -> str:

@@ -189,6 +189,7 @@ class EngineSpawner:
             mode="plan" if definition.read_only else parent.state.mode,
             agent_depth=parent.state.agent_depth + 1,
             background_worker=background or parent.state.background_worker,
+            threads=parent.state.threads,
         )
         writer = None
         path = side_chain_path(parent, agent_id)

@@ -58,7 +58,7 @@ class Tooling:
 
     def _parse(self, use: ToolUseBlock) -> tuple[Tool[Any], Any] | None:
         tool = self.pool.get(use.name)
-        if tool is None or use.truncated:
+        if tool is None or use.truncated or use.refused is not None:
             return None
         data = tool.parse(use.input)
         return None if isinstance(data, str) else (tool, data)

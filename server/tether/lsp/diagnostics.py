@@ -11,21 +11,23 @@ from typing import Any
 from urllib.parse import unquote
 
 from tether.core.messages import Message, TextBlock
+from tether.lsp.params import Diagnostic
 from tether.lsp.server import uri_key
 
 WAIT_S = 1.0
 
 
-def _key(d: dict[str, Any]) -> tuple[int, str]:
-    rng: dict[str, Any] = d.get("range") or {}
-    start: dict[str, Any] = rng.get("start") or {}
-    line = int(start.get("line", 0))
-    return line, str(d.get("message", ""))
+def _key(d: Diagnostic) -> tuple[int, str]:
+    return d.range.start.line, d.message
+
+
+def _is_error(d: Diagnostic) -> bool:
+    return d.severity in (None, 1)
 
 
 class DiagnosticsStore:
     def __init__(self) -> None:
-        self.by_uri: dict[str, list[dict[str, Any]]] = {}
+        self.by_uri: dict[str, list[Diagnostic]] = {}
         self.updated: dict[str, float] = {}
         self.producing: set[str] = set()
         self.first_errors: dict[str, set[tuple[int, str]]] = {}
@@ -33,19 +35,19 @@ class DiagnosticsStore:
         """Files something has reported diagnostics for: only these are worth waiting for."""
         self._changed = asyncio.Event()
 
-    def publish(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
+    def publish(self, uri: str, diagnostics: list[Diagnostic]) -> None:
         key = uri_key_from(uri)
         if diagnostics or key in self.by_uri:
             self.producing.add(key)
         if key not in self.first_errors:
-            self.first_errors[key] = {_key(d) for d in diagnostics if d.get("severity", 1) == 1}
+            self.first_errors[key] = {_key(d) for d in diagnostics if _is_error(d)}
         self.by_uri[key] = diagnostics
         self.updated[key] = time.monotonic()
         self._changed.set()
         self._changed = asyncio.Event()
 
-    def errors(self, path: Path) -> list[dict[str, Any]]:
-        return [d for d in self.by_uri.get(uri_key(path), []) if d.get("severity", 1) == 1]
+    def errors(self, path: Path) -> list[Diagnostic]:
+        return [d for d in self.by_uri.get(uri_key(path), []) if _is_error(d)]
 
     async def wait_after(self, path: Path, since: float, timeout: float) -> None:
         if uri_key(path) not in self.producing:
@@ -88,7 +90,7 @@ def diagnostics_source(
             baseline[path] = {_key(d) for d in errors}
             for d in new[:20]:
                 line = _key(d)[0] + 1
-                lines.append(f"{path}:{line}: {d.get('message', '')} [{d.get('source', '')}]")
+                lines.append(f"{path}:{line}: {d.message} [{d.source or ''}]")
         if not lines:
             return []
         text = "<new-diagnostics>\nThe editor reports new errors after your edits:\n"

@@ -29,7 +29,13 @@ from pygls.protocol import JsonRPCProtocol
 
 from tether.core.executor import install_default_executor
 from tether.core.json_input import JsonTooDeepError, parse_json
-from tether.protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, envelope_error, usable_id
+from tether.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    envelope_error,
+    usable_id,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +72,19 @@ def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
     try:
         structured = protocol.structure_message(message)
     except JsonRpcException as e:
-        if "id" in message and "method" in message:
-            send_error(protocol, message["id"], e.code, f"{e.message} ({message['method']})")
-        return
+        if "method" in message:
+            if "id" in message:
+                send_error(protocol, message["id"], e.code, f"{e.message} ({message['method']})")
+            return
+        if not usable_id(message.get("id")):
+            return
+        # A malformed answer to one of our requests ("error": "x"): the request fails with
+        # that said, instead of waiting for an answer that already came.
+        log.warning("a malformed answer to request %r: %s", message["id"], e.message)
+        failed = {"code": INTERNAL_ERROR, "message": f"malformed answer: {e.message}"}
+        structured = protocol.structure_message(
+            {"jsonrpc": "2.0", "id": message["id"], "error": failed}
+        )
     try:
         protocol.handle_message(structured)  # pyright: ignore[reportArgumentType]
     except Exception:

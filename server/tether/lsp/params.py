@@ -84,9 +84,34 @@ class ChangesParams(LenientWireModel):
     uri: str | None = None
 
 
+UINTEGER = 2**31 - 1
+"""LSP's ``uinteger``: line and character numbers are in 0..UINTEGER."""
+
+
+class Position(LenientWireModel):
+    line: int = Field(ge=0, le=UINTEGER)
+    character: int = Field(ge=0, le=UINTEGER)
+
+
+class Range(LenientWireModel):
+    start: Position
+    end: Position
+
+
+class Diagnostic(LenientWireModel):
+    """An LSP ``Diagnostic``, as much of it as Tether uses (the rest, ``code`` included,
+    is ignored)."""
+
+    range: Range
+    message: str
+    severity: int | None = Field(default=None, ge=1, le=4)
+    """1 is an error; a diagnostic without one counts as an error."""
+    source: str | None = None
+
+
 class DiagnosticsParams(LenientWireModel):
     uri: str
-    diagnostics: list[dict[str, Any]]
+    diagnostics: list[Diagnostic]
 
 
 def parse_params(model: type[M], params: Any) -> M:

@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from tether.core.files import os_error_text
 from tether.core.hooks import Hooks
 from tether.core.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tether.editor.port import PermissionReply, PermissionRequest
@@ -107,6 +108,12 @@ async def run_tool_use(use: ToolUseBlock, rt: ToolRuntime) -> ToolOutcome:
             use,
             f"The input of this {use.name} call was cut off (the response reached its output "
             "token limit), so it was not run. Send the call again, smaller if needed.",
+        )
+    if use.refused is not None:
+        return _fail(
+            use,
+            f"The input of this {use.name} call {use.refused}, so it was not run. Send the "
+            "call again with plain JSON (text as characters, a flatter structure).",
         )
     parsed = tool.parse(use.input)
     if isinstance(parsed, str):
@@ -266,6 +273,10 @@ async def _call(tool: Tool[Any], data: Any, ctx: ToolContext) -> ToolResult:
         raise
     except ToolError as e:
         return error_result(str(e))
+    except OSError as e:  # the system refused: say why, as the tools themselves do
+        log.warning("tool %s: %s", tool.name, e)
+        where = f" ({e.filename})" if e.filename else ""
+        return error_result(f"{tool.name} could not finish: {os_error_text(e)}{where}.")
     except Exception as e:
         log.exception("tool %s crashed", tool.name)
         return error_result(f"{tool.name} failed with an internal error: {type(e).__name__}: {e}")

@@ -18,6 +18,7 @@ from typing import Any
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 MsgId = int | str | None
 

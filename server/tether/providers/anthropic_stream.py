@@ -6,10 +6,10 @@ from one cut off by ``max_tokens`` (which never runs).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
+from tether.core.json_input import parse_model_input
 from tether.core.messages import (
     Block,
     Citation,
@@ -168,11 +168,14 @@ def _thinking_block(partial: _Partial) -> ThinkingBlock | RedactedThinkingBlock:
 
 
 def _finish_tool_use(partial: _Partial) -> ToolUseBlock:
-    raw = "".join(partial.parts)
-    parsed = _parse_object(raw) if raw.strip() else {}
+    parsed, refused = parse_model_input("".join(partial.parts))
     # Input that does not parse was cut off (normally by max_tokens): mark it, never run it.
     partial.tool_use = ToolUseBlock(
-        id=partial.id, name=partial.name, input=parsed or {}, truncated=parsed is None
+        id=partial.id,
+        name=partial.name,
+        input=parsed or {},
+        truncated=parsed is None,
+        refused=refused,
     )
     return partial.tool_use
 
@@ -184,8 +187,5 @@ def _finish_server_use(block: ServerToolUseBlock, parts: list[str]) -> ServerToo
 
 
 def _parse_object(raw: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+    parsed, refused = parse_model_input(raw)
+    return None if refused is not None else parsed

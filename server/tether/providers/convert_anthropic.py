@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, cast
 
+from tether.core.json_input import model_input_problem
 from tether.core.messages import (
     Block,
     Citation,
@@ -281,7 +282,13 @@ def completed_from_response(response: WireMessage) -> Completed:
         elif block.type == "redacted_thinking":
             blocks.append(RedactedThinkingBlock(data=block.data))
         elif block.type == "tool_use":
-            blocks.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input or {})))
+            given = dict(block.input or {})
+            refused = model_input_problem(given)
+            blocks.append(
+                ToolUseBlock(
+                    id=block.id, name=block.name, input={} if refused else given, refused=refused
+                )
+            )
         elif block.type == "server_tool_use":
             blocks.append(ServerToolUseBlock.model_validate(block.as_sent()))
         elif block.type == "web_search_tool_result":

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
+from tether.core.json_input import parse_model_input
 from tether.core.messages import (
     Block,
     DocumentBlock,
@@ -203,21 +204,12 @@ def reasoning(model: BaseModel) -> str:
     return ""
 
 
-def parse_arguments(raw: str) -> dict[str, Any] | None:
-    """A tool call's arguments, or ``None`` when they are not a complete JSON object."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
-
-
 def tool_use(id: str, name: str, arguments: str) -> ToolUseBlock:
-    parsed = parse_arguments(arguments)
+    parsed, refused = parse_model_input(arguments)
     # Arguments that do not parse were cut off (normally by the length limit): never run.
-    return ToolUseBlock(id=id, name=name, input=parsed or {}, truncated=parsed is None)
+    return ToolUseBlock(
+        id=id, name=name, input=parsed or {}, truncated=parsed is None, refused=refused
+    )
 
 
 def completed_from_response(response: ChatCompletion) -> Completed:

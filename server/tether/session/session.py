@@ -421,9 +421,9 @@ class Session:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
         self.engine.cancel()
-        for driver in list(self._drivers):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await driver
+        if self._drivers:
+            # Waits without taking in the drivers' ends: a cancel of this close still stops it.
+            await asyncio.wait(list(self._drivers))
         await self._hooks.close()
 
 

@@ -25,7 +25,7 @@ import platformdirs
 from tether.core.files import read_regular_text
 from tether.protocol.content import ContentBlock, TextContent
 from tether.skills.frontmatter import as_list, as_text, split
-from tether.skills.registry import Skill, SkillRegistry, substitute
+from tether.skills.registry import MAX_FILE_BYTES, Skill, SkillRegistry, substitute
 from tether.skills.tool import load_text
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")
@@ -110,7 +110,9 @@ def discover(
             if path.stem in found or not _NAME.fullmatch(path.stem):
                 continue
             try:
-                found[path.stem] = parse_command(path.stem, read_regular_text(path), path)
+                found[path.stem] = parse_command(
+                    path.stem, read_regular_text(path, max_bytes=MAX_FILE_BYTES), path
+                )
             except (OSError, UnicodeDecodeError):
                 continue
     return list(found.values())

@@ -97,9 +97,13 @@ def skill_dirs(root: Path) -> list[Path]:
     return [root / ".tether" / "skills", root / ".claude" / "skills", user]
 
 
+MAX_FILE_BYTES = 1 << 20
+"""Largest skill or command file read (a bigger one is skipped, the reason in ``problems``)."""
+
+
 def parse_skill(path: Path) -> Skill:
     """Raises ValueError (or OSError) for a file that is not a usable skill."""
-    fields, body = split(read_regular_text(path), str(path))
+    fields, body = split(read_regular_text(path, max_bytes=MAX_FILE_BYTES), str(path))
     name = as_text(fields.get("name")) or path.parent.name
     if not _NAME.fullmatch(name):
         raise ValueError(f"the name {name!r} is not a valid skill name")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -95,3 +96,36 @@ def count_input_tokens(body: dict[str, Any]) -> int:
 
 
 # -- the check ------------------------------------------------------------------------
+
+
+_ESCAPED_SURROGATE = re.compile(rb"(\\+)u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
+
+
+def lone_surrogate_error(raw: bytes) -> ApiError | None:
+    """The API parses bodies as strict JSON (RFC 8259): a ``\\uD800``-``\\uDFFF`` escape
+    that is not half of a pair is refused ("The request body is not valid JSON: no low
+    surrogate in string", as reported in anthropics/claude-code#1939 and #6273)."""
+    if b"\\u" not in raw:
+        return None
+    after_high = -1
+    for match in _ESCAPED_SURROGATE.finditer(raw):
+        if len(match.group(1)) % 2 == 0:
+            continue  # an escaped backslash followed by the letters "ud..."
+        high = match.group(2) in b"89abAB"
+        if high:
+            following = _ESCAPED_SURROGATE.match(raw, match.end())
+            if (
+                following is not None
+                and len(following.group(1)) == 1
+                and following.group(2) not in b"89abAB"
+            ):
+                after_high = following.start()
+                continue
+        elif match.start() == after_high:
+            continue  # the low half of a pair
+        char = len(raw[: match.start()].decode("utf-8", "replace"))
+        return invalid(
+            "The request body is not valid JSON: no low surrogate in string: "
+            f"line 1 column {char + 1} (char {char})"
+        )
+    return None

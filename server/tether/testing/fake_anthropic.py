@@ -27,6 +27,7 @@ or as a process: ``python -m tether.testing.fake_anthropic --script FILE [--port
 from __future__ import annotations
 
 import json
+from http.server import BaseHTTPRequestHandler
 from typing import Any, cast
 
 from tether.providers.models import anthropic_limits
@@ -51,6 +52,7 @@ from tether.testing.anthropic_rules import (
     redacted_data,
     sign,
 )
+from tether.testing.anthropic_wire import lone_surrogate_error
 from tether.testing.serve import serve_main
 from tether.testing.sse import FakeModelServer, Reply
 
@@ -101,6 +103,13 @@ class FakeAnthropicServer(FakeModelServer):
         self._counted: dict[int, tuple[dict[str, Any], int]] = {}
         """Input tokens of accepted bodies (by ``id``; the body is kept so the id stays
         its own) until they are answered."""
+
+    def handle_request(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
+        error = lone_surrogate_error(raw)
+        if error is None:
+            return super().handle_request(handler, raw)
+        self.rejected.append(error)
+        Reply(handler).json(error.status, error.body())
 
     def error_body(self, status: int, message: str) -> Any:
         kind = "invalid_request_error" if status < 500 else "api_error"

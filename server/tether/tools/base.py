@@ -19,6 +19,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from tether.core.messages import ResultPart, TextBlock, ToolResultBlock
+from tether.core.wellformed import has_lone_surrogate, well_formed
 from tether.protocol.content import ToolContent
 from tether.protocol.updates import Location, ToolKind
 from tether.providers.base import ToolSpec, WebSearchOptions
@@ -56,6 +57,13 @@ class ToolResult:
         )
         if not parts:
             parts = [TextBlock(text="(no output)")]
+        # Text the API would refuse (a file name's undecodable bytes) never reaches it.
+        parts = [
+            p.model_copy(update={"text": well_formed(p.text)})
+            if isinstance(p, TextBlock) and has_lone_surrogate(p.text)
+            else p
+            for p in parts
+        ]
         return ToolResultBlock(tool_use_id=tool_use_id, content=parts, is_error=self.is_error)
 
 

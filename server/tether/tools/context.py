@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from tether.core.environ import Caller
+from tether.core.tool_threads import ToolLane, shared_pool
 from tether.editor.port import Document, Editor, PermissionReply
 from tether.protocol.updates import Mode, PlanEntry, SessionUpdate
 from tether.web.cache import TtlCache
@@ -229,6 +230,8 @@ class SessionRunState:
     """0 for the user's session, 1 for its subagents, and so on."""
     background_worker: bool = False
     """Running as (or under) a background agent: it may not start background agents."""
+    threads: ToolLane = field(default_factory=lambda: shared_pool().lane())
+    """Where the session's tools do blocking file work (shared with its subagents)."""
 
 
 @dataclass
@@ -252,6 +255,10 @@ class ToolContext:
     @property
     def files(self) -> FileState:
         return self.state.files
+
+    @property
+    def threads(self) -> ToolLane:
+        return self.state.threads
 
     read_only_dirs: list[Path] = field(default_factory=lambda: list[Path]())
     """Directories the read tools may also use (the session's stored tool results)."""

@@ -14,6 +14,7 @@ from typing import Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from tether import prompts
+from tether.core.files import os_error_text
 from tether.editor.port import Document, Unconfirmed, WriteOutcome
 from tether.errors import ToolError
 from tether.protocol.content import DiffContent
@@ -125,7 +126,13 @@ async def write_change(ctx: ToolContext, change: FileChange, verb: str) -> Write
     if change.base is None:
         await asyncio.to_thread(change.path.parent.mkdir, parents=True, exist_ok=True)
     label = f"{verb} {display_path(change.path, ctx.cwd)}"
-    return await ctx.editor.write(change.path, change.new_text, base=change.base, label=label)
+    try:
+        return await ctx.editor.write(change.path, change.new_text, base=change.base, label=label)
+    except OSError as e:  # the text goes to a temporary file renamed over the old one
+        was = "is as it was" if change.base is not None else "was not created"
+        raise ToolError(
+            f"Cannot write {change.path}: {os_error_text(e)}. Nothing was written: the file {was}."
+        ) from None
 
 
 def refuse_unconfirmed(ctx: ToolContext, path: Path) -> None:

@@ -1,132 +1,27 @@
-"""Glob: files matching a pattern, newest first; plus the gitignore-aware walk Grep's fallback uses.
-
-Ignore rules follow ripgrep's reading of them (so both Grep backends agree): ignore files are
-read from every ancestor of the search root and from every directory walked into; a deeper
-file's decision beats a shallower one's; ``.gitignore`` files above a repository root (a
-directory holding ``.git``) do not apply; ``.rgignore`` beats ``.ignore`` beats ``.gitignore``.
-Ignored directories are pruned, so nothing under them can be re-included (as in git).
-"""
+"""Glob: files matching a pattern, newest first (the walk it falls back on is ``walk.py``)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
-from tether.core.files import read_regular
+from tether.core.tool_threads import ToolLane
 from tether.errors import ToolError
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
 from tether.tools.glob_ripgrep import Listed, list_files, which
+from tether.tools.names import shown_name
 from tether.tools.paths import PathText, resolve_tool_path
+from tether.tools.walk import Prefilter, WalkedFile, walk_files
 
-Prefilter = Callable[[str, bool], bool | None]
-"""(path relative to the walk root, is_dir) -> True keep regardless, False drop, None: rules."""
-
-
-@dataclass(frozen=True)
-class WalkedFile:
-    path: Path
-    rel: str
-    """Relative to the walk root, with ``/`` separators."""
-    mtime: float
+__all__ = ["GLOB_TOOL", "Prefilter", "WalkedFile", "glob_walk", "walk_files"]
 
 
-@dataclass(frozen=True)
-class _Level:
-    directory: Path
-    specs: dict[str, GitIgnoreSpec]
-    has_git: bool
-
-
-def _load_level(directory: Path, names: tuple[str, ...], has_git: bool) -> _Level:
-    specs: dict[str, GitIgnoreSpec] = {}
-    for name in names:
-        try:
-            text = read_regular(directory / name).decode("utf-8", "replace")
-            specs[name] = GitIgnoreSpec.from_lines(text.splitlines())
-        except OSError:
-            continue
-    return _Level(directory, specs, has_git)
-
-
-def _ignored(levels: list[_Level], names: tuple[str, ...], path: Path, is_dir: bool) -> bool:
-    for name in names:
-        for level in reversed(levels):
-            spec = level.specs.get(name)
-            if spec is not None:
-                rel = path.relative_to(level.directory).as_posix() + ("/" if is_dir else "")
-                decision = spec.check_file(rel).include
-                if decision is not None:
-                    return decision
-            if name == ".gitignore" and level.has_git:
-                break  # ignore files above the repository root are not the repository's
-    return False
-
-
-def walk_files(
-    root: Path,
-    *,
-    ignore_names: tuple[str, ...] = (".gitignore",),
-    prefilter: Prefilter | None = None,
-    file_filter: Callable[[str], bool] | None = None,
-    include_symlinks: bool = True,
-) -> Iterator[WalkedFile]:
-    """Files under ``root`` that the ignore rules keep (blocking: run it in a thread).
-
-    ``prefilter`` runs first and can force a decision (ripgrep's ``--glob`` overrides);
-    ``file_filter`` sees the file name of files the rules kept (ripgrep's ``--type``).
-    Symlinked directories are never followed; symlinked files are kept only on request.
-    """
-    levels = [_load_level(d, ignore_names, (d / ".git").exists()) for d in reversed(root.parents)]
-    yield from _walk(root, root, levels, ignore_names, prefilter, file_filter, include_symlinks)
-
-
-def _walk(
-    root: Path,
-    directory: Path,
-    levels: list[_Level],
-    names: tuple[str, ...],
-    prefilter: Prefilter | None,
-    file_filter: Callable[[str], bool] | None,
-    include_symlinks: bool,
-) -> Iterator[WalkedFile]:
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except OSError:
-        return
-    has_git = any(e.name == ".git" for e in entries)
-    levels = [*levels, _load_level(directory, names, has_git)]
-    for entry in entries:
-        path = Path(entry.path)
-        rel = path.relative_to(root).as_posix()
-        is_link = entry.is_symlink()
-        if is_link and not include_symlinks:
-            continue
-        is_dir = entry.is_dir(follow_symlinks=False)
-        forced = prefilter(rel, is_dir) if prefilter is not None else None
-        if forced is False:
-            continue
-        if forced is None and _ignored(levels, names, path, is_dir):
-            continue
-        if is_dir:
-            yield from _walk(root, path, levels, names, prefilter, file_filter, include_symlinks)
-            continue
-        if forced is None and file_filter is not None and not file_filter(entry.name):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=True)
-        except OSError:
-            continue  # dangling symlink, or the file vanished mid-walk
-        if entry.is_file(follow_symlinks=True):
-            yield WalkedFile(path, rel, st.st_mtime)
+MAX_BRACE_DEPTH = 32
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -157,6 +52,11 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
             i = close
         elif c == "{":
             depth += 1
+            if depth > MAX_BRACE_DEPTH:
+                raise ToolError(
+                    f"The pattern has braces nested more than {MAX_BRACE_DEPTH} deep; "
+                    "no file name needs that. Simplify it."
+                )
             out.append("(?:")
         elif c == "}" and depth:
             depth -= 1
@@ -169,7 +69,10 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + ")" * depth + r"\Z", re.DOTALL)
+    try:
+        return re.compile("".join(out) + ")" * depth + r"\Z", re.DOTALL)
+    except (re.error, RecursionError, OverflowError) as e:
+        raise ToolError(f"The pattern cannot be used: {e}.") from None
 
 
 def split_static_prefix(pattern: str) -> tuple[str, str]:
@@ -206,16 +109,18 @@ def glob_walk(base: Path) -> list[WalkedFile]:
     return list(walk_files(base, prefilter=_skip_git))
 
 
-async def find_files(base: Path, pattern: str, ripgrep: str | None) -> list[Listed]:
+async def find_files(
+    base: Path, pattern: str, ripgrep: str | None, threads: ToolLane
+) -> list[Listed]:
     """Files under ``base`` matching ``pattern``: listed by ripgrep when it is there, else
     by the walk (both give the same files)."""
-    await asyncio.to_thread(_check_dir, base)
+    await threads.run(_check_dir, base)
     regex = glob_to_regex(pattern)
-    rg = await asyncio.to_thread(which, ripgrep) if ripgrep else None
-    listed = await list_files(rg, base, regex.match) if rg else None
+    rg = await threads.run(which, ripgrep) if ripgrep else None
+    listed = await list_files(rg, base, threads, regex.match) if rg else None
     if listed is not None:
         return listed
-    walked = await asyncio.to_thread(glob_walk, base)
+    walked = await threads.run(glob_walk, base)
     return [Listed(f.mtime, str(f.path), f.rel) for f in walked if regex.match(f.rel)]
 
 
@@ -228,13 +133,13 @@ async def _call(inp: GlobInput, ctx: ToolContext) -> ToolResult:
         raise ToolError("The pattern is empty.")
     static, pattern = split_static_prefix(inp.pattern)
     where = os.path.join(inp.path or ".", static) if static else inp.path or "."
-    base = await asyncio.to_thread(resolve_tool_path, where, ctx.cwd, ctx.allowed_dirs)
-    files = await find_files(base, pattern or "*", ctx.config.ripgrep)
+    base = await ctx.threads.run(resolve_tool_path, where, ctx.cwd, ctx.allowed_dirs)
+    files = await find_files(base, pattern or "*", ctx.config.ripgrep, ctx.threads)
     if not files:
         return ToolResult(content="No files found")
     files.sort(key=lambda f: (-f.mtime, f.path))
     cap = ctx.config.glob_max_results
-    lines = [f.path for f in files[:cap]]
+    lines = [shown_name(f.path) for f in files[:cap]]
     if len(files) > cap:
         lines.append(
             f"(Showing the {cap} most recently modified of {len(files)} matches. "

@@ -22,6 +22,9 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+from tether.core.tool_threads import ToolLane
+from tether.tools.rg_watch import RipgrepStuck, watched
+
 
 class Listed(NamedTuple):
     """A file found: a tuple, as tens of thousands are made per call (a ``Path`` each
@@ -55,14 +58,14 @@ def which(name: str) -> str | None:
 
 
 async def list_files(
-    rg: str, base: Path, match: Callable[[str], object] = bool
+    rg: str, base: Path, threads: ToolLane, match: Callable[[str], object] = bool
 ) -> list[Listed] | None:
     """The files under ``base`` whose relative path ``match``es (the same the walk gives),
     or None when ripgrep could not answer (the caller walks instead)."""
     raw = await _run(rg, base)
     if raw is None:
         return None
-    return await asyncio.to_thread(_kept, base, raw, match)
+    return await threads.run(_kept, base, raw, match)
 
 
 RGIGNORE = ".rgignore"
@@ -80,22 +83,32 @@ async def _run(rg: str, base: Path) -> bytes | None:
         )
     except OSError:
         return None
-    assert proc.stdout is not None
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        while chunk := await proc.stdout.read(1 << 16):
+    stdout = proc.stdout
+    assert stdout is not None
+
+    async def read() -> list[bytes] | None:
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := await stdout.read(1 << 16):
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_LISTING_BYTES:
                 return None
         await proc.wait()
+        return chunks
+
+    try:
+        chunks = await watched(proc, read())
+    except RipgrepStuck:  # an ignore file that is a FIFO or a device: the walk answers
+        return None
     finally:
         if proc.returncode is None:  # cancelled, or too much output
             proc.kill()
             await proc.wait()
     # 1: no files at all. 2: some paths could not be read (a dangling symlink, a directory
     # without permission), which the walk skips silently too.
+    if chunks is None:
+        return None
     if proc.returncode not in (0, 1, 2) or (proc.returncode == 2 and not chunks):
         return None
     return b"".join(chunks)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
 from tether.core.files import kind_of
+from tether.core.tool_threads import ToolLane
 from tether.errors import ToolError
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
 from tether.tools.context import ToolContext
@@ -30,9 +31,11 @@ from tether.tools.grep_python import (
     GrepLine,
     GrepQuery,
     can_match_newline,
-    search_python,
 )
+from tether.tools.grep_worker import search_in_child
+from tether.tools.names import shown_name
 from tether.tools.paths import PathText, resolve_tool_path
+from tether.tools.rg_watch import RipgrepStuck, watched
 
 MAX_RG_OUTPUT = 64 * 1024 * 1024
 _CONTENT_LINE = re.compile(rb"(\d+)([:-])")
@@ -100,7 +103,23 @@ def split_globs(raw: str | None) -> tuple[str, ...]:
     return tuple(globs)
 
 
+MAX_PATTERN_CHARS = 64 * 1024
+"""Longest pattern Grep takes (a command line argument holds at most 128 KB on Linux)."""
+
+
+def _check_text(what: str, value: str) -> None:
+    if "\0" in value:
+        raise ToolError(f"The {what} contains a NUL character, which no file name can hold.")
+
+
 def build_query(inp: GrepInput, root: Path) -> GrepQuery:
+    if len(inp.pattern) > MAX_PATTERN_CHARS:
+        raise ToolError(
+            f"The pattern is {len(inp.pattern)} characters long, more than the "
+            f"{MAX_PATTERN_CHARS} Grep takes. Search for a shorter, distinctive part of it."
+        )
+    for what, value in (("glob", inp.glob or ""), ("type", inp.type or "")):
+        _check_text(what, value)
     content = inp.output_mode == "content"
     before = inp.context if inp.context is not None else inp.before or 0
     after = inp.context if inp.context is not None else inp.after or 0
@@ -138,7 +157,8 @@ def ripgrep_args(q: GrepQuery) -> list[str]:
         args += ["--type", q.file_type]
     for g in q.globs:
         args += ["--glob", g]
-    args += ["-e", q.pattern] if q.pattern.startswith("-") else [q.pattern]
+    pattern = q.pattern.replace("\0", "\\x00")  # an argument cannot hold a NUL; rg's escape
+    args += ["-e", pattern] if pattern.startswith("-") else [pattern]
     return [*args, str(q.root)]
 
 
@@ -164,9 +184,15 @@ async def run_ripgrep(rg: str, q: GrepQuery, cwd: Path) -> bytes | None:
         stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None
-    try:
-        out, err = await asyncio.gather(_read_capped(proc.stdout), proc.stderr.read(1 << 16))
+    stdout, stderr = proc.stdout, proc.stderr
+
+    async def read() -> tuple[bytes, bytes]:
+        out, err = await asyncio.gather(_read_capped(stdout), stderr.read(1 << 16))
         await proc.wait()
+        return out, err
+
+    try:
+        out, err = await watched(proc, read())
     finally:
         if proc.returncode is None:  # cancelled, or too much output
             proc.kill()
@@ -190,10 +216,7 @@ def parse_ripgrep(out: bytes, mode: str) -> dict[Path, FileHits]:
             if raw.strip(b"\n"):
                 entry(raw.strip(b"\n"))
         return hits
-    for line in out.split(b"\n"):
-        if not line or line == b"--":
-            continue
-        raw_path, _, rest = line.partition(b"\0")
+    for raw_path, rest in _records(out):
         if mode == "count":
             entry(raw_path).count = int(rest)
             continue
@@ -204,6 +227,26 @@ def parse_ripgrep(out: bytes, mode: str) -> dict[Path, FileHits]:
         grep_line = GrepLine(int(m.group(1)), text, m.group(2) == b":")
         entry(raw_path).lines.append(grep_line)
     return hits
+
+
+def _records(out: bytes) -> list[tuple[bytes, bytes]]:
+    """``path NUL rest`` records of ripgrep's ``--null`` output, one a line: a path may
+    hold a newline, so each record's path runs to its NUL, and the rest to the line's end.
+    The ``--`` lines between context groups have no NUL."""
+    records: list[tuple[bytes, bytes]] = []
+    at, size = 0, len(out)
+    while at < size:
+        if out.startswith(b"--\n", at) or out.startswith(b"\n", at):
+            at = out.index(b"\n", at) + 1
+            continue
+        nul = out.find(b"\0", at)
+        if nul < 0:
+            break
+        end = out.find(b"\n", nul)
+        end = size if end < 0 else end
+        records.append((out[at:nul], out[nul + 1 : end]))
+        at = end + 1
+    return records
 
 
 def _stat_mtimes(hits: dict[Path, FileHits]) -> list[FileHits]:
@@ -220,15 +263,18 @@ def _which(name: str) -> str | None:
     return shutil.which(name)
 
 
-async def search(q: GrepQuery, ripgrep: str | None) -> list[FileHits]:
-    rg = await asyncio.to_thread(_which, ripgrep) if ripgrep else None
-    if rg is None:
-        return await asyncio.to_thread(search_python, q)
-    cwd = q.root if await asyncio.to_thread(q.root.is_dir) else q.root.parent
-    out = await run_ripgrep(rg, q, cwd)
+async def search(q: GrepQuery, ripgrep: str | None, threads: ToolLane) -> list[FileHits]:
+    rg = await threads.run(_which, ripgrep) if ripgrep else None
+    if rg is None:  # the fallback's regex may backtrack for ever: a child process, killable
+        return await search_in_child(q)
+    cwd = q.root if await threads.run(q.root.is_dir) else q.root.parent
+    try:
+        out = await run_ripgrep(rg, q, cwd)
+    except RipgrepStuck:  # an ignore file that is a FIFO or a device: the fallback answers
+        return await search_in_child(q)
     if out is None:
         return []
-    return await asyncio.to_thread(_stat_mtimes, parse_ripgrep(out, q.mode))
+    return await threads.run(_stat_mtimes, parse_ripgrep(out, q.mode))
 
 
 def _content_lines(hits: list[FileHits], q: GrepQuery, numbers: bool) -> list[str]:
@@ -241,7 +287,7 @@ def _content_lines(hits: list[FileHits], q: GrepQuery, numbers: bool) -> list[st
                 lines.append("--")
             sep = ":" if line.is_match else "-"
             number = f"{line.number}{sep}" if numbers else ""
-            lines.append(f"{h.path}{sep}{number}{line.text}")
+            lines.append(f"{shown_name(str(h.path))}{sep}{number}{line.text}")
             previous = line.number
     return lines
 
@@ -260,9 +306,9 @@ def render(
     if q.mode == "content":
         entries = _content_lines(hits, q, line_numbers)
     elif q.mode == "count":
-        entries = [f"{h.path}:{h.count}" for h in hits]
+        entries = [f"{shown_name(str(h.path))}:{h.count}" for h in hits]
     else:
-        entries = [str(h.path) for h in hits]
+        entries = [shown_name(str(h.path)) for h in hits]
     end = offset + head_limit if head_limit else None
     page = entries[offset:end]
     if q.mode == "files_with_matches":
@@ -295,8 +341,8 @@ def _kind(path: Path) -> str | None:
 
 
 async def _call(inp: GrepInput, ctx: ToolContext) -> ToolResult:
-    root = await asyncio.to_thread(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.readable_dirs)
-    kind = await asyncio.to_thread(_kind, root)
+    root = await ctx.threads.run(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.readable_dirs)
+    kind = await ctx.threads.run(_kind, root)
     if kind is None:
         raise ToolError(f"Path does not exist: {root}.")
     if kind not in ("a regular file", "a directory"):
@@ -305,7 +351,7 @@ async def _call(inp: GrepInput, ctx: ToolContext) -> ToolResult:
             "(reading this could wait forever)."
         )
     q = build_query(inp, root)
-    hits = await search(q, ctx.config.ripgrep)
+    hits = await search(q, ctx.config.ripgrep, ctx.threads)
     numbers = inp.line_numbers if inp.line_numbers is not None else True
     text = render(
         hits,

@@ -21,7 +21,7 @@ from pathspec import GitIgnoreSpec
 
 from tether.core.files import read_regular
 from tether.errors import ToolError
-from tether.tools.glob import Prefilter, WalkedFile, walk_files
+from tether.tools.walk import Prefilter, WalkedFile, walk_files
 
 OutputMode = Literal["content", "files_with_matches", "count"]
 VCS_DIRS = (".git", ".svn", ".hg", ".bzr")
@@ -158,8 +158,27 @@ def compile_query(q: GrepQuery) -> re.Pattern[str]:
         raise ToolError(f"Invalid regular expression {q.pattern!r}: {e}.")
 
 
+MAX_GLOB_ALTERNATIVES = 1024
+
+
 def expand_braces(glob: str) -> list[str]:
-    """``*.{js,ts}`` -> ``*.js``, ``*.ts`` (ripgrep's globs have braces, gitignore has not)."""
+    """``*.{js,ts}`` -> ``*.js``, ``*.ts`` (ripgrep's globs have braces, gitignore has not);
+    more than ``MAX_GLOB_ALTERNATIVES`` (``{a,b}`` ten times over is 1,024) is refused."""
+    out = _expand(glob, 0)
+    if len(out) > MAX_GLOB_ALTERNATIVES:
+        raise ToolError(_TOO_MANY_ALTERNATIVES.format(glob=glob[:80]))
+    return out
+
+
+_TOO_MANY_ALTERNATIVES = (
+    "The glob {glob!r} expands to more than 1024 alternatives (braces nested or repeated "
+    "too often). Simplify it."
+)
+
+
+def _expand(glob: str, level: int) -> list[str]:
+    if level > 64:  # brace groups one after another: each is a level of recursion
+        raise ToolError(_TOO_MANY_ALTERNATIVES.format(glob=glob[:80]))
     depth, start = 0, -1
     for i, c in enumerate(glob):
         if c == "{":
@@ -169,7 +188,12 @@ def expand_braces(glob: str) -> list[str]:
             depth -= 1
             if depth == 0:
                 head, body, tail = glob[:start], glob[start + 1 : i], glob[i + 1 :]
-                return [x for alt in _split_top(body) for x in expand_braces(head + alt + tail)]
+                out: list[str] = []
+                for alt in _split_top(body):
+                    out += _expand(head + alt + tail, level + 1)
+                    if len(out) > MAX_GLOB_ALTERNATIVES:
+                        raise ToolError(_TOO_MANY_ALTERNATIVES.format(glob=glob[:80]))
+                return out
     return [glob]
 
 

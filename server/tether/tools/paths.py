@@ -24,8 +24,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from tether.core.files import kind_of, open_regular
+from tether.core.files import kind_of, open_regular, read_capped
 from tether.errors import ToolError
+from tether.tools.names import read_shown_name
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -33,15 +34,21 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 SAFE_OPEN_SUPPORTED = bool(_NOFOLLOW and _DIRECTORY) and os.open in os.supports_dir_fd
 
 
-def _no_nul(value: str) -> str:
+def _path_text(value: str) -> str:
+    value = read_shown_name(value)
     if "\x00" in value:
         raise ValueError("contains a NUL byte, which no file name can hold")
+    if len(os.fsencode(value)) > MAX_PATH_BYTES:
+        raise ValueError(f"is longer than {MAX_PATH_BYTES} bytes, more than any path can be")
     return value
 
 
-PathText = Annotated[str, AfterValidator(_no_nul)]
-"""A path in a tool's input: refused when it holds a NUL byte (the OS would raise
-``ValueError`` wherever it is used, in the permission check first)."""
+MAX_PATH_BYTES = 4096
+"""Linux's ``PATH_MAX``; longer paths fail in the OS (``ENAMETOOLONG``) wherever used."""
+PathText = Annotated[str, AfterValidator(_path_text)]
+"""A path in a tool's input: a C-quoted name as tools show it (``names.shown_name``) is read
+back to the name; refused when it holds a NUL byte or is too long (the OS would raise
+wherever it is used, in the permission check first)."""
 
 
 class SymlinkSwapped(OSError):
@@ -66,10 +73,18 @@ def _dir_is_case_insensitive(directory: str) -> bool:
     return False
 
 
+def _exists(path: Path) -> bool:
+    """``path.exists()``, False too where the system cannot even look (a name too long)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def case_insensitive(path: Path) -> bool:
     """Is the filesystem holding ``path`` case-insensitive (macOS, Windows defaults)?"""
     existing = path
-    while not existing.exists() and existing != existing.parent:
+    while not _exists(existing) and existing != existing.parent:
         existing = existing.parent
     return _dir_is_case_insensitive(str(existing))
 
@@ -212,9 +227,15 @@ def open_no_symlinks(path: Path, flags: int = os.O_RDONLY, mode: int = 0o666) ->
         os.close(parent)
 
 
-def read_bytes_no_symlinks(path: Path, limit: int | None = None) -> bytes:
+def read_bytes_no_symlinks(
+    path: Path, limit: int | None = None, *, max_bytes: int | None = None
+) -> bytes:
+    """The file's bytes: the first ``limit``, or all of them, refused
+    (``FileTooLargeError``) when there are more than ``max_bytes``."""
     fd = open_no_symlinks(path)
     with os.fdopen(fd, "rb") as f:
+        if max_bytes is not None:
+            return read_capped(f, path, max_bytes)
         return f.read() if limit is None else f.read(limit)
 
 

@@ -17,7 +17,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
-from tether.core.files import NotARegularFileError, kind_of
+from tether.core.files import (
+    MAX_TEXT_FILE_BYTES,
+    FileTooLargeError,
+    NotARegularFileError,
+    kind_of,
+    os_error_text,
+)
 from tether.editor.port import Document, reads_from_disk
 from tether.errors import ToolError
 from tether.protocol.updates import Location
@@ -128,6 +134,8 @@ def _probe(path: Path) -> _Probe:
         st = path.stat()
     except (FileNotFoundError, NotADirectoryError):
         return _Probe(exists=False)
+    except OSError as e:
+        raise ToolError(f"Cannot read {path}: {os_error_text(e)}.")
     if stat.S_ISDIR(st.st_mode):
         return _Probe(exists=True, is_dir=True)
     if not stat.S_ISREG(st.st_mode):
@@ -167,6 +175,12 @@ async def read_document(ctx: ToolContext, path: Path) -> Document | None:
         raise ToolError(not_a_file_message(path, e.kind))
     except SymlinkSwapped as e:
         raise ToolError(f"{path} changed into a symbolic link after it was checked ({e}).")
+    except FileTooLargeError as e:
+        raise ToolError(
+            f"{path} is {e.size} bytes, more than the {e.limit} Tether reads whole to edit or "
+            "write a file. Read it in parts with offset and limit; change it with Bash "
+            "(sed, a script) if it must change."
+        )
     except OSError as e:
         raise ToolError(f"Cannot read {path}: {e.strerror or e}.")
 
@@ -216,15 +230,15 @@ def render_lines(doc: Document, inp: ReadInput, ctx: ToolContext) -> tuple[str, 
 
 
 def render_range(
-    shown: list[str], start: int, total: int, inp: ReadInput, ctx: ToolContext
+    shown: list[str], start: int, total: int | None, inp: ReadInput, ctx: ToolContext
 ) -> tuple[str, bool]:
-    """``shown`` (lines ``start``.. of a file of ``total`` lines, already cut) numbered, and
-    whether that is only part of the file."""
+    """``shown`` (lines ``start``.. of a file of ``total`` lines, already cut; None: more
+    lines follow, uncounted) numbered, and whether that is only part of the file."""
     cfg = ctx.config
     whole = inp.offset is None and inp.limit is None
-    if not total:
+    if total == 0:
         return _reminder("The file exists but is empty."), False
-    if start > total:
+    if total is not None and start > total:
         note = f"The file has only {total} lines; offset {start} is past its end."
         return _reminder(note), True
     end = start - 1 + len(shown)
@@ -234,6 +248,13 @@ def render_range(
             f"Lines {start}-{end} come to {len(body)} characters, more than the "
             f"{cfg.read_max_bytes} that can be read at once. Use a smaller limit."
         )
+    if total is None:
+        if inp.limit is None:
+            body += "\n\n" + _reminder(
+                f"Showing lines {start}-{end} of a file too large to count its lines. "
+                f"Continue with offset={end + 1} to read more."
+            )
+        return body, True
     partial = start > 1 or end < total
     if end < total and inp.limit is None:
         body += "\n\n" + _reminder(
@@ -244,12 +265,17 @@ def render_range(
 
 async def _read_part_from_disk(inp: ReadInput, ctx: ToolContext, path: Path) -> ToolResult:
     """Lines of a file no buffer holds, streamed from disk: memory stays flat whatever the
-    file's size."""
+    file's size, and a file too large to edit is read no further than the lines asked for."""
     cfg = ctx.config
     start = max(1, inp.offset or 1)
     count = inp.limit or cfg.read_max_lines
+    max_chars = cfg.read_max_line_chars
     try:
-        part = await asyncio.to_thread(read_line_range, path, start, count, cfg.read_max_line_chars)
+        part = await ctx.threads.run_stoppable(
+            lambda stop: read_line_range(
+                path, start, count, max_chars, hash_limit=MAX_TEXT_FILE_BYTES, stop=stop
+            )
+        )
     except UnicodeDecodeError:
         raise ToolError(f"{path} is not UTF-8 text; only text files can be read or edited.")
     except FileNotFoundError:
@@ -262,7 +288,8 @@ async def _read_part_from_disk(inp: ReadInput, ctx: ToolContext, path: Path) -> 
         raise ToolError(f"Cannot read {path}: {e.strerror or e}.")
     shown = [_cut_note(line, cut) for line, cut in zip(part.lines, part.cut, strict=True)]
     text, _partial = render_range(shown, start, part.total, inp, ctx)
-    ctx.files.record_hash(path, part.hash, partial=True)
+    if part.hash is not None:  # else too large for Edit or Write: nothing to compare
+        ctx.files.record_hash(path, part.hash, partial=True)
     return ToolResult(content=text)
 
 
@@ -271,8 +298,8 @@ def _cut_note(line: str, cut: int) -> str:
 
 
 async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
-    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.readable_dirs)
-    probe = await asyncio.to_thread(_probe, path)
+    path = await ctx.threads.run(resolve_tool_path, inp.file_path, ctx.cwd, ctx.readable_dirs)
+    probe = await ctx.threads.run(_probe, path)
     if probe.is_dir:
         raise ToolError(
             f"{path} is a directory. Use Glob to find files in it, or Bash with `ls` to list it."

@@ -8,7 +8,6 @@ Conflict, not into lost user text.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +53,7 @@ class WritePlan:
 
 async def plan_write(inp: WriteInput, ctx: ToolContext) -> WritePlan:
     """Check the read-before-write rules and work out the exact text to write."""
-    path = await asyncio.to_thread(resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs)
+    path = await ctx.threads.run(resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs)
     base = await read_document(ctx, path)
     text = inp.content
     if base is not None:

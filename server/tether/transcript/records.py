@@ -23,7 +23,6 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticSerializationError
 
 from tether.core.json_input import parse_json
 from tether.core.messages import Message
@@ -173,7 +172,7 @@ def dump_record(record: Record) -> str:
     text."""
     try:
         line = record.model_dump_json(by_alias=True, exclude_none=True)
-    except PydanticSerializationError:
+    except ValueError:  # pydantic's serialisation error: lone surrogates, here
         fields = record.model_dump(mode="json", by_alias=True, exclude_none=True)
         line = json.dumps(fields, separators=(",", ":"))
     for raw, escaped in _LINE_BREAKERS.items():

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.core.messages import (
+    Block,
     Message,
     TextBlock,
     ToolResultBlock,
@@ -123,6 +124,7 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
     kept, discovered = live_conversation(chain)
     messages = [r.message for r in kept]
     message_turns: list[str | None] = [r.turn_id for r in kept]
+    _pair_tool_blocks(messages, message_turns, notes)
     state = _run_state(chain)
     if live is not None and unanswered_tool_uses(messages):
         loaded.progress += live.tool_progress()
@@ -130,7 +132,8 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
     repairs += _interrupted_tasks(loaded.progress, session_id, messages, notes)
     message_turns += [None] * (len(messages) - len(message_turns))
     meta = loaded.meta
-    turns = meta.turns if meta else users
+    # The meta line may be older than the chain (a torn last line took the newer one).
+    turns = max(meta.turns, len(turn_parents)) if meta else users
     anchor = next(
         (
             (i + 1, r.usage)
@@ -188,7 +191,10 @@ def conversation_at(path: Path, leaf: str | None) -> list[Message]:
         return []
     with paused_gc():
         chain, _notes = build_chain(read_transcript(path).records, leaf)
-        return [r.message for r in live_conversation(chain)[0]]
+        kept = live_conversation(chain)[0]
+        messages = [r.message for r in kept]
+        _pair_tool_blocks(messages, [r.turn_id for r in kept], [])
+        return messages
 
 
 def _run_state(chain: list[ChainRecord]) -> dict[str, Any]:
@@ -206,6 +212,68 @@ def _run_state(chain: list[ChainRecord]) -> dict[str, Any]:
         elif isinstance(data, FilesData):
             files = dict(data.files)
     return {"mode": mode, "todos": todos, "files": files}
+
+
+LOST_CALL = "[The record of the tool call this result answered was lost from the transcript.]"
+LOST_RESULT = "[The record of this tool call's result was lost from the transcript.]"
+
+
+def _pair_tool_blocks(messages: list[Message], turns: list[str | None], notes: list[str]) -> None:
+    """Mend what a lost line leaves (the API refuses a conversation with either): a tool
+    result whose call is not in the message before it becomes text, and a tool call with
+    no result in the message after it gets one saying the result was lost. The last call
+    and its results are ``_answer_dangling``'s (a crash mid-turn: results may be in the
+    progress records)."""
+    orphans = unanswered = 0
+    for i, message in enumerate(messages):
+        if message.role != "user" or not message.tool_results:
+            continue
+        before = messages[i - 1] if i and messages[i - 1].role == "assistant" else None
+        calls = {u.id for u in before.tool_uses} if before else set[str]()
+        content: list[Block] = []
+        mended = False
+        for block in message.content:
+            if isinstance(block, ToolResultBlock) and block.tool_use_id not in calls:
+                mended = True
+                orphans += 1
+                text = f"{LOST_CALL}\n{block.text}" if block.text else LOST_CALL
+                content.append(TextBlock(text=text))
+                content += [b for b in block.content if not isinstance(b, TextBlock)]
+            else:
+                content.append(block)
+        if mended:
+            messages[i] = message.model_copy(update={"content": content})
+    i = 0
+    while i < len(messages) - 2:  # the last call and its results: ``_answer_dangling``'s
+        message, after = messages[i], messages[i + 1]
+        i += 1
+        if message.role != "assistant" or not message.tool_uses:
+            continue
+        answered = (
+            {r.tool_use_id for r in after.tool_results} if after.role == "user" else set[str]()
+        )
+        lost = [u for u in message.tool_uses if u.id not in answered]
+        if not lost:
+            continue
+        unanswered += len(lost)
+        results: list[Block] = [tool_result(u.id, LOST_RESULT, is_error=True) for u in lost]
+        if after.role == "user":
+            firsts = [b for b in after.content if isinstance(b, ToolResultBlock)]
+            rest = [b for b in after.content if not isinstance(b, ToolResultBlock)]
+            messages[i] = after.model_copy(update={"content": [*firsts, *results, *rest]})
+        else:  # two answers in a row: the results go between them
+            messages.insert(i, Message(role="user", content=results))
+            turns.insert(i, None)
+    if orphans:
+        notes.append(
+            f"{orphans} tool result(s) whose call was lost from the transcript were turned "
+            "into text (the model sees them as such)"
+        )
+    if unanswered:
+        notes.append(
+            f"{unanswered} tool call(s) whose result was lost from the transcript were "
+            "marked as having no result"
+        )
 
 
 def _answer_dangling(

@@ -5,8 +5,11 @@ append the repairs."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import errno
 import os
+import shutil
 from pathlib import Path
 
 from tether.errors import SessionError
@@ -21,7 +24,12 @@ def _stamp() -> str:
 
 def _set_torn_tail_aside(path: Path, good_bytes: int, torn: bytes) -> Path:
     aside = path.with_name(f"{path.name}.torn-{_stamp()}")
-    aside.write_bytes(torn)
+    try:
+        aside.write_bytes(torn)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            aside.unlink()
+        raise SessionError(_not_recovered(path, len(torn), e, "the torn last line")) from None
     os.chmod(aside, 0o600)
     with path.open("r+b") as f:
         f.truncate(good_bytes)
@@ -29,19 +37,56 @@ def _set_torn_tail_aside(path: Path, good_bytes: int, torn: bytes) -> Path:
 
 
 def _keep_good_prefix(path: Path, good_bytes: int) -> tuple[Path, str]:
-    """Move the damaged file aside and continue in a fresh copy of its good part; returns
-    where the whole file went and what of it the copy leaves out, in words."""
+    """Continue in a fresh copy of the damaged file's good part, the whole file kept aside;
+    returns where it went and what of it the copy leaves out, in words. The copy is written
+    in full under a temporary name first and only then put in place: when it cannot be
+    written (a full disk), the session file is left as it was (``SessionError`` says how
+    many bytes are needed)."""
     aside = path.with_name(f"{path.name}.damaged-{_stamp()}")
-    os.replace(path, aside)
-    with aside.open("rb") as src, path.open("wb") as dst:
-        dst.write(src.read(good_bytes))
-        rest = src.read()
-    os.chmod(path, 0o600)
+    partial = path.with_name(f"{path.name}.recovering")
+    try:
+        with path.open("rb") as src:
+            good = src.read(good_bytes)
+            rest = src.read()
+        with partial.open("wb") as dst:
+            os.chmod(partial, 0o600)
+            dst.write(good)
+            dst.flush()
+            os.fsync(dst.fileno())
+        _keep_aside(path, aside)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise SessionError(_not_recovered(path, good_bytes, e)) from None
+    os.replace(partial, path)
     lines = rest.split(b"\n")
     prompts = sum(1 for line in lines if line_type(line) == b"user")
     count = len(lines) - (1 if lines[-1] == b"" else 0)
     what = f"{count} line(s), with {prompts} readable prompt(s) and what answered them,"
     return aside, what
+
+
+def _keep_aside(path: Path, aside: Path) -> None:
+    """``aside`` names the damaged file too (a second link: the file stays where it is
+    until the copy replaces it; renamed where links cannot be made)."""
+    try:
+        os.link(path, aside)
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+            raise
+        shutil.copyfile(path, aside)
+
+
+def _not_recovered(path: Path, needed: int, e: OSError, what: str = "the repaired copy") -> str:
+    why = (
+        f"the disk is full ({needed} bytes are needed for {what})"
+        if e.errno in (errno.ENOSPC, errno.EDQUOT)
+        else str(e.strerror or e)
+    )
+    return (
+        f"cannot repair {path.name}: {why}. The session file is untouched; "
+        "free some space (or fix the cause) and load it again."
+    )
 
 
 LOCK_WAIT_S = 2.0

@@ -730,3 +730,19 @@ def test_openai_tool_call_pairing() -> None:
             "message with 'tool_calls'."
         )
         assert server.remaining == 1
+
+
+def test_a_lone_surrogate_escape_is_not_json(api: FakeAnthropicServer) -> None:
+    # json.dumps writes "\udfff" for a lone surrogate: valid to Python, refused by the API.
+    payload = body([user(text("x\udfff"))])
+    raw = json.dumps(payload)
+    char = raw.index("\\udfff")
+    refused(
+        api,
+        payload,
+        "The request body is not valid JSON: no low surrogate in string: "
+        f"line 1 column {char + 1} (char {char})",
+    )
+    # A pair is one character, and an escaped backslash before "udfff" is no escape.
+    status, _ = post(f"{api.url}/v1/messages", body([user(text("\U0001f600 \\udfff"))]))
+    assert status == 200

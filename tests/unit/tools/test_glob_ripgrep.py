@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tether.core.tool_threads import shared_pool
 from tether.tools import glob_ripgrep
 from tether.tools.base import ToolResult
 from tether.tools.context import ToolContext
 from tether.tools.glob import GLOB_TOOL, WalkedFile, glob_walk
+
+LANE = shared_pool().lane()
 
 Run = Callable[..., Awaitable[ToolResult]]
 HAS_RG = shutil.which("rg") is not None
@@ -78,7 +81,7 @@ def rels(found: Sequence[glob_ripgrep.Listed | WalkedFile]) -> list[tuple[str, f
 
 
 async def test_ripgrep_lists_what_the_walk_lists(tree: Path) -> None:
-    listed = await glob_ripgrep.list_files("rg", tree)
+    listed = await glob_ripgrep.list_files("rg", tree, LANE)
     assert listed is not None, "ripgrep did not answer"
     walked = glob_walk(tree)
     assert rels(listed) == rels(walked)
@@ -87,7 +90,7 @@ async def test_ripgrep_lists_what_the_walk_lists(tree: Path) -> None:
     assert not any(n.startswith(("link_to_dir/", "loop/", ".git/", "build/")) for n in names)
     assert "ignored_by_dot_ignore.py" in names  # .ignore files are not read
     sub = tree / "pkg"
-    assert rels(await glob_ripgrep.list_files("rg", sub) or []) == rels(glob_walk(sub))
+    assert rels(await glob_ripgrep.list_files("rg", sub, LANE) or []) == rels(glob_walk(sub))
 
 
 @pytest.mark.parametrize(
@@ -117,11 +120,12 @@ async def test_glob_answers_the_same_with_and_without_ripgrep(
 
 async def test_an_rgignore_file_leaves_the_answer_to_the_walk(tree: Path) -> None:
     (tree / "pkg" / ".rgignore").write_text("mod.py\n")
-    assert await glob_ripgrep.list_files("rg", tree) is None
-    assert await glob_ripgrep.list_files("rg", tree / "pkg" / "deep") is None  # an ancestor's
-    assert await glob_ripgrep.list_files("rg", tree / "other") is not None
+    assert await glob_ripgrep.list_files("rg", tree, LANE) is None
+    # An ancestor's .rgignore counts too.
+    assert await glob_ripgrep.list_files("rg", tree / "pkg" / "deep", LANE) is None
+    assert await glob_ripgrep.list_files("rg", tree / "other", LANE) is not None
     (tree.parent / ".rgignore").write_text("a.py\n")
-    assert await glob_ripgrep.list_files("rg", tree / "other") is None
+    assert await glob_ripgrep.list_files("rg", tree / "other", LANE) is None
 
 
 async def test_a_missing_ripgrep_falls_back_to_the_walk(

@@ -6,6 +6,7 @@ Every query runs through the tool twice on the same tree, once with ``rg`` and o
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import shutil
@@ -202,3 +203,34 @@ def test_split_globs_and_schema() -> None:
     inp = GREP_TOOL.input_model.model_validate({"pattern": "x", "-i": True, "-C": 2})
     assert inp.ignore_case and inp.context == 2
     assert GREP_TOOL.is_read_only(inp) and GREP_TOOL.kind == "search"
+
+
+async def test_a_backtracking_pattern_without_ripgrep_never_stalls_the_daemon(
+    run: Run, ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tether.tools.grep_worker as grep_worker
+
+    (workspace / "data.txt").write_text("a" * 60 + "!\n")
+    py_ctx = dataclasses.replace(ctx, config=dataclasses.replace(ctx.config, ripgrep=None))
+    query = {"pattern": "(a+)+$", "path": "data.txt", "output_mode": "content"}
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    beat = asyncio.ensure_future(ticker())
+    call = asyncio.ensure_future(run(GREP_TOOL, query, py_ctx))
+    await asyncio.sleep(1.0)
+    assert not call.done()
+    assert ticks > 20, "the event loop stalled while the pattern ran"
+    call.cancel()  # the turn is stopped: the search ends with it
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(call, 5)
+    beat.cancel()
+    monkeypatch.setattr(grep_worker, "TIMEOUT_S", 0.5)
+    result = await asyncio.wait_for(run(GREP_TOOL, query, py_ctx), 10)
+    assert result.is_error and "was stopped" in str(result.content)
+    assert "(a+)+" in str(result.content) and "install ripgrep" in str(result.content)

@@ -5,6 +5,7 @@ never a crash and never a conversation cut short in silence."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tether.core.messages import Message, TextBlock, ToolUseBlock, user_text
+from tether.errors import SessionError
 from tether.transcript.chain import build_chain
 from tether.transcript.live import read_live
 from tether.transcript.load import TranscriptDamagedError, read_transcript
@@ -101,6 +103,32 @@ async def test_recovery_says_what_it_set_aside(tmp_path: Path) -> None:
         assert "7 line(s), with 1 readable prompt(s)" in note
         (aside,) = tmp_path.glob("s.jsonl.damaged-*")
         assert aside.read_bytes().count(b"\n") == 10  # the whole file is kept
+    finally:
+        await writer.close()
+
+
+async def test_recovery_on_a_full_disk_leaves_the_file_untouched_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    lines = write(path, conversation())  # type: ignore[arg-type]
+    lines[3] = b"\x00" * len(lines[3])
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    original = path.read_bytes()
+
+    def full(_fd: int) -> None:  # the disk is full: what was written cannot be kept
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(SessionError, match=r"the disk is full \(\d+ bytes are needed") as e:
+        await open_for_resume(path, SID, recover=True)
+    assert "untouched" in str(e.value)
+    assert path.read_bytes() == original  # nothing lost, nothing moved
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]  # and no leftovers
+    monkeypatch.undo()
+    resumed, writer = await open_for_resume(path, SID, recover=True)  # space is back
+    try:
+        assert said(resumed.messages)[:2] == ["one", "re one"]
     finally:
         await writer.close()
 

@@ -7,11 +7,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tether.core.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from tether.errors import SessionError
+from tether.providers.convert_anthropic import message_param
+from tether.testing.anthropic_rules import check_pairing, merge
 from tether.transcript.chain import build_chain
 from tether.transcript.load import TranscriptDamagedError, read_transcript
 from tether.transcript.records import (
@@ -24,7 +27,7 @@ from tether.transcript.records import (
     dump_record,
     load_record,
 )
-from tether.transcript.resume import PARTLY_RAN, resume
+from tether.transcript.resume import LOST_CALL, PARTLY_RAN, resume
 from tether.transcript.session import open_for_resume
 from tether.transcript.writer import TranscriptWriter
 
@@ -274,3 +277,60 @@ def test_records_round_trip_any_text(tmp_path: Path, text: str) -> None:
     )
     loaded = read_transcript(path)
     assert loaded.records[-1].message.tool_results[0].text == text  # type: ignore[union-attr]
+
+
+def _accepted_by_the_api(messages: list[Message]) -> None:
+    """The strict fake's pairing rules (those of the Messages API) over ``messages``."""
+    params: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        param = message_param(message)
+        if param is not None:
+            params.append({**param, "content": list(param["content"]), "index": i})  # type: ignore[arg-type]
+    check_pairing(merge(params))
+
+
+def test_a_lost_line_holding_a_tool_call_or_its_result_is_mended(tmp_path: Path) -> None:
+    calls = [ToolUseBlock(id=f"t{i}", name="Read", input={"file_path": "a"}) for i in range(3)]
+    records = linked(
+        user("one"),
+        assistant(TextBlock(text="reading"), calls[0]),  # this line is lost
+        results(("t0", "contents of a")),
+        assistant(TextBlock(text="read it"), calls[1]),
+        results(("t1", "again")),  # and this one
+        assistant(TextBlock(text="and"), calls[2]),
+        results(("t2", "more")),
+        assistant(TextBlock(text="done")),
+        user("two"),
+        assistant(TextBlock(text="re two")),
+    )
+    path = tmp_path / "s.jsonl"
+    write_lines(path, [r for i, r in enumerate(records) if i not in (1, 4)])
+    resumed = resume(path, SID)
+    _accepted_by_the_api([*resumed.messages, user_text("three")])
+    texts = [b.text for m in resumed.messages for b in m.content if isinstance(b, TextBlock)]
+    assert texts[:2] == ["one", f"{LOST_CALL}\ncontents of a"]  # the result kept, as text
+    assert "two" in texts and "re two" in texts
+    notes = " ".join(resumed.repaired)
+    assert "1 tool result(s) whose call was lost" in notes
+    assert "1 tool call(s) whose result was lost" in notes
+
+
+async def test_a_torn_last_line_leaves_the_turn_count_with_the_history(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    records = linked(
+        user("one"),
+        assistant(TextBlock(text="re one")),
+        MetaRecord(session_id=SID, title="t", turns=1),
+        user("two"),
+        assistant(TextBlock(text="re two")),
+    )
+    for record, turn in zip(records, ["t1", "t1", None, "t2", "t2"], strict=True):
+        if turn is not None:
+            record.turn_id = turn  # type: ignore[attr-defined]
+    write_lines(path, records, tail=b'{"v":1,"type":"meta","turns":2,"ti')  # the crash
+    resumed, writer = await open_for_resume(path, SID)
+    try:
+        assert any("torn" in note for note in resumed.repaired)
+        assert resumed.turns == 2
+    finally:
+        await writer.close()

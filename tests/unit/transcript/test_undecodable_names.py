@@ -1,6 +1,6 @@
 """A file name that is not UTF-8 (Linux names are bytes) reaches tool results as lone
 surrogates (``os.fsdecode``): the turn goes on, the transcript keeps the name exactly, and
-resume gives it back."""
+resume gives it back. Tools show such a name C-quoted, and take it back in that form."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from tether.providers.script import parse_script
 from tether.providers.scripted import ScriptedProvider
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState
+from tether.tools.names import shown_name
 from tether.tools.registry import core_tools
 from tether.transcript.records import ToolResultRecord, dump_record, load_record
 from tether.transcript.resume import resume
@@ -42,8 +43,11 @@ async def test_a_turn_that_lists_an_undecodable_name_completes_and_resumes(
     root = tmp_path / "ws"
     root.mkdir()
     (root / os.fsencode(NAME).decode("utf-8", "surrogateescape")).write_text("x")
+    shown = shown_name(str(root / NAME))
     script = [
         [{"type": "tool_use", "name": "Glob", "input": {"pattern": "*"}}],
+        # The model copies the name as it was shown: the file is reachable by it.
+        [{"type": "tool_use", "name": "Read", "input": {"file_path": shown}}],
         [{"type": "text", "text": "FINAL"}],
     ]
     provider = ScriptedProvider(parse_script(script), context_window=200_000)
@@ -66,4 +70,7 @@ async def test_a_turn_that_lists_an_undecodable_name_completes_and_resumes(
     await engine.close()
     resumed = resume(tmp_path / "s.jsonl", "s1")
     results = [b for m in resumed.messages for b in m.content if isinstance(b, ToolResultBlock)]
-    assert any(NAME in b.text for b in results), [b.text for b in results]
+    # The name is shown C-quoted (no API takes its bytes), and Read found the file by it.
+    assert shown == '"' + str(root) + '/caf\\xe9-\\xff.txt"'
+    assert results[0].text == shown, [b.text for b in results]
+    assert not results[1].is_error and results[1].text.endswith("x"), results[1].text
