@@ -439,9 +439,11 @@ def test_stream_json_survives_deep_lines_and_reports_a_huge_prompt(
     )
     err = run.stderr
     assert "input line ignored: JSON nested more than 200 levels deep" in err
-    assert "input line ignored: bad user message" in err
+    # A user message Tether cannot take is an error result that names it, never dropped
+    # (as Claude Code answers it); the conversation goes on.
+    assert "bad user message" in err
     results = [json.loads(x) for x in run.stdout.splitlines() if '"type": "result"' in x]
-    assert [r["is_error"] for r in results] == [False, True]
-    assert results[0]["result"] == "small one"
+    assert [r["is_error"] for r in results] == [True, False, True]
+    assert results[1]["result"] == "small one"
     # The 20 MB prompt fails (the script has no turn left for it) and says so on stderr.
     assert "[tether] error: the turn failed:" in err
