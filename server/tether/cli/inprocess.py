@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from tether.cli.driver import (
     TurnOutcome,
     UpdateListener,
 )
+from tether.cli.logs import say
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.engine.turns import TurnResult
@@ -216,7 +216,7 @@ class InProcessDriver:
     async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
         workspace, session = self._live()
         for problem in await workspace.ready(env=self._env):
-            sys.stderr.write(f"[tether] {problem}\n")
+            say(problem, error=True)
         return _outcome(await session.prompt(blocks))
 
     def interrupt(self) -> bool:
@@ -330,7 +330,7 @@ def _fork(workspace: Workspace, session_id: str, new_id: str | None) -> str:
 
 
 def _say_fallback(reason: str) -> None:
-    sys.stderr.write(f"[tether] {reason}\n")
+    say(reason, error=True)
 
 
 def _wrapped(servers: Sequence[HostedServer]) -> list[Tool[Any]]:

@@ -8,9 +8,19 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
-from tether.daemon.client import DaemonUnavailable, connect, stop, try_connect
+from tether.daemon.channel import Channel, DaemonUnavailable, try_connect
+from tether.daemon.client import (
+    LOCK_FD_ENV,
+    connect,
+    daemon_info,
+    daemon_starting,
+    stop,
+    wait_for_socket,
+    wait_for_starter,
+)
 from tether.daemon.paths import alive_lock_path, ensure_private, runtime_dir, socket_path
 
 if TYPE_CHECKING:  # the command line's path stays free of the daemon's imports
@@ -41,8 +51,13 @@ _life_lock: list[int] = []
 def take_life_lock() -> bool:
     """Lock this daemon's life lock for the rest of the process, first thing (before the
     slow imports): of two daemons started at once, one serves and the other leaves, and a
-    client sees a daemon that is starting and waits for it instead of starting another."""
+    client sees a daemon that is starting and waits for it instead of starting another. A
+    daemon a client started has it already (``client.LOCK_FD_ENV``)."""
     ensure_private(runtime_dir())
+    handed = _handed_lock()
+    if handed is not None:
+        _life_lock.append(handed)
+        return True
     fd = os.open(alive_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -53,6 +68,22 @@ def take_life_lock() -> bool:
     return True
 
 
+def _handed_lock() -> int | None:
+    """The life lock the starting client took for this daemon, if it is that file's."""
+    raw = os.environ.pop(LOCK_FD_ENV, "")
+    if not raw.isdigit():
+        return None
+    fd = int(raw)
+    try:
+        same = os.path.samestat(os.fstat(fd), os.stat(alive_lock_path()))
+    except OSError:
+        return None
+    if not same:
+        return None
+    os.set_inheritable(fd, False)  # not passed on to the daemon's own children
+    return fd
+
+
 def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
     """``run_command``: how the daemon runs a print-mode call (``cli.main.run_local``)."""
     path = socket_path()
@@ -60,14 +91,27 @@ def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
         if not take_life_lock():
             print(f"a tether daemon runs or is starting already ({path})", file=sys.stderr)
             return 0
+        # Holding the lock, so that `tether daemon stop` sees this daemon starting.
+        wait_for_starter(os.environ)
         from tether.daemon.server import DEFAULT_IDLE_TIMEOUT_S, run_daemon
 
         idle = args.idle_timeout or float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_TIMEOUT_S))
         return run_daemon(path, idle, run_command)
+    try:
+        return _client_command(args, path)
+    except DaemonUnavailable as e:  # (a runtime directory of another user is an OSError)
+        print(f"tether: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"tether: {e}", file=sys.stderr)
+        return 1
+
+
+def _client_command(args: argparse.Namespace, path: Path) -> int:
     if args.daemon_command == "start":
         started = time.monotonic()
         channel = connect()
-        info = channel.call_object("tether/daemonInfo")
+        info = daemon_info(channel)
         channel.close()
         print(
             f"tether daemon {info['build']} running (pid {info['pid']}, {path}); "
@@ -75,31 +119,33 @@ def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
         )
         return 0
     sock = try_connect(path)
+    if sock is None and args.daemon_command == "stop" and daemon_starting():
+        sock = wait_for_socket(path)  # one is starting: it is the one to stop
     if sock is None:
         print(f"no tether daemon is running ({path})", file=sys.stderr)
         return 3 if args.daemon_command == "status" else 0
-    from tether.daemon.client import Channel
-
-    channel = Channel(sock)
+    channel = Channel(sock, path)
     if args.daemon_command == "stop":
         stop(channel, path)
         print("tether daemon stopped")
         return 0
     try:
-        info = channel.call_object("tether/daemonInfo")
-    except (DaemonUnavailable, RuntimeError) as e:
-        print(f"the daemon at {path} does not answer: {e}", file=sys.stderr)
-        return 1
+        info = daemon_info(channel)
     finally:
         channel.close()
     if args.json:
         print(json.dumps(info))
         return 0
-    uptime = time.time() - float(info["startedAt"])
+    uptime = time.time() - float(info.get("startedAt", time.time()))
+    listed: Any = info.get("sessions")
+    sessions = cast(list[Any], listed) if isinstance(listed, list) else []
+    rows = [cast(dict[str, Any], s) for s in sessions if isinstance(s, dict)]
     print(
-        f"tether daemon {info['build']}: pid {info['pid']}, up {uptime:.0f} s, "
-        f"{info['clients']} client(s), {len(info['sessions'])} open session(s)"
+        f"tether daemon {info.get('build')}: pid {info.get('pid')}, up {uptime:.0f} s, "
+        f"{info.get('clients')} client(s), {len(rows)} open session(s)"
     )
-    for s in info["sessions"]:
-        print(f"  {s['sessionId']}  {s['workspace']}{'  (running)' if s['busy'] else ''}")
+    for s in rows:
+        print(
+            f"  {s.get('sessionId')}  {s.get('workspace')}{'  (running)' if s.get('busy') else ''}"
+        )
     return 0
