@@ -37,6 +37,7 @@ from tether.providers.registry import ModelSpec, parse_model_spec
 from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
 from tether.settings.load import origin_of
+from tether.settings.trust import model_waits_for_trust, withheld_model
 from tether.skills import commands
 from tether.tools.base import Tool
 from tether.transcript.store import TranscriptStore, data_dir
@@ -119,17 +120,34 @@ class InProcessDriver:
             store=TranscriptStore(data_dir(self._env)) if self._env is not None else None,
         )
         try:
+            notes: list[str] = []
+            waiting = None if request.model else withheld_model(workspace.loaded.withheld)
+            if waiting is not None and request.trust is not None:
+                # The project's model waits for trust: the question comes before the model
+                # is chosen, so that a yes runs this very call on it.
+                await workspace.guard.settle_trust(request.trust)
+                waiting = withheld_model(workspace.loaded.withheld)
             settings = workspace.loaded.settings
             if self._custom_factory is None:
                 env = self._env
                 chosen_by = "--model" if request.model else origin_of(workspace.loaded, "model")
-                choice = choose_model(request.model or settings.model, chosen_by, cwd=root, env=env)
+                try:
+                    choice = choose_model(
+                        request.model or settings.model, chosen_by, cwd=root, env=env
+                    )
+                except ConfigError as e:
+                    raise (ConfigError(model_waits_for_trust(waiting)) if waiting else e) from e
+                if waiting is not None:
+                    notes.append(
+                        f"{model_waits_for_trust(waiting)}; this call uses {choice.spec.model} "
+                        f"(chosen by {choice.chosen_by})"
+                    )
                 if request.fallback_model:
                     parse_model_spec(request.fallback_model, cwd=root, env=env)
                 check_credentials(choice.spec, settings.api_key_helper, env)
                 self._endpoint = choice.endpoint
                 self._endpoint_origin = choice.endpoint_chosen_by
-            self._notes = list(workspace.warnings)
+            self._notes = [*workspace.warnings, *notes]
             self._session = await self._start(workspace, request)
         except BaseException:
             await workspace.close()

@@ -67,6 +67,28 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return dict(cast(dict[str, Any], value)) if isinstance(value, dict) else {}
 
 
+MODEL_ENDPOINT = "model endpoint"
+"""How a withheld model spec is listed (``source: model endpoint SPEC``)."""
+
+
+def withheld_model(withheld: list[str]) -> str | None:
+    """The model spec the project's settings name that waits for trust, if any."""
+    marker = f": {MODEL_ENDPOINT} "
+    for line in withheld:
+        if marker in line:
+            return line.partition(marker)[2]
+    return None
+
+
+def model_waits_for_trust(spec: str) -> str:
+    """What to tell a user whose project's model waits for trust, and how to grant it."""
+    return (
+        f"this folder's settings choose the model {spec}, which is used once you trust the "
+        "folder: run `tether -p` here on a terminal and answer yes to the trust question "
+        "(or pass --model)"
+    )
+
+
 def _model_points_elsewhere(model: Any) -> bool:
     return isinstance(model, str) and ("@" in model or "://" in model)
 
@@ -92,7 +114,7 @@ def withhold_untrusted(layer: dict[str, Any], source: str) -> tuple[dict[str, An
     if out.get("apiKeyHelper"):
         drop(out, "apiKeyHelper", f"apiKeyHelper `{out.get('apiKeyHelper')}`")
     if _model_points_elsewhere(out.get("model")):
-        drop(out, "model", f"model endpoint {out.get('model')}")
+        drop(out, "model", f"{MODEL_ENDPOINT} {out.get('model')}")
     if isinstance(out.get("permissions"), dict):
         perms = out["permissions"] = _as_dict(out["permissions"])
         if perms.get("additionalDirectories"):
