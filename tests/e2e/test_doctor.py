@@ -210,6 +210,28 @@ def test_an_untrusted_folder(folder: Path, env: dict[str, str]) -> None:
     assert "10.9.8.7" in finding(trusted, "model")["summary"]
 
 
+def test_a_damaged_list_of_trusted_folders(folder: Path, env: dict[str, str]) -> None:
+    store = Path(env["XDG_CONFIG_HOME"]) / "tether" / "trusted-workspaces.json"
+    store.parent.mkdir(parents=True)
+    for damaged in ('{"trusted": ["/a", ', json.dumps({"trusted": [str(folder), 7]})):
+        store.write_text(damaged)
+        code, report = doctor(folder, env)
+        workspace = finding(report, "workspace")
+        assert code == 1 and workspace["status"] == "fail", workspace
+        assert workspace["summary"].startswith("the list of trusted folders is damaged")
+        assert str(store) in workspace["summary"] and str(store) in workspace["fix"]
+
+
+def test_an_unreadable_settings_file_is_named(folder: Path, env: dict[str, str]) -> None:
+    path = user_settings(env, {})
+    path.write_text('{"model": "openai:qwen@http://127.0.0.1:9/v1",')
+    code, report = doctor(folder, env)
+    model, settings = finding(report, "model"), finding(report, "settings")
+    assert code == 1 and model["status"] == "fail"
+    assert model["summary"].startswith(f"{path} cannot be read") and str(path) in model["fix"]
+    assert settings["fix"].startswith(f"correct {path}")
+
+
 def daemon_socket(env: dict[str, str]) -> Path:
     run = Path(env["TETHER_RUNTIME_DIR"])
     run.mkdir(mode=0o700, exist_ok=True)

@@ -42,6 +42,8 @@ class LoadedSettings:
     origins: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     """Top-level key -> where its value in force came from: a settings file's path, or
     ``OVERRIDES`` (error messages name the setting to fix)."""
+    unreadable: list[Path] = field(default_factory=lambda: list[Path]())
+    """Settings files that exist but were ignored whole (not JSON, not an object)."""
 
 
 OVERRIDES = "the command line's settings"
@@ -124,12 +126,16 @@ def load_settings(
     warnings: list[str] = []
     sources: list[Path] = []
     withheld: list[str] = []
+    unreadable: list[Path] = []
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
     layers: list[tuple[Path, bool]] = [(user_settings_path(), False)] if user else []
     layers += [(p, True) for p in project_settings_paths(root)]
     for path, from_project in layers:
+        said = len(warnings)
         data = _read(path, warnings)
+        if len(warnings) > said:
+            unreadable.append(path)
         if not data:
             continue
         sources.append(path)
@@ -148,7 +154,7 @@ def load_settings(
     settings = validate_leniently(merged, warnings)
     # Not logged here: every front door shows ``warnings`` its own way (a note, a log
     # message to the editor, the daemon's log); logging them too printed each one twice.
-    return LoadedSettings(settings, warnings, sources, withheld, origins)
+    return LoadedSettings(settings, warnings, sources, withheld, origins, unreadable)
 
 
 def add_local_rule(root: Path, kind: str, rule: str) -> Path:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,31 +34,65 @@ def trust_store_path() -> Path:
 
 
 class TrustStore:
+    """The trusted folders, one JSON file. A damaged file is read for what can be read (the
+    well-formed entries); before it is next written, the whole file is kept beside it
+    (``damaged_copy``) so that nothing the user had is lost."""
+
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or trust_store_path()
 
-    def _load(self) -> list[str]:
+    @property
+    def damaged_copy(self) -> Path:
+        return self.path.with_name(self.path.name + ".damaged")
+
+    def read(self) -> tuple[list[str], str | None]:
+        """The trusted folders, and what is wrong with the file (None: nothing)."""
         try:
             data = parse_json(read_regular_text(self.path))
         except FileNotFoundError:
-            return []
+            return [], None
         except (OSError, ValueError) as e:
-            log.warning("cannot read %s (%s); no workspace is trusted", self.path, e)
-            return []
+            return [], f"cannot read {self.path} ({e})"
         trusted = _as_dict(data).get("trusted")
-        items = cast(list[Any], trusted) if isinstance(trusted, list) else []
-        return [p for p in items if isinstance(p, str)]
+        if not isinstance(trusted, list):
+            return [], f'{self.path} has no "trusted" list'
+        items = cast(list[Any], trusted)
+        roots = [p for p in items if isinstance(p, str)]
+        if len(roots) < len(items):
+            return (
+                roots,
+                f"{self.path} lists {len(items) - len(roots)} entry(ies) that are not paths",
+            )
+        return roots, None
+
+    def problem(self) -> str | None:
+        """What is wrong with the file, if anything (``tether doctor`` reports it)."""
+        return self.read()[1]
+
+    def _load(self) -> list[str]:
+        roots, problem = self.read()
+        if problem is not None:
+            log.warning("%s; the folders it names are trusted as far as they can be read", problem)
+        return roots
 
     def is_trusted(self, root: Path) -> bool:
         return str(Path(os.path.realpath(root))) in self._load()
 
     def trust(self, root: Path) -> None:
-        roots = self._load()
+        roots, problem = self.read()
         key = str(Path(os.path.realpath(root)))
         if key in roots:
             return
         roots.append(key)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if problem is not None:  # kept whole before it is replaced by what could be read
+            try:
+                shutil.copyfile(self.path, self.damaged_copy)
+            except OSError as e:
+                raise OSError(
+                    f"{problem}, and it cannot be kept as {self.damaged_copy}: {e}"
+                ) from e
+            log.warning("%s; kept as %s, and written anew", problem, self.damaged_copy)
         tmp = self.path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps({"trusted": roots}, indent=2) + "\n", encoding="utf-8")
         tmp.replace(self.path)

@@ -53,7 +53,7 @@ def diagnose(root: Path, model: str | None, env: Mapping[str, str]) -> Report:
         findings.append(asyncio.run(check_model(choice, loaded, env)))
     findings += [
         check_daemon(env),
-        check_trust(root, trusted, loaded, store.path),
+        check_trust(root, trusted, loaded, store.path, store.problem()),
         check_settings(loaded),
         *all_client_checks(env),
     ]

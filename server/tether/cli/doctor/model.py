@@ -37,6 +37,15 @@ def resolve(
             for item in loaded.withheld
             if ": model endpoint " in item
         )
+        if loaded.unreadable and not model_flag:
+            files = ", ".join(str(p) for p in loaded.unreadable)
+            return Finding(
+                AREA,
+                "fail",
+                f"{files} cannot be read, so the model it may choose is not known; {e}",
+                waiting,
+                f"correct {files} (see the settings line below)",
+            )
         return Finding(AREA, "fail", str(e), waiting, "see docs/models.md (choosing a model)")
     if choice.spec.provider != "anthropic" or loaded.settings.api_key_helper:
         return choice

@@ -11,7 +11,18 @@ from tether.settings.load import LoadedSettings
 AREA = "workspace"
 
 
-def check_trust(root: Path, trusted: bool, loaded: LoadedSettings, store: Path) -> Finding:
+def check_trust(
+    root: Path, trusted: bool, loaded: LoadedSettings, store: Path, damage: str | None = None
+) -> Finding:
+    if damage is not None:
+        return Finding(
+            AREA,
+            "fail",
+            f"the list of trusted folders is damaged: {damage}",
+            (f"this folder is {'trusted' if trusted else 'not trusted'} as far as it can be read",),
+            f"correct or delete {store}; answering yes to a trust question keeps a copy of it "
+            f"as {store.name}.damaged and writes it anew with the folders it could read",
+        )
     if trusted:
         return Finding(AREA, "ok", f"{root} is trusted: its own settings apply in full")
     if not loaded.withheld:
@@ -37,5 +48,8 @@ def check_settings(loaded: LoadedSettings) -> Finding:
         "warn",
         f"{len(loaded.warnings)} problem(s); each bad value falls back to its default",
         (*loaded.warnings, *files),
-        "correct the keys named above (docs: README, Configuration)",
+        f"correct {', '.join(str(p) for p in loaded.unreadable)}: each is ignored whole until "
+        "it reads as a JSON object"
+        if loaded.unreadable
+        else "correct the keys named above (docs: README, Configuration)",
     )
