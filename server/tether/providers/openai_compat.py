@@ -222,14 +222,14 @@ def _classify(exc: Exception, server: str = "model server") -> retry.Failure | N
     if isinstance(exc, retry.NotTheApiError):
         return retry.not_the_api(exc)
     if isinstance(exc, openai.APIStatusError):
-        return _status_failure(exc, exc.status_code, exc.response.headers)
+        return _status_failure(exc, exc.status_code, exc.response.headers, server)
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
         return retry.timed_out(server)
     if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | retry.EmptyStreamError):
         return retry.connection_lost(exc, server)
     if isinstance(exc, openai.APIError):
         # An error chunk instead of the first chunk: the server failed while starting.
-        return _status_failure(exc, 500, None)
+        return _status_failure(exc, 500, None, server)
     return None
 
 
@@ -238,7 +238,9 @@ def _describe_fault(exc: Exception) -> str:
     return f"stream broke: {type(detail).__name__}: {detail}"
 
 
-def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | None) -> retry.Failure:
+def _status_failure(
+    exc: APIError, status: int, headers: Mapping[str, str] | None, server: str = "model server"
+) -> retry.Failure:
     message = _api_message(exc)
     raw: object = exc.body
     body = cast("dict[str, object]", raw) if isinstance(raw, dict) else {}
@@ -251,7 +253,7 @@ def _status_failure(exc: APIError, status: int, headers: Mapping[str, str] | Non
         status,
         message,
         headers,
-        api_error="model server error",
+        api_error=f"{server}: error",
         retry_statuses=(408, 429),
         reasons={429: "rate limited", 408: "request timeout"},
     )

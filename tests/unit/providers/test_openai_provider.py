@@ -229,6 +229,8 @@ async def test_exhausted_retries(openai_server, openai_provider):
             events.append(event)
     assert caught.value.retryable
     assert [type(e).__name__ for e in events] == ["Retrying"]
+    # The user's setting is the URL: the error names it (and the status and the cause).
+    assert f"(model server at {server.base_url}: error 500: " in str(caught.value)
 
 
 async def test_length_cuts_a_tool_call(openai_server, openai_provider):
