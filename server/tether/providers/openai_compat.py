@@ -249,6 +249,9 @@ def _status_failure(
         found = read_overflow(message, body)
         error = PromptTooLongError(message, status=status, tokens=found.tokens, limit=found.limit)
         return retry.Failure("prompt too long", False, error)
+    if status == 404:  # a model it does not serve, or a URL that is not the API's root
+        message += "; check that it serves this model and that the URL is the API's root "
+        message += "(usually ending in /v1)"
     return retry.status_failure(
         status,
         message,
