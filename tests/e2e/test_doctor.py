@@ -11,6 +11,8 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +146,7 @@ def test_a_local_server_that_answers(folder: Path, env: dict[str, str]) -> None:
     assert served["status"] == "ok", served
     assert served["details"] == [f"URL: {url} (from OPENAI_BASE_URL)"]
     absent = finding(missing, "model")
-    assert absent["status"] == "warn" and "does not list llama3" in absent["summary"]
+    assert absent["status"] == "fail" and "does not list llama3" in absent["summary"]
     assert "it lists: qwen2.5-coder:14b" in absent["details"]
     assert "ollama pull llama3" in absent["fix"]
     assert finding(untagged, "model")["status"] == "ok"  # Ollama's llama3 is llama3:latest
@@ -155,8 +157,58 @@ def test_a_url_without_the_api_path(folder: Path, env: dict[str, str]) -> None:
         root = api.base_url.removesuffix("/v1")  # Ollama's root, not its API's
         _, report = doctor(folder, env, "--model", f"openai:m@{root}")
     model = finding(report, "model")
-    assert model["status"] == "warn" and "(HTTP 404)" in model["summary"]
+    assert model["status"] == "fail" and "(HTTP 404)" in model["summary"]
     assert "usually ends in /v1" in model["fix"]
+
+
+class NotAnApi(BaseHTTPRequestHandler):
+    """What stands at a wrong URL: a web page, a failing server, a redirect to a login."""
+
+    def do_GET(self) -> None:
+        kind = self.path.split("/")[1]
+        if kind == "page":
+            self._send(200, "text/html", b"<html>Welcome</html>")
+        elif kind == "broken":
+            self._send(500, "application/json", b'{"error": "boom"}')
+        else:
+            self._send(302, "text/html", b"moved", ("Location", "http://sso.example/login"))
+
+    def _send(self, status: int, kind: str, body: bytes, *extra: tuple[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("page", "answers with a page (text/html), not the API"),
+        ("broken", "the server fails (HTTP 500)"),
+        ("login", "redirects (HTTP 302) to http://sso.example/login: not the API itself"),
+    ],
+)
+def test_a_url_where_no_api_answers(
+    folder: Path, env: dict[str, str], kind: str, said: str
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NotAnApi)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{kind}/v1"
+        code, report = doctor(folder, env, "--model", f"openai:m@{url}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    model = finding(report, "model")
+    assert code == 1 and model["status"] == "fail", model
+    assert said in model["summary"] and model["fix"], model
 
 
 def test_anthropic_key_accepted_and_refused(folder: Path, env: dict[str, str]) -> None:
