@@ -367,3 +367,26 @@ def test_settings_that_do_not_read(folder: Path, env: dict[str, str]) -> None:
     assert settings["status"] == "warn" and settings["summary"].startswith("2 problem(s)")
     assert any(str(path) in d and "not readable as JSON" in d for d in settings["details"])
     assert any("maxBudgetUsd" in d for d in settings["details"])
+
+
+def test_a_data_directory_that_cannot_be_written(folder: Path, env: dict[str, str]) -> None:
+    """No home (a service account), or TETHER_DATA_DIR under a file: sessions cannot be
+    saved, and doctor says so; tether demo says it too, without a traceback."""
+    blocker = folder.parent / "a-file"
+    blocker.write_text("")
+    env["TETHER_DATA_DIR"] = str(blocker / "data")
+    code, report = doctor(folder, env, "--model", "scripted:none.json")
+    data = finding(report, "data")
+    assert code == 1 and data["status"] == "fail"
+    assert data["summary"].startswith(f"sessions cannot be saved in {blocker / 'data'}")
+    assert "TETHER_DATA_DIR" in data["summary"] and "TETHER_DATA_DIR" in data["fix"]
+    demo = subprocess.run(
+        [sys.executable, "-m", "tether", "demo", "--dir", str(folder)],
+        env={**env, "TETHER_NO_DAEMON": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert demo.returncode == 1 and "Traceback" not in demo.stderr, demo.stderr
+    assert "tether demo: cannot create the session file" in demo.stderr

@@ -3,10 +3,13 @@ trust), and do its settings files read cleanly."""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from tether.cli.doctor.report import Finding
 from tether.settings.load import LoadedSettings
+from tether.transcript.store import data_dir
 
 AREA = "workspace"
 
@@ -53,3 +56,23 @@ def check_settings(loaded: LoadedSettings) -> Finding:
         if loaded.unreadable
         else "correct the keys named above (docs: README, Configuration)",
     )
+
+
+def check_data_dir(env: Mapping[str, str]) -> Finding:
+    """Sessions are saved in the data directory: it is made (as a first run would) and a
+    file written in it, which is the only sure test (a user without a home has neither)."""
+    path = data_dir(env)
+    chosen = "TETHER_DATA_DIR" if env.get("TETHER_DATA_DIR") else "the default, in your home"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as e:
+        return Finding(
+            "data",
+            "fail",
+            f"sessions cannot be saved in {path} ({chosen}): {e.strerror or e}",
+            fix="set TETHER_DATA_DIR to a directory you can write (or give this user a home "
+            "directory)",
+        )
+    return Finding("data", "ok", f"sessions are saved in {path}")
