@@ -63,6 +63,13 @@ def check_credentials(
         return
     environ = os.environ if env is None else env
     if not any(environ.get(v) for v in _KEY_VARIABLES):
+        gateway = environ.get("ANTHROPIC_BASE_URL")
+        if gateway:  # as Claude Code: a gateway's URL does not authenticate by itself
+            raise ConfigError(
+                f"no API key for {spec.model} at ANTHROPIC_BASE_URL {gateway}: set "
+                "ANTHROPIC_AUTH_TOKEN (or ANTHROPIC_API_KEY) to the key the gateway wants, "
+                "any value if it wants none"
+            )
         raise ConfigError(
             f"no API key for {spec.model}: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
             "or choose a local model with --model openai:<model>@<base-url>"

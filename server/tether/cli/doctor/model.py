@@ -55,7 +55,10 @@ def resolve(
             AREA,
             "fail",
             f"{choice.spec} (chosen by {choice.chosen_by}) has no API key",
-            fix="set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or choose a local model "
+            fix="set ANTHROPIC_AUTH_TOKEN (or ANTHROPIC_API_KEY) to the key the gateway at "
+            "ANTHROPIC_BASE_URL wants, any value if it wants none"
+            if env.get("ANTHROPIC_BASE_URL")
+            else "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or choose a local model "
             "(openai:<model>@<base-url>, see docs/models.md)",
         )
     return choice
