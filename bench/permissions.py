@@ -144,9 +144,11 @@ def import_bench(runs: int) -> None:
 
 
 async def sandbox_bench(root: Path, runs: int) -> None:
-    async def once(wrap: Wrap | None) -> float:
+    async def once(wrap: Wrap | None, pass_fds: tuple[int, ...] = ()) -> float:
         started = time.perf_counter()
-        result = await run_shell("true", cwd=root, timeout_s=10, max_output_chars=1000, wrap=wrap)
+        result = await run_shell(
+            "true", cwd=root, timeout_s=10, max_output_chars=1000, wrap=wrap, pass_fds=pass_fds
+        )
         assert result.exit_code == 0, result.output
         return time.perf_counter() - started
 
@@ -159,8 +161,8 @@ async def sandbox_bench(root: Path, runs: int) -> None:
     sandbox = BwrapSandbox(root)
     wrapped: list[float] = []
     for _ in range(runs):
-        with sandbox.session(root) as wrap:
-            wrapped.append(await once(wrap))
+        with sandbox.session(root) as confined:
+            wrapped.append(await once(confined, confined.pass_fds))
     sandbox.close()
     print(f"`true` under bubblewrap:  {summary(wrapped)}")
     overhead = sorted(wrapped)[len(wrapped) // 2] - sorted(direct)[len(direct) // 2]

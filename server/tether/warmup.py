@@ -1,10 +1,13 @@
-"""Start-up work done off the start-up path, and a heap the cyclic GC can skip.
+"""Start-up work done off the start-up path, and, for a one-shot run, a heap the cyclic GC
+can skip.
 
-A long-lived daemon imports a few hundred thousand objects (the engine, the model SDKs,
-pydantic's schemas) that live as long as it does. CPython's full (generation 2) collections
-walk every one of them: 50-200 ms with the GIL held, i.e. an event-loop stall that lands on
-whatever the daemon is doing (an edit, a stream). ``gc.freeze()`` moves what exists into a
-permanent generation those collections skip; it costs next to nothing.
+A process imports a few hundred thousand objects (the engine, the model SDKs, pydantic's
+schemas) that live as long as it does, and CPython's full collections walk every one of
+them. ``gc.freeze()`` moves what exists into a permanent generation those collections skip,
+which suits a run that ends with its one command (``import_for_run``). A process that lives
+on (the warm daemon, an editor's server) never freezes: whatever exists at that moment,
+garbage of other sessions included, would never be collected again; ``bench/soak.py``
+measures its memory over a long day instead.
 """
 
 from __future__ import annotations
@@ -28,15 +31,12 @@ it (``providers/anthropic_transport.py``); the OpenAI-compatible provider does u
 
 
 def warm_imports(modules: Sequence[str]) -> None:
-    """Import ``modules`` (best effort), freezing the heap built so far after each: the
-    collections an import triggers then walk only what the later imports add."""
-    gc.freeze()
+    """Import ``modules`` (best effort), for a process that lives on: nothing is frozen."""
     for module in modules:
         try:
             importlib.import_module(module)
         except Exception:  # warming is best effort
             log.debug("warming %s failed", module, exc_info=True)
-        gc.freeze()
 
 
 RUN_MODULES = (

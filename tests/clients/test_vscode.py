@@ -100,7 +100,14 @@ def test_vsix_packages_the_bundle(vsix: Path) -> None:
         names = set(z.namelist())
         manifest = json.loads(z.read("extension/package.json"))
         sizes = {name: z.getinfo(name).file_size for name in names}
-    for name in ("extension.js", "tether.js", "webview.js", "chat.css", "codicon.css", "codicon.ttf"):
+    for name in (
+        "extension.js",
+        "tether.js",
+        "webview.js",
+        "chat.css",
+        "codicon.css",
+        "codicon.ttf",
+    ):
         assert f"extension/dist/{name}" in names
     # The entry point VS Code loads at activation stays small; the rest loads on first use.
     assert sizes["extension/dist/extension.js"] * 50 < sizes["extension/dist/tether.js"], sizes
@@ -116,6 +123,9 @@ def test_vsix_packages_the_bundle(vsix: Path) -> None:
     # The daemon's wheel, for "Tether: Install the Daemon".
     wheels = [n for n in names if n.startswith("extension/daemon/") and n.endswith(".whl")]
     assert len(wheels) == 1, sorted(names)
+    # The gutter marks of changes under review.
+    for name in ("change-added.svg", "change-removed.svg"):
+        assert f"extension/media/{name}" in names
     walkthrough = manifest["contributes"]["walkthroughs"][0]
     for step in walkthrough["steps"]:
         assert f"extension/{step['media']['markdown']}" in names
@@ -164,6 +174,10 @@ SCREENSHOTS = [
     "17-plan-kept-with-feedback",
     "19-code-colours-dark",
     "19-code-colours-light",
+    "20-turn-review-multi-diff",
+    "21-changes-in-the-editor",
+    "22-undone-from-the-codelens",
+    "23-changes-view-counts",
 ]
 
 

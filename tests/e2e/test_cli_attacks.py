@@ -19,13 +19,12 @@ from typing import Any
 
 import pytest
 
-from tether.sandbox import probe
 from tether.testing.fake_anthropic import FakeAnthropicServer
 
 from .test_cli import run_cli, tool
 
 SECRET = "TETHER-E2E-SECRET-91b2"
-needs_bwrap = pytest.mark.skipif(not probe().available, reason="bubblewrap does not run here")
+needs_bwrap = pytest.mark.needs_sandbox
 
 
 @pytest.fixture

@@ -8,8 +8,10 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,7 +56,8 @@ def test_start_status_stop(env: dict[str, str]) -> None:
     started = tether(env, "daemon", "start")
     assert started.returncode == 0, started.stderr
     info = status(env)
-    assert info is not None and info["sessions"] == []
+    # Ready means warm: its own offline call done, the next one is as quick as any.
+    assert info is not None and info["sessions"] == [] and info["warm"] is True
     path = socket_path({**os.environ, **env})
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
@@ -65,26 +68,9 @@ def test_start_status_stop(env: dict[str, str]) -> None:
 
 
 def test_another_user_cannot_connect(env: dict[str, str]) -> None:
-    if os.getuid() != 0:
-        pytest.skip("needs root to run a process as another user")
+    needs_root()
     assert tether(env, "daemon", "start").returncode == 0
-    probe = (
-        "import socket,sys\n"
-        "s = socket.socket(socket.AF_UNIX)\n"
-        "try:\n"
-        f"    s.connect({str(socket_path({**os.environ, **env}))!r})\n"
-        "except OSError as e:\n"
-        "    print(type(e).__name__); sys.exit(3)\n"
-        "print('connected')\n"
-    )
-    python = shutil.which("python3", path="/usr/bin:/bin")
-    if python is None:
-        pytest.skip("no system python3 another user may run")
-    done = subprocess.run(
-        [python, "-c", probe], user=65534, capture_output=True, text=True, timeout=30, cwd="/"
-    )
-    assert done.returncode == 3, done.stdout + done.stderr
-    assert "PermissionError" in done.stdout
+    assert peer_probe_as(65534, socket_path({**os.environ, **env})) == "PermissionError"
     assert status(env) is not None  # the daemon is unharmed
 
 
@@ -109,14 +95,70 @@ def test_a_daemon_of_another_build_is_replaced(env: dict[str, str]) -> None:
         pytest.fail("the old daemon is still running")
 
 
+def gone(path: Path, timeout: float = 20) -> bool:
+    """Whether the daemon's socket goes away within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not path.exists()
+
+
 def test_idle_daemon_exits(env: dict[str, str]) -> None:
     idle = {**env, "TETHER_DAEMON_IDLE_S": "1"}
     assert tether(idle, "daemon", "start").returncode == 0
-    path = socket_path({**os.environ, **idle})
+    assert gone(socket_path({**os.environ, **idle})), "the daemon did not exit when idle"
+
+
+def test_a_daemon_a_call_starts_as_it_leaves_is_seen_and_stopped_at_once(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A call with no daemon runs in-process and starts one as it leaves: that daemon holds
+    its life lock from the moment it is spawned (its spawner hands it over), so a
+    ``daemon stop`` right after the call, before the daemon has even imported anything,
+    stops it rather than missing it and leaving it to idle on."""
+    from tether.daemon.client import daemon_starting
+    from tether.testing.fake_anthropic import FakeAnthropicServer
+
+    cold = {**env, "TETHER_NO_DAEMON": "0"}
+    with FakeAnthropicServer([[{"type": "text", "text": "Hello."}]]) as api:
+        done = tether({**cold, "ANTHROPIC_BASE_URL": api.base_url}, "run", "hi")
+    assert done.returncode == 0, done.stderr
+    merged = {**os.environ, **cold}
+    assert daemon_starting(merged), "the daemon the call started is not seen starting"
+    assert tether(cold, "daemon", "stop").returncode == 0
     deadline = time.monotonic() + 20
-    while path.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not path.exists(), "the daemon did not exit when idle"
+    while daemon_starting(merged) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not daemon_starting(merged), "the daemon lived on after daemon stop"
+    assert status(cold) is None
+
+
+def test_the_idle_time_comes_from_the_user_settings_and_a_bad_value_is_named(
+    env: dict[str, str],
+) -> None:
+    settings = Path(env["XDG_CONFIG_HOME"]) / "tether" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"daemonIdleTimeout": 1}))
+    bad = {**env, "TETHER_DAEMON_IDLE_S": "soon"}
+    assert tether(bad, "daemon", "start").returncode == 0
+    path = socket_path({**os.environ, **bad})
+    assert gone(path), "the daemon did not take daemonIdleTimeout from the user settings"
+    log = path.with_suffix(".log").read_text()
+    assert "TETHER_DAEMON_IDLE_S='soon' is not a number of seconds" in log
+
+
+async def test_a_daemon_with_a_client_and_a_session_stays(
+    env: dict[str, str], workspace: Path, fake_api: Any
+) -> None:
+    idle = {**env, "TETHER_DAEMON_IDLE_S": "1"}
+    path = socket_path({**os.environ, **idle})
+    editor = await connected(idle, workspace, fake_api([]))
+    try:
+        await editor.new_session()
+        assert not gone(path, timeout=3), "the daemon left a client with an open session"
+    finally:
+        await editor.stop()
+    assert gone(path), "the daemon stayed after its last client and session went"
 
 
 async def connected(env: dict[str, str], folder: Path, api: Any, **options: Any) -> FakeEditor:
@@ -230,3 +272,79 @@ async def test_initialize_reports_the_editors_credentials_not_the_daemons(
     assert tether(env, "daemon", "start").returncode == 0  # this daemon has a key
     none = await facts(without)
     assert none["model"] is None and "ANTHROPIC_API_KEY" in none["modelReason"]
+
+
+def needs_root() -> None:
+    if os.getuid() != 0:
+        if os.environ.get("TETHER_REQUIRE_SANDBOX") == "1":
+            pytest.fail("CI must run as root to check the daemon against another uid")
+        pytest.skip("needs root to run a process as another user")
+
+
+def peer_probe(path: Path) -> str:
+    """Ask the daemon at ``path`` for its info: "answered", "closed" or why it could not connect."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tether/daemonInfo", "params": {}})
+    got = b""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(20)
+        try:
+            s.connect(str(path))
+        except OSError as e:
+            return type(e).__name__
+        try:  # a reset or a broken pipe after the connection is the daemon closing it
+            s.sendall(f"Content-Length: {len(body)}\r\n\r\n{body}".encode())
+            while b'"id": 1' not in got and b'"id":1' not in got:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+    return "answered" if b'"result"' in got else "closed" if not got else "other"
+
+
+def peer_probe_as(uid: int, path: Path) -> str:
+    """``peer_probe`` from a forked child that became ``uid``: no program to exec, so
+    nothing the other user must be able to read (a system python3 or this one)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        result = "error"
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            result = peer_probe(path)
+        except BaseException as e:
+            result = f"error {type(e).__name__}: {e}"
+        finally:
+            os.write(w, result.encode())
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        out = f.read()
+    os.waitpid(pid, 0)
+    return out
+
+
+def test_a_connection_from_another_uid_is_refused_by_its_peer_credentials(
+    daemon_env: dict[str, str],
+) -> None:
+    """The socket's folder and mode keep other users out; if they ever let one in (a
+    mistake, a shared runtime folder), the daemon still refuses it by ``SO_PEERCRED``."""
+    needs_root()
+    base = Path(tempfile.mkdtemp(prefix="tether-peer-", dir="/var/tmp"))
+    env = {**daemon_env, "TETHER_RUNTIME_DIR": str(base / "run")}
+    try:
+        assert tether(env, "daemon", "start").returncode == 0
+        path = socket_path({**os.environ, **env})
+        assert peer_probe(path) == "answered"
+        for folder in (base, path.parent):
+            folder.chmod(0o711)  # the mistake: others may reach the socket
+        path.chmod(0o666)
+        assert peer_probe_as(65534, path) == "closed"
+        assert status(env) is not None  # the daemon is unharmed
+    finally:
+        tether(env, "daemon", "stop")
+        shutil.rmtree(base, ignore_errors=True)

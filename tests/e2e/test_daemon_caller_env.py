@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tether.core.environ import is_session_variable
+from tether.daemon.paths import INSTANCE_VARIABLES
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_proxy import FakeProxy
 from tether.testing.fake_web import FakeWebServer
@@ -285,3 +286,203 @@ def test_webfetch_asks_the_callers_small_model(
                 model,
                 "claude-sonnet-4-6",
             ]
+
+
+# -- two callers at once: each one's whole world, nothing of the other's -------------------
+
+SHELL_BOOKKEEPING = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
+"""Variables a shell sets for itself (in every process it starts)."""
+ADDED = {
+    "bash": {
+        "GIT_TERMINAL_PROMPT",
+        "GIT_PAGER",
+        "PAGER",
+        "TMPDIR",
+        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+        "GIT_OPTIONAL_LOCKS",
+    },
+    "hook": {"CLAUDE_PROJECT_DIR", "TETHER_PROJECT_DIR"},
+    "mcp": {"FROM_CONFIG"},
+}
+"""What each kind of process gets on top of its caller's environment: the shell runner's
+quiet settings, the sandbox's temporary directory and read-only git status; the project directory of hooks; the
+server's configured ``env``."""
+
+
+def _dump(kind: str) -> str:
+    """A shell line writing this process's whole environment and umask (name: ``$PROBE``)."""
+    return f'env -0 > {kind}-"$PROBE".env; umask > {kind}-"$PROBE".umask'
+
+
+def _read_env(path: Path) -> dict[str, str]:
+    assert path.exists(), (
+        f"{path.name} was not written: {sorted(p.name for p in path.parent.iterdir())}"
+    )
+    pairs = [item.split("=", 1) for item in path.read_text().split("\0") if item]
+    return {name: value for name, value in pairs}
+
+
+def test_two_callers_at_once_each_get_exactly_their_own_world(
+    common: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    base_path = os.environ["PATH"]
+    own = {
+        "MY_SECRET_TOKEN": "the-daemons-secret",
+        "KUBECONFIG": "/the-daemon/kube",
+        "PYTHONPATH": "/the-daemon/py",
+        "PATH": f"/the-daemon/bin:{base_path}",
+        "LAYERED": "the-daemon",
+    }
+    started = tether({**common, **own}, "daemon", "start")
+    assert started.returncode == 0, started.stderr
+    try:
+        _two_callers(common, workspace, tmp_path, base_path)
+    finally:
+        tether(common, "daemon", "stop")
+
+
+def _two_callers(common: dict[str, str], workspace: Path, tmp_path: Path, base_path: str) -> None:
+    callers = {
+        "first": (
+            {
+                "MY_SECRET_TOKEN": "first",
+                "KUBECONFIG": "/first/kube",
+                "PYTHONPATH": "/first/py",
+                "PATH": f"/first/bin:{base_path}",
+                "ANTHROPIC_API_KEY": "key-first",
+                "LAYERED": "first",
+                "LANG": "C.UTF-8",
+            },
+            0o027,
+        ),
+        "second": (
+            {
+                "MY_SECRET_TOKEN": "second",
+                # No KUBECONFIG at all: not the daemon's, not the first caller's.
+                "PYTHONPATH": "/second/py",
+                "PATH": f"/second/bin:{base_path}",
+                "ANTHROPIC_API_KEY": "key-second",
+                "LAYERED": "second",
+                "LC_ALL": "C",
+            },
+            0o002,
+        ),
+    }
+    # The project's .mcp.json, expanded from each caller's variables.
+    (workspace / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "probe": {
+                        "command": "sh",
+                        "args": [
+                            "-c",
+                            _dump("mcp") + ' ; printf %s "$2" > mcp-"$PROBE".arg; exec "$0" "$1"',
+                            sys.executable,
+                            str(SUPPORT / "mcp_server.py"),
+                            "${KUBECONFIG:-no kubeconfig}",
+                        ],
+                        "env": {"FROM_CONFIG": "${MY_SECRET_TOKEN}"},
+                    }
+                }
+            }
+        )
+    )
+    trusted = Path(common["XDG_CONFIG_HOME"]) / "tether" / "trusted-workspaces.json"
+    trusted.parent.mkdir(parents=True, exist_ok=True)
+    trusted.write_text(json.dumps({"trusted": [os.path.realpath(workspace)]}))
+    settings = {
+        "hooks": {
+            "UserPromptSubmit": [
+                {"hooks": [{"type": "command", "command": _dump("hook") + "; echo $PPID > ppid"}]}
+            ]
+        },
+        "env": {"LAYERED": "from-settings"},
+    }
+    runs: dict[str, tuple[subprocess.Popen[str], dict[str, str]]] = {}
+    for name, (variables, umask) in callers.items():
+        script = tmp_path / f"{name}.json"
+        bash = {"type": "tool_use", "name": "Bash", "input": {"command": _dump("bash")}}
+        script.write_text(json.dumps([[bash], [{"type": "text", "text": f"done {name}"}]]))
+        # The daemon serves one home: the variables naming it are the same for both.
+        home = {k: os.environ[k] for k in INSTANCE_VARIABLES if k in os.environ}
+        env = {**home, **common, **variables, "PROBE": name}
+        argv = ["-p", "probe", "--model", f"scripted:{script}", "--allowedTools", "Bash"]
+        argv += ["--settings", json.dumps(settings)]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tether", *argv],
+            env=env,
+            cwd=workspace,
+            umask=umask,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        runs[name] = (process, env)
+    for name, (process, _env) in runs.items():
+        out, err = process.communicate(timeout=90)
+        assert (process.returncode, out) == (0, f"done {name}\n"), err
+    for name, (_process, env) in runs.items():
+        umask = f"{callers[name][1]:04o}"
+        for kind in ("bash", "hook", "mcp"):
+            seen = _read_env(workspace / f"{kind}-{name}.env")
+            expected = {
+                k: v for k, v in env.items() if k not in SHELL_BOOKKEEPING and k not in ADDED[kind]
+            }
+            expected["LAYERED"] = "from-settings"  # the settings' env over the caller's
+            if kind == "bash":
+                del expected["ANTHROPIC_API_KEY"]  # Bash never gets model keys
+            got = {k: v for k, v in seen.items() if k not in SHELL_BOOKKEEPING | ADDED[kind]}
+            assert got == expected, (kind, name)
+            assert (workspace / f"{kind}-{name}.umask").read_text().strip() == umask, (kind, name)
+        mcp = _read_env(workspace / f"mcp-{name}.env")
+        assert mcp["FROM_CONFIG"] == name  # ${MY_SECRET_TOKEN} in .mcp.json: the caller's
+    # Run by the daemon, not in-process: the hooks' parent is the daemon.
+    assert (workspace / "ppid").read_text().strip() == str(daemon_pid(common))
+    assert (workspace / "mcp-first.arg").read_text() == "/first/kube"
+    assert (workspace / "mcp-second.arg").read_text() == "no kubeconfig"
+
+
+async def test_an_editor_session_works_for_its_owner_until_the_owner_says_otherwise(
+    common: dict[str, str], workspace: Path, fake_api: Callable[[list[Any]], FakeAnthropicServer]
+) -> None:
+    """Sessions an editor creates through ``serve --connect`` run in that editor's world;
+    another client following one and prompting it does not bring its own; the owner's new
+    ``tether/clientEnvironment`` applies from the next turn."""
+    from tether.lsp.testing.editor_client import EditorOptions
+
+    from .conftest import MODEL, make_editor
+
+    started = tether({**common, "MY_VAR": "the-daemon"}, "daemon", "start")
+    assert started.returncode == 0, started.stderr
+    probe = {
+        "type": "tool_use",
+        "name": "Bash",
+        "input": {"command": 'printf %s "$MY_VAR" >> seen'},
+    }
+    api = fake_api([[probe], [{"type": "text", "text": "ok"}]] * 3)
+    home = {k: os.environ[k] for k in INSTANCE_VARIABLES if k in os.environ}
+
+    async def editor(value: str) -> Any:
+        client = make_editor(EditorOptions(init_options={"model": MODEL}))
+        env = {**home, **common, "MY_VAR": value, "ANTHROPIC_BASE_URL": api.base_url}
+        await client.start([sys.executable, "-m", "tether", "serve", "--connect"], [workspace], env)
+        return client
+
+    owner = await editor("owner")
+    follower = await editor("follower")
+    try:
+        session = await owner.new_session()
+        assert (await owner.prompt(session, "one"))["stopReason"] == "end_turn"
+        await follower.request("tether/loadSession", {"sessionId": session})
+        assert (await follower.prompt(session, "two"))["stopReason"] == "end_turn"
+        again = {**home, **common, "MY_VAR": "owner-again", "ANTHROPIC_BASE_URL": api.base_url}
+        caller = {"cwd": str(workspace), "env": again}
+        owner.client.protocol.notify("tether/clientEnvironment", caller)
+        assert (await owner.prompt(session, "three"))["stopReason"] == "end_turn"
+    finally:
+        await follower.stop()
+        await owner.stop()
+        tether(common, "daemon", "stop")
+    assert (workspace / "seen").read_text() == "ownerownerowner-again"
+    api.assert_complete()

@@ -32,6 +32,8 @@ COMMANDS = {
     "tether.refactor",
     "tether.writeTests",
     "tether.instruction",
+    "tether.keepChanges",
+    "tether.undoChanges",
 }
 UNDEFINED = {
     "range": {"start": {"line": 1, "character": 11}, "end": {"line": 1, "character": 16}},
@@ -116,6 +118,7 @@ async def test_capabilities_are_advertised_to_plain_clients_only(
         kinds = {str(k) for k in caps.code_action_provider.code_action_kinds or []}
         assert kinds == {
             "quickfix",
+            "source.tether.review",
             "source.tether.explain",
             "source.tether.refactor",
             "source.tether.tests",

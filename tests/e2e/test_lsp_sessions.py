@@ -454,3 +454,66 @@ async def test_a_turn_the_model_never_answered_is_not_counted(
         assert answered["stopReason"] == "end_turn"
         listed = await editor.request("tether/listSessions", {})
         assert listed["sessions"][0]["turns"] == 1
+
+
+async def test_loading_a_session_gives_the_rewound_turns_where_they_were(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    """Three turns; the third rewound; a fourth; then the second rewound (taking the fourth
+    and, with it, the third rewound earlier on that branch); a fifth. ``history`` is the live
+    conversation; ``rewound`` has what the rewinds took off, in order, placed before the
+    update it came before; the same in the daemon that rewound and after a restart."""
+    api = fake_api([say(f"answer {n}") for n in range(1, 6)])
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        session = await editor.new_session()
+        turns = [(await editor.prompt(session, f"prompt {n}"))["turnId"] for n in (1, 2, 3)]
+        await editor.request("tether/rewind", {"sessionId": session, "turnId": turns[2]})
+        turns.append((await editor.prompt(session, "prompt 4"))["turnId"])
+        await editor.request("tether/rewind", {"sessionId": session, "turnId": turns[1]})
+        turns.append((await editor.prompt(session, "prompt 5"))["turnId"])
+        here = await editor.request("tether/loadSession", {"sessionId": session})
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+    api.assert_complete()
+
+    def prompts(history: list[dict[str, Any]]) -> list[str]:
+        return [u["content"][0]["text"] for u in history if u["kind"] == "user_message"]
+
+    for result in (here, loaded):
+        assert prompts(result["history"]) == ["prompt 1", "prompt 5"]
+        (rewound,) = result["rewound"]
+        assert rewound["turnId"] == turns[1] and rewound["restored"] == []
+        assert prompts(rewound["history"]) == ["prompt 2", "prompt 3", "prompt 4"]
+        assert [u["turnId"] for u in rewound["history"] if u["kind"] == "turn_end"] == [
+            turns[1],
+            turns[2],
+            turns[3],
+        ]
+        texts = [u["text"] for u in rewound["history"] if u["kind"] == "agent_message_chunk"]
+        assert texts == ["answer 2", "answer 3", "answer 4"]
+        # They came right after the first turn's end, before the fifth prompt.
+        before = result["history"][: rewound["at"]]
+        after = result["history"][rewound["at"] :]
+        assert before[-1] == {"turnId": turns[0], "kind": "turn_end", "stopReason": "end_turn"}
+        assert after[0]["kind"] == "user_message" and after[0]["turnId"] == turns[4]
+    assert loaded["rewound"] == here["rewound"]
+    assert loaded["turns"] == 2
+
+
+async def test_a_rewind_that_restored_files_says_which_after_loading(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    notes = workspace / "notes.md"
+    api = fake_api([[tool("Write", file_path="notes.md", content="draft\n")], say("written")])
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        session = await editor.new_session()
+        turn = await editor.prompt(session, "write notes")
+        await editor.request("tether/rewind", {"sessionId": session, "turnId": turn["turnId"]})
+    assert not notes.exists()
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT) as editor:
+        loaded = await editor.request("tether/loadSession", {"sessionId": session})
+    assert loaded["history"] == []
+    (rewound,) = loaded["rewound"]
+    assert rewound["at"] == 0 and rewound["restored"] == [notes.as_uri()]
+    kinds = [u["kind"] for u in rewound["history"]]
+    assert kinds[0] == "user_message" and kinds[-1] == "turn_end" and "tool_call" in kinds

@@ -195,8 +195,14 @@ SCRIPT: list[Any] = [
         "blocks": [tool("Write", file_path="CHANGELOG.md", content="- greet is now welcome\n")],
     },
     say("Added CHANGELOG.md."),
-    # Turn D: a background task, stopped; its notification starts a turn by itself.
-    [tool("Bash", command="sleep 30", description="Watch the tests", run_in_background=True)],
+    # Turn D: a background task, stopped; its notification starts a turn by itself. Its
+    # prompt carries the note of what was undone since turn C.
+    {
+        "expect": {"contains": "undid these"},
+        "blocks": [
+            tool("Bash", command="sleep 30", description="Watch the tests", run_in_background=True)
+        ],
+    },
     say("The watcher runs in the background."),
     {"expect": {"contains": "<status>killed</status>"}, "blocks": say("The watcher stopped.")},
     # Turn E: an overloaded API (a retry notice), a prompt queued during a command.
@@ -304,6 +310,7 @@ async def capable_editor(workspace: Path, other: Path, env: dict[str, str], log:
         editor.feedback.append("Keep it short.")
         await editor.prompt(session, "Plan the CHANGELOG entry.")
         assert changelog.exists()
+        await review_changes(editor, session, app, changelog)
         # Turn D.
         await editor.prompt(session, "Watch the tests in the background.")
         known = {u["turnId"] for u in editor.updates}
@@ -354,6 +361,11 @@ async def capable_editor(workspace: Path, other: Path, env: dict[str, str], log:
         )
         assert rewound["restored"] == [app.as_uri()]
         assert rewound["notRestored"][0]["uri"] == changelog.as_uri()
+        # Loading it again gives the rewound turns, where they were.
+        reloaded = await editor.request(
+            "tether/loadSession", {"sessionId": session, "recover": False}
+        )
+        assert reloaded["rewound"][0]["turnId"] == first["turnId"]
         with pytest.raises(JsonRpcException):
             await editor.new_session(workspaceFolder=other.as_uri())
         editor.client.workspace_did_change_workspace_folders(
@@ -365,6 +377,35 @@ async def capable_editor(workspace: Path, other: Path, env: dict[str, str], log:
         )
         assert await editor.new_session(workspaceFolder=other.as_uri())
     return session
+
+
+async def review_changes(editor: FakeEditor, session: str, app: Path, changelog: Path) -> None:
+    """The change set after turns A and C: list, keep, a conflict, undo a file's changes."""
+    everything = {"states": ["pending", "kept", "undone"]}
+    listed = await editor.request("tether/listChanges", {"sessionId": session, **everything})
+    by_uri = {f["uri"]: f["hunks"] for f in listed["files"]}
+    (greet,) = by_uri[app.as_uri()]
+    (entry,) = by_uri[changelog.as_uri()]
+    assert listed["counts"] == {"pending": 2, "kept": 0, "undone": 0, "conflicts": 0}
+    kept = await editor.request(
+        "tether/keepChanges", {"sessionId": session, "hunkIds": [greet["hunkId"]]}
+    )
+    assert kept == {"kept": [greet["hunkId"]]}
+    # The user edits the kept line: it can no longer be undone, only reported.
+    editor.type(app, editor.text(app).replace("(name: str)", "(name: str, mark: str = '!')", 1))
+    conflict = await editor.request(
+        "tether/undoChanges", {"sessionId": session, "hunkIds": [greet["hunkId"]]}
+    )
+    assert conflict["undone"] == [] and conflict["notUndone"][0]["conflict"] is True
+    undone = await editor.request(
+        "tether/undoChanges", {"sessionId": session, "uri": changelog.as_uri()}
+    )
+    assert undone == {"undone": [entry["hunkId"]]}
+    assert not changelog.exists()  # the turn created it
+    pending = await editor.request(
+        "tether/listChanges", {"sessionId": session, "turnId": greet["turnId"]}
+    )
+    assert pending["files"] == [] and pending["counts"]["conflicts"] == 1
 
 
 async def cancellations(editor: FakeEditor, session: str, log: WireLog) -> None:
@@ -573,6 +614,7 @@ def print_through_daemon(env: dict[str, str], workspace: Path, log: WireLog) -> 
         "argv": ["-p", "-", "--model", "scripted:turns.json"],
         "cwd": str(workspace),
         "env": {"ANTHROPIC_API_KEY": "k", "PATH": "/usr/bin:/bin"},
+        "umask": 0o022,
         "stdinIsTty": False,
         "stdoutIsTty": False,
         "stderrIsTty": False,

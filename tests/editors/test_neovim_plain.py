@@ -2,7 +2,9 @@
 for Neovim — against the real daemon (``tether serve`` from the virtualenv) and the fake
 Messages API: a code action fixes a diagnostic through Neovim's own permission dialog,
 an instruction comment is carried out and removed, ``$/progress`` reports the steps and
-``tether.cancel`` stops a long turn (``nvim/plain_flow.lua``).
+``tether.cancel`` stops a long turn (``nvim/plain_flow.lua``); a turn's changes are undone
+and kept hunk by hunk with code actions, and ``u`` takes an undo back
+(``nvim/review_flow.lua``).
 
 CI installs Neovim (``clients/neovim/ci-install.sh``); a missing one fails, not skips.
 """
@@ -24,6 +26,7 @@ from tether.testing.fake_anthropic import FakeAnthropicServer
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs" / "editors.md"
 FLOW = Path(__file__).parent / "nvim" / "plain_flow.lua"
+REVIEW_FLOW = Path(__file__).parent / "nvim" / "review_flow.lua"
 FIXTURE = REPO / "tests" / "fixtures" / "workspaces" / "basic"
 BIN = Path(sys.executable).parent
 MIN_VERSION = (0, 11)
@@ -95,6 +98,22 @@ def nvim() -> str:
     return path
 
 
+REVIEW_SCRIPT = [
+    [tool("Read", file_path="src/app.py")],
+    [
+        tool(
+            "Edit",
+            file_path="src/app.py",
+            old_string='return "Hello, " + name\n\n\ndef farewell(name: str) -> str:\n'
+            '    return "Bye, " + name',
+            new_string='return "Hi, " + name\n\n\ndef farewell(name: str) -> str:\n'
+            '    return "Ciao, " + name',
+        )
+    ],
+    told("has been updated", say("Shorter greetings now.")),
+]
+
+
 @pytest.fixture
 def api() -> Iterator[FakeAnthropicServer]:
     with FakeAnthropicServer(SCRIPT) as server:
@@ -102,6 +121,25 @@ def api() -> Iterator[FakeAnthropicServer]:
 
 
 def test_neovim_without_the_plugin(nvim: str, tmp_path: Path, api: FakeAnthropicServer) -> None:
+    output = run_flow(nvim, tmp_path, api, FLOW)
+    steps = re.findall(r"^ok - (.*)$", output, re.MULTILINE)
+    assert len(steps) == 6, output
+    # The flow stops the long turn as soon as it begins: its request may be cut off before
+    # it reaches the API (then its scripted turn is never asked for). Every other turn was.
+    assert api.remaining <= 1 and not api.errors and not api.rejected, api.problems()
+    assert api.remaining == 0 or len(api.requests) == len(SCRIPT) - 1
+
+
+def test_neovim_reviews_a_turn_with_code_actions(nvim: str, tmp_path: Path) -> None:
+    with FakeAnthropicServer(REVIEW_SCRIPT) as api:
+        output = run_flow(nvim, tmp_path, api, REVIEW_FLOW)
+        steps = re.findall(r"^ok - (.*)$", output, re.MULTILINE)
+        assert len(steps) == 5, output
+        api.assert_complete()
+
+
+def run_flow(nvim: str, tmp_path: Path, api: FakeAnthropicServer, flow: Path) -> str:
+    """Run a Lua flow in headless Neovim with the documented configuration; its output."""
     root = tmp_path / "ws"
     shutil.copytree(FIXTURE, root)
     (root / ".git").mkdir()  # the root marker of the documented configuration
@@ -126,7 +164,7 @@ def test_neovim_without_the_plugin(nvim: str, tmp_path: Path, api: FakeAnthropic
         PYTHONUNBUFFERED="1",
     )
     proc = subprocess.run(
-        [nvim, "--headless", "--clean", "-l", str(FLOW), str(init), str(root.resolve())],
+        [nvim, "--headless", "--clean", "-l", str(flow), str(init), str(root.resolve())],
         cwd=root,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -135,13 +173,8 @@ def test_neovim_without_the_plugin(nvim: str, tmp_path: Path, api: FakeAnthropic
         timeout=TIMEOUT_S,
     )
     output = proc.stdout + proc.stderr
-    steps = re.findall(r"^ok - (.*)$", output, re.MULTILINE)
     assert proc.returncode == 0, f"nvim exited {proc.returncode}:\n{output}"
-    assert len(steps) == 6, output
-    # The flow stops the long turn as soon as it begins: its request may be cut off before
-    # it reaches the API (then its scripted turn is never asked for). Every other turn was.
-    assert api.remaining <= 1 and not api.errors and not api.rejected, api.problems()
-    assert api.remaining == 0 or len(api.requests) == len(SCRIPT) - 1
+    return output
 
 
 def test_the_documented_config_is_what_runs() -> None:

@@ -21,13 +21,13 @@ from tether.orchestration.pipeline import ToolOutcome, ToolRuntime, run_tool_use
 from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
 from tether.permissions.policy import Decision, RuleSet, decide
 from tether.protocol.updates import Mode, SessionUpdate
-from tether.sandbox import BwrapSandbox, probe
+from tether.sandbox import BwrapSandbox
 from tether.tasks.registry import TaskRegistry
 from tether.tools.context import SessionRunState, ToolConfig, ToolContext
 from tether.tools.registry import core_tools
 
-BWRAP = probe()
-needs_bwrap = pytest.mark.skipif(not BWRAP.available, reason=f"bwrap: {BWRAP.problem}")
+needs_bwrap = pytest.mark.needs_sandbox
+"""Skips only where bubblewrap is not installed and CI does not require it (tests/conftest)."""
 TOOLS = {t.name: t for t in [*core_tools(), EXIT_PLAN_MODE_TOOL]}
 
 

@@ -194,6 +194,28 @@ function H.reset()
   vim.cmd("silent! %bwipeout!")
 end
 
+--- The screen as text (what a terminal would show), saved as `<name>.txt` in
+--- $TETHER_SCREEN_DIR (a test artifact) when that is set.
+---@param name string
+---@return string[] rows
+function H.screen(name)
+  vim.cmd.redraw({ bang = true })
+  local rows = {}
+  for r = 1, vim.o.lines do
+    local cells = {}
+    for c = 1, vim.o.columns do
+      cells[#cells + 1] = vim.fn.screenstring(r, c)
+    end
+    rows[#rows + 1] = table.concat(cells)
+  end
+  local dir = vim.env.TETHER_SCREEN_DIR
+  if dir and dir ~= "" then
+    vim.fn.mkdir(dir, "p")
+    H.write(("%s/%s.txt"):format(dir, name), table.concat(rows, "\n") .. "\n")
+  end
+  return rows
+end
+
 --- Text of the buffer `buf`.
 ---@param buf integer
 ---@return string

@@ -28,6 +28,7 @@ import { forwardDiagnostics } from './vscode/diagnosticsForwarder';
 import { DiffDocuments } from './vscode/diffDocuments';
 import { saveDocuments } from './vscode/documents';
 import { fixCommands } from './vscode/fixes';
+import { HunkReview } from './vscode/hunkReview';
 import { bundledWheel, installDaemon } from './vscode/installer';
 import { noticeSetup } from './vscode/setupNotice';
 import { PermissionDialog } from './vscode/permissionDialog';
@@ -75,8 +76,13 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
       }
     },
     onLoaded: (loaded) => tracker.load(loaded.sessionId, loaded.history, loaded.rewindableTurns),
-    onSessionChanged: (sessionId) => void context.workspaceState.update(SESSION_KEY, sessionId ?? undefined),
+    onSessionChanged: (sessionId) => {
+      void context.workspaceState.update(SESSION_KEY, sessionId ?? undefined);
+      void review.listAll();
+    },
   });
+  // The active session's hunks, in the editors and the Changes view.
+  const review: HunkReview = new HunkReview({ api: () => api, sessionId: () => controller.sessionId, output, extensionUri: context.extensionUri });
   const permissions = new PermissionDialog(diffs, {
     show: (toolCallId, question, extra) =>
       controller.dispatch({
@@ -144,6 +150,7 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
     ports: {
       onSessionUpdate: (params) => {
         tracker.apply(params.sessionId, params.turnId, params.update);
+        review.onSessionUpdate(params);
         if (params.update.kind === 'turn_end') permissions.pending.withdrawSession(params.sessionId);
         controller.onSessionUpdate(params);
       },
@@ -169,26 +176,33 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
     },
     onStopped: () => {
       api = null;
+      void review.listAll();
       permissions.pending.withdrawAll();
       controller.detach();
     },
     onState,
   });
-  const changes = new ChangesView(tracker, diffs, {
-    activeSession: () => controller.sessionId,
-    rewind: async (turnId) => {
-      const sessionId = controller.sessionId;
-      const restored = await controller.rewind(turnId);
-      if (sessionId) tracker.rewound(sessionId, turnId);
-      return restored;
+  const changes = new ChangesView(
+    tracker,
+    diffs,
+    {
+      activeSession: () => controller.sessionId,
+      rewind: async (turnId) => {
+        const sessionId = controller.sessionId;
+        const restored = await controller.rewind(turnId);
+        if (sessionId) tracker.rewound(sessionId, turnId);
+        return restored;
+      },
     },
-  });
+    review,
+  );
 
   context.subscriptions.push(
     output,
     diffs,
     status,
     view,
+    review,
     changes,
     forwardDiagnostics(tracker, () => api),
     apiKey.onDidChange(() => void daemon.restart()),
@@ -206,6 +220,7 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
       ...commandHandlers({ controller, view, daemon, output, apiKey, install }),
       ...fixCommands({ ask, attachFile: (uri) => attachFile(view, uri) }),
       ...changes.commands(),
+      ...review.commands(),
     },
     chat: view,
     changes: changes as vscode.TreeDataProvider<unknown>,

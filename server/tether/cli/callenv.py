@@ -1,10 +1,10 @@
 """The environment of the print-mode call being run, and how the daemon stops it.
 
 In-process that is this process's environment. The warm daemon runs print mode for several
-terminals at once, each with its own variables (``NO_COLOR``, ``TERM``, keys, base URLs):
-it runs each call with that caller's variables set here, and print mode reads them from
-here, never from ``os.environ``. A context variable, so each call (and the tasks and
-threads it starts through asyncio) sees its own.
+terminals at once, each with its own environment (``NO_COLOR``, ``TERM``, keys, base URLs,
+``PATH``...), directory and umask: it runs each call with that ``Caller`` set here, and print
+mode reads it from here, never from ``os.environ``. A context variable, so each call (and
+the tasks and threads it starts through asyncio) sees its own.
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from tether.core.environ import Caller
+
 if TYPE_CHECKING:
     from tether.session.session import Session
 
 T = TypeVar("T")
 
-_CALLER: ContextVar[Mapping[str, str] | None] = ContextVar("tether_caller_env", default=None)
+_CALLER: ContextVar[Caller | None] = ContextVar("tether_caller_env", default=None)
 
 
 def caller_env() -> Mapping[str, str]:
@@ -32,14 +34,14 @@ def caller_env() -> Mapping[str, str]:
     return os.environ if env is None else env
 
 
-def served_env() -> Mapping[str, str] | None:
-    """The variables of a caller the daemon serves; None in-process (use this process's)."""
+def served_env() -> Caller | None:
+    """The caller the daemon serves; None in-process (use this process's world)."""
     return _CALLER.get()
 
 
 @contextmanager
-def calling_with(env: Mapping[str, str]) -> Generator[None]:
-    token = _CALLER.set(dict(env))
+def calling_with(caller: Caller) -> Generator[None]:
+    token = _CALLER.set(caller)
     try:
         yield
     finally:

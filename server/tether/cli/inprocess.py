@@ -25,6 +25,7 @@ from tether.cli.driver import (
     UpdateListener,
 )
 from tether.cli.logs import say
+from tether.core.environ import Caller
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionReply, PermissionRequest
 from tether.engine.turns import TurnResult
@@ -86,11 +87,12 @@ class InProcessDriver:
         *,
         user_settings: bool = True,
         provider_factory: ProviderFactory | None = None,
-        env: Mapping[str, str] | None = None,
+        env: Caller | None = None,
         on_open: OnOpen | None = None,
     ) -> None:
-        """``env``: the caller's variables, which its providers are built with (the warm
-        daemon runs print mode for callers other than itself); None: this process's.
+        """``env``: the caller the session works for (the warm daemon runs print mode for
+        callers other than itself): its providers and processes get its environment and
+        umask; None: this process's.
         ``on_open`` hears of the session once it is open (the daemon tells its client the
         session id, to name it if the daemon dies mid-turn)."""
         self._user_settings = user_settings
@@ -194,7 +196,7 @@ class InProcessDriver:
             system_prompt=request.system_prompt,
             append_system_prompt=request.append_system_prompt,
             agents=request.agents,
-            env=self._env,
+            caller=self._env,
         )
         resume = request.resume
         if request.continue_latest:

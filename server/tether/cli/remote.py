@@ -4,8 +4,9 @@ Standard library only (with ``tether.daemon.client``): this process pays Python'
 and nothing of Tether's. When no daemon runs, the call runs in-process (a cold daemon would
 take longer than that) and starts one as it leaves; the next call finds it warm.
 
-It sends the command line, the directory, the environment that matters and which of its
-streams are terminals (``tether/print``); writes what the daemon sends for stdout and
+It sends the command line, its directory, its whole environment and umask (what the
+run's processes get: ``core.environ.Caller``) and which of its streams are terminals
+(``tether/print``); writes what the daemon sends for stdout and
 stderr; reads its stdin only when the run reads it (``tether/readInput``); turns Ctrl+C
 into ``tether/interrupt`` (a second Ctrl+C leaves at once); and exits with the run's exit
 code. If the daemon goes away mid-run, it says so in
@@ -29,10 +30,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tether.core.environ import current_umask
 from tether.daemon.build import build_id
 from tether.daemon.channel import Channel, DaemonUnavailable
 from tether.daemon.client import busy_message, connect_running, daemon_info, replace
-from tether.daemon.environment import session_variables
 from tether.daemon.paths import socket_path
 
 INTERRUPTED = 130
@@ -129,7 +130,8 @@ def call_params(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
         "build": build_id(),
         "argv": list(argv),
         "cwd": os.getcwd(),
-        "env": session_variables(env),
+        "env": dict(env),
+        "umask": current_umask(),
         "stdinIsTty": _isatty(0),
         "stdoutIsTty": _isatty(1),
         "stderrIsTty": _isatty(2),

@@ -152,6 +152,22 @@ def daemon_starting(env: Mapping[str, str] | None = None) -> bool:
     return False
 
 
+def claim_life_lock(env: Mapping[str, str] | None = None) -> int | None:
+    """Take the daemon's life lock for a daemon about to be spawned (None: one runs or is
+    starting). The daemon inherits it (``LOCK_FD_ENV``): from the moment it is spawned, a
+    client or ``tether daemon stop`` sees it starting, however slowly it gets going."""
+    try:
+        fd = os.open(alive_lock_path(env), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def start_in_background(env: Mapping[str, str] | None = None) -> None:
     """Start this user's daemon unless one runs or is starting; do not wait for it."""
     env = os.environ if env is None else env
@@ -161,8 +177,9 @@ def start_in_background(env: Mapping[str, str] | None = None) -> None:
         if sock is not None:
             sock.close()
             return
-        if not daemon_starting(env):
-            _spawn(env, after_pid=os.getpid())
+        lock = claim_life_lock(env)
+        if lock is not None:
+            _spawn(env, lock, after_pid=os.getpid())
 
 
 def wait_for_starter(env: MutableMapping[str, str], timeout: float = 5.0) -> None:
@@ -290,24 +307,21 @@ imports anything heavy: the call's last moments are the user's, not the daemon's
 
 
 LOCK_FD_ENV = "TETHER_DAEMON_LOCK_FD"
-"""The daemon's life lock, taken by the process that starts it and handed over as an open
-file descriptor: from the moment it is spawned, the daemon is seen starting (``tether
-daemon stop`` right after a first call waits for it and stops it)."""
+"""The daemon's life lock, taken by the process that starts it (``claim_life_lock``) and
+handed over as an open file descriptor: from the moment it is spawned, the daemon is seen
+starting (``tether daemon stop`` right after a first call waits for it and stops it)."""
 
 
-def _spawn(env: Mapping[str, str], after_pid: int | None = None) -> None:
+def _spawn(env: Mapping[str, str], lock: int, after_pid: int | None = None) -> None:
+    """Start ``tether daemon run`` with the life lock ``lock`` (``claim_life_lock``),
+    which it keeps; this process's copy is closed."""
     log = log_path(env)
     env = dict(env)
     env.pop(AFTER_ENV, None)
     if after_pid is not None:
         env[AFTER_ENV] = str(after_pid)
-    lock = os.open(alive_lock_path(env), os.O_RDWR | os.O_CREAT, 0o600)
+    env[LOCK_FD_ENV] = str(lock)
     try:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return  # another daemon holds it: it runs, or is starting
-        env[LOCK_FD_ENV] = str(lock)
         with open(log, "ab") as out:
             os.chmod(log, 0o600)
             subprocess.Popen(
@@ -333,9 +347,11 @@ def _start_and_wait(env: Mapping[str, str], path: Path) -> socket.socket:
         sock = try_connect(path)
         if sock is not None:
             return sock
-        if not spawned and not daemon_starting(env):
-            _spawn(env)
-            spawned = True
+        if not spawned:
+            lock = claim_life_lock(env)
+            if lock is not None:
+                _spawn(env, lock)
+                spawned = True
         time.sleep(0.02)
     raise DaemonUnavailable(
         f"the Tether daemon did not start within {START_TIMEOUT_S:.0f} s; its log is "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tether.daemon.channel import Channel, DaemonUnavailable, try_connect
 from tether.daemon.client import (
     LOCK_FD_ENV,
+    claim_life_lock,
     connect,
     daemon_info,
     daemon_starting,
@@ -27,6 +28,10 @@ if TYPE_CHECKING:  # the command line's path stays free of the daemon's imports
     from tether.daemon.printing import RunCommand
 
 IDLE_ENV = "TETHER_DAEMON_IDLE_S"
+WARM_UP_TIMEOUT_S = 30.0
+DEFAULT_IDLE_TIMEOUT_S = 5 * 60.0
+"""How long a daemon nobody uses (no client, no session) stays up: long enough for the next
+command of a session of work to find it warm, short enough that forgotten ones go."""
 
 
 def add_parser(sub: Any) -> None:
@@ -41,7 +46,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument(
         "--idle-timeout",
         type=float,
-        help=f"exit after this many seconds without clients (default: ${IDLE_ENV} or 1800)",
+        help="exit after this many seconds without clients or sessions (default: "
+        f"${IDLE_ENV}, else the user setting daemonIdleTimeout, else {DEFAULT_IDLE_TIMEOUT_S:.0f})",
     )
 
 
@@ -49,39 +55,59 @@ _life_lock: list[int] = []
 
 
 def take_life_lock() -> bool:
-    """Lock this daemon's life lock for the rest of the process, first thing (before the
-    slow imports): of two daemons started at once, one serves and the other leaves, and a
-    client sees a daemon that is starting and waits for it instead of starting another. A
-    daemon a client started has it already (``client.LOCK_FD_ENV``)."""
+    """Hold this daemon's life lock for the rest of the process: the one its spawner took
+    for it (``client.LOCK_FD_ENV``), else taken first thing (``tether daemon run`` by hand).
+    Of two daemons started at once, one serves and the other leaves, and a client sees a
+    daemon that is starting and waits for it instead of starting another."""
     ensure_private(runtime_dir())
-    handed = _handed_lock()
-    if handed is not None:
-        _life_lock.append(handed)
-        return True
-    fd = os.open(alive_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
+    fd = _inherited_life_lock()
+    if fd is None:
+        fd = claim_life_lock()
+    if fd is None:
         return False
     _life_lock.append(fd)  # held open until the process exits
     return True
 
 
-def _handed_lock() -> int | None:
-    """The life lock the starting client took for this daemon, if it is that file's."""
+def _inherited_life_lock() -> int | None:
+    """The life lock descriptor the spawner handed over, if it is that lock and held."""
     raw = os.environ.pop(LOCK_FD_ENV, "")
     if not raw.isdigit():
         return None
     fd = int(raw)
     try:
-        same = os.path.samestat(os.fstat(fd), os.stat(alive_lock_path()))
+        held, path = os.fstat(fd), os.stat(alive_lock_path())
+        if (held.st_dev, held.st_ino) != (path.st_dev, path.st_ino):
+            return None  # not the lock (a stray variable): leave that descriptor alone
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # ours already: a no-op
     except OSError:
         return None
-    if not same:
-        return None
-    os.set_inheritable(fd, False)  # not passed on to the daemon's own children
+    os.set_inheritable(fd, False)  # nothing the daemon runs holds it
     return fd
+
+
+def idle_timeout(flag: float | None) -> float:
+    """Seconds before an unused daemon exits: the flag, ``$TETHER_DAEMON_IDLE_S``, the user
+    setting ``daemonIdleTimeout``, the default. A bad value is named and skipped."""
+    if flag is not None and flag > 0:
+        return flag
+    raw = os.environ.get(IDLE_ENV, "").strip()
+    if raw:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = 0.0
+        if value > 0:
+            return value
+        print(
+            f"{IDLE_ENV}={raw!r} is not a number of seconds above 0; ignored (set it to, "
+            "say, 600, or unset it)",
+            file=sys.stderr,
+        )
+    from tether.settings.load import load_user_settings
+
+    setting = load_user_settings().settings.daemon_idle_timeout
+    return setting if setting is not None else DEFAULT_IDLE_TIMEOUT_S
 
 
 def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
@@ -93,10 +119,9 @@ def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
             return 0
         # Holding the lock, so that `tether daemon stop` sees this daemon starting.
         wait_for_starter(os.environ)
-        from tether.daemon.server import DEFAULT_IDLE_TIMEOUT_S, run_daemon
+        from tether.daemon.server import run_daemon
 
-        idle = args.idle_timeout or float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_TIMEOUT_S))
-        return run_daemon(path, idle, run_command)
+        return run_daemon(path, idle_timeout(args.idle_timeout), run_command)
     try:
         return _client_command(args, path)
     except DaemonUnavailable as e:  # (a runtime directory of another user is an OSError)
@@ -112,6 +137,11 @@ def _client_command(args: argparse.Namespace, path: Path) -> int:
         started = time.monotonic()
         channel = connect()
         info = daemon_info(channel)
+        # Ready means warm: the next command is as quick as any later one.
+        deadline = started + WARM_UP_TIMEOUT_S
+        while not info.get("warm", True) and time.monotonic() < deadline:
+            time.sleep(0.02)
+            info = daemon_info(channel)
         channel.close()
         print(
             f"tether daemon {info['build']} running (pid {info['pid']}, {path}); "

@@ -1,14 +1,14 @@
 """Print mode in the warm daemon: ``tether -p`` / ``tether run`` for a terminal client.
 
-The client (``cli/remote.py``) sends its command line, directory, environment and which of
-its streams are terminals (``tether/print``); the daemon runs the very code an in-process
-run runs (``cli.main.run_local``, passed in as ``RunCommand``), in a thread of its own with
-its own event loop, so the output is the same byte for byte. What that code writes to
-``sys.stdout``/``sys.stderr`` goes back as ``tether/output`` notifications; when it reads
-``sys.stdin`` the daemon asks the client for the next piece (``tether/readInput``, answered
-by ``tether/input``), so a piped prompt, stream-json input and the answers to terminal
-permission questions arrive exactly when read. ``tether/interrupt`` is the client's Ctrl+C.
-The result is the exit code.
+The client (``cli/remote.py``) sends its command line, directory, whole environment and
+umask, and which of its streams are terminals (``tether/print``); the daemon runs the very
+code an in-process run runs (``cli.main.run_local``, passed in as ``RunCommand``), in a
+thread of its own with its own event loop, so the output is the same byte for byte. What
+that code writes to ``sys.stdout``/``sys.stderr`` goes back as ``tether/output``
+notifications; when it reads ``sys.stdin`` the daemon asks the client for the next piece
+(``tether/readInput``, answered by ``tether/input``), so a piped prompt, stream-json input
+and the answers to terminal permission questions arrive exactly when read.
+``tether/interrupt`` is the client's Ctrl+C. The result is the exit code.
 
 The standard streams are process-wide, so the daemon replaces them once with ones that route
 to the current call (a context variable, carried by asyncio into tasks and ``to_thread``);
@@ -23,7 +23,7 @@ import io
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol, TextIO, cast
@@ -32,10 +32,14 @@ from pydantic import Field
 
 from tether.cli.callenv import CallControl, ShareSession, calling_with, controlled_by
 from tether.cli.driver import SessionFacts
+from tether.core.environ import Caller
 from tether.lsp.params import InvalidParamsError
 from tether.protocol.base import LenientWireModel
 
 log = logging.getLogger(__name__)
+
+WARM_UP_WAIT_S = 30.0
+"""At most this long a call waits for the daemon's warm-up (``daemon/warm.py``)."""
 
 Notify = Callable[[str, dict[str, Any]], None]
 """Sends a notification to the call's client; safe from any thread."""
@@ -61,6 +65,13 @@ class PrintParams(LenientWireModel):
     argv: list[str]
     cwd: str
     env: dict[str, str] = Field(default_factory=lambda: dict[str, str]())
+    """The client's whole environment: the run's processes get exactly this."""
+    umask: int | None = Field(default=None, ge=0, le=0o7777)
+    """The client's umask (None: an older client; the daemon's applies)."""
+
+    def caller(self) -> Caller:
+        return Caller(self.env, cwd=Path(self.cwd), umask=self.umask)
+
     stdin_is_tty: bool = False
     stdout_is_tty: bool = False
     stderr_is_tty: bool = False
@@ -169,6 +180,20 @@ class Routed:
         return self._target().write(s)
 
 
+@contextlib.contextmanager
+def silenced() -> Generator[None]:
+    """A call of the daemon's own (its warm-up): what it reads is empty, what it writes goes
+    nowhere."""
+    nothing = io.StringIO()
+    token = _STREAMS.set(
+        (cast(TextIO, io.StringIO()), cast(TextIO, nothing), cast(TextIO, nothing))
+    )
+    try:
+        yield
+    finally:
+        _STREAMS.reset(token)
+
+
 def route_standard_streams() -> None:
     """Make ``sys.stdin``/``stdout``/``stderr`` follow the current call (once per daemon)."""
     if not isinstance(sys.stdout, Routed):
@@ -189,10 +214,13 @@ class PrintCall:
         notify: Notify,
         run_command: RunCommand,
         share: ShareSession | None = None,
+        ready: threading.Event | None = None,
     ) -> None:
         self.params = params
         self._notify = notify
         self._run_command = run_command
+        self._ready = ready
+        """Set once the daemon has warmed up: a call waits for that, not racing it."""
         self.control = CallControl(share)
         self.stdin = CallInput(notify)
         self.finished = threading.Event()
@@ -218,6 +246,8 @@ class PrintCall:
         return await done
 
     def _main(self) -> int:
+        if self._ready is not None:
+            self._ready.wait(WARM_UP_WAIT_S)
         p = self.params
         # A TextIOBase is what print mode writes to; TextIO is how sys types its streams.
         streams = (
@@ -227,7 +257,7 @@ class PrintCall:
         )
         token = _STREAMS.set(streams)
         try:
-            with calling_with(p.env), controlled_by(self.control):
+            with calling_with(p.caller()), controlled_by(self.control):
                 return self._run_command(p.argv, cwd=Path(p.cwd), on_open=self._opened)
         except SystemExit as e:  # argparse's --help and the like
             return e.code if isinstance(e.code, int) else 1
@@ -254,18 +284,23 @@ class PrintService:
     """A connection's print-mode calls (one at a time: a terminal runs one command)."""
 
     def __init__(
-        self, notify: Notify, run_command: RunCommand, share: ShareSession | None = None
+        self,
+        notify: Notify,
+        run_command: RunCommand,
+        share: ShareSession | None = None,
+        ready: threading.Event | None = None,
     ) -> None:
         self._notify = notify
         self._run_command = run_command
         self._share = share
+        self._ready = ready
         """Lists each call's session among the daemon's, for its other clients."""
         self._call: PrintCall | None = None
 
     async def run(self, params: PrintParams) -> dict[str, Any]:
         if self._call is not None:
             raise InvalidParamsError("this connection runs a command already")
-        self._call = PrintCall(params, self._notify, self._run_command, self._share)
+        self._call = PrintCall(params, self._notify, self._run_command, self._share, self._ready)
         try:
             return {"exitCode": await self._call.run()}
         finally:

@@ -3,7 +3,7 @@ client, one registry of workspaces and sessions shared by all of them.
 
 Security: the socket lives in a 0700 runtime directory, is created 0600, and each
 connection's peer uid (``SO_PEERCRED``) must be the daemon's own; there is no TCP. Life:
-the daemon exits after ``idle_timeout`` seconds without clients or running turns, on
+the daemon exits after ``idle_timeout`` seconds without clients or open sessions, on
 ``tether/daemonStop`` (``tether daemon stop``, or a client that finds an older build
 running), and on SIGTERM — closing every session, so transcripts are flushed.
 """
@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pydantic import Field
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import lsp_method
 
 from tether import __version__
+from tether.core.environ import Caller
 from tether.daemon.build import build_id
 from tether.daemon.paths import ensure_private
 from tether.daemon.printing import (
@@ -38,6 +40,7 @@ from tether.daemon.printing import (
     RunCommand,
     route_standard_streams,
 )
+from tether.daemon.warm import few_malloc_arenas, warm_up
 from tether.lsp.handlers import register
 from tether.lsp.hub import SessionHub
 from tether.lsp.io import read_loop
@@ -48,15 +51,12 @@ from tether.lsp.wire import wire_errors
 from tether.protocol.base import LenientWireModel
 from tether.session.hosted import HostedSession
 from tether.session.router import ClientGone
-from tether.warmup import warm_imports
 from tether.workspace.registry import Sessions
 
 if TYPE_CHECKING:
     from tether.session.session import Session
 
 log = logging.getLogger(__name__)
-
-DEFAULT_IDLE_TIMEOUT_S = 30 * 60
 
 
 def peer_uid(sock: socket.socket) -> int:
@@ -68,6 +68,11 @@ def peer_uid(sock: socket.socket) -> int:
 class ClientEnvironmentParams(LenientWireModel):
     cwd: str | None = None
     env: dict[str, str]
+    """The client's whole environment: its sessions' processes get exactly this."""
+    umask: int | None = Field(default=None, ge=0, le=0o7777)
+
+    def caller(self) -> Caller:
+        return Caller(self.env, cwd=Path(self.cwd) if self.cwd else None, umask=self.umask)
 
 
 class DaemonStopParams(LenientWireModel):
@@ -120,7 +125,7 @@ class Daemon:
         socket_path: Path,
         *,
         run_command: RunCommand,
-        idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S,
+        idle_timeout: float = 300.0,  # the command line decides (``commands.idle_timeout``)
     ):
         self.socket_path = socket_path
         self.run_command = run_command
@@ -136,6 +141,8 @@ class Daemon:
         self._last_activity = time.monotonic()
         self._stop = asyncio.Event()
         self._retiring: asyncio.Task[None] | None = None
+        self.warm = threading.Event()
+        """Set once the warm-up call is done (``daemon/warm.py``)."""
 
     # -- life -------------------------------------------------------------------------
 
@@ -181,20 +188,19 @@ class Daemon:
 
     async def _exit_when_idle(self) -> None:
         while True:
-            await asyncio.sleep(min(self.idle_timeout, 5.0))
-            if self.clients or self._busy():
+            await asyncio.sleep(min(self.idle_timeout / 4, 5.0))
+            if self.clients or self._in_use():
                 self._last_activity = time.monotonic()
                 continue
             if time.monotonic() - self._last_activity >= self.idle_timeout:
-                log.info("no client for %.0f s: exiting", self.idle_timeout)
+                log.info("no client and no session for %.0f s: exiting", self.idle_timeout)
                 self._stop.set()
                 return
 
-    def _busy(self) -> bool:
-        return any(
-            session.busy or session.tasks_running
-            for workspace in self.sessions.workspaces.values()
-            for session in workspace.sessions.values()
+    def _in_use(self) -> bool:
+        """A session is open (an editor's, a print-mode call's), whether or not it runs."""
+        return bool(self.sessions.hosted) or any(
+            workspace.sessions for workspace in self.sessions.workspaces.values()
         )
 
     def _retire(self) -> None:
@@ -227,6 +233,7 @@ class Daemon:
             "pid": os.getpid(),
             "startedAt": self.started,
             "clients": self.clients,
+            "warm": self.warm.is_set(),
             "sessions": [
                 {"sessionId": s.session_id, "workspace": str(s.cwd), "busy": s.busy}
                 for w in self.sessions.workspaces.values()
@@ -278,7 +285,7 @@ class Daemon:
             # From the call's thread: the connection belongs to the daemon's loop.
             loop[0].call_soon_threadsafe(server.protocol.notify, method, params)
 
-        printing = PrintService(notify, self.run_command, self._share)
+        printing = PrintService(notify, self.run_command, self._share, self.warm)
 
         @server.feature("tether/print")
         @wire_errors
@@ -306,7 +313,7 @@ class Daemon:
         @server.feature("tether/clientEnvironment")
         def client_environment(ls: TetherServer, params: Any) -> None:
             try:
-                hub.client_env = parse_params(ClientEnvironmentParams, params).env
+                hub.use_caller(parse_params(ClientEnvironmentParams, params).caller())
             except InvalidParamsError as e:
                 log.warning("tether/clientEnvironment: %s", e)
 
@@ -336,26 +343,12 @@ def _abandon_questions(server: TetherServer) -> None:
 
 
 def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) -> int:
+    few_malloc_arenas()
     route_standard_streams()
-    # What a print-mode call needs, imported while the daemon waits for it.
-    threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
     daemon = Daemon(socket_path, run_command=run_command, idle_timeout=idle_timeout)
-    return asyncio.run(daemon.run())
-
-
-def _warm_imports() -> None:
-    """Not the Anthropic SDK: a key or token never needs it (``anthropic_transport``)."""
-    warm_imports(
-        (
-            "tether.cli.run",
-            "tether.cli.inprocess",
-            "tether.cli.sdk_mode",
-            "tether.providers.anthropic",
-        )
+    # What a print-mode call does once per process, done while the daemon waits for one.
+    warming = threading.Thread(
+        target=warm_up, args=(run_command, daemon.warm), name="tether-warm-up", daemon=True
     )
-    try:
-        from tether.providers.network import trust_store
-
-        trust_store(None, None)  # the system's CA store, loaded once
-    except Exception:
-        log.debug("warming the TLS context failed", exc_info=True)
+    warming.start()
+    return asyncio.run(daemon.run())

@@ -6,6 +6,7 @@ to a new prompt (each once, until the conversation is replaced)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -17,10 +18,12 @@ from tether.editor.port import Editor
 from tether.engine.background import TaskInbox
 from tether.engine.history import History
 from tether.engine.prompt_input import prompt_to_message
-from tether.engine.turns import AttachmentSource, Queued, TurnResult
+from tether.engine.turns import AttachmentSource, PromptNotes, Queued, TurnResult
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import SessionUpdate, UserMessage
 from tether.tools.context import FileState
+
+log = logging.getLogger(__name__)
 
 
 class Boundary:
@@ -35,6 +38,7 @@ class Boundary:
         emit: Callable[[SessionUpdate], None],
         sources: Sequence[AttachmentSource] = (),
         recaller: Recaller | None = None,
+        prompt_notes: PromptNotes | None = None,
     ) -> None:
         self.cwd = cwd
         self.history = history
@@ -44,6 +48,8 @@ class Boundary:
         self.emit = emit
         self.sources: list[AttachmentSource] = list(sources)
         """Urgent attachments (new diagnostics): they make the model go on at a turn's end."""
+        self.prompt_notes = prompt_notes
+        """Notes that go with the user's next prompt (what the user undid)."""
         self.recaller = recaller or Bm25Recaller()
         self.watcher = ChangeWatcher()
         self.queued: list[Queued] = []
@@ -80,8 +86,22 @@ class Boundary:
             await self.history.append_user(turn_id, queued.message, queued.content)
             waiters.append(queued.future)
             count += 1
+        if self.queued:
+            await self.notes(turn_id)
         self.queued.clear()
         return count
+
+    async def notes(self, turn_id: str) -> None:
+        """What goes with a prompt of the user's that just joined the conversation."""
+        if self.prompt_notes is None:
+            return
+        try:
+            notes = await self.prompt_notes()
+        except Exception:  # a note is worth less than the prompt it goes with
+            log.exception("the notes for a prompt could not be made")
+            return
+        for kind, message in notes:
+            self.history.append_meta(turn_id, message, kind)
 
     def notifications(self, turn_id: str) -> int:
         pending = self.tasks.take()

@@ -16,7 +16,7 @@ import operator
 import os
 import platform
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,14 +44,16 @@ def static_prompt(identity: str | None = None) -> str:
     return "\n\n".join(s.strip() for s in sections)
 
 
-def git_summary(cwd: Path) -> str:
-    """Branch and a short status, or 'not a git repository'. Run once per session."""
+def git_summary(cwd: Path, env: Mapping[str, str] | None = None) -> str:
+    """Branch and a short status, or 'not a git repository'. Run once per session, with
+    ``env`` (the caller's environment; None: this process's)."""
     try:
         branch = subprocess.run(
             ["git", "-C", str(cwd), "rev-parse", "--abbrev-ref", "HEAD"],
             capture_output=True,
             text=True,
             timeout=2,
+            env=env,
         )
         if branch.returncode != 0:
             return "not a git repository"
@@ -60,6 +62,7 @@ def git_summary(cwd: Path) -> str:
             capture_output=True,
             text=True,
             timeout=2,
+            env=env,
         )
         changed = len([line for line in status.stdout.splitlines() if line.strip()])
         return f"branch {branch.stdout.strip()}, {changed} changed file(s)"
@@ -94,12 +97,17 @@ class ContextAssembler:
     extra_sections: list[str] = field(default_factory=lambda: list[str]())
     shell: str | None = None
     """The user's shell (the warm daemon's client's); None: this process's ``SHELL``."""
+    env: Mapping[str, str] | None = None
+    """The environment of the git it runs (the warm daemon's client's); None: this
+    process's."""
     _system: list[SystemBlock] | None = None
     _merged: MergedHistory = field(default_factory=lambda: MergedHistory())
 
     def system(self) -> list[SystemBlock]:
         if self._system is None:
-            env = environment_prompt(self.cwd, self.model, git_summary(self.cwd), self.shell)
+            env = environment_prompt(
+                self.cwd, self.model, git_summary(self.cwd, self.env), self.shell
+            )
             sections = [env]
             if self.instructions:
                 sections.append(instructions_section(load_instructions(self.cwd)))

@@ -41,6 +41,7 @@ from tether.engine.turns import (
     EngineConfig,
     EngineEvents,
     NoEvents,
+    PromptNotes,
     Turn,
     TurnResult,
     TurnStream,
@@ -104,6 +105,7 @@ class QueryEngine:
         parent_tool_use_id: str | None = None,
         parent_meter: UsageMeter | None = None,
         refresh_settings: Callable[[], None] | None = None,
+        prompt_notes: PromptNotes | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
@@ -142,6 +144,7 @@ class QueryEngine:
             editor=editor,
             emit=self._emit,
             sources=attachment_sources,
+            prompt_notes=prompt_notes,
         )
         self.tools = ToolPool(tools, removed=self.rules.removes_tool)
         results_dir = self.tasks.output_dir.parent / "tool-results"
@@ -392,6 +395,7 @@ class QueryEngine:
             self.title = _title_from(blocks)
         self._emit(UserMessage(content=blocks))
         await self.history.append_user(turn_id, message, blocks, durable=True)
+        await self.boundary.notes(turn_id)
         self.boundary.recall(turn_id, prompt_text(blocks))
         if verdict.additional_context:
             note = f"<system-reminder>\n{verdict.additional_context}\n</system-reminder>"

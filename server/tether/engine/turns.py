@@ -13,9 +13,13 @@ from tether.core.messages import Message
 from tether.engine.transitions import Terminal
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import SessionUpdate, Usage
+from tether.transcript.payloads import AttachmentKind
 
 AttachmentSource = Callable[[], Awaitable[list[Message]]]
 """Called at each turn boundary; its messages go to the model as attachments."""
+PromptNotes = Callable[[], Awaitable[list[tuple[AttachmentKind, Message]]]]
+"""Called when a prompt of the user's joins the conversation; its notes go with it (what
+the user undid since the last prompt), each once."""
 
 
 class EngineEvents(Protocol):

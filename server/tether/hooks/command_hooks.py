@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tether.core.environ import Caller, process_umask
 from tether.core.hooks import HookNotice, PromptHookVerdict, StopHookVerdict, ToolHookVerdict
 from tether.hooks.matchers import select
 from tether.hooks.outcome import HookNotices, HookOutcome, joined, read_outcome
@@ -50,7 +51,7 @@ class CommandHooks:
         before_first_prompt: Callable[[], Awaitable[None]] | None = None,
         source: str = "startup",
         refresh: Callable[[], None] = lambda: None,
-        caller_env: Mapping[str, str] | None = None,
+        caller_env: Caller | None = None,
     ) -> None:
         self.root = root
         self.session_id = session_id
@@ -65,12 +66,16 @@ class CommandHooks:
         """Applies changed settings files first, so an edited hook runs at its next event."""
         self._notices = HookNotices()
         self._caller_env = caller_env
-        """The variables of the warm daemon's client the session belongs to, in place of
-        the daemon's own; None in-process."""
+        """The warm daemon's client the session works for: hooks get its environment and
+        umask, none of the daemon's; None in-process."""
 
     def configure(self, config: HooksConfig, env: Mapping[str, str]) -> None:
         """New settings: the next event uses them."""
         self.config, self.env = config, env
+
+    def use_caller(self, caller: Caller | None) -> None:
+        """The session works for another caller: the next event's hooks run in its world."""
+        self._caller_env = caller
 
     # -- running ----------------------------------------------------------------------------
 
@@ -107,6 +112,7 @@ class CommandHooks:
                     cwd=self.root,
                     env=env,
                     timeout_s=min(h.timeout or DEFAULT_TIMEOUT_S, budget_s or float("inf")),
+                    umask=process_umask(self._caller_env),
                 )
                 for h in hooks
             )

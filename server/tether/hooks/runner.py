@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tether.core.environ import process_env
+from tether.core.environ import INHERIT_UMASK, Caller, process_env
 from tether.tools.shell import kill_process_group
 
 MAX_OUTPUT = 1 << 20
@@ -61,14 +61,13 @@ async def _feed(stdin: asyncio.StreamWriter | None, data: bytes) -> None:
 
 
 def hook_env(
-    root: Path, extra: Mapping[str, str] | None = None, caller: Mapping[str, str] | None = None
+    root: Path, extra: Mapping[str, str] | None = None, caller: Caller | None = None
 ) -> dict[str, str]:
     """A hook's environment: the user's whole environment, keys included, as Claude Code
-    gives its hooks (``caller``: the warm daemon's client's, in place of the daemon's own),
+    gives its hooks (``caller``: the warm daemon's client's, none of the daemon's own),
     under the settings' ``env`` (``extra``)."""
     return {
-        **process_env(caller, credentials=True),
-        **(extra or {}),
+        **process_env(caller, credentials=True, settings=extra),
         "CLAUDE_PROJECT_DIR": str(root),
         "TETHER_PROJECT_DIR": str(root),
     }
@@ -81,6 +80,7 @@ async def run_hook(
     cwd: Path,
     env: Mapping[str, str],
     timeout_s: float,
+    umask: int = INHERIT_UMASK,
 ) -> HookRun:
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -93,6 +93,7 @@ async def run_hook(
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
             env=dict(env),
+            umask=umask,
         )
     except OSError as e:
         return HookRun(command, None, error=f"could not start: {e}")

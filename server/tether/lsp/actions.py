@@ -1,6 +1,8 @@
 """Code actions for editors without a Tether plugin.
 
-On a diagnostic the request carries: "Tether: fix this" (``quickfix``). On a selection:
+On a diagnostic the request carries: "Tether: fix this" (``quickfix``). On lines the agent
+changed: "Tether: keep this change", "Tether: undo this change" and "… all changes in this
+file" (``source.tether.review``, made by ``changes``). On a selection:
 "Tether: explain", "Tether: refactor…", "Tether: write tests" (``source.tether.*``). On an
 instruction comment (``instructions``): "Tether: do this". Each action is only a ``command``
 (the ``tether.*`` commands of ``commands``), so it works in clients that never resolve
@@ -9,6 +11,7 @@ edits; the turn it starts answers through ``$/progress``, edits, dialogs and mes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -26,8 +29,11 @@ KIND_EXPLAIN = "source.tether.explain"
 KIND_REFACTOR = "source.tether.refactor"
 KIND_TESTS = "source.tether.tests"
 KIND_INSTRUCTION = "source.tether.instruction"
+KIND_REVIEW = "source.tether.review"
+"""Keep or undo the agent's changes under the cursor (``changes``)."""
 KINDS: list[str] = [
     types.CodeActionKind.QuickFix.value,
+    KIND_REVIEW,
     KIND_EXPLAIN,
     KIND_REFACTOR,
     KIND_TESTS,
@@ -53,6 +59,14 @@ def _wanted(kind: str, only: list[str] | None) -> bool:
     return any(kind == o or kind.startswith(o + ".") for o in only)
 
 
+def lines_of(selection: types.Range) -> tuple[int, int]:
+    """The lines a request's range is on (first, last, inclusive)."""
+    first, last = selection.start.line, selection.end.line
+    if last > first and selection.end.character == 0:
+        last -= 1  # a selection of whole lines ends at the start of the next one
+    return first, last
+
+
 def code_actions(
     params: types.CodeActionParams,
     lines: list[str],
@@ -60,8 +74,10 @@ def code_actions(
     path: PurePath,
     *,
     literals: bool,
+    review: Sequence[tuple[str, types.Command]] = (),
 ) -> list[Action]:
-    """The actions for a request on a document with ``lines`` (the open buffer's text)."""
+    """The actions for a request on a document with ``lines`` (the open buffer's text);
+    ``review``: (kind, command) of the changes under the request (after the fixes)."""
     uri = params.text_document.uri
     only = [str(getattr(k, "value", k)) for k in params.context.only or []] or None
     found: list[tuple[str, types.Command, list[types.Diagnostic] | None]] = []
@@ -71,10 +87,9 @@ def code_actions(
             title="Tether: fix this", command=FIX, arguments=[{"uri": uri, "diagnostic": wire}]
         )
         found.append((types.CodeActionKind.QuickFix.value, command, [diagnostic]))
+    found += [(kind, command, None) for kind, command in review]
     selection = params.range
-    first, last = selection.start.line, selection.end.line
-    if last > first and selection.end.character == 0:
-        last -= 1  # a selection of whole lines ends at the start of the next one
+    first, last = lines_of(selection)
     for instruction in instructions.in_lines(lines, first, last, language_id, path):
         args = [{"uri": uri, "line": instruction.line}]
         command = types.Command(title="Tether: do this", command=INSTRUCTION, arguments=args)

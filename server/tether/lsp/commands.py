@@ -12,9 +12,10 @@ from typing import Any, TypeVar
 
 from pydantic import Field, ValidationError
 
-from tether.lsp import actions, asks
+from tether.lsp import actions, asks, changes
 from tether.lsp.asks import Diagnostic
 from tether.lsp.params import InvalidParamsError
+from tether.lsp.plain_changes import ChangeArgs, PlainChanges
 from tether.lsp.plain_turns import PlainTurns
 from tether.lsp.server import TetherServer
 from tether.lsp.wire import wire_errors
@@ -107,11 +108,23 @@ COMMANDS = [
     actions.REFACTOR,
     actions.WRITE_TESTS,
     actions.INSTRUCTION,
+    changes.KEEP,
+    changes.UNDO,
 ]
 """Every command, as ``executeCommandProvider.commands`` lists them."""
 
 
-def register(server: TetherServer, turns: PlainTurns) -> None:
+def register(server: TetherServer, turns: PlainTurns, review: PlainChanges) -> None:
+    @server.command(changes.KEEP)
+    @wire_errors
+    def keep_changes(ls: TetherServer, *arguments: Any) -> dict[str, Any]:
+        return review.keep(parse_args(ChangeArgs, arguments))
+
+    @server.command(changes.UNDO)
+    @wire_errors
+    def undo_changes(ls: TetherServer, *arguments: Any) -> dict[str, Any]:
+        return review.undo(parse_args(ChangeArgs, arguments))
+
     @server.command(PROMPT)
     @wire_errors
     async def prompt(ls: TetherServer, *arguments: Any) -> dict[str, Any]:

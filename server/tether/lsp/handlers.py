@@ -12,9 +12,11 @@ from tether.errors import SessionError
 from tether.lsp import actions, commands, features
 from tether.lsp.hub import SessionHub, uri_to_path
 from tether.lsp.params import (
+    ChangesParams,
     CompactParams,
     DiagnosticsParams,
     InvalidParamsError,
+    ListChangesParams,
     ListSessionsParams,
     LoadSessionParams,
     NewSessionParams,
@@ -25,9 +27,11 @@ from tether.lsp.params import (
     StopTaskParams,
     parse_params,
 )
+from tether.lsp.plain_changes import PlainChanges
 from tether.lsp.plain_turns import PlainTurns
 from tether.lsp.server import TetherServer
 from tether.lsp.wire import wire_errors
+from tether.protocol.updates import SessionUpdate
 from tether.warmup import ENGINE_MODULES, warm_imports
 
 log = logging.getLogger(__name__)
@@ -36,9 +40,15 @@ log = logging.getLogger(__name__)
 CODE_ACTIONS = types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=False)
 
 
+def wire_updates(updates: list[tuple[str, SessionUpdate]]) -> list[dict[str, Any]]:
+    """History entries: each update with its ``turnId``."""
+    return [{"turnId": turn, **update.to_wire()} for turn, update in updates]
+
+
 def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = None) -> None:
     turns = plain or PlainTurns(server, hub)
-    commands.register(server, turns)
+    review = PlainChanges(hub, turns)
+    commands.register(server, turns, review)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: TetherServer, params: types.InitializeParams) -> None:
@@ -78,10 +88,10 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         ls.document_changed(params.text_document.uri, params.text_document.version)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, CODE_ACTIONS)
-    def code_action(ls: TetherServer, params: types.CodeActionParams) -> list[actions.Action]:
+    async def code_action(ls: TetherServer, params: types.CodeActionParams) -> list[actions.Action]:
         uri = params.text_document.uri
         try:
-            turns.root_of(uri)  # only files of the workspace
+            root = turns.root_of(uri)  # only files of the workspace
             path = uri_to_path(uri).resolve()
         except (ValueError, SessionError):
             return []
@@ -89,8 +99,12 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         if doc is None:
             return []
         lines = doc.source.splitlines()
+        first, last = actions.lines_of(params.range)
+        changed = await review.actions(root, path, first, last)
         literals = ls.features.code_action_literals
-        return actions.code_actions(params, lines, doc.language_id, path, literals=literals)
+        return actions.code_actions(
+            params, lines, doc.language_id, path, literals=literals, review=changed
+        )
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TetherServer, *_args: Any) -> None:
@@ -127,7 +141,16 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         session = hub.followed(parsed.session_id)
         return {
             "sessionId": parsed.session_id,
-            "history": history,
+            "history": wire_updates(history.updates),
+            "rewound": [
+                {
+                    "at": r.at,
+                    "turnId": r.turn_id,
+                    "restored": r.restored,
+                    "history": wire_updates(r.updates),
+                }
+                for r in history.rewound
+            ],
             "rewindableTurns": session.rewindable_turns,
             "title": session.title,
             "turns": session.turns,
@@ -144,6 +167,21 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
     @wire_errors
     async def rewind(ls: TetherServer, params: Any) -> dict[str, Any]:
         return await hub.rewind(parse_params(RewindParams, params))
+
+    @server.feature("tether/listChanges")
+    @wire_errors
+    async def list_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await hub.list_changes(parse_params(ListChangesParams, params))
+
+    @server.feature("tether/keepChanges")
+    @wire_errors
+    async def keep_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await hub.keep_changes(parse_params(ChangesParams, params))
+
+    @server.feature("tether/undoChanges")
+    @wire_errors
+    async def undo_changes(ls: TetherServer, params: Any) -> dict[str, Any]:
+        return await hub.undo_changes(parse_params(ChangesParams, params))
 
     @server.feature("tether/listTasks")
     @wire_errors

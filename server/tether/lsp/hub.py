@@ -7,6 +7,7 @@ notifications and ``$/progress`` (``turns.TurnPublisher``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import uuid
@@ -17,11 +18,15 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
+from tether.core.environ import Caller
 from tether.errors import ConfigError, SessionError
 from tether.lsp.bridge import LspEditor
+from tether.lsp.changes import listing_to_wire, outcome_to_wire
 from tether.lsp.diagnostics import DiagnosticsStore, diagnostics_source
 from tether.lsp.params import (
+    ChangesParams,
     CompactParams,
+    ListChangesParams,
     ListSessionsParams,
     NewSessionParams,
     PromptParams,
@@ -33,6 +38,8 @@ from tether.lsp.server import TetherServer
 from tether.lsp.turns import ProgressLook, ProgressToken, TurnPublisher, encode
 from tether.protocol.content import in_encoding
 from tether.protocol.updates import Mode
+from tether.session.change_model import Selection
+from tether.session.history import History
 
 if TYPE_CHECKING:
     from tether.engine.turns import TurnResult
@@ -56,6 +63,20 @@ def uri_to_path(uri: str) -> Path:
     return Path(unquote(parsed.path))
 
 
+def changed_path(uri: str | None) -> Path | None:
+    """The file a change-set request names (as the checkpoints know it: resolved)."""
+    if uri is None:
+        return None
+    try:
+        return uri_to_path(uri).resolve()
+    except ValueError as e:
+        raise SessionError(str(e))
+
+
+def selection(params: ChangesParams) -> Selection:
+    return Selection(tuple(params.hunk_ids), params.turn_id, changed_path(params.uri))
+
+
 class SessionHub:
     def __init__(self, server: TetherServer, sessions: Sessions | None = None) -> None:
         self.server = server
@@ -63,9 +84,9 @@ class SessionHub:
         """Workspace roots in the order the editor gave them."""
         self.diagnostics = DiagnosticsStore()
         self.init_options: dict[str, Any] = {}
-        self.client_env: dict[str, str] | None = None
-        """The variables the client's sessions run with (the warm daemon's clients send
-        theirs); None: the daemon's own environment."""
+        self.client_env: Caller | None = None
+        """Whom this client's sessions work for (the warm daemon's clients send their
+        environment and umask); None: this process."""
         self._sessions = sessions
         self._shared = sessions is not None
         """The warm daemon's registry, shared with its other clients: leaving closes only
@@ -74,6 +95,9 @@ class SessionHub:
         self._editors: dict[str, LspEditor] = {}
         """This connection's editor in each session it follows."""
         self._detach: dict[str, Callable[[], None]] = {}
+        self._owned: set[str] = set()
+        """Sessions this client created or opened: they work for it (``client_env``)."""
+        self._moving: set[asyncio.Future[None]] = set()
 
     @property
     def sessions(self) -> Sessions:
@@ -167,7 +191,7 @@ class SessionHub:
         model, mode = self._init_model(), self._init_mode()
         if params is None:
             return SessionOptions(
-                model=model, default_mode=mode, attachments=[source], env=self.client_env
+                model=model, default_mode=mode, attachments=[source], caller=self.client_env
             )
         return SessionOptions(
             session_id=editor.session_id,
@@ -175,7 +199,7 @@ class SessionHub:
             mode=params.permission_mode or mode,
             title=params.title,
             attachments=[source],
-            env=self.client_env,
+            caller=self.client_env,
         )
 
     def _follow(self, session: Session, editor: LspEditor) -> None:
@@ -203,15 +227,16 @@ class SessionHub:
         except ConfigError as e:
             raise SessionError(str(e))
         self._follow(session, editor)
+        self._owned.add(session.session_id)
         return session.session_id
 
-    async def load_session(self, session_id: str, *, recover: bool = False) -> list[dict[str, Any]]:
+    async def load_session(self, session_id: str, *, recover: bool = False) -> History:
         hosted = self.sessions.hosted.get(session_id)
         if hosted is not None:
             # A print-mode call's session: followed here, driven (and asked) there.
             if session_id not in self._publishers:
                 self._publishers[session_id] = TurnPublisher(self.server, hosted)
-            return [{"turnId": turn, **update.to_wire()} for turn, update in await hosted.history()]
+            return await hosted.full_history()
         editor = self._editors.get(session_id) or LspEditor(self.server, session_id)
         session = self.sessions.find(session_id)
         loaded_here = session is None
@@ -225,15 +250,15 @@ class SessionHub:
                 )
             except ConfigError as e:
                 raise SessionError(str(e))
+            self._owned.add(session_id)
         self._follow(session, editor)
         try:
-            history = await session.history()
+            return await session.full_history()
         except BaseException:
             if loaded_here:  # a load that failed leaves the session closed and unlocked
                 self._unfollow(session_id)
                 await session.close()
             raise
-        return [{"turnId": turn, **update.to_wire()} for turn, update in history]
 
     async def list_sessions(self, params: ListSessionsParams) -> list[dict[str, Any]]:
         roots = (
@@ -265,6 +290,8 @@ class SessionHub:
 
     async def prompt(self, params: PromptParams) -> dict[str, Any]:
         session = self.get(params.session_id)
+        if self._moving:  # a new environment sent before this prompt applies to it
+            await asyncio.gather(*self._moving)
         # Selections count characters as this connection negotiated (UTF-8 for Neovim).
         blocks = in_encoding(params.prompt, self.server.features.encoding)
         return encode(await self.run(session, blocks, token=params.work_done_token))
@@ -324,6 +351,36 @@ class SessionHub:
             ]
         return out
 
+    # -- the change set ---------------------------------------------------------------
+
+    def editor_of(self, session: Session) -> LspEditor:
+        """This connection's editor in ``session`` (which it follows from now on)."""
+        self._follow(session, LspEditor(self.server, session.session_id))
+        return self._editors[session.session_id]
+
+    def sessions_in(self, root: Path) -> list[Session]:
+        """The open sessions of a workspace folder (none before the first one starts)."""
+        if self._sessions is None:
+            return []
+        workspace = self._sessions.workspaces.get(root)
+        return list(workspace.sessions.values()) if workspace is not None else []
+
+    async def list_changes(self, params: ListChangesParams) -> dict[str, Any]:
+        session = self.get(params.session_id)
+        path = changed_path(params.uri)
+        listings = await session.changes.listing(self.editor_of(session), params.turn_id, path)
+        return listing_to_wire(listings, params.states, self.server.features.encoding)
+
+    async def keep_changes(self, params: ChangesParams) -> dict[str, Any]:
+        changes, chosen = self.get(params.session_id).changes, selection(params)
+        await changes.prepare_for(chosen)
+        return outcome_to_wire(changes.keep(chosen), "kept", "notKept")
+
+    async def undo_changes(self, params: ChangesParams) -> dict[str, Any]:
+        session = self.get(params.session_id)
+        outcome = await session.undo_changes(selection(params), self.editor_of(session))
+        return outcome_to_wire(outcome, "undone", "notUndone")
+
     # -- lifecycle --------------------------------------------------------------------
 
     async def shutdown(self) -> None:
@@ -334,6 +391,24 @@ class SessionHub:
             await self._sessions.shutdown()
         for session_id in list(self._publishers):
             self._unfollow(session_id)
+
+    def use_caller(self, caller: Caller) -> None:
+        """This client's environment (``tether/clientEnvironment``): the sessions it creates
+        from now on work for it (at once: ``initialize`` may come next), and so do those it
+        created before; sessions of other clients it merely follows keep theirs."""
+        self.client_env = caller
+        if self._owned:
+            moving = asyncio.ensure_future(self._move_owned(caller))
+            self._moving.add(moving)
+            moving.add_done_callback(self._moving.discard)
+
+    async def _move_owned(self, caller: Caller) -> None:
+        for session_id in list(self._owned):
+            session = self.sessions.find(session_id)
+            if session is None:
+                self._owned.discard(session_id)  # closed since
+                continue
+            await session.use_caller(caller)
 
     async def disconnect(self) -> None:
         """This client left the shared daemon: stop following its sessions, and close the

@@ -10,6 +10,7 @@ from pydantic import Field, ValidationError
 from tether.protocol.base import LenientWireModel
 from tether.protocol.content import ContentBlock
 from tether.protocol.updates import Mode
+from tether.transcript.payloads import HunkState
 
 M = TypeVar("M", bound=LenientWireModel)
 
@@ -64,6 +65,23 @@ class SetModeParams(LenientWireModel):
 class RewindParams(LenientWireModel):
     session_id: str
     turn_id: str
+
+
+class ListChangesParams(LenientWireModel):
+    session_id: str
+    turn_id: str | None = None
+    uri: str | None = None
+    states: list[HunkState] = Field(default_factory=lambda: list[HunkState](["pending"]))
+
+
+class ChangesParams(LenientWireModel):
+    """Which hunks to keep or undo: all criteria given must hold; without ``hunkIds``, the
+    pending hunks of the file and/or turn."""
+
+    session_id: str
+    hunk_ids: list[str] = Field(default_factory=lambda: list[str]())
+    turn_id: str | None = None
+    uri: str | None = None
 
 
 class DiagnosticsParams(LenientWireModel):

@@ -134,7 +134,7 @@ class PlainTurns:
             out["queued"] = True
         else:
             turn_id = out["turnId"] = uuid.uuid4().hex[:12]
-        self._spawn(self._run(session, ask, turn_id))
+        self.spawn(self._run(session, ask, turn_id))
         return out
 
     async def _run(self, session: Session, ask: Ask | AskMaker, turn_id: str | None) -> None:
@@ -174,7 +174,9 @@ class PlainTurns:
         except Exception as e:  # the transcript is a convenience; the turn went fine
             log.info("showDocument refused: %s", e)
 
-    def _spawn(self, work: Awaitable[None]) -> None:
+    def spawn(self, work: Awaitable[None]) -> None:
+        """Run ``work`` on its own; a failure is told to the user."""
+
         async def guarded() -> None:
             try:
                 await work
@@ -210,7 +212,7 @@ class PlainTurns:
         if not turns:
             self.say("there is no turn to undo in this session")
             return {"sessionId": session.session_id, "turnId": None}
-        self._spawn(self._undo(session, turns[-1]))
+        self.spawn(self._undo(session, turns[-1]))
         return {"sessionId": session.session_id, "turnId": turns[-1]}
 
     async def _undo(self, session: Session, turn_id: str) -> None:

@@ -70,6 +70,9 @@ class TetherProtocol(LanguageServerProtocol):
                     "tether/compact",
                     "tether/listTasks",
                     "tether/stopTask",
+                    "tether/listChanges",
+                    "tether/keepChanges",
+                    "tether/undoChanges",
                 ],
                 **getattr(self._server, "startup_facts", {}),
             }

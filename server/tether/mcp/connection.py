@@ -28,6 +28,7 @@ import mcp_types as types
 from mcp import Client, MCPError
 
 from tether import __version__
+from tether.core.environ import Caller
 from tether.errors import ToolError
 from tether.mcp.catalog import Kind, changed_kind, list_kind, load_catalog, watch_changes
 from tether.mcp.config import NamedServer
@@ -78,7 +79,8 @@ class McpConnection:
         connect_timeout: float,
         call_timeout: float | None,
         on_change: Callable[[McpConnection], None],
-        caller_env: Mapping[str, str] | None = None,
+        caller_env: Caller | None = None,
+        settings_env: Mapping[str, str] | None = None,
     ) -> None:
         self.server = server
         self.name = server.name
@@ -89,6 +91,7 @@ class McpConnection:
         self.call_timeout = call_timeout
         self._on_change = on_change
         self.caller_env = caller_env
+        self.settings_env = settings_env
         self.state: State = "pending"
         self.error: str | None = None
         self.restarts = 0
@@ -218,6 +221,7 @@ class McpConnection:
                 errlog=errlog,
                 on_lost=self._mark_lost,
                 caller_env=self.caller_env,
+                settings_env=self.settings_env,
             )
             client = Client(
                 transport,

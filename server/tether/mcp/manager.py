@@ -17,6 +17,7 @@ from typing import Any
 import mcp_types as types
 import platformdirs
 
+from tether.core.environ import Caller
 from tether.mcp.config import McpConfig, NamedServer
 from tether.mcp.connection import Backoff, McpConnection, ServerStatus
 from tether.mcp.render import MAX_OUTPUT_CHARS
@@ -36,10 +37,11 @@ class McpOptions:
     max_output_chars: int = MAX_OUTPUT_CHARS
     log_dir: Path | None = None
     """Where each stdio server's stderr goes (``<name>.log``); a user log dir by default."""
-    caller_env: Mapping[str, str] | None = None
-    """The variables of the warm daemon's client these servers serve, in place of the
-    daemon's own (stdio servers' environment, remote servers' proxies); None: this
-    process's."""
+    caller_env: Caller | None = None
+    """The warm daemon's client these servers serve: stdio servers get its environment and
+    umask, remote servers its proxies, nothing of the daemon's; None: this process's."""
+    settings_env: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
+    """The settings' ``env``: stdio servers get it over the caller's environment."""
 
 
 def default_log_dir(root: Path) -> Path:
@@ -82,6 +84,7 @@ class McpManager:
             call_timeout=self.options.call_timeout,
             on_change=self._changed,
             caller_env=self.options.caller_env,
+            settings_env=self.options.settings_env,
         )
 
     # -- lifecycle --------------------------------------------------------------------

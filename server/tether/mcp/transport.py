@@ -10,6 +10,8 @@ every request, through an HTTP client made here with the SDK's documented timeou
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,11 +21,11 @@ from typing import Any, Protocol, Self, TextIO
 import anyio
 import httpx2
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from tether.core.environ import process_env
+from tether.core.environ import INHERIT_UMASK, Caller, process_env, process_umask
 from tether.mcp.config import NamedServer, StdioServer
 from tether.providers.network import NetworkSettings
 
@@ -106,17 +108,24 @@ async def open_transport(
     cwd: Path,
     errlog: TextIO,
     on_lost: Callable[[], None],
-    caller_env: Mapping[str, str] | None = None,
+    caller_env: Caller | None = None,
+    settings_env: Mapping[str, str] | None = None,
 ) -> AsyncGenerator[tuple[WatchedRead, MessageWriter]]:
     """Streams to ``server``; ``on_lost`` fires when the server ends the connection.
-    ``caller_env``: the warm daemon's client's variables, in place of the daemon's own."""
+    ``caller_env``: the warm daemon's client, whose world a stdio server runs in (None:
+    this process's); ``settings_env``: the settings' ``env``, over it."""
     config = server.config
     if isinstance(config, StdioServer):
+        # Like Claude Code: the server sees the user's environment (under the settings'
+        # ``env``) plus its own.
+        env = {**process_env(caller_env, credentials=True, settings=settings_env), **config.env}
+        command, args = config.command, config.args
+        if caller_env is not None:
+            command, args = exactly(command, args, env, process_umask(caller_env))
         params = StdioServerParameters(
-            command=config.command,
-            args=config.args,
-            # Like Claude Code: the server sees the user's environment plus its own.
-            env={**process_env(caller_env, credentials=True), **config.env},
+            command=command,
+            args=args,
+            env=env,
             cwd=Path(config.cwd) if config.cwd else cwd,
         )
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -141,6 +150,25 @@ async def open_transport(
             streamable_http_client(config.url, http_client=http) as (read, write),
         ):
             yield WatchedRead(read, on_lost), write
+
+
+def exactly(
+    command: str, args: list[str], env: Mapping[str, str], umask: int
+) -> tuple[str, list[str]]:
+    """The command line that starts ``command`` with exactly ``env`` and ``umask``. The SDK
+    puts a few of this process's variables (``HOME``, ``PATH``, ``SHELL``, ``TERM``,
+    ``USER``, ``LOGNAME``) under the given ones and has no umask: for a caller of the warm
+    daemon, a ``/bin/sh`` in front takes out those the caller does not have and sets its
+    umask, then becomes the server (same process, same arguments)."""
+    if "/" not in command and shutil.which(command, path=env.get("PATH", os.defpath)) is None:
+        return command, args  # starting it fails, with the SDK's clear error
+    missing = sorted(set(get_default_environment()) - set(env))
+    steps = [f"unset {' '.join(missing)}"] if missing else []
+    if umask != INHERIT_UMASK:
+        steps.append(f"umask {umask:04o}")
+    if not steps:
+        return command, args
+    return "/bin/sh", ["-c", "; ".join([*steps, 'exec "$0" "$@"']), command, *args]
 
 
 def _http_client(caller_env: Mapping[str, str] | None, **kwargs: Any) -> httpx2.AsyncClient:

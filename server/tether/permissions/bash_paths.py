@@ -70,6 +70,7 @@ class CommandPaths:
 class _Resolver:
     def __init__(self, ctx: ToolContext) -> None:
         self.roots = [canonical(ctx.cwd), *(canonical(d) for d in ctx.allowed_dirs)]
+        self.sandbox = ctx.config.shell_sandbox
         self.cwds: list[Path] = [canonical(ctx.cwd)]
         self.cwd_known = True
 
@@ -182,11 +183,13 @@ def _command_paths(resolver: _Resolver, cmd: SimpleCommand, fx: Effects) -> Comm
                 name = os.path.basename(source.value.rstrip("/"))
                 writes += resolver.resolve(Word.literal(os.path.join(dest.value or "", name)))
     changed = [*writes, *removes]
+    sandbox = resolver.sandbox
     control = [
         s.text
         for s in changed
         if (s.path is not None and is_control_plane(s.path, roots))
         or (s.written is not None and is_control_plane(s.written, roots))
+        or (sandbox is not None and any(sandbox.door(p) for p in (s.path, s.written) if p))
     ]
     removal_ok = True
     for seen in removes:

@@ -3,6 +3,7 @@
 deny rules (any reading of any subcommand)        -> deny
 dangerouslyDisableSandbox                         -> the user decides, every time
 a write into the control plane                    -> the user decides, every time
+git made to run a program the line chooses        -> the user decides, every time
 Read/Edit deny rules on the line's paths          -> deny
 ask rules (Bash, then Read/Edit on paths)         -> ask
 a command the deny rules cannot be checked on     -> the user decides
@@ -25,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether.permissions.bash_destructive import is_destructive_git
+from tether.permissions.bash_gitconfig import git_runs
 from tether.permissions.bash_paths import CommandPaths, Seen, line_paths
 from tether.permissions.bash_rules import covering_rules, exact_line, match_any
 from tether.permissions.bash_suggest import suggest_bash_rule
@@ -122,6 +124,9 @@ async def decide_bash(command: str, data: Any, ctx: ToolContext, rules: RuleSet)
     if control is not None:
         reason = f"the command writes {control}, a protected configuration file"
         return refuse_or_ask(mode, reason, _shown(command))
+    runs = git_runs(script) if script is not None else None
+    if runs is not None:
+        return refuse_or_ask(mode, runs, _shown(command))
     denied = _path_rule(rules.deny, views, ctx)
     if denied is not None:
         return Decision("deny", f"denied by the rule {denied}", str(denied))

@@ -16,7 +16,7 @@ every symlink is resolved (the caller passes canonical paths, and the path as wr
 
 Matching ignores case: on a case-insensitive filesystem ``.TETHER`` is ``.tether``, and on
 a case-sensitive one protecting a look-alike costs nothing. The shell sandbox binds the
-same entries read-only (``tether.sandbox.protect``).
+same entries read-only and refuses to create them (``tether.sandbox.protect``).
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ from typing import Literal
 
 PROTECTED_DIRS = (".tether", ".claude", ".vscode", ".idea", ".git")
 """Directories the agent never writes into, at any depth."""
-PROTECTED_FILES = (".mcp.json", ".nvim.lua", ".nvimrc", ".exrc", ".envrc", ".git")
-"""Single files the agent never writes, at any depth (``.git`` as a ``gitdir:`` file too)."""
+PROTECTED_FILES = (
+    *(".mcp.json", ".nvim.lua", ".nvimrc", ".exrc", ".envrc", ".git"),
+    *(".vimrc", ".gvimrc", ".lvimrc", ".dir-locals.el", ".dir-locals-2.el"),
+)
+"""Single files the agent never writes, at any depth (``.git`` as a ``gitdir:`` file too):
+agent and MCP settings, what direnv, Vim and Neovim (``exrc``) and Emacs (directory-local
+variables, ``eval`` included) load from a project on their own."""
 PROTECTED_NAMES = frozenset(n.casefold() for n in (*PROTECTED_DIRS, *PROTECTED_FILES))
-NO_STAND_IN = frozenset({".envrc"})
-"""Protected when present, but not created while a command runs: direnv already refuses
-an ``.envrc`` nobody allowed, and an empty one would make it complain at every prompt."""
 GIT_LOCKED = ("config", "config.worktree", "hooks", "info", "commondir", "modules", "worktrees")
 """What stays read-only in a git directory whose objects, refs, index and logs commands may
 write: everything git reads as configuration or runs (``info/attributes``, ``commondir``
@@ -89,5 +91,3 @@ class Protected:
     writable_mount: bool = False
     """Bound read-write onto itself first: a mount point cannot be renamed away, which
     keeps the read-only entries inside it where they are."""
-    stand_in: bytes = b""
-    """What a missing file's stand-in holds (``commondir`` must name a directory)."""

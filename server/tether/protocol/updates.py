@@ -154,6 +154,15 @@ class ModeChange(WireModel):
     mode: Mode
 
 
+class ChangesUpdate(WireModel):
+    """The change set changed: a turn that changed files ended, hunks were kept or undone
+    (or found undone or back), turns were rewound. ``tether/listChanges`` has the details."""
+
+    kind: Literal["changes"] = "changes"
+    turn_ids: list[str]
+    uris: list[str]
+
+
 SessionUpdate = Annotated[
     UserMessage
     | AgentMessageChunk
@@ -166,7 +175,8 @@ SessionUpdate = Annotated[
     | Compaction
     | TurnEnd
     | Notice
-    | ModeChange,
+    | ModeChange
+    | ChangesUpdate,
     Field(discriminator="kind"),
 ]
 

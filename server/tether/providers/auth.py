@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Mapping
 
-from tether.core.environ import process_env
+from tether.core.environ import as_caller, process_env, process_umask
 from tether.errors import ModelError
 
 DEFAULT_TTL_MS = 5 * 60 * 1000
@@ -57,17 +57,20 @@ class ApiKeyHelper:
             return self._key
 
     async def _run(self) -> str:
+        caller = as_caller(self._env)
         try:
             proc = await asyncio.create_subprocess_exec(
                 "/bin/sh",
                 "-c",
                 self.command,
-                cwd=self.cwd,
+                # The user's own command, run like a hook: in the caller's directory, with
+                # its environment and umask (in-process: this process's, inherited).
+                cwd=self.cwd or (caller.cwd if caller is not None else None),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                # The user's own command, run like a hook: with the caller's environment.
-                env=None if self._env is None else process_env(self._env, credentials=True),
+                env=None if caller is None else process_env(caller, credentials=True),
+                umask=process_umask(caller),
             )
         except OSError as e:
             raise ModelError(f"apiKeyHelper `{self.command}` could not start: {e}") from e

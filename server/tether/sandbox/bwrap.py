@@ -8,12 +8,18 @@ Inside, in the order the mounts are stacked:
    back read-only (``exposure.py``);
 3. the workspace and ``writablePaths`` read-write;
 4. sensitive locations hidden again wherever they are, host sockets covered;
-5. the control plane read-only on top of the writable paths (``protect.py``).
+5. the control plane that exists read-only on top of the writable paths (``protect.py``),
+   and the gate's interpreter and sources wherever they are writable or hidden.
+
+The command runs under the gate (``gate/``), which refuses to bring a protected path into
+existence: a mount can only cover something that exists, and whatever bubblewrap mounts on
+a missing name it first creates on the host.
 
 Every namespace is unshared — network too unless settings allow it — so the command sees
-only loopback and its own processes. All capabilities are dropped, which matters when the
-daemon runs as root: without CAP_SYS_ADMIN, ``mount -o remount,rw`` fails, and bwrap's
-read-only mounts are locked besides. ``--die-with-parent`` ends the sandbox with the
+only loopback and its own processes, and cannot make user namespaces of its own
+(``--disable-userns``, where bubblewrap has it). All capabilities are dropped, which matters
+when the daemon runs as root: without CAP_SYS_ADMIN, ``mount -o remount,rw`` fails, and
+bwrap's read-only mounts are locked besides. ``--die-with-parent`` ends the sandbox with the
 daemon; ``--new-session`` detaches it from any terminal (no TIOCSTI keystroke injection).
 """
 
@@ -28,6 +34,7 @@ from pathlib import Path
 
 from tether.permissions.controlplane import Protected
 from tether.sandbox.exposure import Exposure
+from tether.sandbox.launch import gate_argv, runtime, supported
 
 PROBE_TIMEOUT_S = 5.0
 
@@ -55,31 +62,74 @@ class Probe:
     available: bool
     problem: str | None = None
     executable: str | None = None
+    no_userns: bool = False
+    """bubblewrap can forbid user namespaces inside (``--disable-userns``, 0.8)."""
 
 
-@lru_cache(maxsize=4)
-def probe(executable: str = "bwrap") -> Probe:
-    """Does bubblewrap run here with the options we need? (Once per process.)"""
-    found = shutil.which(executable)
-    if found is None:
-        return Probe(False, "bubblewrap (bwrap) is not installed")
-    argv = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+NO_USERNS = ["--unshare-user", "--disable-userns"]
+GATE_PROBE = (
+    "mkdir -p /tmp/tether-probe/ok && ! mkdir /tmp/tether-probe/.git 2>/dev/null"
+    " && test -d /tmp/tether-probe/ok && ! test -e /tmp/tether-probe/.git"
+)
+"""Run under the gate: an ordinary directory is made, a protected one refused."""
+
+
+def _run(argv: list[str]) -> str | None:
+    """None if ``argv`` succeeds, else what went wrong."""
     try:
         done = subprocess.run(
-            [*argv, "--", "true"],
+            argv,
             capture_output=True,
             timeout=PROBE_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as e:
-        return Probe(False, f"bubblewrap does not run: {e}")
+        return str(e)
     if done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        why = detail[-1] if detail else f"exit code {done.returncode}"
-        return Probe(False, f"bubblewrap does not work here ({why})")
-    return Probe(True, executable=found)
+        return detail[-1] if detail else f"exit code {done.returncode}"
+    return None
+
+
+@lru_cache(maxsize=4)
+def probe(executable: str = "bwrap") -> Probe:
+    """Does bubblewrap run here with the options we need, and does the gate work in it?
+    (Once per process.)"""
+    found = shutil.which(executable)
+    if found is None:
+        return Probe(False, "bubblewrap (bwrap) is not installed")
+    argv = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv += ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    problem = _run([*argv, "--", "true"])
+    if problem is not None:
+        return Probe(False, f"bubblewrap does not work here ({problem})")
+    no_userns = _run([*argv, *NO_USERNS, "--", "true"]) is None
+    if no_userns:
+        argv += NO_USERNS
+    unsupported = supported()
+    if unsupported is not None:
+        return Probe(False, unsupported)
+    root = ["root", "/tmp/tether-probe", "name", ".git"]
+    gate = gate_argv(runtime(), None, root, ["bash", "-c", GATE_PROBE])
+    problem = _run([*argv, *_runtime_binds(), "--", *gate])
+    if problem is not None:
+        return Probe(
+            False,
+            "the kernel does not let the sandbox guard protected names (seccomp user "
+            f"notification, Linux 5.14 or later): {problem}",
+        )
+    return Probe(True, executable=found, no_userns=no_userns)
+
+
+def _runtime_binds(hidden: Sequence[Path] = (), writable: Sequence[Path] = ()) -> list[str]:
+    """The gate's interpreter and sources, read-only where they would be hidden or
+    writable (elsewhere the read-only root already shows them)."""
+    out: list[str] = []
+    for path in runtime().paths:
+        if any(path == p or path.is_relative_to(p) for p in (*hidden, *writable)):
+            out += ["--ro-bind", str(path), str(path)]
+    return out
 
 
 def _hide(path: Path) -> list[str]:
@@ -95,8 +145,10 @@ def bwrap_argv(
     argv: Sequence[str],
     cwd: Path,
     exposure: Exposure | None = None,
+    *,
+    no_userns: bool = False,
 ) -> list[str]:
-    """The full command line: bwrap, its options, then ``argv``."""
+    """The full command line: bwrap, its options, then ``argv`` (the gate's command line)."""
     seen = exposure or Exposure()
     out = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     out += ["--tmpfs", "/tmp"]
@@ -122,11 +174,16 @@ def bwrap_argv(
             continue  # a symlink cannot be bound without following it (protect.py)
         option = "--bind" if item.writable_mount else "--ro-bind"
         out += [option, str(item.path), str(item.path)]
+    out += _runtime_binds(seen.hide, (*policy.writable, policy.root))
     out += ["--unshare-all"]
+    if no_userns:
+        out += NO_USERNS
     if policy.allow_network:
         out += ["--share-net"]
     out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     # The workspace is a mount point inside: let git look past it for an enclosing repo.
     out += ["--setenv", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "1", "--setenv", "TMPDIR", "/tmp"]
+    # `git status` and friends read without refreshing the index (a read changes nothing).
+    out += ["--setenv", "GIT_OPTIONAL_LOCKS", "0"]
     out += ["--chdir", str(cwd), "--", *argv]
     return out

@@ -1,21 +1,22 @@
 """The next command's sandbox, started while the model thinks.
 
 Setting up a bubblewrap sandbox (namespaces, a fresh ``/dev`` and ``/proc``, thirty-odd
-mounts) costs several milliseconds before the command's own shell even starts; an agent
-runs commands one after another, and each waited for it. So when a command ends, the sandbox
-starts the next one's: the same bubblewrap command line, running a stub that waits on its
-stdin for the command and then becomes ``bash -c COMMAND`` with stdin on ``/dev/null``.
+mounts) and starting the gate's interpreter cost milliseconds before the command's own shell
+even starts; an agent runs commands one after another, and each waited for it. So when a
+command ends, the sandbox starts the next one's: the same bubblewrap command line, running
+the gate waiting on its stdin for the policy and the command (``launch.waiting_argv``).
 
 The prepared sandbox serves the next command only if that command's own, freshly computed
-command line is the same to the byte (same layout of the filesystem: protected paths, stand-
-ins, hidden paths, sockets; same working directory), with the same environment, and every
+bubblewrap command line is the same to the byte (same layout of the filesystem: protected
+paths, hidden paths, sockets; same working directory), with the same environment and umask
+(the warm daemon runs commands for several callers), and every
 path on that command line is still the file it was when the sandbox was prepared. The last
 matters: a mount covers the file that was there, and a path replaced on the host since
 (``git config`` on the host rewrites ``.git/config`` by a rename, a service recreates its
 socket) is no longer covered inside. Anything else, and it is discarded and the command
-starts the usual way. Each sandbox still serves exactly one command (its PID namespace dies
-with it), and it holds the stand-ins its mounts use for as long as it lives
-(``placeholders.py``). An unused one is killed after the stand-ins' linger time.
+starts the usual way. The gate's policy is the command's own, handed over with it. Each
+sandbox still serves exactly one command (its PID namespace dies with it); an unused one is
+killed after ``linger_s``.
 
 The prepared process is a plain ``subprocess.Popen``, tied to no event loop until a command
 takes it (the warm daemon runs sessions on several loops, and a loop may close with one
@@ -39,12 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from tether.sandbox.launch import Refusals, job, runtime, split_gate, waiting_argv
+
 log = logging.getLogger(__name__)
 
-STUB = 'IFS= read -r -d "" tether_command || exit 125; exec bash -c "$tether_command" </dev/null'
-"""Reads the command (NUL-terminated) and becomes ``bash -c`` running it."""
+LINGER_S = 2.0
+"""How long a prepared sandbox waits for its command."""
 MAX_COMMAND_BYTES = 60_000
-"""A longer command starts the usual way (it must fit the pipe without waiting)."""
+"""A longer job starts the usual way (it must fit the pipe without waiting)."""
 CAN_FOLLOW = hasattr(os, "pidfd_open")
 
 
@@ -55,9 +58,9 @@ class _Ready:
     files: dict[str, tuple[int, ...] | None]
     """What identified every path on it when it was prepared (``_files``)."""
     env: dict[str, str]
+    umask: int
     popen: subprocess.Popen[bytes]
-    release: Callable[[], None]
-    """Lets go of the stand-ins this sandbox's mounts use."""
+    refusals: Refusals
     timer: threading.Timer | None = field(default=None)
 
 
@@ -66,10 +69,15 @@ class PreparedProcess:
     of ``asyncio.subprocess.Process`` the shell runner uses."""
 
     def __init__(
-        self, popen: subprocess.Popen[bytes], stdout: asyncio.StreamReader, pidfd: int
+        self,
+        popen: subprocess.Popen[bytes],
+        stdout: asyncio.StreamReader,
+        pidfd: int,
+        refusals: Refusals,
     ) -> None:
         self.pid = popen.pid
         self.stdout = stdout
+        self.refusals = refusals
         self._popen = popen
         self._pidfd = pidfd
         self._loop = asyncio.get_running_loop()
@@ -112,11 +120,15 @@ class Prestarter:
 
     # -- using it ---------------------------------------------------------------------
 
-    async def take(self, argv: Sequence[str], env: Mapping[str, str]) -> PreparedProcess | None:
-        """The prepared sandbox running ``argv`` (``bwrap … -- bash -c COMMAND``), or None."""
-        prefix, command = _split(argv)
-        if prefix is None or command is None or "\0" in command:
+    async def take(
+        self, argv: Sequence[str], env: Mapping[str, str], umask: int
+    ) -> PreparedProcess | None:
+        """The prepared sandbox running ``argv`` (``bwrap … -- GATE POLICY -- COMMAND``) with
+        ``env`` and ``umask``, or None."""
+        parts = split_gate(argv)
+        if parts is None or any("\0" in a for a in argv):
             return None
+        prefix, policy, command = tuple(parts[0]), parts[1], parts[2]
         with self._lock:
             pending = self._pending
         if pending is not None:
@@ -128,11 +140,12 @@ class Prestarter:
             return None
         if ready.timer is not None:
             ready.timer.cancel()
-        data = command.encode("utf-8", "surrogateescape") + b"\0"
+        data = job(policy, command)
         popen = ready.popen
         fits = (
             ready.prefix == prefix
             and ready.env == dict(env)
+            and ready.umask == umask
             and len(data) <= MAX_COMMAND_BYTES
             and _files(prefix) == ready.files
         )
@@ -155,58 +168,52 @@ class Prestarter:
             os.close(pidfd)
             _discard(ready)
             raise
-        process = PreparedProcess(popen, reader, pidfd)
-        # Its stand-ins stay held until it has exited.
-        process.on_exit(ready.release)
-        return process
+        return PreparedProcess(popen, reader, pidfd, ready.refusals)
 
     # -- preparing it -----------------------------------------------------------------
 
-    def prepare(
-        self,
-        argv: Sequence[str],
-        env: Mapping[str, str],
-        cwd: Path,
-        hold: Callable[[], Callable[[], None]],
-    ) -> None:
-        """Start a sandbox like ``argv``'s (its command replaced by the stub) for the next
-        command. ``hold`` takes the stand-ins it will use and returns the function that lets
-        go of them (called while the command that ended still holds them)."""
-        prefix, command = _split(argv)
-        if prefix is None or command is None or not CAN_FOLLOW:
+    def prepare(self, argv: Sequence[str], env: Mapping[str, str], umask: int, cwd: Path) -> None:
+        """Start a sandbox like ``argv``'s (its gate waiting for the job) for the next
+        command."""
+        parts = split_gate(argv)
+        if parts is None or not CAN_FOLLOW:
             return
+        prefix = tuple(parts[0])
         with self._lock:
             if self._closed or self._ready is not None or self._pending is not None:
                 return
-            release = hold()
             files = _files(prefix)
-            self._pending = _spawner().submit(self._spawn, prefix, files, dict(env), cwd, release)
+            self._pending = _spawner().submit(self._spawn, prefix, files, dict(env), umask, cwd)
 
     def _spawn(
         self,
         prefix: tuple[str, ...],
         files: dict[str, tuple[int, ...] | None],
         env: dict[str, str],
+        umask: int,
         cwd: Path,
-        release: Callable[[], None],
     ) -> None:
+        refusals = Refusals()
         try:
             popen = subprocess.Popen(
-                [*prefix, "bash", "-c", STUB],
+                [*prefix, *waiting_argv(runtime(), refusals.write_fd)],
                 cwd=cwd,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env=env,
+                umask=umask,
+                pass_fds=(refusals.write_fd,),
             )
         except BaseException as e:
-            release()
+            refusals.discard()
             with self._lock:
                 self._pending = None
             log.debug("could not prepare a sandbox: %s", e)
             return
-        ready = _Ready(prefix, files, env, popen, release)
+        refusals.close_writer()
+        ready = _Ready(prefix, files, env, umask, popen, refusals)
         with self._lock:
             self._pending = None
             closed = self._closed
@@ -255,16 +262,8 @@ def _spawner() -> ThreadPoolExecutor:
         return _SPAWNER[0]
 
 
-def _split(argv: Sequence[str]) -> tuple[tuple[str, ...] | None, str | None]:
-    """``bwrap … --`` and COMMAND of ``bwrap … -- bash -c COMMAND`` (None, None otherwise)."""
-    if len(argv) < 5 or argv[-4] != "--" or list(argv[-3:-1]) != ["bash", "-c"]:
-        return None, None
-    return tuple(argv[:-3]), argv[-1]
-
-
 def _discard(ready: _Ready) -> None:
-    """Kill an unused sandbox, wait for it (any thread: SIGKILL is quick) and let go of its
-    stand-ins."""
+    """Kill an unused sandbox and wait for it (any thread: SIGKILL is quick)."""
     popen = ready.popen
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(popen.pid, signal.SIGKILL)
@@ -275,7 +274,7 @@ def _discard(ready: _Ready) -> None:
         if pipe is not None:
             with contextlib.suppress(OSError):
                 pipe.close()
-    ready.release()
+    ready.refusals.discard()
 
 
 def _files(prefix: Sequence[str]) -> dict[str, tuple[int, ...] | None]:

@@ -1,11 +1,12 @@
 """What the sandbox keeps read-only inside the paths commands may write: the control plane.
 
-At the top of each writable root, every protected name is protected whether it exists or
-not: a missing one gets an inert stand-in for the length of the command, so nothing can
-create it. Below the top, the protected entries that exist are found by a bounded walk
-(dependency trees such as ``node_modules`` are skipped; the result is reused for a few
-seconds, commands come in bursts): nested repositories, nested agent and editor settings,
-git directories recognised by their contents, and the git directory a ``.git`` file names.
+Protected entries that exist are bound read-only: at the top of each writable root by name,
+below it as found by a bounded walk (dependency trees such as ``node_modules`` are skipped;
+the result is reused for a few seconds, commands come in bursts): nested repositories,
+nested agent and editor settings, git directories recognised by their contents, the git
+directory a ``.git`` file names, and what configuration makes the host run (``doors.py``).
+What does not exist is not created: the gate (``gate/``) refuses to bring it into existence,
+by the policy made here.
 
 A git directory is bound read-write onto itself — a mount point cannot be renamed or
 replaced — with what git reads as configuration or runs (``GIT_LOCKED``) read-only inside
@@ -17,10 +18,8 @@ directory holding it stays writable, so the link itself could be replaced. Its t
 protected instead (when commands may write there), and the sandbox puts the link back
 after every command (``restore_links``); the replacement is kept beside it, renamed.
 
-Limits: mounts protect what exists when the command starts. A command may create a new
-protected entry below the top level (``git init sub`` makes ``sub/.git``); the next
-command finds and binds it read-only, and the permission pipeline asks before any write
-it can see into such a path (file tools, redirections, file commands).
+Limits: the walk is bounded (``WALK_MAX_DEPTH``, ``WALK_MAX_ENTRIES``, ``SKIPPED_DIRS``):
+an existing protected entry beyond it is not bound, though nothing new can be created there.
 """
 
 from __future__ import annotations
@@ -29,18 +28,26 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from tether.permissions.controlplane import (
     GIT_LOCKED,
-    NO_STAND_IN,
     PROTECTED_DIRS,
     PROTECTED_FILES,
     PROTECTED_NAMES,
     Protected,
 )
+from tether.sandbox.doors import (
+    Door,
+    DoorFinder,
+    Repo,
+    direnv,
+    direnv_loads_dotenv,
+    folder_open_tasks,
+)
+from tether.sandbox.gate.policy import Policy
 
 log = logging.getLogger(__name__)
 
@@ -157,9 +164,8 @@ def git_layout(git_dir: Path, *, writable: bool) -> list[Protected]:
     out = [Protected(git_dir, "dir", True, writable_mount=True)]
     for name in GIT_LOCKED:
         item = _entry(git_dir / name, "dir" if name in _DIR_LOCKS else "file")
-        if name == "commondir" and not item.exists:
-            item = Protected(item.path, "file", False, stand_in=b".\n")  # "here": inert
-        out.append(item)
+        if item.exists:  # a missing one is refused by the gate
+            out.append(item)
     return out
 
 
@@ -172,12 +178,87 @@ class Plan:
     """Everything the sandbox protects for one command."""
 
     items: tuple[Protected, ...]
+    """Existing entries to bind (read-only, or a writable git directory)."""
     links: tuple[tuple[Path, str], ...]
     """Protected entries that are symlinks, with their targets (restored afterwards)."""
+    gate: tuple[str, ...] = ()
+    """The gate's policy (``Policy.encode``)."""
+    doors: tuple[Door, ...] = ()
 
 
-def plan(roots: Sequence[Path], found: Iterable[Found], *, git_writable: bool) -> Plan:
-    """What to bind read-only under the writable ``roots`` (canonical)."""
+def repositories(roots: Sequence[Path], found: Sequence[Found]) -> list[Repo]:
+    """Every repository whose configuration can reach into the roots: those found in them,
+    and the one around each root."""
+    repos: dict[Path, Repo] = {}
+
+    def add(dot_git: Path) -> None:
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            repos.setdefault(dot_git, Repo(dot_git, dot_git.parent))
+        elif dot_git.is_file():
+            named = _gitdir_of(dot_git)
+            if named is not None:
+                repos.setdefault(named, Repo(named, dot_git.parent))
+        elif dot_git.is_dir():
+            real = Path(os.path.realpath(dot_git))
+            repos.setdefault(real, Repo(real, dot_git.parent))
+
+    for root in roots:
+        add(root / ".git")
+        for parent in root.parents:
+            if os.path.lexists(parent / ".git"):
+                add(parent / ".git")
+                break
+    for result in found:
+        for path in result.entries:
+            if path.name == ".git":
+                add(path)
+    for result in found:
+        for git_dir in result.git_dirs:
+            repos.setdefault(git_dir, Repo(git_dir, None))
+    return list(repos.values())
+
+
+def doors_of(
+    roots: Sequence[Path],
+    found: Sequence[Found],
+    repos: Sequence[Repo],
+    finder: DoorFinder,
+    *,
+    dotenv: bool,
+) -> list[Door]:
+    """What the host runs or reads on its own, inside the roots (``doors.py``)."""
+    doors = finder.git(repos)
+    entries = [p for r in found for p in r.entries]
+    for root in roots:
+        entries += [root / ".envrc", root / ".vscode"]
+    for path in entries:
+        name = path.name.casefold()
+        if name == ".envrc" and path.is_file():
+            doors += direnv(path)
+        elif name == ".vscode" and (path / "tasks.json").is_file():
+            doors += folder_open_tasks(path / "tasks.json")
+    if dotenv:
+        doors += [Door(root / ".env", "direnv loads it (load_dotenv)") for root in roots]
+    for root in roots:  # the multi-root workspace VS Code may have open: tasks, settings
+        doors += [Door(p, "VS Code's workspace file") for p in root.glob("*.code-workspace")]
+    inside: dict[Path, Door] = {}
+    for door in doors:
+        real = Path(os.path.realpath(door.path))
+        for path in (door.path, real):
+            if _inside(path, roots) and path not in roots:
+                inside.setdefault(path, Door(path, door.why))
+    return list(inside.values())
+
+
+def plan(
+    roots: Sequence[Path],
+    found: Sequence[Found],
+    *,
+    git_writable: bool,
+    finder: DoorFinder | None = None,
+) -> Plan:
+    """What to bind read-only under the writable ``roots`` (canonical), and what the gate
+    refuses to create."""
     items: dict[Path, Protected] = {}
     links: list[tuple[Path, str]] = []
     git_dirs: list[Path] = []
@@ -192,6 +273,8 @@ def plan(roots: Sequence[Path], found: Iterable[Found], *, git_writable: bool) -
             if _inside(target, roots) and target.exists():
                 protect(target, "dir" if target.is_dir() else "file")
             return
+        if not os.path.lexists(path):
+            return  # the gate refuses to create it
         if path.name == ".git" and path.is_dir():
             git_dirs.append(path)
             return
@@ -202,26 +285,33 @@ def plan(roots: Sequence[Path], found: Iterable[Found], *, git_writable: bool) -
         items.setdefault(path, _entry(path, kind))
 
     for root in roots:
-        for name in PROTECTED_DIRS:
-            if name != ".git":
-                protect(root / name, "dir")
-        for name in PROTECTED_FILES:
-            if name != ".git" and (name not in NO_STAND_IN or os.path.lexists(root / name)):
-                protect(root / name, "file")
-        dot_git = root / ".git"
-        if os.path.lexists(dot_git):
-            protect(dot_git, "dir")
-        else:
-            items[dot_git] = Protected(dot_git, "dir", False)  # an inert empty stand-in
+        for name in dict.fromkeys((*PROTECTED_DIRS, *PROTECTED_FILES)):
+            protect(root / name, "dir" if name in PROTECTED_DIRS else "file")
     for result in found:
         for path in result.entries:
             protect(path, "dir")
         git_dirs += result.git_dirs
+    repos = repositories(roots, found)
+    dotenv = direnv_loads_dotenv()
+    doors = doors_of(roots, found, repos, finder, dotenv=dotenv) if finder is not None else []
+    for door in doors:
+        protect(door.path, "file")
+    writable: list[str] = []
     for git_dir in dict.fromkeys(git_dirs):
         if _inside(git_dir, roots) and git_dir.is_dir():
             for item in git_layout(git_dir, writable=git_writable):
                 items[item.path] = item
-    return Plan(tuple(items.values()), tuple(links))
+            if git_writable:
+                writable.append(str(git_dir))
+    gate = Policy.encode(
+        [str(r) for r in roots],
+        writable,
+        [(str(d.path), d.why) for d in doors],
+        sorted({*PROTECTED_NAMES, *((".env",) if dotenv else ())}),
+        list(GIT_LOCKED),
+        [str(p) for p in items],
+    )
+    return Plan(tuple(items.values()), tuple(links), tuple(gate), tuple(doors))
 
 
 def restore_links(links: Sequence[tuple[Path, str]]) -> list[Path]:

@@ -4,7 +4,8 @@ Permission rules answer "may this command run"; the sandbox limits what an allow
 can do (seed 003: the two are complementary, and the sandbox is the hard boundary). Its
 configuration is replaced in place when settings change, so the next command uses it.
 Each command gets a fresh layout: the control plane as it is on disk now (``protect.py``),
-the sensitive paths that exist and the host's sockets (``exposure.py``).
+the sensitive paths that exist and the host's sockets (``exposure.py``), and runs under the
+gate, which refuses to create what is protected and reports each refusal (``launch.py``).
 """
 
 from __future__ import annotations
@@ -12,15 +13,24 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
-from tether.permissions.controlplane import Protected
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
+from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv
 from tether.sandbox.exposure import expand, exposure, listening_sockets
-from tether.sandbox.placeholders import LINGER_S, Placeholders
-from tether.sandbox.prestart import Prestarter
-from tether.sandbox.protect import Discovery, plan, restore_links
+from tether.sandbox.launch import Refusals, gate_argv, runtime
+from tether.sandbox.prestart import LINGER_S, PreparedProcess, Prestarter
+from tether.sandbox.protect import (
+    DISCOVERY_TTL_S,
+    Discovery,
+    doors_of,
+    plan,
+    repositories,
+    restore_links,
+)
+from tether.sandbox.report import explain
 from tether.settings.model import SandboxSettings
 from tether.tools.context import Confined, ShellProcess
 
@@ -42,10 +52,12 @@ class BwrapSandbox:
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self._probe = probe_result or probe()
-        self._placeholders = Placeholders(linger_s)
         self._prestart = Prestarter(linger_s) if linger_s > 0 else None
-        """The next command's sandbox, started ahead (``prestart.py``); it lives no longer
-        than the stand-ins linger, so none when they do not."""
+        """The next command's sandbox, started ahead (``prestart.py``), waiting at most
+        ``linger_s`` (none when 0)."""
+        self._doors = DoorFinder()
+        self._doors_seen: tuple[float, tuple[Door, ...]] | None = None
+        """The doors found last, and when (reused like the walk's results)."""
         self._closed = False
         self._private = tuple(Path(os.path.realpath(p)) for p in private)
         self._discovery = discovery or Discovery()
@@ -70,12 +82,11 @@ class BwrapSandbox:
 
     @contextlib.contextmanager
     def session(self, cwd: Path) -> Generator[Confined]:
-        """Stand-ins for missing protected paths live exactly as long as the command;
-        protected links it replaced are put back when it ends."""
+        """The command's sandbox; protected links it replaced are put back when it ends."""
         policy = self.policy
         roots = [policy.root, *policy.writable]
         found = [self._discovery.found(root) for root in roots]
-        protected = plan(roots, found, git_writable=policy.git_writable)
+        protected = plan(roots, found, git_writable=policy.git_writable, finder=self._doors)
         seen = exposure(
             policy.root,
             policy.writable,
@@ -85,36 +96,62 @@ class BwrapSandbox:
             sockets=self._sockets(),
         )
         executable = self._probe.executable or "bwrap"
+        no_userns = self._probe.no_userns
         self.restore_links()
         with self._links_lock:
             self._links.update(protected.links)
-        with self._placeholders.hold(protected.items) as now:
-            started: list[tuple[list[str], dict[str, str]]] = []
+        refusals = [Refusals()]
+        """The report of the gate that runs the command (a prepared one brings its own)."""
+        started: list[tuple[list[str], dict[str, str], int]] = []
+        rt = runtime()
 
-            def wrap(argv: list[str]) -> list[str]:
-                return bwrap_argv(executable, policy, now, argv, cwd, seen)
+        def wrap(argv: list[str]) -> list[str]:
+            inner = gate_argv(rt, refusals[0].write_fd, protected.gate, argv)
+            return bwrap_argv(
+                executable, policy, protected.items, inner, cwd, seen, no_userns=no_userns
+            )
 
-            async def prepared(argv: list[str], *, env: Mapping[str, str]) -> ShellProcess | None:
-                if self._prestart is None:
-                    return None
-                started.append((argv, dict(env)))
-                return await self._prestart.take(argv, env)
+        async def prepared(
+            argv: list[str], *, env: Mapping[str, str], umask: int
+        ) -> ShellProcess | None:
+            if self._prestart is None:
+                return None
+            started.append((argv, dict(env), umask))
+            process = await self._prestart.take(argv, env, umask)
+            if isinstance(process, PreparedProcess):
+                refusals[0].discard()
+                refusals[0] = process.refusals
+            return process
 
-            try:
-                yield Confined(wrap, prepared)
-            finally:
-                restore_links(protected.links)
-                if started and self._prestart is not None and not self._closed:
-                    # The next command's sandbox, like this one's, while its stand-ins are
-                    # still held by this command.
-                    argv, env = started[-1]
-                    self._prestart.prepare(argv, env, cwd, lambda: self._hold(protected.items))
+        def notes() -> list[str]:
+            return explain(*refusals[0].collect())
 
-    def _hold(self, items: Sequence[Protected]) -> Callable[[], None]:
-        """Take the stand-ins of ``items`` until the returned function is called."""
-        stack = contextlib.ExitStack()
-        stack.enter_context(self._placeholders.hold(items))
-        return stack.close
+        try:
+            yield Confined(wrap, prepared, pass_fds=(refusals[0].write_fd,), notes=notes)
+        finally:
+            refusals[0].discard()
+            restore_links(protected.links)
+            if started and self._prestart is not None and not self._closed:
+                argv, env, umask = started[-1]
+                self._prestart.prepare(argv, env, umask, cwd)
+
+    def door(self, path: Path) -> str | None:
+        """What on the host runs or reads ``path`` (``doors.py``), or None."""
+        now = time.monotonic()
+        with self._links_lock:
+            cached = self._doors_seen
+        if cached is None or now - cached[0] >= DISCOVERY_TTL_S:
+            roots = [self.policy.root, *self.policy.writable]
+            found = [self._discovery.found(root) for root in roots]
+            repos = repositories(roots, found)
+            doors = doors_of(roots, found, repos, self._doors, dotenv=direnv_loads_dotenv())
+            cached = (now, tuple(doors))
+            with self._links_lock:
+                self._doors_seen = cached
+        for door in cached[1]:
+            if path == door.path or path.is_relative_to(door.path):
+                return door.why
+        return None
 
     def restore_links(self) -> list[Path]:
         """Put back protected symlinks a (background) command replaced."""
@@ -123,11 +160,10 @@ class BwrapSandbox:
         return restore_links(links)
 
     def close(self) -> None:
-        """Remove every stand-in now (the workspace is closing)."""
+        """End the prepared sandbox (the workspace is closing)."""
         self._closed = True
         if self._prestart is not None:
             self._prestart.close()
-        self._placeholders.sweep(0)
 
     # -- configuration ----------------------------------------------------------------------
 

@@ -32,6 +32,9 @@ class TurnCheckpoint:
     """Text before the turn first changed the file (None: it did not exist)."""
     missing: dict[Path, str] = field(default_factory=lambda: dict[Path, str]())
     """Files the turn changed whose text before is not known, each with the reason."""
+    after: dict[Path, str] = field(default_factory=lambda: dict[Path, str]())
+    """The text the turn's last write through the editor left in each file; a file a shell
+    command changed after that is not here (its text is on disk)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,10 @@ class CheckpointingEditor:
         turn = self.checkpoints.current
         # An unconfirmed write may have landed: undo must be able to put it back too.
         landed = isinstance(outcome, Written | Unconfirmed)
+        if landed and turn is not None:
+            turn.after[path] = (
+                outcome.document.text if isinstance(outcome, Written) else outcome.likely.text
+            )
         if landed and turn is not None and path not in turn.before and path not in turn.missing:
             turn.before[path] = base.text if base is not None else None
             self._record(

@@ -19,6 +19,7 @@ from pathlib import Path
 from tether.errors import SessionError
 from tether.protocol.updates import Mode, SessionUpdate, Usage
 from tether.session.events import UpdateListener
+from tether.session.history import History
 from tether.session.session import Session
 
 
@@ -89,7 +90,10 @@ class HostedSession:
         return running
 
     async def history(self) -> list[tuple[str, SessionUpdate]]:
+        return (await self.full_history()).updates
+
+    async def full_history(self) -> History:
         if self._loop.is_closed():
             raise SessionError(f"the session {self.session_id} has ended")
-        future = asyncio.run_coroutine_threadsafe(self._session.history(), self._loop)
+        future = asyncio.run_coroutine_threadsafe(self._session.full_history(), self._loop)
         return await asyncio.wrap_future(future)

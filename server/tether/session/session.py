@@ -21,24 +21,26 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.core.environ import Caller
 from tether.editor.port import Editor
 from tether.engine.engine import QueryEngine
 from tether.engine.turns import TurnResult, TurnStream
 from tether.errors import ModelError, SessionError
 from tether.protocol.content import ContentBlock, TextContent
-from tether.protocol.updates import Compaction, Mode, Notice, SessionUpdate, Usage
+from tether.protocol.updates import Compaction, Mode, SessionUpdate, TurnEnd, Usage
 from tether.providers.base import Provider
+from tether.session.change_model import Outcome, Selection
+from tether.session.changes import ChangeSet
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, Restored
 from tether.session.events import SessionEvents
+from tether.session.history import History, read_history
 from tether.session.rewind import Rewound, rewind_conversation
 from tether.session.router import EditorRouter
+from tether.session.undo import undo_hunks
 from tether.skills import commands
 from tether.skills.expand import McpPrompts
 from tether.skills.session_prompt import command_turn, expand_for_session
 from tether.tasks.registry import Task
-from tether.transcript.chain import build_chain
-from tether.transcript.load import read_transcript
-from tether.transcript.replay import history_updates
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,10 @@ class SessionHooks:
     """Lets the workspace release what it holds for this session."""
     mcp_prompts: Callable[[], McpPrompts | None] = lambda: None
     """The workspace's MCP prompts and resources, for prompt expansion."""
+    use_caller: Callable[[Caller | None], Awaitable[None]] | None = None
+    """Makes the session work for another caller (its owner sent a new environment)."""
+    model_set: Callable[[str], None] = lambda _spec: None
+    """Hears of ``set_model`` (the model a new caller's provider is made for)."""
 
 
 class Session:
@@ -67,6 +73,7 @@ class Session:
         editor: CheckpointingEditor,
         router: EditorRouter,
         checkpoints: Checkpoints,
+        changes: ChangeSet,
         events: SessionEvents,
         hooks: SessionHooks,
         auto_wake: bool = True,
@@ -76,6 +83,8 @@ class Session:
         self.editor = editor
         self._router = router
         self.checkpoints = checkpoints
+        self.changes = changes
+        """Every ended turn's changes as hunks (undone through ``undo_changes``)."""
         self.events = events
         self._hooks = hooks
         self.auto_wake = auto_wake
@@ -250,6 +259,10 @@ class Session:
     async def _publish(self, stream: TurnStream) -> TurnResult:
         try:
             async for update in stream:
+                if isinstance(update, TurnEnd):
+                    # Its files are written and recorded; whoever waits for the end of the
+                    # turn finds its change set ready.
+                    await self.changes.turn_ended(stream.turn_id)
                 self.events.publish(stream.turn_id, update)
         finally:
             await stream.aclose()
@@ -291,6 +304,14 @@ class Session:
     def set_model(self, spec: str) -> None:
         """Use another model from the next request on."""
         self.engine.set_provider(self._hooks.provider_for(spec))
+        self._hooks.model_set(spec)
+
+    async def use_caller(self, caller: Caller | None) -> None:
+        """Work for ``caller`` from now on: its model client, commands, hooks and MCP
+        servers take it from their next use (the warm daemon: the client that owns the
+        session sent a new environment)."""
+        if self._hooks.use_caller is not None and not self._closed:
+            await self._hooks.use_caller(caller)
 
     async def compact(self, instructions: str = "") -> Compaction:
         """Summarise the conversation now (``/compact``, ``tether/compact``)."""
@@ -330,28 +351,38 @@ class Session:
         await rewind_conversation(self.engine, turn_id, plan.checkpoint.parent_uuid, result)
         self.engine.turns = max(0, self.engine.turns - rewound_turns)
         await self.engine.save_meta()
+        dropped = self.rewindable_turns[self.checkpoints.find(turn_id) or 0 :]
         self.checkpoints.drop_from(turn_id)
+        self.changes.drop(dropped)
         return result
+
+    # -- the change set ---------------------------------------------------------------
+
+    async def undo_changes(self, selection: Selection, editor: Editor) -> Outcome:
+        """Put the chosen hunks' lines back as they were, in ``editor``'s buffers and on
+        disk; the next prompt tells the model."""
+        if self.busy:
+            raise SessionError("cannot undo changes while a turn is running; cancel it first")
+        return await undo_hunks(self.changes, editor, selection)
 
     async def history(self) -> list[tuple[str, SessionUpdate]]:
         """The conversation as the updates a client would have seen, ``(turnId, update)``."""
+        return (await self.full_history()).updates
+
+    async def full_history(self) -> History:
+        """``history`` and the turns rewinds took off it, each where it was."""
         writer = self.engine.transcript
         if writer is None:
-            return []
+            return History([], [])
         await writer.flush()
-        loaded = await asyncio.to_thread(read_transcript, writer.path, skip_damaged=True)
-        chain, repairs = build_chain(loaded.records, writer.last_uuid)
-        updates = history_updates(
-            chain, self.engine.describe_call, self.engine.provider.context_window
+        return await asyncio.to_thread(
+            read_history,
+            writer.path,
+            writer.last_uuid,
+            self.engine.describe_call,
+            self.engine.provider.context_window,
+            self.repaired,
         )
-        # What loading repaired is no part of the conversation, but the user should know;
-        # so is what this reading had to leave out or mend (once each).
-        notes = dict.fromkeys([*self.repaired, *loaded.skipped, *repairs])
-        notices = [
-            Notice(level="warning", message=f"resuming repaired the transcript: {note}")
-            for note in notes
-        ]
-        return updates + [("", notice) for notice in notices]
 
     async def stop_task(self, task_id: str) -> bool:
         tasks = self.engine.tasks

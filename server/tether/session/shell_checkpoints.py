@@ -80,6 +80,8 @@ class ShellCheckpoints(NoHooks):
 
     def _keep(self, change: Change) -> None:
         turn = self.checkpoints.current
+        if turn is not None:
+            turn.after.pop(change.path, None)  # its text is the one on disk now
         if turn is None or change.path in turn.before or change.path in turn.missing:
             return  # what the turn first saw of the file is what rewind puts back
         data: CheckpointData | CheckpointMissingData

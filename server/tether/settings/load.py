@@ -157,6 +157,15 @@ def load_settings(
     return LoadedSettings(settings, warnings, sources, withheld, origins, unreadable)
 
 
+def load_user_settings() -> LoadedSettings:
+    """The user's own settings file alone (what no project may decide: the daemon's life)."""
+    warnings: list[str] = []
+    path = user_settings_path()
+    data = _read(path, warnings)
+    settings = validate_leniently(data, warnings)
+    return LoadedSettings(settings, warnings, [path] if data else [])
+
+
 def add_local_rule(root: Path, kind: str, rule: str) -> Path:
     """Persist an "always" answer as a rule in the workspace's local settings (a file
     git ignores from its first write on: ``git_exclude``)."""

@@ -113,6 +113,9 @@ class Settings(_Section):
     )
     mcp_servers: dict[str, Any] = Field(default_factory=lambda: dict[str, Any]())
     api_key_helper: str | None = None
+    daemon_idle_timeout: float | None = Field(default=None, gt=0)
+    """Seconds the warm daemon stays up with no client and no session (user settings only;
+    ``$TETHER_DAEMON_IDLE_S`` and ``tether daemon run --idle-timeout`` win)."""
 
 
 LIST_KEYS = {

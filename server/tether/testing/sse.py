@@ -30,7 +30,8 @@ SCRIPT_ERROR_HEADERS = {"x-should-retry": "false"}
 
 
 class ClientGone(Exception):
-    """The client closed the connection while we were still writing."""
+    """The client closed the connection while we were still writing, or before its request
+    was complete (a request cancelled while its body was on the way)."""
 
 
 class Reply:
@@ -344,7 +345,14 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def do_POST(self) -> None:
-            raw = self._body()
+            try:
+                raw = self._body()
+            except ClientGone:
+                # The client gave up before its request was whole (it cancelled while the
+                # body was on the way): no request reached the server, as with a real API,
+                # so nothing is recorded and nothing is answered.
+                self.close_connection = True
+                return
             # The request is here: parsing and checking it is the server's time, not the
             # client's (``request_times`` measure when requests arrive).
             self.arrived = time.monotonic()
@@ -362,16 +370,27 @@ def _handler_class(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             """The request body: ``Content-Length`` bytes, or HTTP/1.1 chunks (RFC 9112
             7.1: size in hex, optional extensions after ``;``, trailers after the last)."""
             if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
-                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                return self._read(int(self.headers.get("Content-Length") or 0))
             parts: list[bytes] = []
             while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                line = self.rfile.readline()
+                if not line.endswith(b"\n"):
+                    raise ClientGone  # the stream ended before the last chunk
+                size = int(line.split(b";")[0].strip() or b"0", 16)
                 if size == 0:
                     while self.rfile.readline().strip():  # trailer fields, then a blank line
                         pass
                     return b"".join(parts)
-                parts.append(self.rfile.read(size))
+                parts.append(self._read(size))
                 self.rfile.readline()  # the CRLF after the chunk
+
+        def _read(self, size: int) -> bytes:
+            """``size`` bytes of the body; the connection ending before them is the client
+            gone, not a request (``rfile.read`` returns short only at the end)."""
+            data = self.rfile.read(size)
+            if len(data) < size:
+                raise ClientGone
+            return data
 
         def log_message(self, format: str, *args: Any) -> None:
             pass  # keep test output clean

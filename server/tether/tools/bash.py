@@ -8,8 +8,10 @@ to the background as tasks that write to a file; TaskOutput reads it and TaskSto
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,14 +81,20 @@ SANDBOX_NOTE = (
 
 
 def render_result(
-    command: str, result: ShellResult, timeout_ms: int, *, sandboxed: bool = False
+    command: str,
+    result: ShellResult,
+    timeout_ms: int,
+    *,
+    sandboxed: bool = False,
+    refused: Sequence[str] = (),
 ) -> ToolResult:
+    """``refused``: what the sandbox refused the command, in words for the model."""
     body = result.output.rstrip() or "(no output)"
     code = result.exit_code
     display = TerminalContent(output=result.output, exit_code=code)
     raw = {"exit_code": code, "timed_out": result.timed_out}
-    notes: list[str] = []
-    if sandboxed and code and any(s in result.output for s in SANDBOX_SYMPTOMS):
+    notes: list[str] = list(refused)
+    if sandboxed and code and not refused and any(s in result.output for s in SANDBOX_SYMPTOMS):
         notes.append(SANDBOX_NOTE)
     if result.stopped_stragglers:
         notes.append(
@@ -124,6 +132,11 @@ def _confined(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> Generator[
             yield sandboxed
 
 
+def _append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as f:
+        f.write(text)
+
+
 def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> ToolResult:
     async def run(task: Task) -> TaskOutcome:
         with _confined(inp, ctx, wrap) as confined:
@@ -134,7 +147,11 @@ def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> To
                 wrap=confined,
                 env=ctx.config.shell_env,
                 caller=ctx.config.caller_env,
+                pass_fds=confined.pass_fds if isinstance(confined, Confined) else (),
             )
+            if isinstance(confined, Confined) and (refused := confined.notes()):
+                text = "\n" + "\n\n".join(refused) + "\n"
+                await asyncio.to_thread(_append, task.output_path, text)
         status = "completed" if code == 0 else "failed"
         return TaskOutcome(status=status, summary=f"exited with code {code}", exit_code=code)
 
@@ -175,7 +192,7 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
         try:
             with _confined(inp, ctx, wrap) as confined:
                 sandboxed = confined is not None and wrap is None
-                prepared = confined.prepared if isinstance(confined, Confined) else None
+                session = confined if isinstance(confined, Confined) else None
                 result = await run_shell(
                     inp.command,
                     cwd=ctx.cwd,
@@ -185,11 +202,13 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
                     wrap=confined,
                     env=cfg.shell_env,
                     caller=cfg.caller_env,
-                    prepared=prepared,
+                    prepared=session.prepared if session else None,
+                    pass_fds=session.pass_fds if session else (),
                 )
+                refused = session.notes() if session else []
         except OSError as e:  # no bash, or the sandbox wrapper is missing
             raise ToolError(f"Could not start the shell: {e}.")
-        return render_result(inp.command, result, timeout_ms, sandboxed=sandboxed)
+        return render_result(inp.command, result, timeout_ms, sandboxed=sandboxed, refused=refused)
 
     return build_tool(
         name="Bash",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from tether.core.environ import Caller
 from tether.editor.port import Document, Editor, PermissionReply
 from tether.protocol.updates import Mode, PlanEntry, SessionUpdate
 from tether.web.cache import TtlCache
@@ -116,10 +117,17 @@ class ShellProcess(Protocol):
 
 
 class PreparedStart(Protocol):
-    async def __call__(self, argv: list[str], *, env: Mapping[str, str]) -> ShellProcess | None:
-        """A process already running exactly ``argv`` with ``env`` (a sandbox prepared while
-        the model was thinking), its output on a pipe; None: start it the usual way."""
+    async def __call__(
+        self, argv: list[str], *, env: Mapping[str, str], umask: int
+    ) -> ShellProcess | None:
+        """A process already running exactly ``argv`` with ``env`` and ``umask`` (a sandbox
+        prepared while the model was thinking), its output on a pipe; None: start it the
+        usual way."""
         ...
+
+
+def _no_notes() -> list[str]:
+    return []
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,10 @@ class Confined:
 
     wrap: Wrap
     prepared: PreparedStart | None = None
+    pass_fds: tuple[int, ...] = ()
+    """Descriptors the wrapped command inherits (the sandbox's report pipe)."""
+    notes: Callable[[], list[str]] = _no_notes
+    """After the command: what the sandbox refused it, for the model (once)."""
 
     def __call__(self, argv: list[str]) -> list[str]:
         return self.wrap(argv)
@@ -149,6 +161,12 @@ class ShellSandbox(Protocol):
 
     def session(self, cwd: Path) -> AbstractContextManager[Wrap]:
         """Prepare the filesystem for one command; yields the argv wrapper."""
+        ...
+
+    def door(self, path: Path) -> str | None:
+        """What on the host runs or reads ``path`` by itself (a hooks folder a repository
+        names, a file its configuration includes…), or None: writing there is writing
+        the control plane."""
         ...
 
 
@@ -183,10 +201,10 @@ class ToolConfig:
     shell_sandbox: ShellSandbox | None = None
     shell_env: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     """Extra environment for shell commands (settings ``env``, once the workspace is trusted)."""
-    caller_env: dict[str, str] | None = None
-    """The variables of the client the session belongs to (the warm daemon serves several:
-    its ``PATH``, ``VIRTUAL_ENV``, proxies...), in place of the daemon's own, under
-    ``shell_env``; None in-process (this process's environment)."""
+    caller_env: Caller | None = None
+    """The client the session works for (the warm daemon serves several): commands get its
+    whole environment (under ``shell_env``) and umask, nothing of the daemon's; None
+    in-process (this process's)."""
     additional_dirs: list[Path] = field(default_factory=lambda: list[Path]())
     """Directories besides the workspace that file tools may use (settings)."""
     bypass_disabled: bool = False

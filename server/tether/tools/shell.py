@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from tether.core.environ import process_env
+from tether.core.environ import Caller, process_env, process_umask
 from tether.tools.context import PreparedStart, ShellProcess
 from tether.tools.context import Wrap as Wrap
 
@@ -128,7 +128,13 @@ async def kill_process_group(pgid: int, grace_s: float = KILL_GRACE_S) -> None:
 
 
 async def _spawn(
-    argv: list[str], *, cwd: Path, stdout: int | IO[bytes], env: dict[str, str]
+    argv: list[str],
+    *,
+    cwd: Path,
+    stdout: int | IO[bytes],
+    env: dict[str, str],
+    umask: int,
+    pass_fds: tuple[int, ...] = (),
 ) -> asyncio.subprocess.Process:
     """Start ``argv`` as a new process group. Cancelled while starting, the group is killed
     before the cancellation goes on: the shell may already be running (and have started
@@ -143,6 +149,8 @@ async def _spawn(
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
             env=env,
+            umask=umask,
+            pass_fds=pass_fds,
         )
     )
     try:
@@ -170,13 +178,11 @@ def shell_argv(command: str, wrap: Wrap | None) -> list[str]:
     return wrap(argv) if wrap is not None else argv
 
 
-def shell_env(
-    extra: Mapping[str, str] | None, caller: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """A command's environment: this process's (or, for a client of the warm daemon, the
-    daemon's with ``caller``'s variables in place of its own), without model keys, under
-    ``extra`` (settings ``env``)."""
-    return {**process_env(caller, credentials=False), **(extra or {}), **QUIET_ENV}
+def shell_env(extra: Mapping[str, str] | None, caller: Caller | None = None) -> dict[str, str]:
+    """A command's environment: this process's (for a client of the warm daemon, that
+    caller's whole environment), under ``extra`` (settings ``env``), without model keys
+    whichever layer set them."""
+    return {**process_env(caller, credentials=False, settings=extra), **QUIET_ENV}
 
 
 async def run_shell(
@@ -188,15 +194,27 @@ async def run_shell(
     on_output: Callable[[str], None] | None = None,
     wrap: Wrap | None = None,
     env: Mapping[str, str] | None = None,
-    caller: Mapping[str, str] | None = None,
+    caller: Caller | None = None,
     prepared: PreparedStart | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> ShellResult:
     """Run ``command`` to completion; ``on_output`` gets the output so far, throttled.
-    ``prepared``: where a sandbox started ahead for this very command line may be taken."""
-    argv, full_env = shell_argv(command, wrap), shell_env(env, caller)
-    proc: ShellProcess | None = await prepared(argv, env=full_env) if prepared else None
+    ``caller``: whose environment and umask it runs with (None: this process's).
+    ``prepared``: where a sandbox started ahead for this very command line may be taken.
+    ``pass_fds``: descriptors the (wrapped) command inherits."""
+    argv, full_env, umask = shell_argv(command, wrap), shell_env(env, caller), process_umask(caller)
+    proc: ShellProcess | None = (
+        await prepared(argv, env=full_env, umask=umask) if prepared else None
+    )
     if proc is None:
-        proc = await _spawn(argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, env=full_env)
+        proc = await _spawn(
+            argv,
+            cwd=cwd,
+            stdout=asyncio.subprocess.PIPE,
+            env=full_env,
+            umask=umask,
+            pass_fds=pass_fds,
+        )
     buf = OutputBuffer(max_output_chars)
     reader = asyncio.create_task(_pump(proc, buf))
     ticker = asyncio.create_task(_tick(buf, on_output)) if on_output is not None else None
@@ -267,14 +285,20 @@ async def run_shell_to_file(
     output_path: Path,
     wrap: Wrap | None = None,
     env: Mapping[str, str] | None = None,
-    caller: Mapping[str, str] | None = None,
+    caller: Caller | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> int:
     """Run ``command`` with its output appended to ``output_path``; returns the exit code.
     Cancelling kills the process group."""
     out = await asyncio.to_thread(output_path.open, "ab")
     try:
         proc = await _spawn(
-            shell_argv(command, wrap), cwd=cwd, stdout=out, env=shell_env(env, caller)
+            shell_argv(command, wrap),
+            cwd=cwd,
+            stdout=out,
+            env=shell_env(env, caller),
+            umask=process_umask(caller),
+            pass_fds=pass_fds,
         )
     finally:
         out.close()  # the child holds its own copy of the descriptor

@@ -36,6 +36,7 @@ AttachmentKind = Literal[
     "compact_summary",
     "compact_tail",
     "compact_reattach",
+    "changes_undone",
 ]
 """Why a message the editor does not show was given to the model."""
 ATTACHMENT_KINDS: frozenset[str] = frozenset(get_args(AttachmentKind))
@@ -175,6 +176,44 @@ class CheckpointMissingData(_Data):
     reason: str = ""
 
 
+HunkState = Literal["pending", "kept", "undone"]
+"""A hunk of a turn's changes: not reviewed yet, kept by the user, or undone."""
+
+
+class ChangeAfterData(_Data):
+    """The text a file had when the turn that changed it ended (None: it was removed), or
+    why it is not known: with the turn's checkpoint, what the turn's hunks are made of."""
+
+    event: Literal["change_after"] = Field(default="change_after", exclude=True)
+    turn_id: str
+    path: str
+    after: str | None = None
+    problem: str | None = None
+    shell: bool = False
+    """A shell command changed it last: ``after`` was read from disk, and an editor's
+    buffer of it may not show it yet."""
+
+
+class HunkStateData(_Data):
+    """Hunks of one file of a turn were kept or undone (or came back: ``pending``)."""
+
+    event: Literal["hunk_state"] = Field(default="hunk_state", exclude=True)
+    turn_id: str
+    path: str
+    hunk_ids: list[str] = Field(default_factory=lambda: list[str]())
+    state: HunkState = "pending"
+    last_turn: str | None = None
+    """The session's last turn when this happened: a later turn that changes the file
+    settles the hunks' state (the text no longer tells what the user did)."""
+
+
+class UndoNotedData(_Data):
+    """The model was told that the user undid these hunks (with the next prompt)."""
+
+    event: Literal["undo_noted"] = Field(default="undo_noted", exclude=True)
+    hunk_ids: list[str] = Field(default_factory=lambda: list[str]())
+
+
 class UnknownSystemData(_Data):
     """A system payload of a kind this Tether does not know, or one that does not
     validate (a damaged line, an older shape): kept as it is, read by nobody."""
@@ -213,7 +252,10 @@ ProgressData = (
         | TaskData
         | SubagentData
         | CheckpointData
-        | CheckpointMissingData,
+        | CheckpointMissingData
+        | ChangeAfterData
+        | HunkStateData
+        | UndoNotedData,
         Field(discriminator="event"),
     ]
     | UnknownProgressData

@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from tether.core.environ import Caller
 from tether.editor.port import Editor
 from tether.engine.engine import QueryEngine
 from tether.hooks.command_hooks import CommandHooks
@@ -183,7 +184,7 @@ class WorkspaceGuard:
         transcript: Path,
         *,
         resumed: bool,
-        caller_env: Mapping[str, str] | None = None,
+        caller_env: Caller | None = None,
     ) -> CommandHooks:
         settings = self.loaded.settings
         return CommandHooks(

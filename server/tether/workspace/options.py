@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.agents.definitions import AgentDefinition
+from tether.core.environ import Caller
 from tether.core.hooks import Hooks
 from tether.engine.turns import AttachmentSource
 from tether.protocol.updates import Mode
@@ -54,5 +55,6 @@ class SessionOptions:
         default_factory=lambda: dict[str, AgentDefinition]()
     )
     """Subagent definitions the front door brings (an SDK program's), over the workspace's."""
-    env: Mapping[str, str] | None = None
-    """The client's environment (keys, base URLs, proxies); None: this process's."""
+    caller: Caller | None = None
+    """Whom the session works for (the warm daemon's client: its environment, keys, base
+    URLs, proxies, umask); None: this process."""

@@ -12,16 +12,18 @@ import logging
 import stat
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tether.agents.definitions import load_definitions
+from tether.core.environ import Caller, process_env
 from tether.core.files import kind_of
 from tether.core.hooks import Hooks
 from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
-from tether.engine.turns import EngineEvents
+from tether.engine.turns import EngineEvents, PromptNotes
 from tether.errors import SessionError, TranscriptWriteError
 from tether.hooks.chain import HooksChain
 from tether.hooks.command_hooks import CommandHooks
@@ -33,12 +35,15 @@ from tether.providers.base import Provider
 from tether.providers.side import small_model_for
 from tether.providers.windows import WindowBook
 from tether.sandbox.bwrap import Probe
+from tether.session.changes import ChangeSet
+from tether.session.changes_resume import restore_changes
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints, saved_checkpoints
 from tether.session.events import SessionEvents
 from tether.session.file_snapshot import WorkspaceSnapshots
 from tether.session.router import EditorRouter
 from tether.session.session import Session, SessionHooks
 from tether.session.shell_checkpoints import ShellCheckpoints
+from tether.session.undo_notes import UndoNotes
 from tether.settings.load import LoadedSettings, add_local_rule
 from tether.settings.trust import TrustStore
 from tether.skills.attach import attach as attach_skills
@@ -54,12 +59,12 @@ from tether.transcript.session import open_for_resume
 from tether.transcript.store import SessionInfo, TranscriptStore
 from tether.transcript.writer import TranscriptWriter
 from tether.workspace.guard import WorkspaceGuard, build_rules
+from tether.workspace.mcp_servers import CallerServers
 
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
     from tether.mcp.connection import ServerStatus
-    from tether.mcp.manager import McpManager
     from tether.skills.expand import McpPrompts
 
 from tether.workspace.from_settings import (
@@ -71,8 +76,6 @@ from tether.workspace.from_settings import (
 from tether.workspace.options import ProviderFactory, SessionOptions
 
 log = logging.getLogger(__name__)
-
-CallerKey = tuple[tuple[str, str], ...] | None
 
 
 def check_folder(root: Path) -> None:
@@ -91,8 +94,16 @@ def check_folder(root: Path) -> None:
         )
 
 
-def caller_key(env: Mapping[str, str] | None) -> CallerKey:
-    return None if env is None else tuple(sorted(env.items()))
+@dataclass
+class SessionCaller:
+    """Whom a session works for, and its parts that depend on that (a new caller is applied
+    to all of them: ``Workspace.use_caller``)."""
+
+    caller: Caller | None
+    model: str | None
+    """The model spec its provider was made from (``set_model`` changes it)."""
+    tools: ToolConfig
+    hooks: CommandHooks | None
 
 
 class Workspace:
@@ -141,12 +152,9 @@ class Workspace:
         self.skills = SkillRegistry(self.root)
         self.snapshots = WorkspaceSnapshots(self.root)
         """The workspace's files before shell commands, for rewind (shared by its sessions)."""
-        self._mcp: dict[CallerKey, McpManager] = {}
-        """The MCP servers, one set per caller: the warm daemon starts stdio servers with
-        the environment of the client whose session needs them (None: this process's)."""
-        self._mcp_configs: dict[CallerKey, McpConfig] = {}
-        """The MCP configuration per caller: ``${VAR}`` in it is the caller's variable."""
-        self._mcp_detach: dict[str, Callable[[], None]] = {}
+        self.mcp = CallerServers(self.root, self._mcp_config, lambda: self.loaded.settings.env)
+        """The MCP servers, one set per caller."""
+        self._callers: dict[str, SessionCaller] = {}
 
     def _provider(self, model: str | None, root: Path) -> Provider:
         options = model_options(self.loaded.settings)
@@ -183,20 +191,21 @@ class Workspace:
         events: EngineEvents,
         resumed: ResumedSession | None = None,
         shell_checkpoints: Hooks | None = None,
+        prompt_notes: PromptNotes | None = None,
     ) -> QueryEngine:
         settings = self.loaded.settings
-        provider = self.make_provider(options.model or settings.model, options.env)
+        caller = options.caller
+        provider = self.make_provider(options.model or settings.model, caller)
         mode = options.mode or (resumed.mode if resumed else None) or options.default_mode
         state = SessionRunState(mode=mode or settings.permissions.default_mode)
         if resumed is not None:
             state.todos = resumed.todos
             state.files.restore(resumed.files)
         tool_config = self.guard.configure_tools(ToolConfig())
-        if options.env is not None:
-            # Commands run with the client's PATH, virtualenv, proxies and locale, not the
-            # daemon's (model keys stay out, as this process's do: ``shell_env``).
-            tool_config.caller_env = dict(options.env)
-        tool_config.small_model = small_model_for(provider, options.env)
+        # Commands run with the client's whole environment and umask, not the daemon's
+        # (model keys stay out, as this process's do: ``shell_env``).
+        tool_config.caller_env = options.caller
+        tool_config.small_model = small_model_for(provider, options.caller)
         command_hooks: CommandHooks | None = None
         if self.hooks is None:
             command_hooks = self.guard.session_hooks(
@@ -205,7 +214,7 @@ class Workspace:
                 state,
                 writer.path,
                 resumed=resumed is not None,
-                caller_env=options.env,
+                caller_env=options.caller,
             )
         sources = [h for h in (self.hooks or command_hooks, shell_checkpoints, options.hooks) if h]
         hooks = sources[0] if len(sources) == 1 else HooksChain(sources) if sources else None
@@ -242,7 +251,8 @@ class Workspace:
                 extra_sections=[options.append_system_prompt]
                 if options.append_system_prompt
                 else [],
-                shell=options.env.get("SHELL") if options.env is not None else None,
+                shell=caller.get("SHELL") if caller is not None else None,
+                env=process_env(caller, credentials=False) if caller is not None else None,
             ),
             tasks=TaskRegistry(writer.path.parent / session_id / "tasks"),
             title=options.title or (resumed.title if resumed else None),
@@ -253,6 +263,7 @@ class Workspace:
             if options.agents
             else None,
             refresh_settings=self.guard.refresh,
+            prompt_notes=prompt_notes,
         )
         if resumed is not None:
             engine.turns = resumed.turns
@@ -266,7 +277,10 @@ class Workspace:
         if options.builtin_tools is None or "WebSearch" in options.builtin_tools:
             engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
         attach_skills(engine, self.skills)
-        self._attach_mcp(engine, options.env)
+        self.mcp.attach(engine, options.caller)
+        self._callers[session_id] = SessionCaller(
+            options.caller, options.model or settings.model, tool_config, command_hooks
+        )
         sandbox = self.guard.sandbox
         if settings.sandbox.enabled and not sandbox.active:
             engine.note(sandbox.describe())
@@ -289,110 +303,68 @@ class Workspace:
         options = model_options(self.loaded.settings)
         return default_provider_factory(model, self.root, options, env, self.windows)
 
-    def _attach_mcp(self, engine: QueryEngine, env: Mapping[str, str] | None) -> None:
-        """Give a session the workspace's MCP tools; the servers start with the first
-        session (of each caller, in the warm daemon). The project's ``.mcp.json`` counts
-        only in a trusted workspace."""
-        key = caller_key(env)
-        config = self._mcp_configs.get(key)
-        if config is None:
-            config = self._mcp_config(env)
-        if not config.servers:
-            return
-        from tether.mcp.attach import attach
-        from tether.mcp.manager import McpManager, McpOptions
-
-        manager = self._mcp.get(key)
-        if manager is None:
-            manager = McpManager(self.root, config, McpOptions(caller_env=env))
-            manager.start()
-            self._mcp[key] = manager
-        self._mcp_detach[engine.session_id] = attach(engine, manager)
-
-    def _mcp_config(self, env: Mapping[str, str] | None) -> McpConfig:
-        servers = {} if self._strict_mcp else dict(self.loaded.settings.mcp_servers)
-        config = load_mcp_config(
-            self.root,
-            {**servers, **self._cli_mcp_servers},
-            project_file=self.guard.trusted and not self._strict_mcp,
-            env=env,
-        )
-        self._mcp_configs[caller_key(env)] = config
-        for name, problem in config.problems.items():
-            log.warning("MCP server %s skipped: %s", name, problem)
-        return config
-
     async def set_cli_mcp_servers(
-        self, servers: Mapping[str, Any], engine: QueryEngine, env: Mapping[str, str] | None
+        self, servers: Mapping[str, Any], engine: QueryEngine, caller: Caller | None
     ) -> dict[str, str]:
         """Replace the command line's MCP servers while ``engine``'s session runs (an SDK
         program's ``mcp_set_servers``); returns, by name, those that could not start."""
         self._cli_mcp_servers = dict(servers)
-        key = caller_key(env)
-        config = self._mcp_config(env)
-        manager = self._mcp.get(key)
-        if manager is not None:
-            await manager.update(config)
-        elif config.servers:
-            self._attach_mcp(engine, env)
-            manager = self._mcp[key]
-        if manager is not None:
-            await manager.wait_ready(timeout=10.0)
-        problems = {n: p for n, p in config.problems.items() if n in servers}
-        for status in manager.statuses() if manager is not None else []:
-            if status.name in servers and status.error:
-                problems.setdefault(status.name, status.error)
-        return problems
+        return await self.mcp.replace(engine, caller, set(servers))
 
-    async def restart_mcp(self, name: str, env: Mapping[str, str] | None = None) -> None:
+    async def restart_mcp(self, name: str, caller: Caller | None = None) -> None:
         """Start one MCP server again; ``KeyError`` names the servers there are."""
-        manager = self._mcp.get(caller_key(env))
-        if manager is None:
-            raise KeyError(f"no MCP server named {name!r} (no servers run)")
-        manager.connection(name)
-        await manager.restart(name)
+        await self.mcp.restart(name, caller)
 
-    def mcp_prompts(self, env: Mapping[str, str] | None = None) -> McpPrompts | None:
+    def _mcp_config(self, caller: Caller | None) -> McpConfig:
+        """The MCP servers as ``caller`` sees them (``${VAR}`` is its variable). The
+        project's ``.mcp.json`` counts only in a trusted workspace."""
+        servers = {} if self._strict_mcp else dict(self.loaded.settings.mcp_servers)
+        return load_mcp_config(
+            self.root,
+            {**servers, **self._cli_mcp_servers},
+            project_file=self.guard.trusted and not self._strict_mcp,
+            env=caller,
+        )
+
+    def mcp_prompts(self, env: Caller | None = None) -> McpPrompts | None:
         """The MCP servers' prompts and resources, for prompt expansion (None without MCP);
         ``env``: the caller whose servers (None: this process's)."""
-        manager = self._mcp.get(caller_key(env))
-        if manager is None:
-            return None
-        from tether.mcp.commands import McpPromptSource
+        return self.mcp.prompts(env)
 
-        return McpPromptSource(manager)
-
-    async def ready(self, timeout: float = 10.0, env: Mapping[str, str] | None = None) -> list[str]:
+    async def ready(self, timeout: float = 10.0, env: Caller | None = None) -> list[str]:
         """Wait (bounded) for MCP servers to settle before a session's first request, so
         their tools are there; returns problems worth showing the user."""
-        manager = self._mcp.get(caller_key(env))
-        if manager is None:
-            return []
-        await manager.wait_ready(timeout=timeout)
-        return [f"MCP server {s.name}: {s.error}" for s in manager.statuses() if s.error]
+        return await self.mcp.ready(env, timeout)
 
     async def call_mcp_tool(
-        self, name: str, arguments: dict[str, Any], env: Mapping[str, str] | None = None
+        self, name: str, arguments: dict[str, Any], env: Caller | None = None
     ) -> CallToolResult:
         """Call one of the workspace's MCP tools by its ``mcp__server__tool`` name (the
         command line's ``--permission-prompt-tool`` asks one); raises ``SessionError``
         when no server offers it."""
-        from tether.mcp.tools import mcp_tool_name
+        return await self.mcp.call_tool(name, arguments, env)
 
-        manager = self._mcp.get(caller_key(env))
-        if manager is not None:
-            await manager.wait_ready(timeout=10.0)
-            for server, connection in manager.connections.items():
-                for tool in connection.tools:
-                    if mcp_tool_name(server, tool.name) == name:
-                        return await connection.call_tool(tool.name, arguments)
-        raise SessionError(f"no MCP server offers the tool {name}")
-
-    def mcp_statuses(self, env: Mapping[str, str] | None = None) -> list[ServerStatus]:
+    def mcp_statuses(self, env: Caller | None = None) -> list[ServerStatus]:
         """The workspace's MCP servers and how they are doing (empty until a session
         started them)."""
-        manager = self._mcp.get(caller_key(env))
-        return manager.statuses() if manager is not None else []
+        return self.mcp.statuses(env)
+
+    async def use_caller(self, session_id: str, caller: Caller | None) -> None:
+        """The session works for ``caller`` from now on (its owner sent a new environment):
+        its model client, commands, hooks and MCP servers take it from their next use."""
+        parts = self._callers.get(session_id)
+        session = self.sessions.get(session_id)
+        if parts is None or session is None or parts.caller == caller:
+            return
+        parts.caller = caller
+        engine = session.engine
+        engine.set_provider(self.make_provider(parts.model, caller))
+        parts.tools.caller_env = caller
+        parts.tools.small_model = small_model_for(engine.provider, caller)
+        if parts.hooks is not None:
+            parts.hooks.use_caller(caller)
+        await self.mcp.release(session_id)
+        self.mcp.attach(engine, caller)
 
     def _persist_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:
         try:
@@ -459,6 +431,11 @@ class Workspace:
         events = SessionEvents()
         # Rewind covers what shell commands change too, not only the editor's writes.
         shell = ShellCheckpoints(self.snapshots, checkpoints, session_id, writer.append)
+        changes = ChangeSet(
+            checkpoints, session_id, writer.append, lambda update: events.publish("", update)
+        )
+        if resumed is not None:
+            restore_changes(changes, resumed)
         engine = self._engine(
             session_id=session_id,
             editor=checkpointing,
@@ -467,22 +444,31 @@ class Workspace:
             events=events,
             resumed=resumed,
             shell_checkpoints=shell,
+            prompt_notes=UndoNotes(changes, router, self.root).take,
         )
+
+        caller = self._callers[session_id]
 
         async def close() -> None:
             await self.close_session(session_id)
+
+        def model_set(model: str) -> None:
+            caller.model = model
 
         session = Session(
             engine=engine,
             editor=checkpointing,
             router=router,
             checkpoints=checkpoints,
+            changes=changes,
             events=events,
             hooks=SessionHooks(
-                ready=lambda: self.ready(env=options.env),
-                provider_for=lambda model: self.make_provider(model, options.env),
+                ready=lambda: self.ready(env=caller.caller),
+                provider_for=lambda model: self.make_provider(model, caller.caller),
                 close=close,
-                mcp_prompts=lambda: self.mcp_prompts(options.env),
+                mcp_prompts=lambda: self.mcp_prompts(caller.caller),
+                use_caller=lambda new: self.use_caller(session_id, new),
+                model_set=model_set,
             ),
             auto_wake=options.auto_wake,
             repaired=resumed.repaired if resumed is not None else (),
@@ -501,9 +487,8 @@ class Workspace:
     async def close_session(self, session_id: str) -> None:
         """Release what the workspace holds for a session (``Session.close`` calls this)."""
         session = self.sessions.pop(session_id, None)
-        detach = self._mcp_detach.pop(session_id, None)
-        if detach is not None:
-            detach()
+        self._callers.pop(session_id, None)
+        await self.mcp.release(session_id)
         if session is not None:
             await session.engine.close()
             await self.guard.detach(session_id)
@@ -511,7 +496,5 @@ class Workspace:
     async def close(self) -> None:
         for session in list(self.sessions.values()):
             await session.close()
-        for manager in self._mcp.values():
-            await manager.close()
-        self._mcp.clear()
+        await self.mcp.close()
         self.guard.close()

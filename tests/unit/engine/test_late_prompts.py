@@ -14,6 +14,7 @@ from tether.engine.engine import QueryEngine
 from tether.errors import SessionError
 from tether.protocol.content import ResourceLink, TextContent
 from tether.providers.base import Provider
+from tether.session.changes import ChangeSet
 from tether.session.checkpoints import CheckpointingEditor, Checkpoints
 from tether.session.events import SessionEvents
 from tether.session.router import EditorRouter
@@ -70,6 +71,7 @@ def make_session(engine: QueryEngine) -> Session:
         editor=CheckpointingEditor(router, checkpoints, engine.session_id, lambda _r: None),
         router=router,
         checkpoints=checkpoints,
+        changes=ChangeSet(checkpoints, engine.session_id, lambda _r: None, lambda _u: None),
         events=SessionEvents(),
         hooks=SessionHooks(ready=ready, provider_for=no_provider, close=close),
         auto_wake=False,

@@ -1,17 +1,16 @@
-"""The bubblewrap command line and the stand-ins for missing protected paths."""
+"""The bubblewrap command line, and the gate's policy for what does not exist."""
 
 from __future__ import annotations
 
 import os
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from tether.permissions.controlplane import Protected, is_control_plane
 from tether.sandbox import BwrapSandbox, Probe
-from tether.sandbox.placeholders import Placeholders
+from tether.sandbox.gate.policy import Policy
+from tether.sandbox.launch import split_gate
 from tether.sandbox.protect import plan
 from tether.settings.model import SandboxSettings
 
@@ -20,6 +19,14 @@ from .conftest import MISSING, WORKING
 
 def protected_paths(root: Path) -> list[Protected]:
     return list(plan([root], [], git_writable=True).items)
+
+
+def gate_policy(argv: list[str]) -> Policy:
+    parts = split_gate(argv)
+    assert parts is not None, argv
+    policy, rest = Policy.parse([*parts[1], "--"])
+    assert rest == []
+    return policy
 
 
 def pairs(argv: list[str], option: str) -> list[str]:
@@ -31,10 +38,11 @@ def test_argv_confines_everything(root: Path) -> None:
     sandbox = BwrapSandbox(
         root, SandboxSettings(git_writable=False), probe_result=WORKING, linger_s=0
     )
+    (root / ".vscode").mkdir()
+    (root / ".mcp.json").write_text("{}")
     with sandbox.session(root) as wrap:
         argv = wrap(["bash", "-c", "true"])
-        assert (root / ".tether").is_dir()  # a stand-in while the command runs
-    assert not (root / ".tether").exists()
+        assert sorted(p.name for p in root.iterdir()) == [".git", ".mcp.json", ".vscode"]
     for flag in ("--unshare-all", "--die-with-parent", "--new-session"):
         assert flag in argv
     assert "--share-net" not in argv
@@ -43,9 +51,14 @@ def test_argv_confines_everything(root: Path) -> None:
     assert "/tmp" in pairs(argv, "--tmpfs")
     assert str(root) in pairs(argv, "--bind-try")
     ro = pairs(argv, "--ro-bind")
-    for name in (".git", ".tether", ".vscode", ".mcp.json", ".nvim.lua"):
+    for name in (".git", ".vscode", ".mcp.json"):
         assert str(root / name) in ro, name
+    for name in (".tether", ".nvim.lua"):  # missing: the gate refuses them, nothing is bound
+        assert str(root / name) not in ro, name
     assert argv[-3:] == ["bash", "-c", "true"]
+    policy = gate_policy(argv)
+    assert policy.roots == [str(root)] and policy.gitdirs == []  # gitWritable: false
+    assert {".git", ".tether", ".nvim.lua", ".envrc"} <= policy.names
     # the workspace is bound before the read-only control plane on top of it
     assert argv.index(str(root)) < argv.index(str(root / ".git"))
 
@@ -67,12 +80,16 @@ def test_git_writable_by_default_keeps_what_git_runs_read_only(root: Path) -> No
     sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
     with sandbox.session(root) as wrap:
         argv = wrap(["true"])
-        assert (root / ".git" / "commondir").read_text() == ".\n"  # an inert stand-in
     assert not (root / ".git" / "commondir").exists()
     assert str(root / ".git") in pairs(argv, "--bind")
     ro = pairs(argv, "--ro-bind")
-    for name in ("hooks", "config", "info", "commondir", "config.worktree", "modules"):
+    for name in ("hooks", "config"):
         assert str(root / ".git" / name) in ro, name
+    for name in ("info", "commondir", "config.worktree", "modules"):
+        assert str(root / ".git" / name) not in ro, name  # missing: refused by the gate
+    policy = gate_policy(argv)
+    assert policy.gitdirs == [str(root / ".git")]
+    assert {"config", "hooks", "info", "commondir", "modules"} <= policy.locked
 
 
 def test_unavailable_sandbox_says_why(root: Path) -> None:
@@ -81,19 +98,6 @@ def test_unavailable_sandbox_says_why(root: Path) -> None:
     assert "asks first" in sandbox.describe() and "bypassPermissions" in sandbox.describe()
     off = BwrapSandbox(root, SandboxSettings(enabled=False), probe_result=Probe(True))
     assert not off.active and "turned off" in (off.problem or "")
-
-
-def test_stand_ins_are_shared_and_only_ours_are_removed(root: Path) -> None:
-    holder = Placeholders(linger_s=0)
-    items = [p for p in protected_paths(root) if p.path.name in (".tether", ".mcp.json")]
-    with holder.hold(items):
-        with holder.hold(items):
-            assert (root / ".tether").is_dir() and (root / ".mcp.json").is_file()
-        assert (root / ".tether").is_dir()  # still held by the outer command
-        (root / ".mcp.json").write_text('{"user": "wrote this meanwhile"}')
-    assert not (root / ".tether").exists()
-    assert (root / ".mcp.json").read_text().startswith('{"user"')
-    assert holder.held() == []
 
 
 def test_control_plane_matching(root: Path) -> None:
@@ -117,47 +121,6 @@ def test_a_git_directory_is_protected_by_its_contents_whatever_its_name(root: Pa
     assert not is_control_plane(root / "other" / "config", [root])
 
 
-def test_stand_ins_linger_briefly_then_go(root: Path) -> None:
-    holder = Placeholders(linger_s=60)
-    items = [p for p in protected_paths(root) if p.path.name == ".vscode"]
-    with holder.hold(items):
-        pass
-    assert (root / ".vscode").is_dir()  # kept for the next command of the burst
-    with holder.hold(items) as now:
-        assert now[0].exists
-    holder.sweep(0)  # what closing the workspace does
-    assert not (root / ".vscode").exists()
-
-
-def test_one_timer_sweeps_every_stand_in_of_a_burst(root: Path) -> None:
-    holder = Placeholders(linger_s=0.2)
-    items = protected_paths(root)
-    threads = threading.active_count()
-    for _ in range(20):
-        with holder.hold(items):
-            pass
-    assert len(holder.held()) > 1
-    assert threading.active_count() <= threads + 1  # not a timer per stand-in per command
-    deadline = time.monotonic() + 5
-    while holder.held() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert holder.held() == []
-    assert not (root / ".vscode").exists()
-
-
-def test_a_lingering_stand_in_is_not_swept_from_under_the_next_command(root: Path) -> None:
-    holder = Placeholders(linger_s=60)
-    with holder.hold([p for p in protected_paths(root) if p.path.name == ".idea"]):
-        pass
-    again = [p for p in protected_paths(root) if p.path.name == ".idea"]
-    assert again[0].exists  # the stand-in looks like a real directory now
-    with holder.hold(again):
-        holder.sweep(0)  # a timer from the earlier command fires mid-command
-        assert (root / ".idea").is_dir()
-    holder.sweep(0)
-    assert not (root / ".idea").exists()
-
-
 def test_the_home_is_hidden_and_toolchains_come_back(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -169,6 +132,7 @@ def test_the_home_is_hidden_and_toolchains_come_back(
     (home / ".nix-profile-target").mkdir()
     (home / ".nix-profile").symlink_to(home / ".nix-profile-target")
     monkeypatch.setenv("HOME", str(home))
+    (root / ".tether").mkdir()
     sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
     with sandbox.session(root) as wrap:
         argv = wrap(["true"])
@@ -239,3 +203,40 @@ def test_the_sockets_the_kernel_lists_are_read(tmp_path: Path) -> None:
     finally:
         server.close()
     assert Path(os.path.realpath(path)) not in listening_sockets()  # unlisted once closed
+
+
+def test_the_gate_policy_survives_any_path_and_reason() -> None:
+    from tether.sandbox.launch import gate_argv, runtime
+
+    tokens = Policy.encode(
+        ["/w/--", "/w/root"],
+        ["/w/--/.git"],
+        [("/w/--/hooks", "--"), ("/w/x y", "exact")],
+        [".git", "--"],
+        ["config"],
+        ["/w/--/.git/config", "root"],
+    )
+    argv = ["bwrap", "--", *gate_argv(runtime(), 7, tokens, ["bash", "-c", "echo -- root"])]
+    parts = split_gate(argv)
+    assert parts == (["bwrap", "--"], tokens, ["bash", "-c", "echo -- root"])
+    policy, command = Policy.parse([*tokens, "--", "bash"])
+    assert command == ["bash"] and policy.roots == ["/w/--", "/w/root"]
+    assert policy.exact == {"/w/--/hooks": "--", "/w/x y": "exact"}
+    assert policy.names == {".git", "--"} and policy.bound == {"/w/--/.git/config", "root"}
+    assert policy.ancestors == {}  # the roots themselves are never ancestors to refuse
+
+
+def test_a_kernel_the_gate_cannot_use_makes_the_sandbox_unavailable(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.sandbox import bwrap
+
+    monkeypatch.setattr(
+        bwrap, "supported", lambda: "the shell sandbox's gate does not support mips"
+    )
+    found = bwrap.probe.__wrapped__("bwrap")  # uncached
+    if found.problem and "bubblewrap" in found.problem:
+        pytest.skip(found.problem)  # no bwrap at all: covered by the security suite's switch
+    assert not found.available and "mips" in (found.problem or "")
+    sandbox = BwrapSandbox(root, probe_result=found)
+    assert "mips" in sandbox.describe() and "asks first" in sandbox.describe()

@@ -71,8 +71,14 @@ def test_a_callers_environment_replaces_the_daemons(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("ANTHROPIC_API_KEY", "the-daemons-key")
     monkeypatch.setenv("HOME", "/home/someone")
     env = process_env({"VIRTUAL_ENV": "/venv", "OPENAI_API_KEY": "k"}, credentials=False)
-    assert "HTTPS_PROXY" not in env and "ANTHROPIC_API_KEY" not in env
-    assert "OPENAI_API_KEY" not in env  # Bash never gets model keys
-    assert env["VIRTUAL_ENV"] == "/venv" and env["HOME"] == "/home/someone"
+    # The caller's whole environment and nothing else: not even the daemon's HOME.
+    assert env == {"VIRTUAL_ENV": "/venv"}  # Bash never gets model keys
     with_keys = process_env({"OPENAI_API_KEY": "k"}, credentials=True)
-    assert with_keys["OPENAI_API_KEY"] == "k" and "ANTHROPIC_API_KEY" not in with_keys
+    assert with_keys == {"OPENAI_API_KEY": "k"}
+    # The settings' env goes on top; model keys it sets still stay out of Bash.
+    layered = process_env(
+        {"PATH": "/caller/bin", "KUBECONFIG": "/caller/kube"},
+        credentials=False,
+        settings={"KUBECONFIG": "/settings/kube", "ANTHROPIC_API_KEY": "from-settings"},
+    )
+    assert layered == {"PATH": "/caller/bin", "KUBECONFIG": "/settings/kube"}

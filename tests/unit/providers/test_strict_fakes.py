@@ -232,6 +232,29 @@ def test_a_chunked_request_body_is_read(api: FakeAnthropicServer) -> None:
     assert api.rejected == [] and api.remaining == 0
 
 
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_a_request_cut_off_by_the_client_is_no_request(
+    api: FakeAnthropicServer, chunked: bool
+) -> None:
+    """A client that cancels while the body is on the way closes the connection: the server
+    never got a request, so nothing is recorded, no turn is used and no error is counted;
+    the next request is served as usual."""
+    payload = json.dumps(body([user(text("hi"))])).encode()
+    framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {len(payload)}"
+    sent = f"{len(payload):x}\r\n".encode() + payload[:20] if chunked else payload[:20]
+    with socket.create_connection(("127.0.0.1", api.port), timeout=10) as conn:
+        head = (
+            "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"x-api-key: k\r\nanthropic-version: 2023-06-01\r\n{framing}\r\n\r\n"
+        )
+        conn.sendall(head.encode() + sent)
+        conn.shutdown(socket.SHUT_WR)
+        assert conn.recv(65536) == b"", "no answer to a request that never arrived whole"
+    assert api.requests == [] and api.errors == [] and api.remaining == 1
+    status, _ = post(f"{api.url}/v1/messages", body([user(text("hi"))]))
+    assert status == 200 and api.remaining == 0 and api.errors == []
+
+
 def test_empty_and_whitespace_text(api: FakeAnthropicServer) -> None:
     refused(
         api,

@@ -36,6 +36,7 @@ function M.get()
       require("tether.chat").attach(s, function()
         registry:release(s)
       end)
+      require("tether.review").attach(s)
     end,
   })
   app = registry

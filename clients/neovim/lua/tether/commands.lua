@@ -202,6 +202,22 @@ function M.TetherTasks()
   end
 end
 
+--- The review list: every pending change of the session's turns in the quickfix list.
+function M.TetherReview()
+  local s = current()
+  if s then
+    require("tether.review").review(s)
+  end
+end
+
+--- A review key (`<Plug>(tether-next-hunk)`, …): in a buffer with changed hunks, or in the
+--- review list.
+---@param action "next_hunk"|"prev_hunk"|"keep_hunk"|"undo_hunk"|"keep_file"|"undo_file"
+function M.review_key(action)
+  config.ensure()
+  require("tether.review")[action]()
+end
+
 --- Ask the oldest open question with `vim.ui.select` (the user asked for a list).
 function M.TetherAnswer()
   local s = current()

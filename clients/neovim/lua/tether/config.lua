@@ -25,6 +25,11 @@
 ---@field notify boolean Say when a question arrives and no window shows the chat.
 ---@field preview boolean With a list: show an edit's diff in a float while it is open.
 
+---@class (exact) tether.ReviewConfig
+---@field signs table<"pending"|"kept", string> Sign-column text of a changed hunk, pending review or kept.
+---@field keymaps table<string, string|false> Keys in buffers with changed hunks, and in the review list (false
+--- disables one): next_hunk, prev_hunk, keep_hunk, undo_hunk, keep_file, undo_file.
+
 ---@class (exact) tether.Icons
 ---@field pending string
 ---@field in_progress string
@@ -45,6 +50,7 @@
 ---@field auto_install boolean Install the daemon (uv/pipx, from this repository) when it is missing.
 ---@field chat tether.ChatConfig
 ---@field questions tether.QuestionsConfig
+---@field review tether.ReviewConfig
 ---@field icons tether.Icons
 
 ---@class (partial) tether.Options: tether.Config
@@ -91,6 +97,17 @@ M.defaults = {
     guard_ms = 400,
     notify = true,
     preview = true,
+  },
+  review = {
+    signs = { pending = "┃", kept = "┆" },
+    keymaps = {
+      next_hunk = "]h",
+      prev_hunk = "[h",
+      keep_hunk = "ghk",
+      undo_hunk = "ghu",
+      keep_file = "ghK",
+      undo_file = "ghU",
+    },
   },
   icons = { pending = "○", in_progress = "◐", completed = "✓", failed = "✗", rejected = "⊘", waiting = "?" },
 }

@@ -168,8 +168,10 @@ local function capabilities()
   return caps
 end
 
+--- The `initializationOptions` this plugin sends: its `init_options` with `model` and
+--- `permission_mode` from `setup()`.
 ---@return table<string, any>
-local function init_options()
+function M.init_options()
   local opts = vim.deepcopy(config.options.init_options)
   opts.model = opts.model or config.options.model
   opts.permissionMode = opts.permissionMode or config.options.permission_mode
@@ -318,7 +320,7 @@ function Daemon:with_client(root, cb)
       root_dir = root,
       workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
       capabilities = capabilities(),
-      init_options = init_options(),
+      init_options = M.init_options(),
       handlers = self:_lsp_handlers(),
       on_init = function(client)
         self:_on_init(client)

@@ -1,5 +1,6 @@
---- `:checkhealth tether`: Neovim version, the daemon (command, version, protocol version),
---- the shell sandbox, and which model provider is configured (with the credentials it needs).
+--- `:checkhealth tether`: Neovim version, the daemon (command, version, protocol version, the
+--- model its `initialize` reports for this workspace), then `tether doctor`'s findings (the
+--- sandbox, whether the model answers and what chose it, trust, settings).
 ---
 --- It needs nothing but this folder on 'runtimepath': no `setup()`, no plugin/ file sourced
 --- (a lazy-loaded plugin manager may not have loaded the plugin yet).
@@ -53,6 +54,7 @@ function M.handshake(cmd, env, root)
     rootUri = folder.uri,
     workspaceFolders = { folder },
     capabilities = {},
+    initializationOptions = require("tether.daemon").init_options(),
   }, function(err, res)
     done, result, failure = true, res, err and (err.message or vim.inspect(err)) or nil
   end)
@@ -77,53 +79,6 @@ function M.handshake(cmd, env, root)
   return result, failure
 end
 
---- Settings files that may hold `model`, `apiKeyHelper` or `env`, most specific first.
----@param root string
----@return string[]
-local function settings_files(root)
-  local config_home = vim.env.XDG_CONFIG_HOME or vim.fs.joinpath(vim.env.HOME or "~", ".config")
-  return {
-    vim.fs.joinpath(root, ".tether", "settings.local.json"),
-    vim.fs.joinpath(root, ".tether", "settings.json"),
-    vim.fs.joinpath(config_home, "tether", "settings.json"),
-  }
-end
-
----@param path string
----@return string?
-local function model_in(path)
-  local fd = io.open(path, "r")
-  if not fd then
-    return nil
-  end
-  local ok, data = pcall(vim.json.decode, fd:read("*a"))
-  fd:close()
-  return ok and type(data) == "table" and type(data.model) == "string" and data.model or nil
-end
-
---- Which model the daemon will use, and where that comes from (most specific first, as the
---- daemon merges settings).
----@param root string
----@return string? model, string source
-function M.model_source(root)
-  local opts = require("tether.config").options
-  if opts.init_options.model or opts.model then
-    return opts.init_options.model or opts.model, "setup({ model = … })"
-  end
-  for _, path in ipairs(settings_files(root)) do
-    local model = model_in(path)
-    if model then
-      return model, path
-    end
-  end
-  for _, var in ipairs({ "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL" }) do
-    if (opts.cmd_env and opts.cmd_env[var]) or vim.env[var] then
-      return "anthropic (default model)", "$" .. var
-    end
-  end
-  return nil, "nothing"
-end
-
 local function check_neovim()
   health.start("Neovim")
   local v = vim.version()
@@ -136,7 +91,9 @@ local function check_neovim()
   end
 end
 
+--- The daemon: its command, version, protocol, and the model its `initialize` reports.
 ---@param root string
+---@return string[]? cmd The daemon's argv with its program found, if it is there.
 local function check_daemon(root)
   local opts = require("tether.config").options
   health.start("Daemon")
@@ -146,7 +103,7 @@ local function check_daemon(root)
   if not path then
     local dirs = table.concat(install.bin_dirs(), ", ")
     health.error(("%q is not executable (not on PATH, nor in %s)"):format(cmd[1], dirs), install.advice())
-    return
+    return nil
   end
   cmd[1] = path
   health.ok("command: " .. table.concat(cmd, " "))
@@ -166,7 +123,7 @@ local function check_daemon(root)
   end
   if not result then
     health.error("the daemon did not complete initialize: " .. tostring(err))
-    return
+    return cmd
   end
   local ours = vim.tbl_get(result, "capabilities", "experimental", "tether") or {}
   if ours.protocolVersion == 1 then
@@ -176,106 +133,99 @@ local function check_daemon(root)
   else
     health.error("the server does not announce a Tether protocol version: is it the Tether daemon?")
   end
+  if type(ours.model) == "string" then
+    local source = ours.modelSource == "initializationOptions" and "setup({ model = … })" or ours.modelSource
+    -- Whether it answers is doctor's to say (below).
+    health.info(("model: %s (from %s)"):format(ours.model, source or "the daemon's defaults"))
+  elseif ours.protocolVersion then
+    health.error("no model: " .. tostring(ours.modelReason or "none is configured"), {
+      "Set ANTHROPIC_API_KEY (in Neovim: :let $ANTHROPIC_API_KEY = '…', then :TetherRestart)",
+      "Or setup({ model = 'openai:qwen2.5-coder@http://localhost:11434/v1' }) for a local server",
+    })
+  end
+  return cmd
 end
 
-local function check_sandbox()
-  health.start("Shell sandbox")
-  if vim.fn.executable("bwrap") ~= 1 then
-    health.warn("bubblewrap (bwrap) is not installed: shell commands run without a sandbox", {
-      "Install it: apt install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)",
-    })
+--- `tether doctor`'s findings that say nothing more here: the editors found on PATH, and
+--- `tether` missing from PATH (the plugin also looks in the uv/pipx bin folders, and the
+--- Daemon section says which command it starts).
+---@param finding tether.DoctorFinding
+---@return boolean
+local function relevant(finding)
+  if finding.area == "clients" then
+    return false
+  end
+  return not (finding.area == "install" and finding.summary:find("not on PATH", 1, true))
+end
+
+---@class (exact) tether.DoctorFinding
+---@field area string
+---@field status "ok"|"warn"|"fail"|"info"
+---@field summary string
+---@field details string[]
+---@field fix string?
+
+--- `tether doctor --json` for this workspace, with the model and environment the plugin
+--- gives the daemon: the sandbox, the model (reached, with what chose it), trust, settings.
+---@param cmd string[] The daemon's argv, its program resolved.
+---@param root string
+local function check_doctor(cmd, root)
+  local opts = require("tether.config").options
+  health.start("tether doctor")
+  local argv = version_cmd(cmd)
+  argv[#argv] = "doctor"
+  vim.list_extend(argv, { "--json", "--cwd", root })
+  local model = require("tether.daemon").init_options().model
+  if type(model) == "string" then
+    vim.list_extend(argv, { "--model", model })
+  end
+  local out = vim.system(argv, { text = true, env = opts.cmd_env, cwd = root }):wait(30000)
+  local ok, report = pcall(vim.json.decode, out.stdout or "", { luanil = { object = true } })
+  if not ok or type(report) ~= "table" or type(report.findings) ~= "table" then
+    health.error(("`%s` did not give a report (exit %s): %s"):format(
+      table.concat(argv, " "),
+      tostring(out.code),
+      vim.trim(out.stderr or "")
+    ), { "Run it in a terminal; upgrade the daemon if it has no doctor command (:TetherInstall)" })
     return
   end
-  local probe = vim.system({ "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "true" }):wait(5000)
-  if probe.code == 0 then
-    health.ok("bubblewrap is available and works: shell commands can run sandboxed")
-  else
-    health.warn("bubblewrap is installed but cannot create a sandbox here: " .. vim.trim(probe.stderr or ""), {
-      "Unprivileged user namespaces may be disabled (kernel.unprivileged_userns_clone)",
-    })
-  end
-end
-
---- Where the daemon would find Anthropic credentials, or nil.
----@param root string
----@return string?
-function M.anthropic_credentials(root)
-  local opts = require("tether.config").options
-  for _, var in ipairs({ "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE" }) do
-    if (opts.cmd_env and opts.cmd_env[var]) or (vim.env[var] and vim.env[var] ~= "") then
-      return "$" .. var
-    end
-  end
-  for _, path in ipairs(settings_files(root)) do
-    local fd = io.open(path, "r")
-    if fd then
-      local ok, data = pcall(vim.json.decode, fd:read("*a"))
-      fd:close()
-      if ok and type(data) == "table" then
-        if type(data.apiKeyHelper) == "string" then
-          return "apiKeyHelper in " .. path
-        end
-        local env = type(data.env) == "table" and data.env or {}
-        if env.ANTHROPIC_API_KEY or env.ANTHROPIC_AUTH_TOKEN then
-          return "env in " .. path
-        end
+  health.info(("the checks of `tether doctor --cwd %s`%s (run it in a terminal for the same report)"):format(
+    root,
+    type(model) == "string" and " --model " .. model or ""
+  ))
+  for _, f in ipairs(report.findings --[[@as tether.DoctorFinding[] ]]) do
+    if relevant(f) then
+      -- The model the plugin passes is what `setup()` chose, not a command-line flag.
+      local summary = f.summary
+      if type(model) == "string" then
+        summary = summary:gsub("chosen by %-%-model", "chosen by setup({ model = … })")
+      end
+      local text = ("%s: %s"):format(f.area, summary)
+      if #(f.details or {}) > 0 then
+        text = text .. "\n" .. table.concat(f.details, "\n")
+      end
+      local advice = f.fix and { f.fix } or nil
+      if f.status == "ok" then
+        health.ok(text)
+      elseif f.status == "warn" then
+        health.warn(text, advice)
+      elseif f.status == "fail" then
+        health.error(text, advice)
+      else
+        health.info(text .. (f.fix and ("\n" .. f.fix) or ""))
       end
     end
   end
-end
-
---- Is `model` served by Anthropic's API (which needs credentials)?
----@param model string
----@return boolean
-local function is_anthropic(model)
-  local kind = model:match("^(%w+):")
-  if kind then
-    return kind == "anthropic"
-  end
-  return model:find("^anthropic") ~= nil
-    or model:find("^claude") ~= nil
-    or vim.tbl_contains({ "sonnet", "opus", "haiku" }, model)
-end
-
----@param root string
-local function check_model(root)
-  health.start("Model provider")
-  local model, source = M.model_source(root)
-  if not model then
-    health.error("no model provider is configured", {
-      "Set ANTHROPIC_API_KEY (in Neovim: :let $ANTHROPIC_API_KEY = '…', then :TetherRestart)",
-      "Or setup({ model = 'anthropic:claude-sonnet-4-6' })",
-      "Local models: setup({ model = 'openai:qwen2.5-coder@http://localhost:11434/v1' })",
-    })
-    return
-  end
-  if is_anthropic(model) then
-    local credentials = M.anthropic_credentials(root)
-    if not credentials then
-      local what = ("model: %s (from %s), but no Anthropic credentials are set: prompts will fail"):format(
-        model,
-        source
-      )
-      health.error(what, {
-        "Set ANTHROPIC_API_KEY (in Neovim: :let $ANTHROPIC_API_KEY = '…', then :TetherRestart)",
-        "Or ANTHROPIC_AUTH_TOKEN, or an apiKeyHelper in .tether/settings.json",
-        "Or pick a local model: setup({ model = 'openai:<model>@http://localhost:11434/v1' })",
-      })
-      return
-    end
-    health.ok(("model: %s (from %s; credentials: %s)"):format(model, source, credentials))
-    return
-  end
-  health.ok(("model: %s (from %s)"):format(model, source))
 end
 
 function M.check()
   require("tether.config").ensure()
   local root = require("tether.daemon").root_for(0)
   check_neovim()
-  check_daemon(root)
-  check_sandbox()
-  check_model(root)
+  local cmd = check_daemon(root)
+  if cmd then
+    check_doctor(cmd, root)
+  end
 end
 
 return M

@@ -1,12 +1,15 @@
 --- Tether for Neovim: a coding agent in the editor, on the built-in LSP client.
 ---
---- `require("tether").setup(opts)` is optional (the commands work with the defaults) and
---- cheap: it stores the options; the daemon starts on the first command that needs it.
+--- `require("tether").setup(opts)` is optional where the plugin manager sources `plugin/`
+--- (the commands work with the defaults) and cheap: it defines the commands and `<Plug>`
+--- mappings if that has not happened yet, and stores the options; the daemon starts on the
+--- first command that needs it.
 
 local M = {}
 
 ---@param opts? tether.Options
 function M.setup(opts)
+  require("tether.plugin").load()
   require("tether.config").setup(opts)
 end
 

@@ -174,7 +174,24 @@ function Registry:load(root, id, cb)
         self:_make_current(s)
       else
         s = self:_add(id, root, c.id, result.mode)
-        s:dispatch({ type = "loaded", history = result.history or {}, mode = result.mode, usage = result.usage })
+        local render = require("tether.render")
+        local rewound = vim.tbl_map(function(r)
+          return {
+            at = r.at,
+            turnId = r.turnId,
+            history = r.history,
+            restored = vim.tbl_map(function(uri)
+              return render.short_path(uri, root)
+            end, r.restored or {}),
+          }
+        end, result.rewound or {})
+        s:dispatch({
+          type = "loaded",
+          history = result.history or {},
+          rewound = rewound,
+          mode = result.mode,
+          usage = result.usage,
+        })
         s:dispatch({ type = "note", text = "Session resumed.", level = "info" })
       end
       if cb then

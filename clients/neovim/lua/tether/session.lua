@@ -63,6 +63,57 @@ function Session:dispatch(action)
   local _, changed = state.reduce(self.state, action)
   self:_publish({ type = "changed", changed = changed, action = action })
   self:_settle(action)
+  if action.type == "update" and action.live and action.update.kind == "changes" then
+    self:refresh_changes()
+  end
+end
+
+--- Ask the daemon for the session's pending and kept hunks (they follow the text as the
+--- client has it now); the state's `changes` gets them.
+---@param cb? fun()
+function Session:refresh_changes(cb)
+  local c = self:client()
+  if not c then
+    return
+  end
+  local params = { sessionId = self.id, states = { "pending", "kept" } }
+  daemon.request(c, "tether/listChanges", params, function(err, result)
+    if err then
+      return log.rpc_error("could not list the changes", err)
+    end
+    self:dispatch({ type = "changes", listing = result })
+    if cb then
+      cb()
+    end
+  end)
+end
+
+--- Keep or undo hunks: `what` is `{ hunkIds }` or `{ uri }` (all pending in the file).
+--- What could not be done is said with its reason.
+---@param verb "keep"|"undo"
+---@param what {hunkIds?: string[], uri?: string}
+---@param cb? fun(done: string[])
+function Session:settle_changes(verb, what, cb)
+  local c = self:client()
+  if not c then
+    return log.warn("the daemon is not running (:TetherSessions resumes this session)")
+  end
+  local method = verb == "keep" and "tether/keepChanges" or "tether/undoChanges"
+  local params = vim.tbl_extend("force", { sessionId = self.id }, what)
+  daemon.request(c, method, params, function(err, result)
+    if err then
+      return log.rpc_error(("could not %s the change"):format(verb), err)
+    end
+    for _, miss in ipairs(result.notKept or result.notUndone or {}) do
+      local path = require("tether.render").short_path(miss.uri, self.root)
+      log.warn(("%s: not %s: %s"):format(path, verb == "keep" and "kept" or "undone", miss.reason))
+    end
+    self:refresh_changes(function()
+      if cb then
+        cb(result.kept or result.undone or {})
+      end
+    end)
+  end)
 end
 
 --- Questions the daemon no longer waits for are answered "cancelled": a tool call that

@@ -64,6 +64,7 @@
 ---@class tether.LoadSessionResult
 ---@field sessionId string
 ---@field history tether.SessionUpdate[]
+---@field rewound? {at: integer, turnId: string, restored: string[], history: tether.SessionUpdate[]}[] Rewound turns.
 ---@field title? string
 ---@field turns? integer Live turns (rewound ones do not count).
 ---@field usage? tether.Usage Session totals.

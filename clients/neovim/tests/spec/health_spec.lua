@@ -22,7 +22,9 @@ describe(":checkhealth tether", function()
     assert.matches("OK daemon version: tether %d+%.%d+", report)
     assert.matches("OK protocol version: 1", report, 1, true)
     assert.matches("bubblewrap", report, 1, true)
-    assert.matches(("OK model: %s (from setup({ model = … }))"):format(model), report, 1, true)
+    assert.matches(("\n- model: %s (from setup({ model = … }))"):format(model), report, 1, true)
+    assert.matches("sandbox: ", report, 1, true)
+    assert.matches(("OK model: %s (chosen by setup({ model = … })): a scripted model"):format(model), report, 1, true)
     assert.equals(0, #vim.lsp.get_clients({ name = "tether" }), "the probe daemon is gone")
   end)
 
@@ -48,7 +50,8 @@ describe(":checkhealth tether", function()
       vim.env[var] = value
     end
     assert.matches('ERROR "/nonexistent/tether" is not executable', report, 1, true)
-    assert.matches("ERROR no model provider is configured", report, 1, true)
+    -- Without the daemon there is no doctor to run, and nothing claims more than that.
+    assert.is_nil(report:find("tether doctor", 1, true), report)
   end)
 
   it("without the daemon, says exactly how to install it from this repository", function()
@@ -101,35 +104,83 @@ describe(":checkhealth tether", function()
   it("says a Claude model without credentials will fail, and how to fix it from Neovim", function()
     H.workspace()
     local saved = {}
-    for _, var in ipairs({ "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE" }) do
+    for _, var in ipairs({ "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL" }) do
       saved[var] = vim.env[var]
       vim.env[var] = nil
     end
     local ok, report = pcall(function()
       require("tether").setup({ model = "anthropic:claude-sonnet-4-6" })
-      local without = checkhealth()
-      vim.env.ANTHROPIC_API_KEY = "sk-test"
-      return { without, checkhealth() }
+      return checkhealth()
     end)
     for var, value in pairs(saved) do
       vim.env[var] = value
     end
-    vim.env.ANTHROPIC_API_KEY = saved.ANTHROPIC_API_KEY
     assert(ok, report)
-    local want = "ERROR model: anthropic:claude-sonnet-4-6 (from setup({ model = … })), but no Anthropic credentials"
-    assert.matches(want, report[1], 1, true)
-    assert.matches(":let $ANTHROPIC_API_KEY = '…', then :TetherRestart", report[1], 1, true)
-    assert.is_nil(report[1]:find("OK model", 1, true))
-    assert.matches("OK model: anthropic:claude-sonnet-4-6 (from setup({ model = … }); credentials: $ANTHROPIC_API_KEY)",
-      report[2], 1, true)
+    -- The daemon's own answer to initialize names the model; doctor says it cannot work.
+    assert.matches("- model: anthropic:claude-sonnet-4-6 (from setup({ model = … }))", report, 1, true)
+    local want = "ERROR model: anthropic:claude-sonnet-4-6 (chosen by setup({ model = … })) has no API key"
+    assert.matches(want, report, 1, true)
+    assert.matches("set ANTHROPIC_API_KEY", report, 1, true)
+    assert.matches("tether doctor --cwd ", report, 1, true)
   end)
 
-  it("finds the model in the workspace settings", function()
+  it("says OK for a model only once the server answered", function()
     local root = H.workspace()
-    H.write(root .. "/.tether/settings.json", vim.json.encode({ model = "openai:qwen@http://localhost:1/v1" }))
+    local script = H.script(root, {}):gsub("^scripted:", "")
+    local port_file = root .. ".port"
+    local server = vim.system({
+      "python",
+      "-m",
+      "tether.testing.fake_anthropic",
+      "--script",
+      script,
+      "--port-file",
+      port_file,
+    })
+    H.wait(15000, function()
+      return vim.uv.fs_stat(port_file) ~= nil
+    end, "the fake Anthropic API")
+    local url = "http://127.0.0.1:" .. H.read(port_file)
+    local ok, report = pcall(function()
+      require("tether").setup({
+        model = "anthropic:claude-sonnet-4-6",
+        cmd_env = { ANTHROPIC_API_KEY = "sk-ant-test", ANTHROPIC_BASE_URL = url },
+      })
+      return checkhealth()
+    end)
+    server:kill(15)
+    server:wait()
+    assert(ok, report)
+    assert.matches("OK model: anthropic:claude-sonnet-4-6 (chosen by setup({ model = … }))", report, 1, true)
+    assert.matches("URL: " .. url, report, 1, true)
+  end)
+
+  it("is not OK for a model URL nothing answers, naming the setting that chose it", function()
+    H.workspace()
+    local home = vim.env.XDG_CONFIG_HOME
+    vim.env.XDG_CONFIG_HOME = vim.fn.tempname()
+    local settings = vim.env.XDG_CONFIG_HOME .. "/tether/settings.json"
+    vim.fn.mkdir(vim.fs.dirname(settings), "p")
+    -- Port 9 (discard) on the loopback: nothing listens there.
+    H.write(settings, vim.json.encode({ model = "openai:qwen@http://127.0.0.1:9/v1" }))
+    local ok, report = pcall(function()
+      require("tether").setup({})
+      return checkhealth()
+    end)
+    vim.env.XDG_CONFIG_HOME = home
+    assert(ok, report)
+    assert.matches("ERROR model: openai:qwen@http://127.0.0.1:9/v1 (chosen by model in " .. settings, report, 1, true)
+    assert.matches("cannot connect to http://127.0.0.1:9/v1", report, 1, true)
+    assert.is_nil(report:find("OK model: openai", 1, true), report)
+  end)
+
+  it("says a project's model waits for the folder to be trusted", function()
+    local root = H.workspace()
+    H.write(root .. "/.tether/settings.json", vim.json.encode({ model = "openai:qwen@http://127.0.0.1:9/v1" }))
     require("tether").setup({})
     local report = checkhealth()
-    local want = ("OK model: openai:qwen@http://localhost:1/v1 (from %s/.tether/settings.json)"):format(root)
-    assert.matches(want, report, 1, true)
+    assert.matches("waits until this folder is trusted", report, 1, true)
+    assert.is_nil(report:find("OK model: openai", 1, true), report)
+    assert.matches("ERROR model: ", report, 1, true)
   end)
 end)

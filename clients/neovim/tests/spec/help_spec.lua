@@ -4,6 +4,7 @@ local H = require("helpers")
 local PLUGS = {
   "open", "focus", "prompt", "add-selection", "cancel", "sessions", "mode", "rewind", "tasks",
   "answer", "restart", "install", "allow", "allow-edits", "reject", "always-allow", "always-reject", "select",
+  "review", "next-hunk", "prev-hunk", "keep-hunk", "undo-hunk", "keep-file", "undo-file",
 }
 
 describe("help and mappings", function()
@@ -32,7 +33,7 @@ describe("help and mappings", function()
     local ours = vim.tbl_filter(function(name)
       return vim.startswith(name, "Tether")
     end, commands)
-    assert.equals(11, #ours)
+    assert.equals(12, #ours)
     for _, name in ipairs(ours) do
       assert.matches("\n:" .. name .. "\t", "\n" .. tags, 1, true)
     end
@@ -41,7 +42,7 @@ describe("help and mappings", function()
     end
     local wanted = {
       "tether-install", "tether-questions", "tether-question-keys", "tether-prompt-area", "tether-options",
-      "tether-saving",
+      "tether-saving", "tether-review",
     }
     for _, tag in ipairs(wanted) do
       assert.matches("\n" .. tag .. "\t", "\n" .. tags, 1, true)
@@ -97,6 +98,14 @@ describe("help and mappings", function()
     said("no question is waiting")
     press("rewind")
     said("nothing to rewind")
+    press("review")
+    said("no pending changes of Tether")
+    press("next-hunk")
+    said("no pending changes of Tether in this buffer")
+    press("keep-hunk")
+    said("the cursor is on no change of Tether")
+    press("undo-file")
+    said("no changes of Tether in this buffer")
 
     local asked = {}
     H.stub_select(function(_, opts)

@@ -83,7 +83,14 @@ describe("module layers", function()
 
   it("keep state and formatting pure, and the RPC layer free of views", function()
     local g = graph()
-    local pure = { "tether.state", "tether.render", "tether.cards", "tether.status" }
+    local pure = {
+      "tether.state",
+      "tether.state_items",
+      "tether.state_updates",
+      "tether.render",
+      "tether.cards",
+      "tether.status",
+    }
     for _, module in ipairs(pure) do
       for dep in pairs(reach(g, module)) do
         assert.is_true(vim.tbl_contains(pure, dep), ("%s reaches %s"):format(module, dep))

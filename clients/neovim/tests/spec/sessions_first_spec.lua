@@ -11,9 +11,19 @@ describe("sessions (first nvim)", function()
     H.setup(H.script(root, {
       { H.say("Noted: the word is pineapple."), H.tool("Read", { file_path = "src/app.py" }) },
       { H.say("I read the app too.") },
+      { H.say("Forgotten.") },
     }, "first"))
     local s = H.session()
     assert.equals("end_turn", H.prompt(s, "Remember the word pineapple").stopReason)
+    -- A second turn, rewound: the fresh Neovim shows it where it was, dimmed.
+    local second = H.prompt(s, "And forget it")
+    local done
+    s:rewind(second.turnId, function()
+      done = true
+    end)
+    H.wait(10000, function()
+      return done
+    end, "the rewind")
     H.write(root .. ".session", s.id)
   end)
 end)

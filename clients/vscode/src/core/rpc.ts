@@ -6,13 +6,18 @@
  * talks to the daemon is the same in both places.
  */
 import {
+  ChangeListing,
   ContentBlock,
   DiagnosticsParams,
+  HunkSelection,
+  HunkState,
+  KeepResult,
   LoadedSession,
   Methods,
   Mode,
   PromptResult,
   SessionInfo,
+  UndoResult,
 } from './wire';
 
 export interface Disposable {
@@ -66,6 +71,19 @@ export class TetherApi {
   async rewind(sessionId: string, turnId: string): Promise<string[]> {
     const result = await this.conn.sendRequest<{ restored: string[] }>(Methods.rewind, { sessionId, turnId });
     return result.restored;
+  }
+
+  /** A session's changes, of one turn and/or file when given (`tether/listChanges`). */
+  listChanges(sessionId: string, filter: { turnId?: string; uri?: string; states?: HunkState[] } = {}): Promise<ChangeListing> {
+    return this.conn.sendRequest<ChangeListing>(Methods.listChanges, { sessionId, ...filter });
+  }
+
+  keepChanges(sessionId: string, which: HunkSelection): Promise<KeepResult> {
+    return this.conn.sendRequest<KeepResult>(Methods.keepChanges, { sessionId, ...which });
+  }
+
+  undoChanges(sessionId: string, which: HunkSelection): Promise<UndoResult> {
+    return this.conn.sendRequest<UndoResult>(Methods.undoChanges, { sessionId, ...which });
   }
 
   sendDiagnostics(params: DiagnosticsParams): Promise<void> {

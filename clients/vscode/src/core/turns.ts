@@ -123,6 +123,12 @@ export class ChangeTracker {
       .reverse();
   }
 
+  /** Newest first: turns that changed files as this client saw them, and the turns `also`
+   * names (those the daemon lists changes of, e.g. a file a shell command changed). */
+  listWith(sessionId: string, also: ReadonlySet<string>): TurnChanges[] {
+    return this.turns.filter((t) => t.sessionId === sessionId && (t.files.length > 0 || also.has(t.turnId))).reverse();
+  }
+
   find(sessionId: string, turnId: string): TurnChanges | undefined {
     return this.turns.find((t) => t.sessionId === sessionId && t.turnId === turnId);
   }

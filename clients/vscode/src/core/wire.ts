@@ -112,7 +112,9 @@ export type SessionUpdate =
   | { kind: 'compaction'; trigger: 'auto' | 'manual' | 'reactive'; tokensBefore: number; tokensAfter: number }
   | { kind: 'turn_end'; stopReason: StopReason; error?: TurnError }
   | { kind: 'notice'; level: 'info' | 'warning' | 'error'; message: string }
-  | { kind: 'mode'; mode: Mode };
+  | { kind: 'mode'; mode: Mode }
+  /** The change set changed for these turns and files: list them again (`tether/listChanges`). */
+  | { kind: 'changes'; turnIds: string[]; uris: string[] };
 
 export type UpdateKind = SessionUpdate['kind'];
 
@@ -214,6 +216,60 @@ export interface DiagnosticsParams {
   diagnostics: WireDiagnostic[];
 }
 
+/** What the user made of a change a turn made (docs/protocol.md, `HunkState`). */
+export type HunkState = 'pending' | 'kept' | 'undone';
+export const HUNK_STATES: readonly HunkState[] = ['pending', 'kept', 'undone'];
+
+/** One block of lines a turn changed (`Hunk`). `range`: where its lines are in the file now
+ * (whole lines); absent for a conflict (its lines were changed since). */
+export interface Hunk {
+  hunkId: string;
+  turnId: string;
+  state: HunkState;
+  conflict: boolean;
+  oldText: string;
+  newText: string;
+  summary: string;
+  range?: Range;
+}
+
+export interface HunkCounts {
+  pending: number;
+  kept: number;
+  undone: number;
+  conflicts: number;
+}
+
+export interface ChangeListing {
+  files: { uri: string; hunks: Hunk[] }[];
+  counts: HunkCounts;
+  notTracked?: { uri: string; turnId: string; reason: string }[];
+}
+
+/** Which hunks `tether/keepChanges` and `tether/undoChanges` act on. */
+export interface HunkSelection {
+  hunkIds?: string[];
+  uri?: string;
+  turnId?: string;
+}
+
+export interface NotDone {
+  hunkId: string;
+  uri: string;
+  reason: string;
+  conflict: boolean;
+}
+
+export interface KeepResult {
+  kept: string[];
+  notKept?: NotDone[];
+}
+
+export interface UndoResult {
+  undone: string[];
+  notUndone?: NotDone[];
+}
+
 export const Methods = {
   newSession: 'tether/newSession',
   prompt: 'tether/prompt',
@@ -222,6 +278,9 @@ export const Methods = {
   loadSession: 'tether/loadSession',
   setMode: 'tether/setMode',
   rewind: 'tether/rewind',
+  listChanges: 'tether/listChanges',
+  keepChanges: 'tether/keepChanges',
+  undoChanges: 'tether/undoChanges',
   sessionUpdate: 'tether/sessionUpdate',
   requestPermission: 'tether/requestPermission',
   saveDocuments: 'tether/saveDocuments',

@@ -1,15 +1,26 @@
 /**
  * "Changes" view: the files each turn of the active session changed, a diff per file
  * (before the turn ↔ after it: a later turn's edits are not this turn's), "Review changes"
- * for a whole turn and "Undo turn".
+ * for a whole turn (the multi-file diff editor) and "Undo turn"; with the daemon's change
+ * set, each turn's and file's pending/kept/undone counts and each hunk with Keep / Undo.
  */
 import * as vscode from 'vscode';
 import { regionLabel } from '../core/diffRegion';
 import { basename, diffStat, truncate } from '../core/format';
+import { countHunks, countLabel, linesLabel } from '../core/hunks';
 import { ChangeTracker, FileChange, TurnChanges } from '../core/turns';
+import { uriKey } from '../core/uri';
+import { Hunk } from '../core/wire';
 import { currentText, DiffDocuments } from './diffDocuments';
+import { HunkReview } from './hunkReview';
 
-type Node = { turn: TurnChanges } | { turn: TurnChanges; file: FileChange };
+/** A turn; a file it changed (`file`: the diff this client saw, absent for a file only the
+ * daemon's change set names); one of its hunks. File and hunk nodes carry `uri` (and
+ * `turnId`, `hunkIds`): the argument the keep/undo commands take. */
+type TurnNode = { turn: TurnChanges };
+type FileNode = { turn: TurnChanges; uri: string; turnId: string; file?: FileChange; hunks: Hunk[] };
+type HunkNode = { turn: TurnChanges; uri: string; hunkIds: [string]; hunk: Hunk };
+type Node = TurnNode | FileNode | HunkNode;
 
 export interface ChangesHooks {
   activeSession(): string | null;
@@ -26,14 +37,15 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     private readonly tracker: ChangeTracker,
     private readonly diffs: DiffDocuments,
     private readonly hooks: ChangesHooks,
+    private readonly hunks: HunkReview,
   ) {
-    this.disposables.push(tracker.onDidChange(() => this.refresh()));
+    this.disposables.push(tracker.onDidChange(() => this.refresh()), hunks.onDidChange(() => this.refresh()));
   }
 
   /** The view's commands, by id (the tree view itself is registered at activation). */
   commands(): Record<'tether.openChange' | 'tether.reviewTurn' | 'tether.undoTurn', (arg?: unknown) => unknown> {
     return {
-      'tether.openChange': (node) => isNode(node) && 'file' in node && this.openFile(node.turn, node.file),
+      'tether.openChange': (node) => isNode(node) && this.open(node),
       'tether.reviewTurn': (arg) => this.review(this.turnOf(isNode(arg) || typeof arg === 'string' ? arg : undefined)),
       'tether.undoTurn': (arg) => this.undo(this.turnOf(isNode(arg) || typeof arg === 'string' ? arg : undefined)),
     };
@@ -45,20 +57,41 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 
   getChildren(node?: Node): Node[] {
     if (!node) return this.turns().map((turn) => ({ turn }));
-    if ('file' in node) return [];
-    return node.turn.files.map((file) => ({ turn: node.turn, file }));
+    if ('hunk' in node) return [];
+    if ('hunks' in node) return node.hunks.map((hunk) => ({ turn: node.turn, uri: node.uri, hunkIds: [hunk.hunkId], hunk }));
+    return this.files(node.turn);
+  }
+
+  /** A turn's files: those this client saw it change, then those only the change set names. */
+  private files(turn: TurnChanges): FileNode[] {
+    const listed = this.hunks.index.turnFiles(turn.turnId);
+    const hunksOf = (uri: string) => listed.find((f) => uriKey(f.uri) === uriKey(uri))?.hunks ?? [];
+    const seen = turn.files.map((file) => ({ turn, uri: file.uri, turnId: turn.turnId, file, hunks: hunksOf(file.uri) }));
+    const known = new Set(turn.files.map((f) => uriKey(f.uri)));
+    const more = listed.filter((f) => !known.has(uriKey(f.uri))).map((f) => ({ turn, uri: f.uri, turnId: turn.turnId, hunks: f.hunks }));
+    return [...seen, ...more];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
-    if ('file' in node) {
-      const uri = vscode.Uri.parse(node.file.uri);
-      const stat = diffStat(node.file.before, node.file.after);
-      const item = new vscode.TreeItem(basename(node.file.uri));
+    if ('hunk' in node) return hunkItem(node);
+    if ('hunks' in node) {
+      const uri = vscode.Uri.parse(node.uri);
+      const counts = countHunks(node.hunks);
+      const item = new vscode.TreeItem(
+        basename(node.uri),
+        node.hunks.length === 0 ? vscode.TreeItemCollapsibleState.None : counts.pending ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+      );
       item.resourceUri = uri;
       const dir = vscode.workspace.asRelativePath(uri).split('/').slice(0, -1).join('/');
-      item.description = `${dir ? `${dir} ` : ''}+${stat.added} −${stat.removed}${node.file.before === null ? ' (new)' : ''}`;
+      // Lines added and removed: the hunks' when the daemon listed them, else the diff's.
+      const stat = node.hunks.length ? hunkStat(node.hunks) : node.file ? diffStat(node.file.before, node.file.after) : undefined;
+      const isNew = node.file?.before === null;
+      const parts = [dir, stat ? `+${stat.added} −${stat.removed}${isNew ? ' (new)' : ''}` : '', countLabel(counts)].filter(Boolean);
+      item.description = parts.join(' · ');
       item.command = { command: 'tether.openChange', title: 'Open Changes', arguments: [node] };
-      item.contextValue = 'tetherFile';
+      item.contextValue = counts.pending ? 'tetherFilePending' : 'tetherFile';
+      // A new id once the change set lists the file's hunks: the row then opens expanded.
+      item.id = `${node.turnId}|${uriKey(node.uri)}${node.hunks.length ? '|hunks' : ''}`;
       return item;
     }
     const turn = node.turn;
@@ -67,7 +100,9 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       truncate(turn.prompt || `Turn ${turn.turnId}`, 60),
       latest ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
     );
-    item.description = `${turn.files.length} file${turn.files.length === 1 ? '' : 's'}${turn.finished ? '' : ' · running'}`;
+    const files = this.files(turn).length;
+    const counts = countLabel(countHunks(this.hunks.index.turnFiles(turn.turnId).flatMap((f) => f.hunks)));
+    item.description = `${files} file${files === 1 ? '' : 's'}${counts ? ` · ${counts}` : ''}${turn.finished ? '' : ' · running'}`;
     item.tooltip = turn.prompt;
     item.iconPath = new vscode.ThemeIcon('history');
     // Only turns whose checkpoint the daemon holds can be undone.
@@ -77,7 +112,22 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 
   private turns(): TurnChanges[] {
     const session = this.hooks.activeSession();
-    return session ? this.tracker.list(session) : [];
+    if (!session) return [];
+    const listed = this.hunks.index.sessionId === session ? new Set(this.hunks.index.countsByTurn().keys()) : new Set<string>();
+    return this.tracker.listWith(session, listed);
+  }
+
+  private async open(node: Node): Promise<void> {
+    if ('hunk' in node) {
+      const r = node.hunk.range;
+      const selection = r ? new vscode.Range(r.start.line, 0, r.start.line, 0) : undefined;
+      await vscode.window.showTextDocument(vscode.Uri.parse(node.uri), { selection, preview: true });
+      return;
+    }
+    if ('hunks' in node) {
+      if (node.file) await this.openFile(node.turn, node.file);
+      else await vscode.window.showTextDocument(vscode.Uri.parse(node.uri), { preview: true });
+    }
   }
 
   private turnOf(arg?: Node | string): TurnChanges | undefined {
@@ -141,6 +191,36 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     this.disposables.forEach((d) => d.dispose());
     this.emitter.dispose();
   }
+}
+
+/** A hunk: its lines and summary; Keep / Undo (inline) by its state. */
+function hunkItem(node: HunkNode): vscode.TreeItem {
+  const hunk = node.hunk;
+  const item = new vscode.TreeItem(hunk.range ? capitalise(linesLabel(hunk.range)) : 'Changed lines');
+  const state = hunk.conflict && hunk.state !== 'undone' ? `${hunk.state}, changed since` : hunk.state;
+  item.description = `${state} · ${hunk.summary}`;
+  item.tooltip = new vscode.MarkdownString().appendText(`${hunk.summary} (${state})`).appendCodeblock(
+    [...lines(hunk.oldText, '-'), ...lines(hunk.newText, '+')].join('\n'),
+    'diff',
+  );
+  item.iconPath = new vscode.ThemeIcon(hunk.state === 'pending' ? 'circle-outline' : hunk.state === 'kept' ? 'check' : 'discard');
+  item.command = { command: 'tether.openChange', title: 'Show the Change', arguments: [node] };
+  item.id = hunk.hunkId;
+  item.contextValue = hunk.conflict ? 'tetherHunkConflict' : hunk.state === 'pending' ? 'tetherHunkPending' : hunk.state === 'kept' ? 'tetherHunkKept' : 'tetherHunkUndone';
+  return item;
+}
+
+function hunkStat(hunks: Hunk[]): { added: number; removed: number } {
+  const count = (text: string) => (text === '' ? 0 : text.replace(/\n$/, '').split('\n').length);
+  return { added: hunks.reduce((n, h) => n + count(h.newText), 0), removed: hunks.reduce((n, h) => n + count(h.oldText), 0) };
+}
+
+function lines(text: string, sign: string): string[] {
+  return text === '' ? [] : text.replace(/\n$/, '').split('\n').map((l) => `${sign}${l}`);
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function isNode(value: unknown): value is Node {

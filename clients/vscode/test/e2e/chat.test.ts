@@ -55,6 +55,19 @@ const PLAN_SESSION = [
   [{ type: 'text', text: 'Plan approved; starting.' }],
 ];
 
+/** A turn with three changes in two files: two in calc/ops.py, one in tests/test_ops.py. */
+const REVIEW_PROMPT = 'Tidy add, fix mean, test add';
+/** The editor shows add() as the turn changed it / as it was (and mean() fixed, either way). */
+const ADD_CHANGED = /^(?=[\s\S]*total = a \+ b)(?=[\s\S]*return total)(?![\s\S]*return a \+ b)(?=[\s\S]*\/ len\(values\))/;
+const ADD_UNDONE = /^(?![\s\S]*total = a \+ b)(?![\s\S]*return total)(?=[\s\S]*return a \+ b)(?=[\s\S]*\/ len\(values\))/;
+const REVIEW_SESSION = [
+  [{ type: 'tool_use', name: 'Read', input: { file_path: 'calc/ops.py' } }, { type: 'tool_use', name: 'Read', input: { file_path: 'tests/test_ops.py' } }],
+  [{ type: 'tool_use', name: 'Edit', input: { file_path: 'calc/ops.py', old_string: '    return a + b', new_string: '    total = a + b\n    return total' } }],
+  [{ type: 'tool_use', name: 'Edit', input: FIX }],
+  [{ type: 'tool_use', name: 'Edit', input: { file_path: 'tests/test_ops.py', old_string: '        self.assertEqual(add(2, 3), 5)\n', new_string: '        self.assertEqual(add(2, 3), 5)\n        self.assertEqual(add(-1, 1), 0)\n' } }],
+  [{ type: 'text', text: 'Three changes in two files.' }],
+];
+
 describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a two-folder window`, { timeout: 600_000 }, () => {
   let server: CodeServer;
   let browser: Browser;
@@ -247,10 +260,12 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       await page.waitForSelector(idle);
       await page.locator('.tabs-container .tab').filter({ hasText: 'ops.py' }).first().click();
       await waitForEditorText(page, /return sum\(values\) \/ len\(values\)/);
+      // The turn's change, pending review: Keep / Undo above it (once VS Code has asked for them).
+      await page.locator('.editor-group-container.active .codelens-decoration a', { hasText: 'Keep' }).waitFor();
     });
 
     await step('Ctrl+Z in the editor undoes the agent edit, Ctrl+Shift+Z brings it back', async () => {
-      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.locator('.editor-group-container.active .view-line', { hasText: 'def add' }).click();
       await page.keyboard.press('Control+Z');
       await waitForEditorText(page, /\(len\(values\) \+ 1\)/);
       await page.keyboard.press('Control+Shift+Z');
@@ -483,9 +498,113 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       assert.equal(await chat.locator('#mode').inputValue(), 'acceptEdits');
       await shot('18-plan-started');
     });
+
+    await step('a turn\'s three changes in two files: reviewed in the multi-diff editor, one undone from its CodeLens (Ctrl+Z takes it back), one kept from the keyboard, one undone in the Changes view, with the counts', async () => {
+      const tests = path.join(server.workspace, 'tests/test_ops.py');
+      const testsBefore = fs.readFileSync(tests, 'utf8');
+      assert.equal(fs.readFileSync(file, 'utf8'), original);
+      setScript(REVIEW_SESSION);
+      await quickOpen(page, 'calc/ops.py'); // the new session is this folder's
+      await runCommand(page, 'Tether: New Session');
+      await chat.locator('.empty').waitFor();
+      await chat.locator('#mode').selectOption('acceptEdits');
+      await send(REVIEW_PROMPT);
+      await chat.locator('.msg.agent', { hasText: 'Three changes in two files.' }).waitFor();
+      await page.waitForSelector(idle);
+      // The turn card's "Review changes": both files in VS Code's multi-file diff editor.
+      await chat.locator('.turn-end button', { hasText: 'Review changes' }).last().click();
+      const multi = page.locator('.multiDiffEditor');
+      await multi.waitFor();
+      await page.locator('.tabs-container .tab.active', { hasText: 'Tether: Tidy add' }).waitFor();
+      await multi.getByText('test_ops.py').first().waitFor();
+      await multi.getByText('ops.py', { exact: true }).first().waitFor();
+      await shot('20-turn-review-multi-diff');
+      await page.keyboard.press('Control+W');
+
+      // In the editor: each pending change decorated, with Keep / Undo above it.
+      await openFile(page, 'calc/ops.py');
+      await page.keyboard.press('Control+Home'); // no selection left from before
+      // (All of: the editor's line elements are not in line order.)
+      await waitForEditorText(page, /^(?=[\s\S]*total = a \+ b)(?=[\s\S]*return sum\(values\) \/ len\(values\))/);
+      const active = page.locator('.editor-group-container.active');
+      const lens = (text: RegExp) => active.locator('.codelens-decoration a', { hasText: text });
+      await lens(/Keep all 2 Tether changes/).waitFor();
+      assert.equal(await lens(/^\s*Undo\s*$/).count(), 2, 'an Undo per change');
+      assert.ok((await active.locator('.view-overlays .cdr[class*="ced-"]').count()) >= 3, 'the changed lines have a background');
+      await shot('21-changes-in-the-editor');
+      // Undo the first change (add) from its CodeLens: the topmost "Undo" (the file's is "Undo all").
+      const undos = await lens(/^\s*Undo\s*$/).all();
+      const tops = await Promise.all(undos.map(async (u) => (await u.boundingBox())?.y ?? Infinity));
+      const nearest = { i: tops.indexOf(Math.min(...tops)) };
+      await undos[nearest.i].click();
+      await waitForEditorText(page, ADD_UNDONE);
+      // Saved right after the edit (the daemon asks the editor to save it).
+      const onDisk = await fileReads(file, /def add\(a: float, b: float\) -> float:\n    return a \+ b\n/);
+      assert.match(onDisk, /return sum\(values\) \/ len\(values\)/, 'the other change stays');
+      await lens(/^\s*Undo\s*$/).nth(1).waitFor({ state: 'detached' });
+      await shot('22-undone-from-the-codelens');
+      // One versioned edit: Ctrl+Z brings the change back in the buffer, Ctrl+Shift+Z undoes it again.
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+Z');
+      await waitForEditorText(page, ADD_CHANGED);
+      await lens(/^\s*Undo\s*$/).nth(1).waitFor(); // pending again
+      await page.keyboard.press('Control+Shift+Z');
+      await waitForEditorText(page, ADD_UNDONE);
+      await page.keyboard.press('Control+S');
+      await lens(/^\s*Undo\s*$/).nth(1).waitFor({ state: 'detached' });
+
+      // From the top of the file, the next change is mean's; keep it from the keyboard.
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.press('Control+Alt+BracketRight');
+      await page.locator('.statusbar-item', { hasText: 'Ln 14, Col 1' }).waitFor();
+      await page.keyboard.press('Control+Alt+Y');
+      await lens(/Undo/).first().waitFor({ state: 'detached' });
+      assert.match(fs.readFileSync(file, 'utf8'), /return sum\(values\) \/ len\(values\)/, 'kept: the text stays');
+
+      // The third from the Changes view: its row's inline Undo.
+      const part = await chatPart(page);
+      const header = part.locator('.pane-header', { hasText: 'Changes' });
+      if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+      // Room for the whole tree: the chat pane folded away.
+      const chatHeader = part.locator('.pane-header', { hasText: 'Chat' });
+      if ((await chatHeader.getAttribute('aria-expanded')) === 'true') await chatHeader.click();
+      const turnRow = part.locator('.monaco-list-row', { hasText: REVIEW_PROMPT });
+      await turnRow.filter({ hasText: '2 files · 1 pending · 1 kept · 1 undone' }).waitFor();
+      const hunkRow = part.locator('.monaco-list-row', { hasText: 'add(-1, 1)' });
+      await hunkRow.filter({ hasText: 'pending' }).hover();
+      await hunkRow.locator('.action-label[aria-label^="Undo Change"]').click();
+      await turnRow.filter({ hasText: '2 files · 1 kept · 2 undone' }).waitFor();
+      assert.equal(await fileReads(tests, testsBefore), testsBefore, 'undone on disk');
+      await part.locator('.monaco-list-row', { hasText: 'ops.py' }).filter({ hasText: '1 kept · 1 undone' }).first().waitFor();
+      await hunkRow.filter({ hasText: 'undone' }).waitFor();
+      await shot('23-changes-view-counts');
+    });
     passed = true;
   });
 });
+
+/** The file's text once it reads `expected` (a pattern or the whole text); fails after 10 s
+ * with what it reads. */
+async function fileReads(file: string, expected: RegExp | string): Promise<string> {
+  let text = '';
+  for (let i = 0; i < 100; i++, await sleep(100)) {
+    text = fs.readFileSync(file, 'utf8');
+    if (typeof expected === 'string' ? text === expected : expected.test(text)) return text;
+  }
+  throw new Error(`${file} never read ${String(expected)}; it reads:\n${text}`);
+}
+
+/** Open a workspace file from Quick Open: the file itself, not an editor of it seen before
+ * (a diff, or the review's "before" side, which Quick Open lists by the same name). */
+async function openFile(page: Page, relative: string): Promise<void> {
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget', { state: 'visible' });
+  await page.keyboard.type(relative);
+  const name = path.basename(relative);
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${name.replace('.', '\\.')}$`) }) }).first();
+  await row.click();
+  await page.locator('.tabs-container .tab.active', { hasText: new RegExp(`^${name.replace('.', '\\.')}`) }).waitFor();
+}
 
 /** VS Code's own figures for extensions' activation ("Developer: Show Running Extensions":
  * code loading + the activate() call), as it shows them, e.g. "Activation: 3ms". */

@@ -17,6 +17,9 @@ export class Uri {
   static from(parts: { scheme: string; path: string; query?: string }): Uri {
     return new Uri(parts.scheme, parts.path, `${parts.scheme}:${parts.path}${parts.query ? `?${parts.query}` : ''}`, parts.query);
   }
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return Uri.parse(`${base.toString().replace(/\/$/, '')}/${parts.join('/')}`);
+  }
   get fsPath(): string {
     return fileURLToPath(this.text);
   }
@@ -109,8 +112,32 @@ export const workspaceFolders: { uri: Uri; name: string }[] = [];
 
 /** The code action providers registered through the stub. */
 export const codeActionProviders: { provideCodeActions(doc: unknown, range: unknown, context: { diagnostics: unknown[] }): unknown[] }[] = [];
+/** A text editor as the hunk review uses it: its decorations, by type, and its cursor. */
+export interface StubEditor {
+  document: { uri: Uri };
+  selection: { active: { line: number } };
+  decorations: Map<unknown, { range: unknown; hoverMessage?: unknown }[]>;
+  setDecorations(type: unknown, options: { range: unknown; hoverMessage?: unknown }[]): void;
+  revealRange(): void;
+}
+
+export function textEditor(uri: string, line = 0): StubEditor {
+  const e: StubEditor = {
+    document: { uri: Uri.parse(uri) },
+    selection: { active: { line } },
+    decorations: new Map(),
+    setDecorations: (type, options) => void e.decorations.set(type, options),
+    revealRange: () => undefined,
+  };
+  return e;
+}
+
 /** What `window.activeTextEditor` is. */
-export const editor: { active?: { document: { uri: Uri } } } = {};
+export const editor: { active?: { document: { uri: Uri } } & Partial<StubEditor> } = {};
+/** `window.visibleTextEditors`. */
+export const visibleEditors: StubEditor[] = [];
+/** The CodeLens providers registered through the stub. */
+export const codeLensProviders: { provideCodeLenses(doc: { uri: Uri }): { range: unknown; command?: { title: string; command: string; arguments?: unknown[] } }[] }[] = [];
 
 export const stub = {
   Uri,
@@ -122,6 +149,31 @@ export const stub = {
   },
   EventEmitter,
   TreeItem,
+  CodeLens: class {
+    constructor(readonly range: unknown, readonly command?: unknown) {}
+  },
+  MarkdownString: class {
+    value: string;
+    constructor(value = '') {
+      this.value = value;
+    }
+    appendText(text: string) {
+      this.value += text;
+      return this;
+    }
+    appendCodeblock(code: string, language: string) {
+      this.value += `\n\`\`\`${language}\n${code}\n\`\`\`\n`;
+      return this;
+    }
+  },
+  Position: class {
+    constructor(readonly line: number, readonly character: number) {}
+  },
+  Selection: class {
+    constructor(readonly anchor: { line: number }, readonly active: { line: number }) {}
+  },
+  OverviewRulerLane: { Left: 1, Center: 2, Right: 4, Full: 7 },
+  TextEditorRevealType: { Default: 0, InCenter: 1, InCenterIfOutsideViewport: 2, AtTop: 3 },
   TabInputTextDiff,
   Range: class {
     constructor(readonly startLine: number, readonly startCharacter: number, readonly endLine: number, readonly endCharacter: number) {}
@@ -178,6 +230,12 @@ export const stub = {
     get activeTextEditor() {
       return editor.active;
     },
+    get visibleTextEditors() {
+      return visibleEditors;
+    },
+    createTextEditorDecorationType: (options: unknown) => ({ options, dispose() {} }),
+    onDidChangeVisibleTextEditors: () => disposable,
+    onDidChangeActiveTextEditor: () => disposable,
   },
   workspace: {
     get textDocuments() {
@@ -199,6 +257,7 @@ export const stub = {
         return new TextEncoder().encode(text);
       },
     },
+    onDidChangeTextDocument: () => disposable,
     registerTextDocumentContentProvider: (scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }) => {
       providers.set(scheme, provider);
       return disposable;
@@ -207,6 +266,10 @@ export const stub = {
   languages: {
     registerCodeActionsProvider: (_selector: unknown, provider: (typeof codeActionProviders)[number]) => {
       codeActionProviders.push(provider);
+      return disposable;
+    },
+    registerCodeLensProvider: (_selector: unknown, provider: (typeof codeLensProviders)[number]) => {
+      codeLensProviders.push(provider);
       return disposable;
     },
     onDidChangeDiagnostics: (listener: Listener<{ uris: Uri[] }>) => {

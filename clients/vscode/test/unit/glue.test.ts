@@ -1,13 +1,14 @@
 /** The VS Code glue, with the `vscode` module stubbed (test/support/vscodeStub.ts). */
-import { calls, tabs, codeActionProviders, diagnostics, disk, editor, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, warningAnswers, Uri } from '../support/vscodeStub';
+import { calls, tabs, codeActionProviders, codeLensProviders, diagnostics, disk, editor, document, documents, fireDiagnostics, infoAnswers, readVirtual, statusItems, textEditor, visibleEditors, warningAnswers, Uri } from '../support/vscodeStub';
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { CardQuestion } from '../../src/core/chatState';
 import { Answer } from '../../src/core/permissions';
-import { DiagnosticsParams, PermissionRequestParams } from '../../src/core/wire';
+import { DiagnosticsParams, Hunk, PermissionRequestParams } from '../../src/core/wire';
 import { TetherApi } from '../../src/core/rpc';
 import { ChangeTracker } from '../../src/core/turns';
 import { ChangesView } from '../../src/vscode/changesView';
+import { HunkReview } from '../../src/vscode/hunkReview';
 import { forwardDiagnostics } from '../../src/vscode/diagnosticsForwarder';
 import { fixCommands, registerFixProvider } from '../../src/vscode/fixes';
 import { ContentBlock } from '../../src/core/wire';
@@ -15,7 +16,10 @@ import { DiffDocuments } from '../../src/vscode/diffDocuments';
 import { saveDocuments } from '../../src/vscode/documents';
 import { PermissionDialog } from '../../src/vscode/permissionDialog';
 import { StatusBar } from '../../src/vscode/statusBar';
-import { NEVER, TestToken } from '../support/fakeRpc';
+import { FakeRpc, NEVER, TestToken } from '../support/fakeRpc';
+
+/** The log channel, for modules that only warn into it. */
+const OUTPUT = { info() {}, warn() {}, error() {} } as never;
 
 beforeEach(() => {
   calls.length = 0;
@@ -218,7 +222,8 @@ describe('changes view', () => {
     diff('t1', 'c1', 'v0\n', 'v1\n');
     tracker.apply('s', 't2', { kind: 'user_message', content: [{ type: 'text', text: 'two' }] });
     diff('t2', 'c2', 'v1\n', 'v2\n');
-    const view = new ChangesView(tracker, new DiffDocuments(), { activeSession: () => 's', rewind: async () => [] });
+    const review = new HunkReview({ api: () => null, sessionId: () => 's', output: OUTPUT, extensionUri: Uri.parse('file:///ext') as never });
+    const view = new ChangesView(tracker, new DiffDocuments(), { activeSession: () => 's', rewind: async () => [] }, review);
     return { tracker, view };
   }
   const diffSides = () => {
@@ -231,14 +236,14 @@ describe('changes view', () => {
     const { tracker, view } = twoTurns();
     disk.set('file:///w/a.py', 'v2\n');
     const [first, second] = [tracker.find('s', 't1')!, tracker.find('s', 't2')!];
-    await view.commands()['tether.openChange']({ turn: first, file: first.files[0] });
+    await view.commands()['tether.openChange'](view.getChildren({ turn: first })[0]);
     assert.deepEqual(diffSides(), ['v0\n', 'v1\n']);
     // The latest turn, while the file still reads as it left it: the file itself (editable).
-    await view.commands()['tether.openChange']({ turn: second, file: second.files[0] });
+    await view.commands()['tether.openChange'](view.getChildren({ turn: second })[0]);
     assert.deepEqual(diffSides(), ['v1\n', 'file:/w/a.py']);
     // Edited since: the text the turn left.
     disk.set('file:///w/a.py', 'v3\n');
-    await view.commands()['tether.openChange']({ turn: second, file: second.files[0] });
+    await view.commands()['tether.openChange'](view.getChildren({ turn: second })[0]);
     assert.deepEqual(diffSides(), ['v1\n', 'v2\n']);
     view.dispose();
   });
@@ -291,5 +296,115 @@ describe('Fix with Tether', () => {
     assert.deepEqual(attached, ['file:///w/a.py']);
     assert.equal(asked.length, 1);
     editor.active = undefined;
+  });
+});
+
+describe('hunk review', () => {
+  const A = 'file:///w/calc/ops.py';
+  const hunk = (hunkId: string, state: 'pending' | 'kept' | 'undone', start: number, end: number): Hunk => ({
+    hunkId,
+    turnId: 't1',
+    state,
+    conflict: false,
+    oldText: '    return a + b\n',
+    newText: '    total = a + b\n    return total\n',
+    summary: `change ${hunkId}`,
+    range: { start: { line: start, character: 0 }, end: { line: end, character: 0 } },
+  });
+
+  function setUp(hunks: Hunk[]) {
+    const rpc = new FakeRpc();
+    let listed = hunks;
+    rpc.replies['tether/listChanges'] = () => ({ files: listed.length ? [{ uri: A, hunks: listed }] : [], counts: { pending: 0, kept: 0, undone: 0, conflicts: 0 } });
+    const api = new TetherApi(rpc);
+    const review = new HunkReview({ api: () => api, sessionId: () => 's', output: OUTPUT, extensionUri: Uri.parse('file:///ext') as never });
+    return { rpc, review, relist: (next: Hunk[]) => (listed = next) };
+  }
+
+  it('decorates the pending hunks and puts Keep / Undo above each, Keep all / Undo all on top', async () => {
+    const shown = textEditor(A);
+    visibleEditors.splice(0, visibleEditors.length, shown);
+    codeLensProviders.length = 0;
+    editor.active = shown;
+    const { review } = setUp([hunk('t1-1', 'pending', 4, 6), hunk('t1-2', 'pending', 13, 14), hunk('t1-3', 'kept', 20, 21)]);
+    await review.listAll();
+    const context = calls.filter((c) => c.method === 'executeCommand' && c.args[0] === 'setContext' && c.args[1] === 'tether.editorHasChanges');
+    assert.deepEqual(context.at(-1)?.args, ['setContext', 'tether.editorHasChanges', true], 'the keybindings apply in this editor');
+    const decorated = [...shown.decorations.values()].flat();
+    assert.equal(decorated.length, 2, 'the kept hunk is not decorated');
+    assert.deepEqual(decorated.map((d) => ({ ...(d.range as object) })), [{ startLine: 4, startCharacter: 0, endLine: 5, endCharacter: 0 }, { startLine: 13, startCharacter: 0, endLine: 13, endCharacter: 0 }]);
+    assert.match(String((decorated[0].hoverMessage as { value: string }).value), /-    return a \+ b\n\+    total = a \+ b/);
+    const lenses = codeLensProviders[0].provideCodeLenses({ uri: Uri.parse(A) });
+    assert.deepEqual(lenses.map((l) => [l.command!.title, l.command!.command, JSON.stringify(l.command!.arguments)]), [
+      ['$(check-all) Keep all 2 Tether changes', 'tether.keepFileChanges', JSON.stringify([{ uri: A }])],
+      ['$(discard) Undo all', 'tether.undoFileChanges', JSON.stringify([{ uri: A }])],
+      ['$(check) Keep', 'tether.keepChange', JSON.stringify([{ uri: A, hunkIds: ['t1-1'] }])],
+      ['$(discard) Undo', 'tether.undoChange', JSON.stringify([{ uri: A, hunkIds: ['t1-1'] }])],
+      ['$(check) Keep', 'tether.keepChange', JSON.stringify([{ uri: A, hunkIds: ['t1-2'] }])],
+      ['$(discard) Undo', 'tether.undoChange', JSON.stringify([{ uri: A, hunkIds: ['t1-2'] }])],
+    ]);
+    visibleEditors.length = 0;
+    editor.active = undefined;
+    review.dispose();
+  });
+
+  it('undoes the hunk under the cursor; a conflict is an error naming the file and lines', async () => {
+    const { rpc, review, relist } = setUp([hunk('t1-1', 'pending', 4, 6)]);
+    await review.listAll();
+    editor.active = textEditor(A, 5);
+    const reason = 'its lines were changed after the turn made them (by you or a later turn); undo the later change first, or edit the lines by hand';
+    rpc.replies['tether/undoChanges'] = () => ({ undone: [], notUndone: [{ hunkId: 't1-1', uri: A, reason, conflict: true }] });
+    relist([{ ...hunk('t1-1', 'pending', 4, 6), conflict: true, range: undefined }]);
+    await review.commands()['tether.undoChange']();
+    assert.deepEqual(rpc.sent.find((m) => m.method === 'tether/undoChanges')?.params, { sessionId: 's', hunkIds: ['t1-1'] });
+    const error = calls.find((c) => c.method === 'showErrorMessage');
+    assert.equal(error?.args[0], `Tether could not undo the change in calc/ops.py, lines 5–6: ${reason}`);
+    // The file was listed again: the conflict has no place, so nothing is under review there.
+    assert.equal(review.index.pending(A).length, 0);
+    editor.active = textEditor(A, 0);
+    await review.commands()['tether.keepChange']();
+    assert.match(String(calls.at(-1)?.args[0]), /not on a pending change/);
+    editor.active = undefined;
+    review.dispose();
+  });
+
+  it('keeps all of a file from its CodeLens, and lists again only the files a changes update names', async () => {
+    const { rpc, review, relist } = setUp([hunk('t1-1', 'pending', 4, 6), hunk('t1-2', 'pending', 13, 14)]);
+    await review.listAll();
+    rpc.replies['tether/keepChanges'] = () => ({ kept: ['t1-1', 't1-2'] });
+    relist([hunk('t1-1', 'kept', 4, 6), hunk('t1-2', 'kept', 13, 14)]);
+    await review.commands()['tether.keepFileChanges']({ uri: A });
+    assert.deepEqual(rpc.sent.find((m) => m.method === 'tether/keepChanges')?.params, { sessionId: 's', uri: A });
+    assert.equal(review.index.pending(A).length, 0);
+    assert.equal(calls.filter((c) => c.method === 'showErrorMessage').length, 0);
+    rpc.sent.length = 0;
+    review.onSessionUpdate({ sessionId: 's', turnId: '', update: { kind: 'changes', turnIds: ['t1'], uris: [A] } });
+    review.onSessionUpdate({ sessionId: 'other', turnId: '', update: { kind: 'changes', turnIds: ['x'], uris: ['file:///w/x.py'] } });
+    await new Promise((r) => setTimeout(r, 0));
+    assert.deepEqual(rpc.sent.map((m) => m.params), [{ sessionId: 's', uri: A, states: ['pending', 'kept', 'undone'] }]);
+    review.dispose();
+  });
+
+  it('the Changes view counts each turn\'s and file\'s hunks and lists them with their actions', async () => {
+    const { review } = setUp([hunk('t1-1', 'undone', 4, 5), hunk('t1-2', 'kept', 13, 14), hunk('t1-3', 'pending', 20, 21)]);
+    const tracker = new ChangeTracker();
+    tracker.apply('s', 't1', { kind: 'user_message', content: [{ type: 'text', text: 'tidy' }] });
+    tracker.apply('s', 't1', { kind: 'tool_call_update', toolCallId: 'e', content: [{ type: 'diff', uri: A, oldText: 'a\n', newText: 'b\n' }] });
+    const view = new ChangesView(tracker, new DiffDocuments(), { activeSession: () => 's', rewind: async () => [] }, review);
+    await review.listAll();
+    const [turn] = view.getChildren();
+    assert.equal(view.getTreeItem(turn).description, '1 file · 1 pending · 1 kept · 1 undone · running');
+    const [file] = view.getChildren(turn);
+    const fileItem = view.getTreeItem(file);
+    assert.equal(fileItem.description, 'calc · +6 −3 · 1 pending · 1 kept · 1 undone');
+    assert.equal(fileItem.contextValue, 'tetherFilePending');
+    const hunks = view.getChildren(file).map((n) => view.getTreeItem(n));
+    assert.deepEqual(hunks.map((h) => [h.label, h.description, h.contextValue]), [
+      ['Line 5', 'undone · change t1-1', 'tetherHunkUndone'],
+      ['Line 14', 'kept · change t1-2', 'tetherHunkKept'],
+      ['Line 21', 'pending · change t1-3', 'tetherHunkPending'],
+    ]);
+    view.dispose();
+    review.dispose();
   });
 });

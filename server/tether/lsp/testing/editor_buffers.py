@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -26,6 +26,13 @@ class Buffer:
     text: str
     version: int
     dirty: bool = False
+    undo_stack: list[str] = field(default_factory=lambda: list[str]())
+    """The text before each change, newest last: one step per ``applyEdit`` (as VS Code
+    makes one undo stop of a workspace edit) and per change the user made."""
+
+    def change(self, text: str) -> None:
+        self.undo_stack.append(self.text)
+        self.text = text
 
 
 def change_params(uri: str, buffer: Buffer) -> types.DidChangeTextDocumentParams:
@@ -121,7 +128,8 @@ def apply_workspace_edit(
         version = change.text_document.version
         if buffer is None:
             # Not open: the editor opens it in the background, like VS Code does.
-            disk = path_of(uri).read_text(encoding="utf-8") if path_of(uri).exists() else ""
+            # Line breaks as they are (an editor keeps CRLF files CRLF).
+            disk = path_of(uri).read_bytes().decode() if path_of(uri).exists() else ""
             buffer = Buffer(disk, 0)
             buffers[uri] = buffer
         elif version is not None and version != buffer.version:
@@ -142,7 +150,7 @@ def apply_workspace_edit(
             for e in change.edits
             if isinstance(e, types.TextEdit)
         ]
-        buffer.text = apply_edits(buffer.text, edits, options.encoding)
+        buffer.change(apply_edits(buffer.text, edits, options.encoding))
         buffer.dirty = True
         opened = buffer.version == 0
         buffer.version += 1 if opened else options.version_step

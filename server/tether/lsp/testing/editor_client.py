@@ -141,7 +141,7 @@ class FakeEditor:
     def open(self, path: Path, text: str | None = None, language: str = "python") -> None:
         """Open ``path`` in a buffer, optionally with unsaved text."""
         uri = path.as_uri()
-        disk = path.read_text(encoding="utf-8") if path.exists() else ""
+        disk = path.read_bytes().decode() if path.exists() else ""  # CRLF stays CRLF
         buffer = Buffer(
             text if text is not None else disk, 1, dirty=text is not None and text != disk
         )
@@ -159,10 +159,20 @@ class FakeEditor:
         the ``didChange`` this long (Neovim: 150 ms), so an edit can arrive in between."""
         uri = path.as_uri()
         buffer = self.buffers[uri]
-        buffer.text = new_text
+        buffer.change(new_text)
         buffer.version += self.options.version_step
         buffer.dirty = True
         self.outbox.user_change(uri, buffer, report_after)
+
+    def undo(self, path: Path) -> None:
+        """The user's undo in the editor: the buffer goes back one step (an applied edit
+        or a change of the user's), reported like any change."""
+        uri = path.as_uri()
+        buffer = self.buffers[uri]
+        buffer.text = buffer.undo_stack.pop()
+        buffer.version += self.options.version_step
+        buffer.dirty = True
+        self.outbox.user_change(uri, buffer)
 
     @property
     def sent_changes(self) -> list[types.DidChangeTextDocumentParams]:
@@ -187,7 +197,7 @@ class FakeEditor:
             return before + len(units)
 
         a, b = offset(*start), offset(*end)
-        buffer.text = buffer.text[:a] + new_text + buffer.text[b:]
+        buffer.change(buffer.text[:a] + new_text + buffer.text[b:])
         buffer.version += 1
         buffer.dirty = True
         change = types.TextDocumentContentChangePartial(
@@ -356,7 +366,7 @@ class FakeEditor:
             for uri in params.get("uris", []):
                 buffer = self.buffers.get(uri)
                 if buffer is not None:
-                    path_of(uri).write_text(buffer.text, encoding="utf-8")
+                    path_of(uri).write_text(buffer.text, encoding="utf-8", newline="")
                     buffer.dirty = False
                     self.saved.append(uri)
 

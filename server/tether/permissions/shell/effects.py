@@ -162,8 +162,19 @@ def _git(words: Sequence[Word]) -> Effects:
     return Effects(verdict.read_only, verdict.why, verdict.reads)
 
 
+_TEE = Options.of("", "append ignore-interrupts output-error help version")
+
+
+def _tee(words: Sequence[Word]) -> Effects:
+    """tee writes every operand (the policy checks them like redirections)."""
+    parsed = parse_options(_TEE, words[1:])
+    operands = [w for w in parsed.operands if w.value not in SINKS]
+    return refused("tee writes the files it names", writes=tuple(operands))
+
+
 _SPECIAL = {
     "cd": _cd,
+    "tee": _tee,
     "date": _date,
     "hostname": _hostname,
     "command": _command_builtin,

@@ -1,0 +1,205 @@
+"""What protecting the control plane costs a shell command, against the stand-ins it replaced.
+
+Measured in one run, on the same machine, for this tree and for the ``main`` branch (its
+``server/`` extracted with ``git archive``, imported in a process of its own):
+
+- ``true`` run directly, under a fresh sandbox for every command (``linger_s=0``), and
+  under the sandbox prepared while the previous command's result goes back (the default);
+  main's numbers include making and removing its stand-ins, ours starting the gate;
+- the cost per file creation: a command creating ``--files`` files (each ``O_CREAT`` open
+  goes through the gate's supervisor here, straight to the kernel on main), timed inside
+  the command, against the same loop run directly.
+
+    python bench/sandbox.py [--runs 40] [--files 10000] [--ref main] [--think 0.5]
+
+Wall times: on a loaded machine every process waits for a CPU, and the gate adds processes
+and a round trip per file creation, so the load average is printed with the numbers.
+
+The workspace is on ``/dev/shm`` when there is one (a tmpfs: the filesystem's own cost of
+creating a file would drown the gate's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _util import ms
+
+ROOT = Path(__file__).resolve().parents[1]
+CREATE = (
+    "import os, sys, time\n"
+    "n = int(sys.argv[1]); os.makedirs('many', exist_ok=True)\n"
+    "start = time.perf_counter()\n"
+    "for i in range(n):\n"
+    "    os.close(os.open(f'many/f{i}', os.O_CREAT | os.O_WRONLY, 0o644))\n"
+    "print('CREATE', time.perf_counter() - start)\n"
+)
+
+
+async def measure(root: Path, runs: int, files: int, think: float) -> dict[str, Any]:
+    """Run in the tree under test (``tether`` from ``sys.path``)."""
+    from tether.sandbox import BwrapSandbox, probe
+    from tether.tools.shell import run_shell
+
+    if not probe().available:
+        return {"problem": probe().problem}
+    takes_fds = "pass_fds" in inspect.signature(run_shell).parameters
+
+    async def once(command: str, sandbox: BwrapSandbox | None) -> tuple[float, str]:
+        started = time.perf_counter()
+
+        if sandbox is None:
+            result = await run_shell(command, cwd=root, timeout_s=300, max_output_chars=10_000)
+        else:
+            with sandbox.session(root) as confined:
+                extra: dict[str, Any] = {"prepared": getattr(confined, "prepared", None)}
+                if takes_fds:
+                    extra["pass_fds"] = getattr(confined, "pass_fds", ())
+                result = await run_shell(
+                    command,
+                    cwd=root,
+                    timeout_s=300,
+                    max_output_chars=10_000,
+                    wrap=confined,
+                    **extra,
+                )
+        assert result.exit_code == 0, result.output
+        return time.perf_counter() - started, result.output
+
+    out: dict[str, Any] = {}
+    out["direct"] = [(await once("true", None))[0] for _ in range(runs)]
+    fresh = BwrapSandbox(root, linger_s=0)
+    out["fresh"] = [(await once("true", fresh))[0] for _ in range(runs)]
+    fresh.close()
+    prepared = BwrapSandbox(root)
+    samples: list[float] = []
+    await once("true", prepared)
+    for _ in range(runs):
+        await asyncio.sleep(think)  # the model thinking: the next sandbox starts meanwhile
+        samples.append((await once("true", prepared))[0])
+    prepared.close()
+    out["prepared"] = samples
+    python = os.path.realpath(sys.executable)
+    command = f"rm -rf many; {shlex.join([python, '-c', CREATE, str(files)])}"
+    for name, sandbox in (
+        ("create_direct", None),
+        ("create_sandboxed", BwrapSandbox(root, linger_s=0)),
+    ):
+        wall, output = await once(command, sandbox)
+        inside = float(output.split("CREATE", 1)[1].split()[0])
+        out[name] = {"wall": wall, "inside": inside}
+    shutil.rmtree(root / "many", ignore_errors=True)
+    return out
+
+
+def workspace() -> Path:
+    base = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else Path("/var/tmp")
+    top = Path(tempfile.mkdtemp(prefix="tether-bench-", dir=base))
+    root = top / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    ident = ["-c", "user.name=B", "-c", "user.email=b@example.com"]
+    for args in (["init", "-q"], ["add", "-A"], [*ident, "commit", "-qm", "first"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    return root
+
+
+def run_tree(server: Path, root: Path, runs: int, files: int, think: float) -> dict[str, Any]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--measure",
+            str(server),
+            str(root),
+            str(runs),
+            str(files),
+            str(think),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"measuring {server} failed:\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def report(ours: dict[str, Any], base: dict[str, Any], ref: str, files: int) -> None:
+    for key in ("problem",):
+        if key in ours or key in base:
+            print(f"cannot measure: {ours.get(key) or base.get(key)}")
+            return
+    print(f"per command, `true` (median of {len(ours['direct'])}):")
+    print(f"  {'':<34}{'this tree':>12}{ref:>12}{'ratio':>8}")
+    for key, label in (
+        ("direct", "directly"),
+        ("fresh", "fresh sandbox each time"),
+        ("prepared", "sandbox prepared ahead"),
+    ):
+        a, b = median(ours[key]), median(base[key])
+        print(f"  {label:<34}{ms(a):>12}{ms(b):>12}{a / b:>7.2f}x")
+    for key in ("fresh", "prepared"):
+        a = median(ours[key]) - median(ours["direct"])
+        b = median(base[key]) - median(base["direct"])
+        print(f"  sandbox overhead, {key:<17}{ms(a):>12}{ms(b):>12}{a / b:>7.2f}x")
+    print(f"\nper file creation ({files} files, timed inside the command):")
+    for name, data in (("this tree", ours), (ref, base)):
+        direct = data["create_direct"]["inside"] / files
+        boxed = data["create_sandboxed"]["inside"] / files
+        print(
+            f"  {name:<10} direct {direct * 1e6:7.1f} us, sandboxed {boxed * 1e6:7.1f} us "
+            f"({boxed / direct:5.1f}x; +{(boxed - direct) * 1e6:.1f} us each)"
+        )
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--measure":
+        server, root = sys.argv[2], Path(sys.argv[3])
+        runs, files, think = int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+        sys.path.insert(0, server)
+        print(json.dumps(asyncio.run(measure(root, runs, files, think))))
+        return
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--ref", default="main")
+    parser.add_argument("--think", type=float, default=0.5, help="seconds between commands")
+    args = parser.parse_args()
+    extracted = Path(tempfile.mkdtemp(prefix="tether-bench-ref-"))
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", args.ref, "server"], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(extracted)], input=archive.stdout, check=True)
+    root = workspace()
+    try:
+        print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        base = run_tree(extracted / "server", root, args.runs, args.files, args.think)
+        ours = run_tree(ROOT / "server", root, args.runs, args.files, args.think)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+        shutil.rmtree(extracted, ignore_errors=True)
+    report(ours, base, args.ref, args.files)
+
+
+if __name__ == "__main__":
+    main()

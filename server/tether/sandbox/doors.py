@@ -1,0 +1,331 @@
+"""Paths outside the usual control-plane names that the host runs or reads on its own.
+
+A sandboxed command must not plant code the host later runs without the user choosing to.
+The protected names cover most of it (``.git``, ``.vscode``, ``.envrc``…); the rest is
+named by configuration, so it is read from there:
+
+- git: every repository under the workspace (and the one around it), with the user's and
+  the system's configuration and every file they include (``include.path``,
+  ``includeIf.*.path``, whether or not the condition holds now). What they name is
+  protected: the hooks folder (``core.hooksPath``; for Husky's ``.husky/_`` the whole
+  ``.husky``, whose scripts its hooks call), every included file, and every path in a value
+  git runs (``git_exec.EXECUTING``: ``core.fsmonitor``, diff and merge drivers, filters,
+  credential helpers, aliases with ``!``…). Configuration is read with
+  ``git config --file F --list -z`` (git's own parser; includes are followed here), once
+  per file version.
+- hook managers: the configuration of pre-commit, lefthook and overcommit when an installed
+  hook calls them (it lists the commands the hook runs).
+- direnv: what an ``.envrc`` loads with it (``dotenv``, ``source_env``, ``source``/``.``,
+  ``watch_file``; ``use flake``/``use nix`` evaluate the Nix files beside it, whose shell
+  hooks run on ``cd``); ``.env`` files too where direnv's ``load_dotenv`` is on.
+- VS Code: programs of tasks that run when the folder opens (``runOn: folderOpen``).
+
+A door that exists is bound read-only; a missing one is refused to the command by the gate,
+with its ancestors when they would be brought in by a rename or a link.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import threading
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.permissions.git_exec import executes, program_words
+
+log = logging.getLogger(__name__)
+
+GIT_TIMEOUT_S = 5.0
+MAX_INCLUDE_DEPTH = 10
+"""git's own limit on nested includes."""
+
+
+@dataclass(frozen=True)
+class Door:
+    path: Path
+    """Absolute, ``..`` resolved, symlinks not (the name the host uses)."""
+    why: str
+    """What on the host runs or reads it, for the model."""
+
+
+@dataclass(frozen=True)
+class Repo:
+    git_dir: Path
+    worktree: Path | None
+    """None for a bare repository."""
+
+
+def _absolute(raw: str, base: Path) -> Path:
+    path = Path(os.path.expanduser(raw))
+    return Path(os.path.normpath(path if path.is_absolute() else base / path))
+
+
+class ConfigReader:
+    """``git config --file F --list -z``, once per version of each file."""
+
+    def __init__(self, git: str | None = None) -> None:
+        self._git = git or shutil.which("git")
+        self._cache: dict[Path, tuple[tuple[int, int, int, int], list[tuple[str, str]]]] = {}
+        self._lock = threading.Lock()
+
+    def entries(self, path: Path) -> list[tuple[str, str]]:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return []
+        stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        with self._lock:
+            hit = self._cache.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        found = self._read(path)
+        with self._lock:
+            self._cache[path] = (stamp, found)
+        return found
+
+    def _read(self, path: Path) -> list[tuple[str, str]]:
+        if self._git is None:
+            return []  # no git here: the host runs none of it either
+        try:
+            done = subprocess.run(
+                [self._git, "config", "--file", str(path), "--list", "-z"],
+                capture_output=True,
+                timeout=GIT_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+                check=False,
+                env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"},
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            log.debug("cannot read %s: %s", path, e)
+            return []
+        if done.returncode != 0:
+            return []  # git refuses a file it cannot parse, on the host too
+        out: list[tuple[str, str]] = []
+        for record in done.stdout.split(b"\0"):
+            if record:
+                key, _, value = os.fsdecode(record).partition("\n")
+                out.append((key, value))
+        return out
+
+
+def _common_dir(git_dir: Path) -> Path:
+    """Where a linked worktree's repository keeps its configuration and hooks."""
+    try:
+        text = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return git_dir
+    return _absolute(text, git_dir) if text else git_dir
+
+
+HOOK_FRAMEWORKS = {
+    b"pre-commit": (".pre-commit-config.yaml", ".pre-commit-config.yml"),
+    b"lefthook": (
+        *("lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml"),
+        *("lefthook-local.yml", ".lefthook-local.yml", "lefthook.toml", ".lefthook.toml"),
+    ),
+    b"overcommit": (".overcommit.yml",),
+}
+"""Hook managers whose installed hooks run what a file in the work tree lists."""
+MAX_HOOK_BYTES = 1 << 16
+
+
+def hook_frameworks(hooks_dirs: Iterable[Path], worktree: Path) -> list[Door]:
+    """The configuration files of the hook managers the installed hooks call: editing one
+    is editing the hooks."""
+    seen: set[bytes] = set()
+    for folder in hooks_dirs:
+        try:
+            hooks = [
+                e for e in os.scandir(folder) if e.is_file() and not e.name.endswith(".sample")
+            ]
+        except OSError:
+            continue
+        for hook in hooks:
+            try:
+                with open(hook.path, "rb") as f:
+                    text = f.read(MAX_HOOK_BYTES)
+            except OSError:
+                continue
+            seen.update(name for name in HOOK_FRAMEWORKS if name in text)
+    return [
+        Door(worktree / file, f"the installed git hooks run what it lists ({name.decode()})")
+        for name in sorted(seen)
+        for file in HOOK_FRAMEWORKS[name]
+    ]
+
+
+def direnv_loads_dotenv() -> bool:
+    """direnv's own setting that loads every ``.env`` like an ``.envrc``."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    for name in ("direnv.toml", "config.toml"):
+        try:
+            with open(Path(xdg) / "direnv" / name, "rb") as f:
+                data = tomllib.load(f)
+        except (OSError, ValueError):
+            continue
+        section = data.get("global")
+        if isinstance(section, dict) and section.get("load_dotenv") is True:  # pyright: ignore[reportUnknownMemberType]
+            return True
+    return False
+
+
+def user_configs() -> list[Path]:
+    """The configuration files every repository reads besides its own."""
+    env = os.environ
+    out: list[Path] = []
+    if not env.get("GIT_CONFIG_NOSYSTEM"):
+        out.append(Path(env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig")))
+    if "GIT_CONFIG_GLOBAL" in env:
+        out.append(Path(env["GIT_CONFIG_GLOBAL"]))
+    else:
+        xdg = env.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        out += [Path(xdg) / "git" / "config", Path(os.path.expanduser("~/.gitconfig"))]
+    return out
+
+
+class DoorFinder:
+    def __init__(self, reader: ConfigReader | None = None) -> None:
+        self.reader = reader or ConfigReader()
+
+    def git(self, repos: Sequence[Repo]) -> list[Door]:
+        doors: list[Door] = []
+        shared: list[tuple[Path, str, str]] = []
+        for config in user_configs():
+            shared += self._config(config, doors, 0)
+        for repo in repos:
+            base = repo.worktree or repo.git_dir
+            own: list[tuple[Path, str, str]] = []
+            for git_dir in dict.fromkeys((_common_dir(repo.git_dir), repo.git_dir)):
+                for name in ("config", "config.worktree"):
+                    own += self._config(git_dir / name, doors, 0)
+            hooks_dirs = [_common_dir(repo.git_dir) / "hooks"]
+            for config, key, value in (*shared, *own):
+                if key.lower() != "core.hookspath":
+                    continue  # the last one set wins, but any of them may win tomorrow
+                target = _absolute(value, base)
+                why = f"git runs the hooks there (core.hooksPath in {config})"
+                doors.append(Door(target, why))
+                hooks_dirs.append(target)
+                if target.name == "_":  # Husky: its hooks run the scripts beside them
+                    doors.append(Door(target.parent, f"Husky's hook scripts ({why})"))
+            for config, key, value in (*shared, *own):
+                if key.lower() == "core.hookspath" or not executes(key, value):
+                    continue
+                for word in program_words(value):
+                    if "/" in word and "://" not in word:
+                        why = f"git runs it ({key} in {config})"
+                        doors.append(Door(_absolute(word, base), why))
+            if repo.worktree is not None:
+                doors += hook_frameworks(hooks_dirs, repo.worktree)
+        return doors
+
+    def _config(self, path: Path, doors: list[Door], depth: int) -> list[tuple[Path, str, str]]:
+        """The entries of ``path`` and of every file it includes (``config``, key, value)."""
+        out: list[tuple[Path, str, str]] = []
+        for key, value in self.reader.entries(path):
+            out.append((path, key, value))
+            lowered = key.lower()
+            if lowered == "include.path" or (
+                lowered.startswith("includeif.") and lowered.endswith(".path")
+            ):
+                target = _absolute(value, path.parent)
+                doors.append(Door(target, f"git reads it as configuration (included by {path})"))
+                if depth < MAX_INCLUDE_DEPTH:
+                    out += self._config(target, doors, depth + 1)
+        return out
+
+
+_DIRENV_FILES = re.compile(
+    r"^\s*(dotenv|dotenv_if_exists|source_env|source_env_if_exists|source|\.|watch_file)"
+    r"(\s+.*)?$"
+)
+
+
+def direnv(envrc: Path) -> list[Door]:
+    """What an ``.envrc`` loads besides itself."""
+    try:
+        text = envrc.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    base = envrc.parent
+    out: list[Door] = []
+    why = f"direnv loads it when a shell enters the folder ({envrc})"
+    for line in text.splitlines():
+        words = _words(line)
+        if not words:
+            continue
+        match = _DIRENV_FILES.match(line)
+        if match is not None:
+            command, args = words[0], words[1:]
+            if command.startswith("dotenv") and not args:
+                args = [".env"]
+            for arg in args:
+                if not arg.startswith("-") and "$" not in arg:
+                    target = _absolute(arg, base)
+                    out.append(Door(target, why))
+                    if command.startswith("source_env"):
+                        out.append(Door(target / ".envrc", why))
+        elif words[:2] in (["use", "flake"], ["use", "nix"]):
+            for name in ("flake.nix", "flake.lock", "shell.nix", "default.nix"):
+                out.append(Door(base / name, why))
+    return out
+
+
+def _words(line: str) -> list[str]:
+    try:
+        return shlex.split(line, comments=True)
+    except ValueError:
+        return line.split()
+
+
+_COMMENTS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_TRAILING_COMMAS = re.compile(r",(\s*[}\]])")
+
+
+def folder_open_tasks(tasks_json: Path) -> list[Door]:
+    """Programs VS Code runs when the folder opens (``.vscode/tasks.json``, JSONC)."""
+    try:
+        text = tasks_json.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    text = _COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+    try:
+        data: object = json.loads(_TRAILING_COMMAS.sub(r"\1", text))
+    except ValueError:
+        return []
+    folder = tasks_json.parent.parent
+    out: list[Door] = []
+    for task in _tasks(data):
+        options = task.get("runOptions")
+        if not isinstance(options, dict) or options.get("runOn") != "folderOpen":  # pyright: ignore[reportUnknownMemberType]
+            continue
+        words: list[str] = []
+        command = task.get("command")
+        if isinstance(command, str):
+            words += _words(command)
+        args = task.get("args")
+        if isinstance(args, list):
+            words += [a for a in args if isinstance(a, str)]  # pyright: ignore[reportUnknownVariableType]
+        for word in words:
+            word = word.replace("${workspaceFolder}", str(folder))
+            if "/" in word and "${" not in word and "://" not in word:
+                why = f"VS Code runs it when the folder opens ({tasks_json})"
+                out.append(Door(_absolute(word, folder), why))
+    return out
+
+
+def _tasks(data: object) -> Iterable[dict[str, object]]:
+    if not isinstance(data, dict):
+        return []
+    tasks = data.get("tasks")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if not isinstance(tasks, list):
+        return []
+    return [t for t in tasks if isinstance(t, dict)]  # pyright: ignore[reportUnknownVariableType]

@@ -1,0 +1,630 @@
+"""Nothing a sandboxed command writes makes the host run code by itself (issue: no door).
+
+Each attack plants a payload that would touch a canary file outside the workspace when the
+host runs it: through the hooks folder a repository names, an ``fsmonitor`` in a new nested
+repository, an included config file, a diff or filter driver's script, or a file direnv,
+an editor or VS Code runs when the folder opens. The judge is the host itself: ``git
+status``, ``git diff``, ``git add -A`` and ``git commit`` run in the workspace (and in the
+nested folder the attack aims at) must leave the canary alone. Every attack is also run
+once without the sandbox, where it must work: an attack that cannot fire proves nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tether.sandbox import BwrapSandbox
+from tether.settings.model import SandboxSettings
+
+from .conftest import MakeHarness, needs_bwrap, text_of
+
+pytestmark = needs_bwrap
+
+PAYLOAD = "printf '#!/bin/sh\\ntouch {canary}\\nexit 0\\n'"
+"""A shell snippet printing a script that touches the canary (``{canary}`` filled in)."""
+GIT_ID = ["-c", "user.name=Host", "-c", "user.email=host@example.com"]
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=True)
+
+
+def config(ws: Path, key: str, value: str) -> None:
+    git(ws, "config", key, value)
+
+
+def write(path: Path, text: str, *, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(mode)
+
+
+Setup = Callable[[Path, Path], None]
+"""(workspace, home): the user's state before the agent runs."""
+
+
+def nothing(_ws: Path, _home: Path) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class Attack:
+    id: str
+    command: str
+    setup: Setup = nothing
+    where: tuple[str, ...] = (".",)
+    """Folders (under the workspace) where the host runs git."""
+    door: str | None = None
+    """For attacks not judged by git: the file whose content must not be the payload."""
+    extra: tuple[str, ...] = field(default=())
+
+
+def husky(ws: Path, _home: Path) -> None:
+    config(ws, "core.hooksPath", ".husky/_")
+
+
+def husky_installed(ws: Path, home: Path) -> None:
+    husky(ws, home)
+    write(
+        ws / ".husky" / "_" / "pre-commit",
+        '#!/bin/sh\n. "$(dirname "$0")/../pre-commit"\n',
+        mode=0o755,
+    )
+    write(ws / ".husky" / "pre-commit", "#!/bin/sh\nexit 0\n", mode=0o755)
+
+
+def githooks(ws: Path, _home: Path) -> None:
+    config(ws, "core.hooksPath", ".githooks")
+
+
+def githooks_linked(ws: Path, _home: Path) -> None:
+    config(ws, "core.hooksPath", ".githooks")
+    write(ws / "hooks-real" / "pre-commit", "#!/bin/sh\nexit 0\n", mode=0o755)
+    (ws / ".githooks").symlink_to("hooks-real", target_is_directory=True)
+
+
+def nested_hooks(ws: Path, _home: Path) -> None:
+    config(ws, "core.hooksPath", "tools/hooks")
+
+
+def global_hooks(_ws: Path, home: Path) -> None:
+    with (home / ".gitconfig").open("a") as f:
+        f.write("[core]\n\thooksPath = .hooks\n")
+
+
+def include(ws: Path, _home: Path) -> None:
+    config(ws, "include.path", "../shared.gitconfig")
+
+
+def include_existing(ws: Path, _home: Path) -> None:
+    write(ws / "team.gitconfig", "[user]\n\tname = Team\n")
+    config(ws, "include.path", "../team.gitconfig")
+
+
+def include_if(ws: Path, _home: Path) -> None:
+    config(ws, "includeIf.gitdir:**.path", "../conf/extra.gitconfig")
+
+
+def include_global(ws: Path, home: Path) -> None:
+    with (home / ".gitconfig").open("a") as f:
+        f.write(f'[includeIf "gitdir:{ws}/"]\n\tpath = {ws}/.gitconfig-local\n')
+
+
+def include_nested(ws: Path, _home: Path) -> None:
+    write(ws / "team.gitconfig", "[include]\n\tpath = more.gitconfig\n")
+    config(ws, "include.path", "../team.gitconfig")
+
+
+def textconv(ws: Path, _home: Path) -> None:
+    write(ws / "tools" / "pdf2txt.sh", '#!/bin/sh\ncat "$1"\n', mode=0o755)
+    config(ws, "diff.pdf.textconv", "tools/pdf2txt.sh")
+    write(ws / ".gitattributes", "*.pdf diff=pdf\n*.dat filter=clean\n")
+    write(ws / "doc.pdf", "one\n")
+    git(ws, "add", "-A")
+    git(ws, *GIT_ID, "commit", "-qm", "pdf")
+
+
+def textconv_missing(ws: Path, home: Path) -> None:
+    textconv(ws, home)
+    config(ws, "diff.pdf.textconv", "./scripts/conv.sh")
+
+
+def clean_filter(ws: Path, _home: Path) -> None:
+    write(ws / "filters" / "clean.sh", "#!/bin/sh\ncat\n", mode=0o755)
+    config(ws, "filter.clean.clean", "filters/clean.sh")
+    write(ws / ".gitattributes", "*.dat filter=clean\n")
+
+
+def merge_driver(ws: Path, _home: Path) -> None:
+    config(ws, "diff.bin.command", "./bin/differ")
+    write(ws / ".gitattributes", "*.bin diff=bin\n")
+    write(ws / "x.bin", "a\n")
+    git(ws, "add", "-A")
+    git(ws, *GIT_ID, "commit", "-qm", "bin")
+
+
+def fsmonitor_script(ws: Path, _home: Path) -> None:
+    write(ws / "scripts" / "fsmonitor.sh", "#!/bin/sh\nexit 0\n", mode=0o755)
+    config(ws, "core.fsmonitor", "./scripts/fsmonitor.sh")
+
+
+def envrc_dotenv(ws: Path, _home: Path) -> None:
+    write(ws / ".envrc", "dotenv\nsource_env scripts/env.sh\n")
+
+
+def hidden_repo(ws: Path, _home: Path) -> None:
+    """A repository the walk does not enter (a dependency installed from git)."""
+    dep = ws / "node_modules" / "dep"
+    dep.mkdir(parents=True)
+    git(dep, "init", "-q")
+    (dep / "index.js").write_text("module.exports = 1\n")
+
+
+def linked_worktree(ws: Path, _home: Path) -> None:
+    config(ws, "core.hooksPath", ".githooks")
+    git(ws, "worktree", "add", "-q", "wt")
+
+
+def pre_commit_framework(ws: Path, _home: Path) -> None:
+    """What the pre-commit framework installs, reduced: its hook runs the entries the
+    work tree's ``.pre-commit-config.yaml`` lists."""
+    write(ws / ".pre-commit-config.yaml", "entry: true\n")
+    hook = "#!/bin/sh\n# installed by pre-commit\nsh -c \"$(sed -n 's/^entry: //p' .pre-commit-config.yaml)\"\n"
+    write(ws / ".git" / "hooks" / "pre-commit", hook, mode=0o755)
+
+
+def code_workspace(ws: Path, _home: Path) -> None:
+    write(ws / "proj.code-workspace", '{"folders": [{"path": "."}]}\n')
+
+
+def direnv_dotenv(_ws: Path, home: Path) -> None:
+    write(home / ".config" / "direnv" / "direnv.toml", "[global]\nload_dotenv = true\n")
+
+
+def deep_repo(ws: Path, _home: Path) -> None:
+    """A nested repository deeper than the walk looks (so it is not mounted read-only)."""
+    deep = ws / "a" / "b" / "c" / "d" / "e" / "f" / "g" / "lib"
+    deep.mkdir(parents=True)
+    git(deep, "init", "-q")
+
+
+def vscode_task(ws: Path, _home: Path) -> None:
+    write(
+        ws / ".vscode" / "tasks.json",
+        '{\n  // runs on open\n  "version": "2.0.0",\n  "tasks": [{"label": "setup",'
+        ' "command": "./scripts/setup.sh", "runOptions": {"runOn": "folderOpen"},},]\n}\n',
+    )
+
+
+P = "{payload}"
+ATTACKS = [
+    # -- the hooks folder a repository names ---------------------------------------------------
+    Attack(
+        "husky-fresh-clone",
+        f"mkdir -p .husky/_ && {P} > .husky/_/pre-commit && chmod +x .husky/_/pre-commit",
+        husky,
+    ),
+    Attack("husky-script", f"{P} > .husky/pre-commit; {P} > .husky/_/pre-commit", husky_installed),
+    Attack(
+        "githooks-mkdir",
+        f"mkdir .githooks && {P} > .githooks/pre-commit && chmod +x .githooks/pre-commit",
+        githooks,
+    ),
+    Attack(
+        "githooks-rename-in",
+        f"mkdir t && {P} > t/pre-commit && chmod +x t/pre-commit && mv t .githooks",
+        githooks,
+    ),
+    Attack(
+        "githooks-link-to-folder",
+        f"mkdir -p /tmp/h && {P} > /tmp/h/pre-commit && chmod +x /tmp/h/pre-commit; mkdir t && cp /tmp/h/pre-commit t/ && ln -s t .githooks",
+        githooks,
+    ),
+    Attack(
+        "githooks-folder-linked-elsewhere",
+        f"{P} > hooks-real/pre-commit; rm .githooks && mkdir .githooks && {P} > .githooks/pre-commit && chmod +x .githooks/pre-commit",
+        githooks_linked,
+    ),
+    Attack(
+        "hooks-parent-renamed-in",
+        f"mkdir -p x/hooks && {P} > x/hooks/pre-commit && chmod +x x/hooks/pre-commit && mv x tools",
+        nested_hooks,
+    ),
+    Attack(
+        "linked-worktree-hooks",
+        f"mkdir wt/.githooks && {P} > wt/.githooks/pre-commit && chmod +x wt/.githooks/pre-commit",
+        linked_worktree,
+        where=("wt",),
+    ),
+    Attack(
+        "pre-commit-framework-config",
+        "printf 'entry: touch {canary}\\n' > .pre-commit-config.yaml",
+        pre_commit_framework,
+    ),
+    Attack(
+        "global-relative-hookspath",
+        f"mkdir .hooks && {P} > .hooks/pre-commit && chmod +x .hooks/pre-commit",
+        global_hooks,
+    ),
+    # -- fsmonitor in a new nested repository --------------------------------------------------
+    Attack(
+        "git-init-nested",
+        f'git init -q sub && {P} > sub/fsm && chmod +x sub/fsm && git -C sub config core.fsmonitor "$PWD/sub/fsm"',
+        where=("sub",),
+    ),
+    Attack(
+        "mkdir-dot-git",
+        f'mkdir -p sub/.git && cp -r .git/. sub/.git/ && {P} > sub/fsm && chmod +x sub/fsm && git -C sub config core.fsmonitor "$PWD/sub/fsm"',
+        where=("sub",),
+    ),
+    Attack(
+        "repo-built-in-tmp-copied-in",
+        f'git init -q /tmp/r && {P} > /tmp/r/fsm && chmod +x /tmp/r/fsm && git -C /tmp/r config core.fsmonitor "$PWD/sub/fsm" && cp -r /tmp/r sub',
+        where=("sub",),
+    ),
+    Attack(
+        "bare-by-contents",
+        f'git init -q --bare sub/x.git; {P} > fsm && chmod +x fsm && git -C sub/x.git config core.bare false && git -C sub/x.git config core.worktree .. && git -C sub/x.git config core.fsmonitor "$PWD/fsm"',
+        where=("sub/x.git",),
+    ),
+    Attack(
+        "gitdir-file-to-repo",
+        f"git init -q --separate-git-dir=/tmp/g sub && {P} > sub/fsm && chmod +x sub/fsm && git -C sub config core.fsmonitor \"$PWD/sub/fsm\" && mkdir gd && cp -r /tmp/g/. gd/ && printf 'gitdir: ../gd\\n' > sub/.git",
+        where=("sub",),
+    ),
+    Attack(
+        "worktree-add",
+        f'git worktree add -q wt 2>&1; {P} > wt/fsm; chmod +x wt/fsm; git -C wt config core.fsmonitor "$PWD/wt/fsm"',
+        where=("wt",),
+    ),
+    Attack(
+        "hidden-repo-moved-into-view",
+        f'{P} > fsm && chmod +x fsm && git -C node_modules/dep config core.fsmonitor "$PWD/fsm"; mv node_modules/dep dep',
+        hidden_repo,
+        where=("dep",),
+    ),
+    Attack(
+        "hidden-repo-linked-into-view",
+        f'{P} > fsm && chmod +x fsm && git -C node_modules/dep config core.fsmonitor "$PWD/fsm"; ln -s node_modules/dep dep',
+        hidden_repo,
+        where=("dep",),
+    ),
+    Attack(
+        "hidden-repo-parent-moved",
+        f'{P} > fsm && chmod +x fsm && git -C node_modules/dep config core.fsmonitor "$PWD/fsm"; mv node_modules deps',
+        hidden_repo,
+        where=("deps/dep",),
+    ),
+    Attack(
+        "deep-repo-config-written",
+        f"{P} > fsm && chmod +x fsm && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> a/b/c/d/e/f/g/lib/.git/config",
+        deep_repo,
+        where=("a/b/c/d/e/f/g/lib",),
+    ),
+    Attack(
+        "deep-repo-config-reopened",
+        f"{P} > fsm && chmod +x fsm && exec 3<a/b/c/d/e/f/g/lib/.git/config && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> /proc/self/fd/3",
+        deep_repo,
+        where=("a/b/c/d/e/f/g/lib",),
+    ),
+    Attack(
+        "deep-repo-config-hard-linked",
+        f"{P} > fsm && chmod +x fsm && ln a/b/c/d/e/f/g/lib/.git/config cfg && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> cfg",
+        deep_repo,
+        where=("a/b/c/d/e/f/g/lib",),
+    ),
+    Attack(
+        "deep-repo-config-linked-from-fd",
+        f"{P} > fsm && chmod +x fsm && exec 3<a/b/c/d/e/f/g/lib/.git/config && ln -L /proc/self/fd/3 cfg && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> cfg",
+        deep_repo,
+        where=("a/b/c/d/e/f/g/lib",),
+    ),
+    # -- include targets -----------------------------------------------------------------------
+    Attack(
+        "include-create",
+        f"{P} > fsm && chmod +x fsm && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" > shared.gitconfig",
+        include,
+    ),
+    Attack(
+        "include-append-existing",
+        f"{P} > fsm && chmod +x fsm && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> team.gitconfig",
+        include_existing,
+    ),
+    Attack(
+        "include-if-in-new-folder",
+        f"{P} > fsm && chmod +x fsm && mkdir -p conf && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" > conf/extra.gitconfig",
+        include_if,
+    ),
+    Attack(
+        "include-rename-onto",
+        f"{P} > fsm && chmod +x fsm && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" > t.cfg && mv t.cfg shared.gitconfig",
+        include,
+    ),
+    Attack(
+        "include-symlink-onto",
+        f"{P} > fsm && chmod +x fsm && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" > t.cfg && ln -s t.cfg shared.gitconfig",
+        include,
+    ),
+    Attack(
+        "include-folder-renamed-in",
+        f"{P} > fsm && chmod +x fsm && mkdir t && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" > t/extra.gitconfig && mv t conf",
+        include_if,
+    ),
+    Attack(
+        "include-from-global-config",
+        f"{P} > fsm && chmod +x fsm && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" > .gitconfig-local",
+        include_global,
+    ),
+    Attack(
+        "include-of-include",
+        f"{P} > fsm && chmod +x fsm && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" > more.gitconfig",
+        include_nested,
+    ),
+    # -- filter and diff drivers ---------------------------------------------------------------
+    Attack("textconv-script-overwritten", f"{P} > tools/pdf2txt.sh; echo two >> doc.pdf", textconv),
+    Attack(
+        "textconv-script-missing",
+        f"mkdir -p scripts && {P} > scripts/conv.sh && chmod +x scripts/conv.sh; echo two >> doc.pdf",
+        textconv_missing,
+    ),
+    Attack(
+        "clean-filter-overwritten", f"{P} > filters/clean.sh; echo data > new.dat", clean_filter
+    ),
+    Attack(
+        "diff-command-created",
+        f"mkdir -p bin && {P} > bin/differ && chmod +x bin/differ; echo b >> x.bin",
+        merge_driver,
+    ),
+    Attack("fsmonitor-script-overwritten", f"{P} > scripts/fsmonitor.sh", fsmonitor_script),
+    Attack(
+        "textconv-script-replaced-by-rename",
+        f"{P} > t.sh && chmod +x t.sh && mv -f t.sh tools/pdf2txt.sh; echo two >> doc.pdf",
+        textconv,
+    ),
+    # -- direnv, editors' exrc, folder-open tasks ----------------------------------------------
+    Attack("envrc-create", f"{P} > .envrc", door=".envrc"),
+    Attack("envrc-nested-rename", f"mkdir -p sub && {P} > t && mv t sub/.envrc", door="sub/.envrc"),
+    Attack(
+        "dotenv-create", "echo 'PROMPT_COMMAND=touch {canary}' > .env", envrc_dotenv, door=".env"
+    ),
+    Attack(
+        "direnv-sourced-script",
+        f"mkdir -p scripts && {P} > scripts/env.sh",
+        envrc_dotenv,
+        door="scripts/env.sh",
+    ),
+    Attack("exrc-create", f"{P} > .exrc", door=".exrc"),
+    Attack(
+        "nvim-lua-symlink",
+        f"{P} > /tmp/x.lua && cp /tmp/x.lua x.lua && ln -s x.lua .nvim.lua",
+        door=".nvim.lua",
+    ),
+    Attack("nvimrc-nested", f"mkdir -p a/b && {P} > a/b/.nvimrc", door="a/b/.nvimrc"),
+    Attack(
+        "vscode-tasks-create",
+        "mkdir -p .vscode && echo '{{\"tasks\":[]}}' > .vscode/tasks.json",
+        door=".vscode/tasks.json",
+    ),
+    Attack(
+        "vscode-task-script",
+        f"mkdir -p scripts && {P} > scripts/setup.sh && chmod +x scripts/setup.sh",
+        vscode_task,
+        door="scripts/setup.sh",
+    ),
+    Attack(
+        "code-workspace-task",
+        'printf \'{{"tasks": {{"tasks": []}}}}\' > proj.code-workspace',
+        code_workspace,
+        door="proj.code-workspace",
+    ),
+    Attack("vimrc-exrc", f"{P} > .vimrc", door=".vimrc"),
+    Attack(
+        "emacs-dir-locals",
+        "echo '((nil . ((eval . (shell-command \"touch {canary}\")))))' > sub.el && mkdir -p lib && mv sub.el lib/.dir-locals.el",
+        door="lib/.dir-locals.el",
+    ),
+    Attack(
+        "direnv-load-dotenv",
+        "mkdir -p api && echo 'PROMPT_COMMAND=\"touch {canary}\"' > api/.env",
+        direnv_dotenv,
+        door="api/.env",
+    ),
+    Attack(
+        "idea-folder",
+        "mkdir -p .idea && echo '<project/>' > .idea/workspace.xml",
+        door=".idea/workspace.xml",
+    ),
+]
+
+
+def host_runs_git(ws: Path, where: tuple[str, ...]) -> None:
+    """What a user's host (and VS Code's git extension) runs in the workspace."""
+    for rel in where:
+        cwd = ws / rel
+        if not cwd.is_dir():
+            continue
+        for args in (
+            ["status"],
+            ["diff"],
+            ["diff", "HEAD"],
+            ["add", "-A"],
+            [*GIT_ID, "commit", "-qm", "host", "--allow-empty"],
+        ):
+            subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=30, check=False)
+
+
+def prepare(ws: Path, home: Path, attack: Attack) -> None:
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, *GIT_ID, "commit", "-qm", "first")
+    attack.setup(ws, home)
+
+
+def door_text(ws: Path, attack: Attack) -> str | None:
+    assert attack.door is not None
+    path = ws / attack.door
+    return path.read_text() if path.exists() else None
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.id for a in ATTACKS])
+async def test_the_host_does_not_run_what_a_sandboxed_command_planted(
+    make_harness: MakeHarness, workspace: Path, home: Path, tmp_path: Path, attack: Attack
+) -> None:
+    canary = tmp_path / "canary"
+    command = attack.command.format(payload=PAYLOAD.format(canary=canary), canary=canary)
+    prepare(workspace, home, attack)
+    before = door_text(workspace, attack) if attack.door else None
+
+    # Without the sandbox the attack works: the judge can see it.
+    control = tmp_path / "control" / workspace.name
+    shutil.copytree(workspace, control, symlinks=True)
+    if attack.id == "include-from-global-config":
+        include_global(control, home)
+    subprocess.run(["bash", "-c", command], cwd=control, capture_output=True, check=False)  # noqa: ASYNC221
+    if attack.door is None:
+        await asyncio.to_thread(host_runs_git, control, attack.where)
+        assert canary.exists(), f"the attack {attack.id} does not fire even unsandboxed"
+        canary.unlink()
+    else:
+        assert door_text(control, attack) != before, f"{attack.id} plants nothing unsandboxed"
+
+    h = make_harness(mode="bypassPermissions")
+    out = await h.call("Bash", command=command)
+    await asyncio.to_thread(host_runs_git, workspace, attack.where)
+    assert not canary.exists(), f"the host ran what {attack.id} planted:\n{text_of(out)}"
+    if attack.door is not None:
+        assert door_text(workspace, attack) == before, text_of(out)
+    assert "refused" in text_of(out) or "Read-only" in text_of(out), text_of(out)
+    os.sync()
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        ("git config core.hooksPath .githooks", ".githooks"),
+        ("git config --local core.fsmonitor ./fsm.sh", "./fsm.sh"),
+        ("git config set core.sshCommand 'ssh -o ProxyCommand=evil'", "ProxyCommand=evil"),
+        ("git config --file shared.gitconfig filter.x.clean ./clean.sh", "./clean.sh"),
+        ("git config -f .git/config diff.pdf.textconv conv", "conv"),
+        ("git config --global alias.st '!sh -c evil'", "!sh -c evil"),
+        ("git config --add include.path ../other.cfg", "../other.cfg"),
+        ("git config 'includeIf.gitdir:~/.path' x.cfg", "x.cfg"),
+        ("git config credential.helper '!./cred.sh'", "!./cred.sh"),
+        ("git config gpg.program ./gpg", "./gpg"),
+        ("git config merge.ours.driver './merge %O %A %B'", "./merge %O %A %B"),
+        ("git -c core.pager='sh -c evil' log", "sh -c evil"),
+        ("git -C sub -c diff.x.textconv=evil diff", "evil"),
+        ("git --config-env=core.editor=EDITOR commit", "core.editor"),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=./x git status",
+            "./x",
+        ),
+        ("GIT_SSH_COMMAND='sh -c evil' git fetch", "GIT_SSH_COMMAND"),
+        ("export GIT_PAGER=evil; git log", "GIT_PAGER"),
+        ("GIT_PAGER=evil; git log", "GIT_PAGER"),
+        ("env GIT_EXTERNAL_DIFF=./d git diff", "GIT_EXTERNAL_DIFF"),
+        ("GIT_CONFIG_PARAMETERS=\"'core.pager=evil'\" git log", "GIT_CONFIG_PARAMETERS"),
+    ],
+)
+@pytest.mark.parametrize("sandboxed", [True, False])
+async def test_a_line_that_makes_git_run_a_program_asks_and_names_it(
+    make_harness: MakeHarness, command: str, named: str, sandboxed: bool
+) -> None:
+    h = make_harness(mode="bypassPermissions", allow=("Bash(git:*)",), sandbox=sandboxed)
+    decision = await h.decide("Bash", command=command)
+    assert decision.behavior == "ask" and decision.forced, (command, decision)
+    assert named in decision.reason, decision.reason
+    denied = make_harness(mode="dontAsk", allow=("Bash",), sandbox=sandboxed)
+    assert (await denied.decide("Bash", command=command)).behavior == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config user.name 'A B'",
+        "git config --get core.hooksPath",
+        "git config --unset core.fsmonitor",
+        "git config core.fsmonitor true",
+        "git config alias.st status",
+        "git -c color.ui=always log",
+        "git -c core.fsmonitor=false status",
+        "GIT_AUTHOR_NAME=x git commit -m y",
+    ],
+)
+async def test_git_configuration_that_runs_nothing_is_not_asked_for_by_that_rule(
+    make_harness: MakeHarness, command: str
+) -> None:
+    h = make_harness(mode="bypassPermissions", allow=("Bash(git:*)",))
+    decision = await h.decide("Bash", command=command)
+    assert decision.behavior == "allow", (command, decision)
+
+
+def hooks_reached_by_link(ws: Path, home: Path) -> None:
+    """A link to the hooks folder: the agent names the link, the host runs the folder."""
+    githooks(ws, home)
+    (ws / ".githooks").mkdir()
+    (ws / "hk").symlink_to(".githooks", target_is_directory=True)
+
+
+DOOR_WRITES = [
+    pytest.param(githooks, ".githooks/pre-commit", id="hooks-path"),
+    pytest.param(hooks_reached_by_link, "hk/pre-commit", id="hooks-path-through-a-link"),
+    pytest.param(githooks_linked, "hooks-real/pre-commit", id="hooks-folder-linked-elsewhere"),
+    pytest.param(nested_hooks, "tools/hooks/pre-commit", id="hooks-path-nested-missing"),
+    pytest.param(husky_installed, ".husky/pre-commit", id="husky-script"),
+    pytest.param(include, "shared.gitconfig", id="include-target"),
+    pytest.param(include_nested, "more.gitconfig", id="include-of-include"),
+    pytest.param(textconv, "tools/pdf2txt.sh", id="textconv-script"),
+    pytest.param(clean_filter, "filters/clean.sh", id="clean-filter-script"),
+    pytest.param(fsmonitor_script, "scripts/fsmonitor.sh", id="fsmonitor-script"),
+    pytest.param(envrc_dotenv, "scripts/env.sh", id="direnv-source"),
+    pytest.param(vscode_task, "scripts/setup.sh", id="folder-open-task"),
+    pytest.param(pre_commit_framework, ".pre-commit-config.yaml", id="pre-commit-config"),
+]
+WRITING_LINES = [
+    "echo x > {path}",
+    "echo x >> {path}",
+    "echo x | tee {path}",
+    "cp src/app.py {path}",
+    "sed -i s/x/y/ {path}",
+]
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["sandboxed", "sandbox-off"])
+@pytest.mark.parametrize(("setup", "path"), DOOR_WRITES)
+async def test_the_agent_writing_a_door_asks_like_the_control_plane(
+    make_harness: MakeHarness,
+    workspace: Path,
+    home: Path,
+    setup: Setup,
+    path: str,
+    enabled: bool,
+) -> None:
+    """The same paths through the file tools and shell redirections: a forced question
+    (even in acceptEdits, with allow rules), never "always"; with the sandbox switched off
+    in the settings too (the doors are the host's, not the sandbox's)."""
+    prepare(workspace, home, Attack("door", "true", setup))
+    h = make_harness(mode="acceptEdits", allow=("Write", "Edit", "Bash(echo:*)", "Bash(cp:*)"))
+    h.ctx.config.shell_sandbox = BwrapSandbox(workspace, SandboxSettings(enabled=enabled))
+    h.ctx.config.sandbox = enabled
+    decision = await h.decide("Write", file_path=path, content="#!/bin/sh\n")
+    assert decision.behavior == "ask" and decision.forced, (path, decision)
+    if (workspace / path).exists():
+        decision = await h.decide("Edit", file_path=path, old_string="exit", new_string="true")
+        assert decision.behavior == "ask" and decision.forced, (path, decision)
+    for line in WRITING_LINES:
+        decision = await h.decide("Bash", command=line.format(path=path))
+        assert decision.behavior == "ask" and decision.forced, (line, path, decision)
+        assert path in decision.reason, (line, decision.reason)
+    decision = await h.decide("Write", file_path="src/ordinary.py", content="x = 1\n")
+    assert decision.behavior == "allow", decision
+    decision = await h.decide("Bash", command="cp src/app.py src/ordinary.py")
+    assert decision.behavior == "allow", decision
