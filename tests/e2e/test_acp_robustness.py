@@ -176,3 +176,20 @@ async def test_stdout_carries_only_protocol_messages(
         and m["params"]["update"].get("status") == "completed"
     ]
     assert "to-stdout" in results[0]["content"][0]["content"]["text"]
+
+
+async def test_a_project_model_that_waits_for_trust_is_named(
+    workspace: Path, daemon_env: dict[str, str]
+) -> None:
+    """The project's settings choose a model server, withheld until the folder is trusted:
+    session/new says so and how to grant it, not that no model is configured."""
+    spec = "openai:qwen2.5-coder@http://127.0.0.1:9/v1"
+    (workspace / ".tether").mkdir(exist_ok=True)
+    (workspace / ".tether" / "settings.json").write_text(json.dumps({"model": spec}))
+    env = {k: v for k, v in daemon_env.items() if k != "ANTHROPIC_API_KEY"}
+    async with running_agent(workspace, env, model=None) as agent:
+        with pytest.raises(RequestError) as error:
+            await agent.new_session()
+    assert error.value.code == -32000
+    assert f"this folder's settings choose the model {spec}" in str(error.value)
+    assert "trust" in str(error.value)

@@ -196,6 +196,39 @@ def test_stderr_stays_empty_on_success_when_it_is_not_a_terminal(
     assert "[tether] error (model_error)" in err.read_text()
 
 
+def test_log_lines_stay_off_stderr_in_process(
+    workspace: Path, daemon_env: dict[str, str], tmp_path: Path
+) -> None:
+    """An in-process run (the first call, ``--no-daemon``, CI) logs a skipped rule, a skill
+    that does not load and a failing hook to the log file, not to a stderr that is not a
+    terminal; with ``--verbose`` each is one ``[tether]`` line, however often it is logged."""
+    config = tmp_path / "config" / "tether"
+    (config / "skills" / "bad").mkdir(parents=True)
+    (config / "skills" / "bad" / "SKILL.md").write_text("---\nname: [x\n---\nbody\n")
+    hook = {"type": "command", "command": "echo hook-broke >&2; exit 1"}
+    settings = {
+        "permissions": {"allow": ["Bash(:*"]},
+        "hooks": {"UserPromptSubmit": [{"hooks": [hook]}]},
+    }
+    (config / "settings.json").write_text(json.dumps(settings))
+    script = tmp_path / "hi.json"
+    script.write_text(json.dumps([[{"type": "text", "text": "Hello."}]]))
+    env = {**daemon_env, "TETHER_RUNTIME_DIR": str(tmp_path / "run")}
+    argv = ["--no-daemon", "--model", f"scripted:{script}", "hi"]  # a script is read afresh
+    quiet = run_cli(workspace, env, *argv)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "Hello.\n", "")
+    log = "".join(path.read_text() for path in (tmp_path / "run").rglob("*.log"))
+    assert "Bash(:*" in log and "bad/SKILL.md" in log
+    told = run_cli(workspace, env, "--verbose", *argv)
+    assert told.returncode == 0, told.stderr
+    notes = [line for line in told.stderr.splitlines() if line.startswith("[tether] ")]
+    assert len(notes) == len(set(notes)), told.stderr
+    assert any("Bash(:*" in line for line in notes), told.stderr
+    assert any("skill" in line and "bad/SKILL.md" in line for line in notes), told.stderr
+    assert any("hook-broke" in line for line in notes), told.stderr
+    assert "WARNING" not in told.stderr and "Traceback" not in told.stderr
+
+
 def test_bad_model_spec_is_a_clear_error(workspace: Path, daemon_env: dict[str, str]) -> None:
     env = {k: v for k, v in daemon_env.items() if k != "ANTHROPIC_API_KEY"}
     env["ANTHROPIC_API_KEY"] = ""

@@ -170,3 +170,41 @@ def test_thinking_is_dimmed_with_verbose(workspace: Path, daemon_env: dict[str, 
     assert "\x1b[2m" in verbose[verbose.index("✻") - 5 : verbose.index("✻")]
     assert "The user" in thought and "Hello!" in verbose
     assert "Quietly" not in quiet and "Hello again!" in quiet
+
+
+def test_the_projects_model_waits_for_the_trust_question(
+    workspace: Path, daemon_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A project's settings name a model server (withheld until the folder is trusted): on a
+    terminal the trust question comes before the model is chosen, and a yes runs this very
+    call on the project's model. Where nobody can be asked, the error says the model waits
+    for trust and how to grant it, instead of "no model is configured"."""
+    from tether.testing.fake_openai import FakeOpenAIServer
+
+    env = {k: v for k, v in daemon_env.items() if k != "ANTHROPIC_API_KEY"}
+    env |= {"TETHER_NO_DAEMON": "1", "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+    untrusted = tmp_path / "other"
+    untrusted.mkdir()
+    with FakeOpenAIServer([[say("From the local model.")]]) as api:
+        spec = f"openai:qwen2.5-coder@{api.base_url}"
+        for folder in (workspace, untrusted):
+            (folder / ".tether").mkdir(exist_ok=True)
+            (folder / ".tether" / "settings.json").write_text(f'{{"model": "{spec}"}}')
+        code, shown = in_terminal(
+            [*TETHER, "-p", "hi"], workspace, env, answers=[("Trust this workspace?", "y\n")]
+        )
+        assert code == 0, shown
+        assert f"model endpoint {spec}" in shown and "From the local model." in shown
+        api.assert_complete()
+        nobody = subprocess.run(
+            [*TETHER, "-p", "hi"],
+            cwd=untrusted,
+            env={**os.environ, **env},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert nobody.returncode == 2, nobody.stderr
+    assert f"this folder's settings choose the model {spec}" in nobody.stderr
+    assert "trust" in nobody.stderr and "No model is configured" not in nobody.stderr

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +147,7 @@ def test_a_local_server_that_answers(folder: Path, env: dict[str, str]) -> None:
     assert served["status"] == "ok", served
     assert served["details"] == [f"URL: {url} (from OPENAI_BASE_URL)"]
     absent = finding(missing, "model")
-    assert absent["status"] == "warn" and "does not list llama3" in absent["summary"]
+    assert absent["status"] == "fail" and "does not list llama3" in absent["summary"]
     assert "it lists: qwen2.5-coder:14b" in absent["details"]
     assert "ollama pull llama3" in absent["fix"]
     assert finding(untagged, "model")["status"] == "ok"  # Ollama's llama3 is llama3:latest
@@ -169,8 +172,58 @@ def test_a_url_without_the_api_path(folder: Path, env: dict[str, str]) -> None:
         root = api.base_url.removesuffix("/v1")  # Ollama's root, not its API's
         _, report = doctor(folder, env, "--model", f"openai:m@{root}")
     model = finding(report, "model")
-    assert model["status"] == "warn" and "(HTTP 404)" in model["summary"]
+    assert model["status"] == "fail" and "(HTTP 404)" in model["summary"]
     assert "usually ends in /v1" in model["fix"]
+
+
+class NotAnApi(BaseHTTPRequestHandler):
+    """What stands at a wrong URL: a web page, a failing server, a redirect to a login."""
+
+    def do_GET(self) -> None:
+        kind = self.path.split("/")[1]
+        if kind == "page":
+            self._send(200, "text/html", b"<html>Welcome</html>")
+        elif kind == "broken":
+            self._send(500, "application/json", b'{"error": "boom"}')
+        else:
+            self._send(302, "text/html", b"moved", ("Location", "http://sso.example/login"))
+
+    def _send(self, status: int, kind: str, body: bytes, *extra: tuple[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("page", "answers with a page (text/html), not the API"),
+        ("broken", "the server fails (HTTP 500)"),
+        ("login", "redirects (HTTP 302) to http://sso.example/login: not the API itself"),
+    ],
+)
+def test_a_url_where_no_api_answers(
+    folder: Path, env: dict[str, str], kind: str, said: str
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NotAnApi)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{kind}/v1"
+        code, report = doctor(folder, env, "--model", f"openai:m@{url}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    model = finding(report, "model")
+    assert code == 1 and model["status"] == "fail", model
+    assert said in model["summary"] and model["fix"], model
 
 
 def test_anthropic_key_accepted_and_refused(folder: Path, env: dict[str, str]) -> None:
@@ -224,6 +277,28 @@ def test_an_untrusted_folder(folder: Path, env: dict[str, str]) -> None:
     assert "10.9.8.7" in finding(trusted, "model")["summary"]
 
 
+def test_a_damaged_list_of_trusted_folders(folder: Path, env: dict[str, str]) -> None:
+    store = Path(env["XDG_CONFIG_HOME"]) / "tether" / "trusted-workspaces.json"
+    store.parent.mkdir(parents=True)
+    for damaged in ('{"trusted": ["/a", ', json.dumps({"trusted": [str(folder), 7]})):
+        store.write_text(damaged)
+        code, report = doctor(folder, env)
+        workspace = finding(report, "workspace")
+        assert code == 1 and workspace["status"] == "fail", workspace
+        assert workspace["summary"].startswith("the list of trusted folders is damaged")
+        assert str(store) in workspace["summary"] and str(store) in workspace["fix"]
+
+
+def test_an_unreadable_settings_file_is_named(folder: Path, env: dict[str, str]) -> None:
+    path = user_settings(env, {})
+    path.write_text('{"model": "openai:qwen@http://127.0.0.1:9/v1",')
+    code, report = doctor(folder, env)
+    model, settings = finding(report, "model"), finding(report, "settings")
+    assert code == 1 and model["status"] == "fail"
+    assert model["summary"].startswith(f"{path} cannot be read") and str(path) in model["fix"]
+    assert settings["fix"].startswith(f"correct {path}")
+
+
 def daemon_socket(env: dict[str, str]) -> Path:
     run = Path(env["TETHER_RUNTIME_DIR"])
     run.mkdir(mode=0o700, exist_ok=True)
@@ -256,7 +331,7 @@ def test_a_daemon_that_does_not_answer(folder: Path, env: dict[str, str]) -> Non
         code, report = doctor(folder, env, "--model", "scripted:none.json")
     daemon = finding(report, "daemon")
     assert code == 1 and daemon["status"] == "fail"
-    assert daemon["summary"].startswith("the daemon does not answer")
+    assert re.match(r"the daemon \(pid \d+\) does not answer within 3 s", daemon["summary"])
     assert "tether daemon stop" in daemon["fix"]
 
 
@@ -307,3 +382,26 @@ def test_settings_that_do_not_read(folder: Path, env: dict[str, str]) -> None:
     assert settings["status"] == "warn" and settings["summary"].startswith("2 problem(s)")
     assert any(str(path) in d and "not readable as JSON" in d for d in settings["details"])
     assert any("maxBudgetUsd" in d for d in settings["details"])
+
+
+def test_a_data_directory_that_cannot_be_written(folder: Path, env: dict[str, str]) -> None:
+    """No home (a service account), or TETHER_DATA_DIR under a file: sessions cannot be
+    saved, and doctor says so; tether demo says it too, without a traceback."""
+    blocker = folder.parent / "a-file"
+    blocker.write_text("")
+    env["TETHER_DATA_DIR"] = str(blocker / "data")
+    code, report = doctor(folder, env, "--model", "scripted:none.json")
+    data = finding(report, "data")
+    assert code == 1 and data["status"] == "fail"
+    assert data["summary"].startswith(f"sessions cannot be saved in {blocker / 'data'}")
+    assert "TETHER_DATA_DIR" in data["summary"] and "TETHER_DATA_DIR" in data["fix"]
+    demo = subprocess.run(
+        [sys.executable, "-m", "tether", "demo", "--dir", str(folder)],
+        env={**env, "TETHER_NO_DAEMON": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert demo.returncode == 1 and "Traceback" not in demo.stderr, demo.stderr
+    assert "tether demo: cannot create the session file" in demo.stderr

@@ -50,6 +50,14 @@ def test_no_key_says_which_variable(
     with FakeAnthropicServer([]) as api:
         code, _, err = print_mode(api, "-p", "hi", "--model", "sonnet")
         assert api.requests == []
+        gateway = api.base_url
+    assert code == 2
+    # A gateway's URL alone does not authenticate (as in Claude Code): the token it wants,
+    # any value if none, goes with it.
+    assert f"no API key for claude-sonnet-5-5 at ANTHROPIC_BASE_URL {gateway}: set " in err
+    assert "ANTHROPIC_AUTH_TOKEN (or ANTHROPIC_API_KEY)" in err and "any value" in err
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    code, _, err = print_mode(None, "-p", "hi", "--model", "sonnet")
     assert code == 2
     assert (
         "no API key for claude-sonnet-5-5: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)" in err

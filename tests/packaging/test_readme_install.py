@@ -39,7 +39,9 @@ def install_commands() -> list[str]:
 
 def test_the_install_block_is_what_this_test_runs() -> None:
     commands = install_commands()
-    assert commands[0].startswith("git clone ") and commands[0].endswith("&& cd tether")
+    # No address to clone from is claimed: the block starts in a checkout, however made.
+    assert commands[0].split("#")[0].strip() == "cd tether"
+    assert not any("<" in c or "://" in c for c in commands)
     assert [c.split("#")[0].strip() for c in commands[1:]] == [
         "uv tool install .",
         "tether --version",
@@ -97,7 +99,7 @@ def test_following_the_readme_install_section(clone: Path, tmp_path: Path) -> No
     env = fresh_env(tmp_path)
     done: dict[str, subprocess.CompletedProcess[str]] = {}
     try:
-        for line in install_commands()[1:]:  # the first one is the clone, made above
+        for line in install_commands()[1:]:  # the first one enters the checkout, made above
             command = shlex.split(line, comments=True)
             done[command[-1] if command[0] == "tether" else "install"] = subprocess.run(
                 command,

@@ -31,6 +31,7 @@ from tether.errors import ConfigError, SessionError
 from tether.mcp.manager import McpManager
 from tether.protocol.updates import AgentMessageChunk, Mode, SessionUpdate
 from tether.session.session import Session
+from tether.settings.trust import model_waits_for_trust, withheld_model
 from tether.skills.expand import CommandError
 from tether.transcript.load import TranscriptDamagedError
 from tether.transcript.store import TranscriptStore
@@ -127,12 +128,15 @@ class AcpSessions:
 
     def _model_for(self, workspace: Workspace) -> str:
         spec = workspace.settings.model
+        waiting = None if self.model else withheld_model(workspace.loaded.withheld)
         try:
             problem = credentials_problem(spec, workspace.root)
             if problem is None:
                 return resolve_model(spec, workspace.root)
         except ConfigError as e:
-            raise invalid(str(e))
+            raise invalid(model_waits_for_trust(waiting) if waiting else str(e))
+        if waiting:  # no model without the project's, which waits for trust
+            problem = model_waits_for_trust(waiting)
         raise RequestError(-32000, f"Authentication required: {problem}", {"message": problem})
 
     # -- lifecycle --------------------------------------------------------------------

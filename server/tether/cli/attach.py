@@ -22,7 +22,8 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from tether.cli.style import Style, colour_wanted
-from tether.daemon.client import Channel, DaemonUnavailable, connect
+from tether.daemon.channel import Channel, DaemonUnavailable
+from tether.daemon.client import connect
 from tether.daemon.environment import client_environment
 from tether.permissions.display import visible
 from tether.protocol.content import TextContent

@@ -79,12 +79,23 @@ def demo_command(args: argparse.Namespace) -> int:
     root = prepare_workspace(Path(args.dir).resolve() if args.dir else None)
     print(f"[demo] workspace: {root}", file=sys.stderr)
     print(f"[demo] prompt: {DEMO_PROMPT}\n", file=sys.stderr)
-    if args.in_process:
-        code = asyncio.run(run_in_process(root))
-    else:
-        from tether.cli.demo_client import run_through_daemon
+    from pygls.exceptions import JsonRpcException
 
-        code = asyncio.run(run_through_daemon(root, DEMO_PROMPT, example_dir() / "script.json"))
+    from tether.errors import TetherError
+
+    try:
+        if args.in_process:
+            code = asyncio.run(run_in_process(root))
+        else:
+            from tether.cli.demo_client import run_through_daemon
+
+            script = example_dir() / "script.json"
+            code = asyncio.run(run_through_daemon(root, DEMO_PROMPT, script))
+    except (TetherError, JsonRpcException, OSError) as e:
+        # The setup is wrong (a data directory that cannot be written, no daemon): say
+        # what and how to fix it, as the message does; no traceback.
+        print(f"tether demo: {getattr(e, 'message', None) or e}", file=sys.stderr)
+        return 1
     show_change(root)
     print(f"\n[demo] done (exit {code}). The edited workspace is at {root}", file=sys.stderr)
     return code

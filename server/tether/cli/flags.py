@@ -191,7 +191,11 @@ def print_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("-p", "--print", action="store_true", dest="print_mode")
-    parser.add_argument("--log-level", default="WARNING", help="logging level (stderr)")
+    parser.add_argument(
+        "--log-level",
+        help="logging level (default WARNING): to the log file tether doctor names, and "
+        "to stderr too when this is given",
+    )
     add_print_flags(parser)
     return parser
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from tether.cli.driver import (
     TurnOutcome,
     UpdateListener,
 )
+from tether.cli.logs import say
 from tether.core.environ import Caller
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionReply, PermissionRequest
@@ -39,6 +39,7 @@ from tether.providers.registry import ModelSpec, parse_model_spec
 from tether.providers.scripted import ScriptedProvider
 from tether.session.session import Session
 from tether.settings.load import ALL_SOURCES, SettingSources, origin_of
+from tether.settings.trust import model_waits_for_trust, withheld_model
 from tether.skills import commands
 from tether.tools.base import Tool
 from tether.transcript.store import TranscriptStore, data_dir
@@ -64,6 +65,13 @@ def check_credentials(
         return
     environ = os.environ if env is None else env
     if not any(environ.get(v) for v in _KEY_VARIABLES):
+        gateway = environ.get("ANTHROPIC_BASE_URL")
+        if gateway:  # as Claude Code: a gateway's URL does not authenticate by itself
+            raise ConfigError(
+                f"no API key for {spec.model} at ANTHROPIC_BASE_URL {gateway}: set "
+                "ANTHROPIC_AUTH_TOKEN (or ANTHROPIC_API_KEY) to the key the gateway wants, "
+                "any value if it wants none"
+            )
         raise ConfigError(
             f"no API key for {spec.model}: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
             "or choose a local model with --model openai:<model>@<base-url>"
@@ -124,17 +132,34 @@ class InProcessDriver:
             store=TranscriptStore(data_dir(self._env)) if self._env is not None else None,
         )
         try:
+            notes: list[str] = []
+            waiting = None if request.model else withheld_model(workspace.loaded.withheld)
+            if waiting is not None and request.trust is not None:
+                # The project's model waits for trust: the question comes before the model
+                # is chosen, so that a yes runs this very call on it.
+                await workspace.guard.settle_trust(request.trust)
+                waiting = withheld_model(workspace.loaded.withheld)
             settings = workspace.loaded.settings
             if self._custom_factory is None:
                 env = self._env
                 chosen_by = "--model" if request.model else origin_of(workspace.loaded, "model")
-                choice = choose_model(request.model or settings.model, chosen_by, cwd=root, env=env)
+                try:
+                    choice = choose_model(
+                        request.model or settings.model, chosen_by, cwd=root, env=env
+                    )
+                except ConfigError as e:
+                    raise (ConfigError(model_waits_for_trust(waiting)) if waiting else e) from e
+                if waiting is not None:
+                    notes.append(
+                        f"{model_waits_for_trust(waiting)}; this call uses {choice.spec.model} "
+                        f"(chosen by {choice.chosen_by})"
+                    )
                 if request.fallback_model:
                     parse_model_spec(request.fallback_model, cwd=root, env=env)
                 check_credentials(choice.spec, settings.api_key_helper, env)
                 self._endpoint = choice.endpoint
                 self._endpoint_origin = choice.endpoint_chosen_by
-            self._notes = list(workspace.warnings)
+            self._notes = [*workspace.warnings, *notes]
             self._session = await self._start(workspace, request)
         except BaseException:
             await workspace.close()
@@ -221,9 +246,7 @@ class InProcessDriver:
     async def ready(self) -> None:
         workspace, _ = self._live()
         for problem in await workspace.ready(env=self._env):
-            if problem not in self._said:
-                self._said.add(problem)
-                sys.stderr.write(f"[tether] {problem}\n")
+            say(problem, error=True)
 
     async def prompt(self, blocks: Sequence[ContentBlock]) -> TurnOutcome:
         await self.ready()
@@ -366,7 +389,7 @@ def _fork(workspace: Workspace, session_id: str, new_id: str | None) -> str:
 
 
 def _say_fallback(reason: str) -> None:
-    sys.stderr.write(f"[tether] {reason}\n")
+    say(reason, error=True)
 
 
 def _wrapped(servers: Sequence[HostedServer]) -> list[Tool[Any]]:

@@ -39,7 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"tether {__version__}")
-    parser.add_argument("--log-level", default="WARNING", help="logging level (stderr)")
+    parser.add_argument(
+        "--log-level",
+        help="logging level (default WARNING); print mode logs to the daemon's log file "
+        "(tether doctor names it), and to stderr too when this is given",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     serve = sub.add_parser("serve", help="run the LSP daemon on stdio (for editors)")
@@ -96,16 +100,6 @@ def _command_index(argv: Sequence[str]) -> int | None:
     return None
 
 
-def _logging(level: str) -> None:
-    import logging
-
-    logging.basicConfig(
-        level=getattr(logging, str(level).upper(), logging.WARNING),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-
-
 def _is_print_mode(argv: Sequence[str]) -> bool:
     wants_help = bool({"-h", "--help", "--version"} & set(argv))
     printing = bool({"-p", "--print"} & set(argv))
@@ -132,12 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if uses_daemon(args_list, os.environ):
         from tether.cli.remote import run_remote
 
-        code = run_remote(args_list)
-        if code is not None:
-            return code
+        outcome = run_remote(args_list)
+        if isinstance(outcome, int):
+            return outcome
         _prepare_run(args_list)
         code = run_local(args_list)
-        _start_daemon()
+        if outcome.start_daemon:
+            _start_daemon("--verbose" in args_list)
         return code
     _prepare_run(args_list)
     return run_local(args_list)
@@ -154,14 +149,16 @@ def _prepare_run(argv: Sequence[str]) -> None:
         import_for_run()
 
 
-def _start_daemon() -> None:
-    """After an in-process run: start the daemon for the next call (best effort)."""
+def _start_daemon(verbose: bool) -> None:
+    """After an in-process run: start the daemon for the next call (best effort; a failure
+    is said on a terminal, or with ``--verbose``)."""
     from tether.daemon.client import start_in_background
 
     try:
         start_in_background()
     except OSError as e:
-        print(f"[tether] the daemon could not start: {e}", file=sys.stderr)
+        if verbose or sys.stderr.isatty():
+            print(f"[tether] the daemon could not start: {e}", file=sys.stderr)
 
 
 OnOpen = Callable[["SessionFacts"], None]
@@ -181,7 +178,6 @@ def run_local(
             return _print_mode(args_list, cwd, on_open)
         args = build_parser().parse_args(args_list)
         if args.command == "run":
-            _logging(args.log_level)
             return run_print_mode(args, cwd=cwd, on_open=on_open)
         return _subcommand(args)
     except UsageError as e:
@@ -202,7 +198,6 @@ def _print_mode(argv: list[str], cwd: Path | None, on_open: OnOpen | None) -> in
             )
         build_parser().print_help(sys.stderr)
         return 2
-    _logging(args.log_level)
     return run_print_mode(args, cwd=cwd, on_open=on_open)
 
 
@@ -214,21 +209,24 @@ def run_print_mode(
     from tether.cli.callenv import interruptible, served_env
     from tether.cli.flags import print_options
     from tether.cli.inprocess import InProcessDriver
-    from tether.cli.render import json_lines
+    from tether.cli.logs import noting, print_logging
+    from tether.cli.render import json_lines, talkative
     from tether.cli.run import run_print
     from tether.cli.sdk_mode import SdkMode
     from tether.errors import ConfigError, SessionError
 
+    print_logging(args.log_level)
     options = print_options(args, cwd)
     driver = InProcessDriver(
         setting_sources=options.setting_sources, env=served_env(), on_open=on_open
     )
     try:
-        if options.input_format == "stream-json":
-            return asyncio.run(
-                interruptible(SdkMode(options, driver, json_lines(sys.stdout)).run())
-            )
-        return asyncio.run(interruptible(run_print(options, driver)))
+        with noting(talkative(sys.stderr, options.verbose)):
+            if options.input_format == "stream-json":
+                return asyncio.run(
+                    interruptible(SdkMode(options, driver, json_lines(sys.stdout)).run())
+                )
+            return asyncio.run(interruptible(run_print(options, driver)))
     except (ConfigError, SessionError) as e:
         print(f"tether: {e}", file=sys.stderr)
         return 2
@@ -242,7 +240,9 @@ def run_print_mode(
 
 
 def _subcommand(args: argparse.Namespace) -> int:
-    _logging(args.log_level)
+    from tether.cli.logs import stderr_logging
+
+    stderr_logging(args.log_level)
     if args.command == "serve" and args.connect:
         from tether.daemon.proxy import proxy
 

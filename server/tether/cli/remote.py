@@ -11,6 +11,12 @@ stderr; reads its stdin only when the run reads it (``tether/readInput``); turns
 into ``tether/interrupt`` (a second Ctrl+C leaves at once); and exits with the run's exit
 code. If the daemon goes away mid-run, it says so in
 one line naming the session to resume, and exits 1.
+
+The daemon must answer ``tether/daemonInfo`` first, at once: one that is stopped, hung, of
+another user or not a Tether daemon at all is named in a ``[tether]`` line (on a terminal,
+or with ``--verbose``) and the call runs in this process. A daemon of another build (an
+upgrade) is replaced only when nobody else uses it; while it runs others' turns, the call
+runs in this process (``client.replace``).
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ import os
 import sys
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tether.core.environ import current_umask
 from tether.daemon.build import build_id
-from tether.daemon.client import Channel, DaemonUnavailable, connect_running, stop
+from tether.daemon.channel import Channel, DaemonUnavailable
+from tether.daemon.client import busy_message, connect_running, daemon_info, replace
 from tether.daemon.paths import socket_path
 
 INTERRUPTED = 130
@@ -142,33 +150,66 @@ def daemon_gone(session_id: str | None) -> str:
     )
 
 
-def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int | None:
-    """The run's exit code; None when no daemon of this build runs (the caller runs the
-    command in-process, then ``start_in_background``)."""
+@dataclass(frozen=True)
+class RunHere:
+    """The call runs in this process; ``start_daemon``: then start one for the next call."""
+
+    start_daemon: bool
+
+
+def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int | RunHere:
+    """The run's exit code, or ``RunHere`` when no daemon of this build can take it."""
     env = os.environ if env is None else env
     try:
         channel = connect_running(env)
-    except (DaemonUnavailable, OSError) as e:
-        print(
-            f"[tether] error: cannot reach the Tether daemon ({e}); run with --no-daemon "
-            "(or TETHER_NO_DAEMON=1) to run in this process",
-            file=sys.stderr,
-        )
-        return 1
+    except OSError as e:  # DaemonUnavailable, or a runtime directory of another user
+        _note(argv, f"{e}; running in this process")
+        return RunHere(start_daemon=False)
     if channel is None:
-        return None
+        return RunHere(start_daemon=True)
     try:
+        info = daemon_info(channel)
+        if info.get("build") != build_id():
+            return _other_build(channel, info, argv, env)
         return _follow(channel, argv, env)
-    except OtherBuild:
-        stop(channel, socket_path(env))  # the caller runs in-process, then starts ours
-        return None
+    except NotStarted as e:
+        _note(argv, f"{e.__cause__ or e}; running in this process")
+        return RunHere(start_daemon=False)
+    except DaemonUnavailable as e:  # before the call was sent: nothing ran there
+        _note(argv, f"{e}; running in this process")
+        return RunHere(start_daemon=False)
+    except OtherBuild:  # an older daemon that does not say its build in daemonInfo
+        return _other_build(channel, {}, argv, env)
     finally:
         channel.close()
 
 
+def _other_build(
+    channel: Channel, info: dict[str, Any], argv: Sequence[str], env: Mapping[str, str]
+) -> RunHere:
+    if replace(channel, info, socket_path(env)):
+        return RunHere(start_daemon=True)
+    _note(argv, f"{busy_message(info)}; running in this process")
+    return RunHere(start_daemon=False)
+
+
+class NotStarted(Exception):
+    """The call could not be sent (``__cause__`` says why): nothing of it ran."""
+
+
+def _note(argv: Sequence[str], text: str) -> None:
+    """A ``[tether]`` line for a person: on a terminal, or with ``--verbose``."""
+    if "--verbose" in argv or _isatty(2):
+        print(f"[tether] {text}", file=sys.stderr)
+
+
 def _follow(channel: Channel, argv: Sequence[str], env: Mapping[str, str]) -> int:
     sender = Sender(channel)
-    call = Following(channel, sender, sender.request("tether/print", call_params(argv, env)))
+    try:
+        call_id = sender.request("tether/print", call_params(argv, env))
+    except DaemonUnavailable as e:
+        raise NotStarted() from e
+    call = Following(channel, sender, call_id)
     interrupted = False
     while True:
         try:

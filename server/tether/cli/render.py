@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
 from tether.cli.driver import SessionFacts, TurnOutcome
+from tether.cli.logs import current_notes
 from tether.cli.result import TurnCounter, result_message, usage_line
 from tether.cli.stream_json import StreamJsonEncoder, tool_result_text
 from tether.cli.style import Spinner, Style, colour_wanted, is_terminal
@@ -189,7 +190,8 @@ class TextRenderer:
     def start(self, facts: SessionFacts) -> None:
         if self._facts is None:
             for note in facts.notes:
-                self.line(self.e.yellow(f"[tether] {note}"))
+                if current_notes().first(note):  # not said already as a log line
+                    self.line(self.e.yellow(f"[tether] {note}"))
         self._facts = facts
         self.counter = TurnCounter()
         self._step()

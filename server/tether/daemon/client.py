@@ -2,15 +2,16 @@
 
 ``connect`` finds the daemon on its socket, starts one if none answers (one starter at a
 time, under a lock), and replaces a daemon of another build (an upgrade, an edited
-checkout). ``Channel`` speaks JSON-RPC with LSP framing over the connection.
+checkout) once nobody else uses it: a newer client never cancels another caller's turn.
+``Channel`` (``channel.py``) speaks JSON-RPC with LSP framing over the connection.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -20,8 +21,17 @@ from pathlib import Path
 from typing import Any, cast
 
 from tether.daemon.build import build_id
+from tether.daemon.channel import (
+    Channel,
+    DaemonNotAnswering,
+    DaemonRefused,
+    DaemonUnavailable,
+    NotADaemon,
+    try_connect,
+)
 from tether.daemon.paths import (
     alive_lock_path,
+    check_private,
     ensure_private,
     log_path,
     runtime_dir,
@@ -31,100 +41,6 @@ from tether.daemon.paths import (
 START_TIMEOUT_S = 20.0
 
 
-class DaemonUnavailable(ConnectionError):
-    """No daemon could be reached or started; the message says why and what to do."""
-
-
-class Channel:
-    """One JSON-RPC connection: requests out, messages in (blocking)."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self._buffer = b""
-        self._next_id = 0
-
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message, separators=(",", ":")).encode()
-        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    def request(self, method: str, params: Any = None) -> int:
-        self._next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        return self._next_id
-
-    def notify(self, method: str, params: Any = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-
-    def respond(self, msg_id: Any, result: Any) -> None:
-        self.send({"jsonrpc": "2.0", "id": msg_id, "result": result})
-
-    def receive(self) -> dict[str, Any] | None:
-        """The next message, or None when the daemon closed the connection."""
-        while True:
-            header_end = self._buffer.find(b"\r\n\r\n")
-            if header_end >= 0:
-                length = _content_length(self._buffer[:header_end])
-                start = header_end + 4
-                if len(self._buffer) - start >= length:
-                    body = self._buffer[start : start + length]
-                    self._buffer = self._buffer[start + length :]
-                    message: dict[str, Any] = json.loads(body)
-                    return message
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                return None
-            self._buffer += chunk
-
-    def result(self, method: str, params: Any = None) -> Any:
-        """A request and its result (messages in between are dropped: for simple calls)."""
-        msg_id = self.request(method, params)
-        while True:
-            message = self.receive()
-            if message is None:
-                raise DaemonUnavailable("the daemon closed the connection")
-            if message.get("id") == msg_id and "method" not in message:
-                if "error" in message:
-                    raise RuntimeError(message["error"].get("message", "daemon error"))
-                return message.get("result")
-
-    def call_object(self, method: str, params: Any = None) -> dict[str, Any]:
-        result = self.result(method, params)
-        if not isinstance(result, dict):
-            raise RuntimeError(f"{method} answered {result!r}, not an object")
-        return cast(dict[str, Any], result)
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.close()
-
-
-def _content_length(header: bytes) -> int:
-    for line in header.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            return int(value.strip())
-    raise ValueError("a message without Content-Length")
-
-
-def try_connect(path: Path) -> socket.socket | None:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(str(path))
-    except (FileNotFoundError, ConnectionRefusedError):
-        sock.close()
-        return None
-    except PermissionError as e:
-        sock.close()
-        raise DaemonUnavailable(f"cannot use the daemon socket {path}: {e}") from e
-    return sock
-
-
 @contextlib.contextmanager
 def _start_lock(directory: Path) -> Generator[None]:
     with open(directory / "daemon.lock", "a+") as f:
@@ -132,16 +48,29 @@ def _start_lock(directory: Path) -> Generator[None]:
         yield
 
 
-def connect(env: Mapping[str, str] | None = None, *, start: bool = True) -> Channel:
-    """A channel to this user's daemon of this build, started if needed."""
+class DaemonBusy(DaemonUnavailable):
+    """A daemon of another build serves other callers: it is not stopped under them."""
+
+
+def connect(
+    env: Mapping[str, str] | None = None, *, start: bool = True, any_build: bool = False
+) -> Channel:
+    """A channel to this user's daemon of this build (``any_build``: whichever runs),
+    started if needed. Raises ``DaemonUnavailable`` (``DaemonBusy`` when a daemon of
+    another build still serves others)."""
     env = os.environ if env is None else env
     path = socket_path(env)
-    sock = try_connect(path)
-    if sock is not None:
-        channel = Channel(sock)
-        if _same_build(channel):
+    channel = connect_running(env)
+    if channel is not None:
+        try:
+            info = daemon_info(channel)
+        except BaseException:
+            channel.close()
+            raise
+        if any_build or info.get("build") == build_id():
             return channel
-        stop(channel, path)
+        if not replace(channel, info, path):
+            raise DaemonBusy(busy_message(info))
     if not start:
         raise DaemonUnavailable("no Tether daemon is running")
     directory = ensure_private(runtime_dir(env))
@@ -149,17 +78,63 @@ def connect(env: Mapping[str, str] | None = None, *, start: bool = True) -> Chan
         sock = try_connect(path)  # another client may have started it meanwhile
         if sock is None:
             sock = _start_and_wait(env, path)
-    return Channel(sock)
+    return Channel(sock, path)
 
 
 def connect_running(env: Mapping[str, str] | None = None) -> Channel | None:
-    """A channel to this user's daemon if one runs, else None. It is not asked which build
-    it is (a round trip): the caller sends its build with its request, and stops a daemon
-    of another build that refuses it (``stop``). For a caller that can do its work
-    itself: starting a daemon costs more than one in-process run, so such a caller runs
-    in-process and then calls ``start_in_background`` for the next one."""
-    sock = try_connect(socket_path(os.environ if env is None else env))
-    return Channel(sock) if sock is not None else None
+    """A channel to this user's daemon if one listens, else None; ask it ``daemon_info``
+    before anything else (it may be stopped, or of another build). For a caller that can
+    do its work itself: starting a daemon costs more than one in-process run, so such a
+    caller runs in-process and then calls ``start_in_background`` for the next one.
+    Raises ``DaemonUnavailable`` (``RuntimeDirError``: the runtime directory is another
+    user's)."""
+    env = os.environ if env is None else env
+    check_private(runtime_dir(env))
+    path = socket_path(env)
+    sock = try_connect(path)
+    return Channel(sock, path) if sock is not None else None
+
+
+def daemon_info(channel: Channel) -> dict[str, Any]:
+    """``tether/daemonInfo``, answered within ``ANSWER_TIMEOUT_S``: the daemon is alive
+    and speaks the protocol (else ``DaemonNotAnswering`` or ``NotADaemon``)."""
+    try:
+        return channel.call_object("tether/daemonInfo")
+    except DaemonRefused as e:
+        raise NotADaemon(f"{channel.where} refused tether/daemonInfo ({e})") from e
+
+
+def in_use(info: Mapping[str, Any]) -> int:
+    """How many other callers a daemon serves: its clients besides the one asking, and its
+    running turns."""
+    clients = info.get("clients")
+    others = clients - 1 if isinstance(clients, int) else 0
+    sessions: Any = info.get("sessions")
+    rows = cast(list[Any], sessions) if isinstance(sessions, list) else []
+    running = sum(1 for s in rows if isinstance(s, dict) and cast(dict[str, Any], s).get("busy"))
+    return max(others, running)
+
+
+def busy_message(info: Mapping[str, Any]) -> str:
+    return (
+        f"the daemon of another build ({info.get('build')}, pid {info.get('pid')}) serves "
+        f"{in_use(info)} other caller(s); it is replaced once they are done (`tether daemon "
+        "stop` replaces it now, cancelling their turns)"
+    )
+
+
+def replace(channel: Channel, info: Mapping[str, Any], path: Path) -> bool:
+    """A daemon of another build (an upgrade, an edited checkout): stopped when nobody else
+    uses it (True). Else it is left to its callers (False), and asked to leave once they
+    are done when it knows how (``retires`` in its info); an older one leaves when idle."""
+    if in_use(info):
+        if info.get("retires"):
+            with contextlib.suppress(DaemonUnavailable, DaemonRefused):
+                channel.result("tether/daemonStop", {"whenIdle": True})
+        channel.close()
+        return False
+    stop(channel, path)
+    return True
 
 
 def daemon_starting(env: Mapping[str, str] | None = None) -> bool:
@@ -232,22 +207,98 @@ def wait_for_socket(path: Path, timeout: float = START_TIMEOUT_S) -> socket.sock
     return None
 
 
-def _same_build(channel: Channel) -> bool:
+STOP_TIMEOUT_S = 20.0
+"""How long a daemon that agreed to stop may take (it waits up to 10 s for each print-mode
+command it stops, then saves every session)."""
+
+
+def stop(channel: Channel, path: Path, timeout: float = STOP_TIMEOUT_S) -> None:
+    """Stop the daemon on ``channel`` and wait until its socket is gone. One that does not
+    answer (stopped, hung) is ended by its pid: SIGTERM (and SIGCONT, so a stopped one
+    saves its sessions), then SIGKILL. Raises ``DaemonUnavailable`` when what listens is
+    not a Tether daemon, or does not go."""
+    pid = channel.peer_pid()
     try:
-        info = channel.call_object("tether/daemonInfo")
-    except (DaemonUnavailable, RuntimeError, OSError):
-        return False
-    return info.get("build") == build_id()
-
-
-def stop(channel: Channel, path: Path, timeout: float = 10.0) -> None:
-    """Ask a daemon to stop and wait until its socket is gone."""
-    with contextlib.suppress(DaemonUnavailable, RuntimeError, OSError):
         channel.result("tether/daemonStop")
+    except DaemonNotAnswering as e:
+        channel.close()
+        _end(pid, path, e)
+        return
+    except NotADaemon:
+        channel.close()
+        if _gone(path, pid, 1.0):  # it was leaving anyway
+            return
+        raise
+    except DaemonRefused:
+        pass  # an older daemon that takes no params; it was asked plainly
     channel.close()
+    if not _gone(path, pid, timeout):
+        raise DaemonUnavailable(
+            f"the daemon{f' (pid {pid})' if pid else ''} agreed to stop but is still there "
+            f"after {timeout:.0f} s; its log is {_log_beside(path)}"
+        )
+
+
+def _gone(path: Path, pid: int | None, timeout: float) -> bool:
+    """Wait until the socket is gone (the daemon removes it last)."""
     deadline = time.monotonic() + timeout
-    while path.exists() and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if not (path.exists() or path.is_symlink()):
+            return True
+        if pid is not None and not _alive(pid):
+            _remove_leftovers(path)
+            return True
         time.sleep(0.02)
+    return False
+
+
+def _end(pid: int | None, path: Path, why: DaemonUnavailable) -> None:
+    """End a daemon that does not answer, by pid: only the daemon that wrote ``path``'s pid
+    file and listens there is signalled (never a pid read from a file alone)."""
+    if pid is None or _pid_file(path) != pid:
+        raise DaemonUnavailable(
+            f"{why}; it is not known to be a Tether daemon (no matching pid file), so it is "
+            "left running: end it yourself"
+        )
+    for sig in (signal.SIGTERM, signal.SIGCONT):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+    if _gone(path, pid, 5.0):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    if not _gone(path, pid, 5.0):
+        raise DaemonUnavailable(f"the daemon (pid {pid}) does not end, even with SIGKILL")
+    _remove_leftovers(path)
+
+
+def _pid_file(path: Path) -> int | None:
+    try:
+        raw = path.with_suffix(".pid").read_text().strip()
+    except OSError:
+        return None
+    return int(raw) if raw.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_leftovers(path: Path) -> None:
+    """The socket and pid file of a daemon that ended without cleaning up."""
+    for leftover in (path, path.with_suffix(".pid")):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+
+
+def _log_beside(path: Path) -> Path:
+    return path.with_suffix(".log")
 
 
 AFTER_ENV = "TETHER_DAEMON_AFTER"
@@ -256,7 +307,9 @@ imports anything heavy: the call's last moments are the user's, not the daemon's
 
 
 LOCK_FD_ENV = "TETHER_DAEMON_LOCK_FD"
-"""The descriptor of the life lock a spawned daemon inherits from its spawner."""
+"""The daemon's life lock, taken by the process that starts it (``claim_life_lock``) and
+handed over as an open file descriptor: from the moment it is spawned, the daemon is seen
+starting (``tether daemon stop`` right after a first call waits for it and stops it)."""
 
 
 def _spawn(env: Mapping[str, str], lock: int, after_pid: int | None = None) -> None:
@@ -282,7 +335,7 @@ def _spawn(env: Mapping[str, str], lock: int, after_pid: int | None = None) -> N
                 pass_fds=(lock,),
             )
     finally:
-        os.close(lock)
+        os.close(lock)  # the daemon's copy keeps the lock
 
 
 def _start_and_wait(env: Mapping[str, str], path: Path) -> socket.socket:
@@ -302,6 +355,6 @@ def _start_and_wait(env: Mapping[str, str], path: Path) -> socket.socket:
         time.sleep(0.02)
     raise DaemonUnavailable(
         f"the Tether daemon did not start within {START_TIMEOUT_S:.0f} s; its log is "
-        f"{log_path()} (run `tether daemon run` to see it in the foreground, or use "
+        f"{log_path(env)} (run `tether daemon run` to see it in the foreground, or use "
         "--no-daemon)"
     )

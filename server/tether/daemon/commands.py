@@ -8,16 +8,17 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
+from tether.daemon.channel import Channel, DaemonUnavailable, try_connect
 from tether.daemon.client import (
     LOCK_FD_ENV,
-    DaemonUnavailable,
     claim_life_lock,
     connect,
+    daemon_info,
     daemon_starting,
     stop,
-    try_connect,
     wait_for_socket,
     wait_for_starter,
 )
@@ -55,9 +56,9 @@ _life_lock: list[int] = []
 
 def take_life_lock() -> bool:
     """Hold this daemon's life lock for the rest of the process: the one its spawner took
-    for it (``LOCK_FD_ENV``), else taken first thing (``tether daemon run`` by hand). Of two
-    daemons started at once, one serves and the other leaves, and a client sees a daemon
-    that is starting and waits for it instead of starting another."""
+    for it (``client.LOCK_FD_ENV``), else taken first thing (``tether daemon run`` by hand).
+    Of two daemons started at once, one serves and the other leaves, and a client sees a
+    daemon that is starting and waits for it instead of starting another."""
     ensure_private(runtime_dir())
     fd = _inherited_life_lock()
     if fd is None:
@@ -121,15 +122,26 @@ def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
         from tether.daemon.server import run_daemon
 
         return run_daemon(path, idle_timeout(args.idle_timeout), run_command)
+    try:
+        return _client_command(args, path)
+    except DaemonUnavailable as e:  # (a runtime directory of another user is an OSError)
+        print(f"tether: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"tether: {e}", file=sys.stderr)
+        return 1
+
+
+def _client_command(args: argparse.Namespace, path: Path) -> int:
     if args.daemon_command == "start":
         started = time.monotonic()
         channel = connect()
-        info = channel.call_object("tether/daemonInfo")
+        info = daemon_info(channel)
         # Ready means warm: the next command is as quick as any later one.
         deadline = started + WARM_UP_TIMEOUT_S
         while not info.get("warm", True) and time.monotonic() < deadline:
             time.sleep(0.02)
-            info = channel.call_object("tether/daemonInfo")
+            info = daemon_info(channel)
         channel.close()
         print(
             f"tether daemon {info['build']} running (pid {info['pid']}, {path}); "
@@ -142,28 +154,28 @@ def daemon_command(args: argparse.Namespace, run_command: RunCommand) -> int:
     if sock is None:
         print(f"no tether daemon is running ({path})", file=sys.stderr)
         return 3 if args.daemon_command == "status" else 0
-    from tether.daemon.client import Channel
-
-    channel = Channel(sock)
+    channel = Channel(sock, path)
     if args.daemon_command == "stop":
         stop(channel, path)
         print("tether daemon stopped")
         return 0
     try:
-        info = channel.call_object("tether/daemonInfo")
-    except (DaemonUnavailable, RuntimeError) as e:
-        print(f"the daemon at {path} does not answer: {e}", file=sys.stderr)
-        return 1
+        info = daemon_info(channel)
     finally:
         channel.close()
     if args.json:
         print(json.dumps(info))
         return 0
-    uptime = time.time() - float(info["startedAt"])
+    uptime = time.time() - float(info.get("startedAt", time.time()))
+    listed: Any = info.get("sessions")
+    sessions = cast(list[Any], listed) if isinstance(listed, list) else []
+    rows = [cast(dict[str, Any], s) for s in sessions if isinstance(s, dict)]
     print(
-        f"tether daemon {info['build']}: pid {info['pid']}, up {uptime:.0f} s, "
-        f"{info['clients']} client(s), {len(info['sessions'])} open session(s)"
+        f"tether daemon {info.get('build')}: pid {info.get('pid')}, up {uptime:.0f} s, "
+        f"{info.get('clients')} client(s), {len(rows)} open session(s)"
     )
-    for s in info["sessions"]:
-        print(f"  {s['sessionId']}  {s['workspace']}{'  (running)' if s['busy'] else ''}")
+    for s in rows:
+        print(
+            f"  {s.get('sessionId')}  {s.get('workspace')}{'  (running)' if s.get('busy') else ''}"
+        )
     return 0

@@ -37,17 +37,29 @@ def runtime_dir(env: Mapping[str, str] | None = None) -> Path:
 def ensure_private(path: Path) -> Path:
     """Create ``path`` 0700 if missing; refuse one that is not ours or is open to others."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = path.lstat()
-    if not stat.S_ISDIR(info.st_mode):
-        raise RuntimeDirError(f"{path} is not a directory")
-    if info.st_uid != os.getuid():
-        raise RuntimeDirError(
-            f"{path} belongs to another user (uid {info.st_uid}); set TETHER_RUNTIME_DIR "
-            "to a directory of your own"
-        )
-    if info.st_mode & 0o077:
+    check_private(path)
+    if path.lstat().st_mode & 0o077:
         os.chmod(path, 0o700)
     return path
+
+
+def check_private(path: Path) -> None:
+    """Refuse ``path`` if it exists and is not a directory of this user (a missing one is
+    made by ``ensure_private`` when a daemon starts)."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        raise RuntimeDirError(
+            f"the runtime directory {path} is not a directory; set TETHER_RUNTIME_DIR to a "
+            "directory of your own"
+        )
+    if info.st_uid != os.getuid():
+        raise RuntimeDirError(
+            f"the runtime directory {path} belongs to another user (uid {info.st_uid}); set "
+            "TETHER_RUNTIME_DIR to a directory of your own"
+        )
 
 
 def instance(env: Mapping[str, str] | None = None) -> str:

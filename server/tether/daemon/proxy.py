@@ -3,7 +3,9 @@
 Every editor configuration keeps running one command on stdio; the bytes go both ways
 between stdio and the daemon's socket, so the editor's sessions live in the daemon and are
 shared with the terminal. First the proxy tells the daemon the environment this client
-runs in (its API keys and the like belong to its sessions, not to the daemon).
+runs in (its API keys and the like belong to its sessions, not to the daemon). When no
+daemon can be used (one of another build still serves others' turns after an upgrade, one
+that does not answer), the editor is served in this process instead.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import sys
 import threading
 from collections.abc import Mapping
 
-from tether.daemon.client import Channel, connect
+from tether.daemon.channel import Channel
+from tether.daemon.client import connect
 from tether.daemon.environment import client_environment
 
 
@@ -39,7 +42,13 @@ def pump(source_fd: int, send: Channel | None, sink_fd: int | None) -> None:
 
 def proxy(env: Mapping[str, str] | None = None) -> int:
     env = os.environ if env is None else env
-    channel = connect(env)
+    try:
+        channel = connect(env)
+    except OSError as e:  # no daemon to use (stuck, of another user, another build's busy)
+        print(f"[tether] {e}; serving this editor in this process", file=sys.stderr)
+        from tether.lsp.main import serve
+
+        return serve(tcp=None)
     channel.notify("tether/clientEnvironment", client_environment(os.getcwd(), env))
     stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
 

@@ -77,6 +77,11 @@ class ClientEnvironmentParams(LenientWireModel):
         return Caller(self.env, cwd=Path(self.cwd) if self.cwd else None, umask=self.umask)
 
 
+class DaemonStopParams(LenientWireModel):
+    when_idle: bool = False
+    """Leave once no client is connected and no turn runs, not now."""
+
+
 class SocketWriter:
     """pygls's writer interface over one connection."""
 
@@ -137,6 +142,7 @@ class Daemon:
         is interrupted and waited for, so its session is saved."""
         self._last_activity = time.monotonic()
         self._stop = asyncio.Event()
+        self._retiring: asyncio.Task[None] | None = None
         self.warm = threading.Event()
         """Set once the warm-up call is done (``daemon/warm.py``)."""
 
@@ -202,6 +208,25 @@ class Daemon:
             workspace.sessions for workspace in self.sessions.workspaces.values()
         )
 
+    def _retire(self) -> None:
+        """Leave once no client is connected and no turn runs (a newer build is installed:
+        its clients run in-process meanwhile, and start it once this one is gone)."""
+        if self._retiring is None:
+            self._retiring = asyncio.get_running_loop().create_task(self._leave_when_idle())
+
+    async def _leave_when_idle(self) -> None:
+        while True:  # polled: clients and turns come and go on many paths
+            running = any(
+                session.busy or session.tasks_running
+                for workspace in self.sessions.workspaces.values()
+                for session in workspace.sessions.values()
+            )
+            if not (self.clients or running):
+                break
+            await asyncio.sleep(0.5)
+        log.info("a newer build asked this daemon to leave once idle: leaving")
+        self._stop.set()
+
     def _share(self, session: Session) -> Callable[[], None]:
         """A print-mode call's session joins the shared ones (called on the call's loop)."""
         return self.sessions.host(HostedSession(session, asyncio.get_running_loop()))
@@ -223,6 +248,7 @@ class Daemon:
                 {"sessionId": s.session_id, "workspace": str(s.cwd), "busy": s.busy, "print": True}
                 for s in list(self.sessions.hosted.values())
             ],
+            "retires": True,  # tether/daemonStop {"whenIdle": true} is understood
         }
 
     # -- clients ----------------------------------------------------------------------
@@ -301,7 +327,11 @@ class Daemon:
             return self.info()
 
         @server.feature("tether/daemonStop")
+        @wire_errors
         def daemon_stop(ls: TetherServer, params: Any) -> None:
+            if parse_params(DaemonStopParams, params).when_idle:
+                self._retire()
+                return
             # Answer first, then stop: the caller waits for the socket to go away.
             asyncio.get_running_loop().call_later(0.05, self._stop.set)
 

@@ -246,6 +246,23 @@ class AnthropicProvider:
         except PromptTooLongError as e:
             self._window.refused(e.limit)
             raise
+        except ModelError as e:
+            if e.status not in (401, 403):
+                raise
+            # Which key, sent where: the fix is to that variable or that URL.
+            refused = f"{e}; the key from {self._key_source()} was refused by {self._endpoint()}"
+            raise ModelError(refused, status=e.status, retryable=e.retryable) from e
+
+    def _key_source(self) -> str:
+        caller = self._conn.caller_env
+        env = os.environ if caller is None else caller
+        if self._key_helper is not None:
+            return f"apiKeyHelper `{self._options.api_key_helper}`"
+        if self._conn.api_key or env.get("ANTHROPIC_API_KEY"):
+            return "ANTHROPIC_API_KEY"
+        if self._auth_token or env.get("ANTHROPIC_AUTH_TOKEN"):
+            return "ANTHROPIC_AUTH_TOKEN"
+        return "the Anthropic SDK's credentials (ANTHROPIC_PROFILE)"
 
     async def _stream(self, request: ModelRequest) -> AsyncGenerator[StreamEvent]:
         # aclosing: a consumer that stops early (a cancelled turn) closes the HTTP stream now,

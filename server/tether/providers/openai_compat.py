@@ -247,14 +247,14 @@ def _classify(exc: Exception, server: str = "model server") -> retry.Failure | N
     if redirected is not None:
         return redirected
     if isinstance(exc, openai.APIStatusError):
-        return _status_failure(exc, exc.status_code, exc.response.headers, exc.response)
+        return _status_failure(exc, exc.status_code, exc.response.headers, exc.response, server)
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
         return retry.timed_out(server)
     if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | retry.EmptyStreamError):
         return retry.connection_lost(exc, server)
     if isinstance(exc, openai.APIError):
         # An error chunk instead of the first chunk: the server failed while starting.
-        return _status_failure(exc, 500, None)
+        return _status_failure(exc, 500, None, server=server)
     return None
 
 
@@ -268,6 +268,7 @@ def _status_failure(
     status: int,
     headers: Mapping[str, str] | None,
     response: httpx2.Response | None = None,
+    server: str = "model server",
 ) -> retry.Failure:
     message = _api_message(exc.body, exc.message)
     body = _error_object(exc.body)
@@ -278,11 +279,14 @@ def _status_failure(
             message, status=status, tokens=found.tokens, limit=found.limit, output=found.output
         )
         return retry.Failure("prompt too long", False, error)
+    if status == 404:  # a model it does not serve, or a URL that is not the API's root
+        message += "; check that it serves this model and that the URL is the API's root "
+        message += "(usually ending in /v1)"
     return retry.status_failure(
         status,
         message,
         headers,
-        api_error="model server error",
+        api_error=f"{server}: error",
         retry_statuses=(408, 429),
         reasons={429: "rate limited", 408: "request timeout"},
         url=str(response.request.url) if response is not None else None,

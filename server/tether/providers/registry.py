@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from tether.errors import ConfigError
 from tether.providers.base import Provider
@@ -99,6 +100,13 @@ def parse_model_spec(
             raise ConfigError(
                 f"openai:{model} needs a base URL: openai:{model}@http://localhost:11434/v1 "
                 "(or set OPENAI_BASE_URL)"
+            )
+        url = urlsplit(base)
+        if url.scheme not in ("http", "https") or not url.netloc:
+            where = f"in openai:{model}@…" if at else "in OPENAI_BASE_URL"
+            raise ConfigError(
+                f"the base URL {base!r} ({where}) is not an http:// or https:// URL: write it "
+                "whole, e.g. http://localhost:11434/v1"
             )
         return ModelSpec("openai", model, base_url=base)
     if not rest:

@@ -69,6 +69,8 @@ class LoadedSettings:
     origins: dict[str, str] = field(default_factory=lambda: dict[str, str]())
     """Top-level key -> where its value in force came from: a settings file's path, or
     ``OVERRIDES`` (error messages name the setting to fix)."""
+    unreadable: list[Path] = field(default_factory=lambda: list[Path]())
+    """Settings files that exist but were ignored whole (not JSON, not an object)."""
 
 
 OVERRIDES = "the command line's settings"
@@ -151,6 +153,7 @@ def load_settings(
     warnings: list[str] = []
     read: list[Path] = []
     withheld: list[str] = []
+    unreadable: list[Path] = []
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
     project, local = project_settings_paths(root)
@@ -158,7 +161,10 @@ def load_settings(
     layers += [(project, True)] if sources.project else []
     layers += [(local, True)] if sources.local else []
     for path, from_project in layers:
+        said = len(warnings)
         data = _read(path, warnings)
+        if len(warnings) > said:
+            unreadable.append(path)
         if not data:
             continue
         read.append(path)
@@ -177,7 +183,7 @@ def load_settings(
     settings = validate_leniently(merged, warnings)
     # Not logged here: every front door shows ``warnings`` its own way (a note, a log
     # message to the editor, the daemon's log); logging them too printed each one twice.
-    return LoadedSettings(settings, warnings, read, withheld, origins)
+    return LoadedSettings(settings, warnings, read, withheld, origins, unreadable)
 
 
 def load_user_settings() -> LoadedSettings:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,31 +34,65 @@ def trust_store_path() -> Path:
 
 
 class TrustStore:
+    """The trusted folders, one JSON file. A damaged file is read for what can be read (the
+    well-formed entries); before it is next written, the whole file is kept beside it
+    (``damaged_copy``) so that nothing the user had is lost."""
+
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or trust_store_path()
 
-    def _load(self) -> list[str]:
+    @property
+    def damaged_copy(self) -> Path:
+        return self.path.with_name(self.path.name + ".damaged")
+
+    def read(self) -> tuple[list[str], str | None]:
+        """The trusted folders, and what is wrong with the file (None: nothing)."""
         try:
             data = parse_json(read_regular_text(self.path))
         except FileNotFoundError:
-            return []
+            return [], None
         except (OSError, ValueError) as e:
-            log.warning("cannot read %s (%s); no workspace is trusted", self.path, e)
-            return []
+            return [], f"cannot read {self.path} ({e})"
         trusted = _as_dict(data).get("trusted")
-        items = cast(list[Any], trusted) if isinstance(trusted, list) else []
-        return [p for p in items if isinstance(p, str)]
+        if not isinstance(trusted, list):
+            return [], f'{self.path} has no "trusted" list'
+        items = cast(list[Any], trusted)
+        roots = [p for p in items if isinstance(p, str)]
+        if len(roots) < len(items):
+            return (
+                roots,
+                f"{self.path} lists {len(items) - len(roots)} entry(ies) that are not paths",
+            )
+        return roots, None
+
+    def problem(self) -> str | None:
+        """What is wrong with the file, if anything (``tether doctor`` reports it)."""
+        return self.read()[1]
+
+    def _load(self) -> list[str]:
+        roots, problem = self.read()
+        if problem is not None:
+            log.warning("%s; the folders it names are trusted as far as they can be read", problem)
+        return roots
 
     def is_trusted(self, root: Path) -> bool:
         return str(Path(os.path.realpath(root))) in self._load()
 
     def trust(self, root: Path) -> None:
-        roots = self._load()
+        roots, problem = self.read()
         key = str(Path(os.path.realpath(root)))
         if key in roots:
             return
         roots.append(key)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if problem is not None:  # kept whole before it is replaced by what could be read
+            try:
+                shutil.copyfile(self.path, self.damaged_copy)
+            except OSError as e:
+                raise OSError(
+                    f"{problem}, and it cannot be kept as {self.damaged_copy}: {e}"
+                ) from e
+            log.warning("%s; kept as %s, and written anew", problem, self.damaged_copy)
         tmp = self.path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps({"trusted": roots}, indent=2) + "\n", encoding="utf-8")
         tmp.replace(self.path)
@@ -65,6 +100,28 @@ class TrustStore:
 
 def _as_dict(value: Any) -> dict[str, Any]:
     return dict(cast(dict[str, Any], value)) if isinstance(value, dict) else {}
+
+
+MODEL_ENDPOINT = "model endpoint"
+"""How a withheld model spec is listed (``source: model endpoint SPEC``)."""
+
+
+def withheld_model(withheld: list[str]) -> str | None:
+    """The model spec the project's settings name that waits for trust, if any."""
+    marker = f": {MODEL_ENDPOINT} "
+    for line in withheld:
+        if marker in line:
+            return line.partition(marker)[2]
+    return None
+
+
+def model_waits_for_trust(spec: str) -> str:
+    """What to tell a user whose project's model waits for trust, and how to grant it."""
+    return (
+        f"this folder's settings choose the model {spec}, which is used once you trust the "
+        "folder: run `tether -p` here on a terminal and answer yes to the trust question "
+        "(or pass --model)"
+    )
 
 
 def _model_points_elsewhere(model: Any) -> bool:
@@ -92,7 +149,7 @@ def withhold_untrusted(layer: dict[str, Any], source: str) -> tuple[dict[str, An
     if out.get("apiKeyHelper"):
         drop(out, "apiKeyHelper", f"apiKeyHelper `{out.get('apiKeyHelper')}`")
     if _model_points_elsewhere(out.get("model")):
-        drop(out, "model", f"model endpoint {out.get('model')}")
+        drop(out, "model", f"{MODEL_ENDPOINT} {out.get('model')}")
     if isinstance(out.get("permissions"), dict):
         perms = out["permissions"] = _as_dict(out["permissions"])
         if perms.get("additionalDirectories"):

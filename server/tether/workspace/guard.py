@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +42,9 @@ from tether.settings.trust import TrustStore
 from tether.settings.watch import SettingsWatcher
 from tether.tools.context import SessionRunState, ToolConfig
 from tether.transcript.store import data_dir
+
+TrustQuestion = Callable[[Path, list[str]], Awaitable[bool]]
+"""Asks the user whether to trust a workspace (its root, what waits for trust): yes/no."""
 
 log = logging.getLogger(__name__)
 
@@ -242,13 +246,20 @@ class WorkspaceGuard:
 
     async def ensure_trust(self, editor: Editor, session_id: str) -> None:
         """Ask once per workspace, and only if the project config holds something to run."""
+        await self.settle_trust(
+            lambda root, withheld: ask_trust(editor, root, withheld, session_id)
+        )
+
+    async def settle_trust(self, ask: TrustQuestion) -> None:
+        """``ensure_trust`` with the question asked by ``ask`` (a front door that asks it
+        before a session exists: the project's model waits for the answer)."""
         if self.trusted or self._declined or not self.loaded.withheld:
             return
         self._trust_lock = self._trust_lock or asyncio.Lock()
         async with self._trust_lock:
             if self.trusted or self._declined:
                 return
-            if not await ask_trust(editor, self.root, self.loaded.withheld, session_id):
+            if not await ask(self.root, self.loaded.withheld):
                 self._declined = True  # not asked again while the daemon runs
                 return
             try:

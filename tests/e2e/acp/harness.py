@@ -125,6 +125,7 @@ async def running_agent(
     fs: bool = True,
     terminal: bool = True,
     client: ScriptedClient | None = None,
+    model: str | None = MODEL,
 ) -> AsyncIterator[Agent]:
     """The agent on the fake Anthropic API (``api``) or, quicker to start, on a scripted
     model (``script``, same format; an unmet expectation fails the prompt)."""
@@ -132,7 +133,7 @@ async def running_agent(
     recorder = Recorder()
     full_env = dict(env)
     tmp = Path(env["TETHER_DATA_DIR"]).parent
-    args: tuple[str, ...] = ("--model", MODEL)
+    args: tuple[str, ...] = ("--model", model) if model else ()  # None: the settings' model
     if api is not None:
         full_env["ANTHROPIC_BASE_URL"] = api.base_url
     if script is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.cli.doctor.clients import check_neovim, check_vscode
+from tether.cli.doctor.clients import check_neovim, check_on_path, check_vscode
 from tether.cli.doctor.report import Finding, Header, Report, render_text
 from tether.cli.doctor.sandbox import HostFacts, check_sandbox, read_host
 from tether.sandbox import Probe
@@ -142,3 +142,22 @@ def test_exit_code_and_the_closing_line() -> None:
     warned = Report(header, [Finding("a", "warn", "meh")])
     assert warned.exit_code == 0 and render_text(warned).endswith("0 problem(s), 1 warning(s)\n")
     assert Report(header, [Finding("a", "fail", "broken")]).exit_code == 1
+
+
+def test_the_path_fix_fits_the_install(tmp_path: Path) -> None:
+    """A virtualenv of one's own (a checkout's .venv) is not fixed by uv's or pipx's PATH
+    commands: its fix links the command into a folder on PATH."""
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "tether").write_text("")
+    own = check_on_path({"PATH": "/nowhere"}, str(venv / "bin" / "tether"))
+    assert own.status == "warn" and own.fix is not None
+    assert f"ln -s {venv / 'bin' / 'tether'} ~/.local/bin/tether" in own.fix
+    assert "update-shell" not in own.fix
+    tool = tmp_path / "uv" / "tools" / "tether"
+    (tool / "bin").mkdir(parents=True)
+    (tool / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tool / "bin" / "tether").write_text("")
+    installed = check_on_path({"PATH": "/nowhere"}, str(tool / "bin" / "tether"))
+    assert installed.fix is not None and "uv tool update-shell" in installed.fix

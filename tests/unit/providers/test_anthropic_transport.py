@@ -87,9 +87,11 @@ async def test_custom_headers_and_a_token_from_the_callers_variables() -> None:
         assert headers["authorization"] == "Bearer tok"
 
 
-async def test_a_refused_key_is_the_apis_own_error() -> None:
+@pytest.mark.parametrize("variable", ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"])
+async def test_a_refused_key_is_the_apis_own_error(variable: str) -> None:
+    """The API's words, and which variable's key was refused where (the fix is there)."""
     with FakeAnthropicServer([[{"type": "text", "text": "never"}]], api_keys={"good"}) as api:
-        env = {"ANTHROPIC_API_KEY": "bad", "ANTHROPIC_BASE_URL": api.base_url}
+        env = {variable: "bad", "ANTHROPIC_BASE_URL": api.base_url}
         provider = AnthropicProvider("claude-sonnet-4-6", caller_env=env, max_retries=0)
         try:
             with pytest.raises(ModelError) as caught:
@@ -98,6 +100,7 @@ async def test_a_refused_key_is_the_apis_own_error() -> None:
             await provider.aclose()
         assert caught.value.status == 401
         assert "invalid x-api-key" in str(caught.value)
+        assert f"the key from {variable} was refused by {api.base_url}" in str(caught.value)
 
 
 async def test_without_a_key_or_token_the_sdk_looks_and_says_what_is_missing(

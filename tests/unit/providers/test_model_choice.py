@@ -93,3 +93,21 @@ async def test_print_mode_knows_what_chose_the_url(
         await driver.close()
         assert facts.endpoint_origin == origin
         assert facts.endpoint == ("http://h:1/v1" if model else "http://127.0.0.1:9/v1")
+
+
+@pytest.mark.parametrize(
+    ("spec", "env", "where"),
+    [
+        ("openai:qwen@localhost:11434/v1", {}, "in openai:qwen@…"),
+        ("openai:qwen@127.0.0.1:8080", {}, "in openai:qwen@…"),
+        ("openai:qwen@ftp://host/v1", {}, "in openai:qwen@…"),
+        ("openai:qwen", {"OPENAI_BASE_URL": "localhost:1234/v1"}, "in OPENAI_BASE_URL"),
+    ],
+)
+def test_a_base_url_without_a_scheme_is_refused_naming_the_fix(
+    spec: str, env: dict[str, str], where: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        choose_model(spec, "--model", env=env)
+    assert f"({where}) is not an http:// or https:// URL" in str(refused.value)
+    assert "http://localhost:11434/v1" in str(refused.value)

@@ -229,6 +229,8 @@ async def test_exhausted_retries(openai_server, openai_provider):
             events.append(event)
     assert caught.value.retryable
     assert [type(e).__name__ for e in events] == ["Retrying"]
+    # The user's setting is the URL: the error names it (and the status and the cause).
+    assert f"(model server at {server.base_url}: error 500: " in str(caught.value)
 
 
 async def test_length_cuts_a_tool_call(openai_server, openai_provider):
@@ -261,3 +263,14 @@ def test_api_key_defaults(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
     assert OpenAICompatProvider("m", base_url="http://x/v1")._api_key == "sk-env"
     assert OpenAICompatProvider("m", base_url="http://x/v1", api_key="sk-arg")._api_key == "sk-arg"
+
+
+async def test_a_model_the_server_does_not_serve_names_the_url_and_the_fix(
+    openai_server, openai_provider
+):
+    server = openai_server([], flavor="ollama", served_model="qwen2.5-coder:14b")
+    with pytest.raises(ModelError) as caught:
+        await collect(openai_provider(server).stream(make_request()))
+    said = str(caught.value)
+    assert f"model server at {server.base_url}: error 404" in said and "not found" in said
+    assert "serves this model" in said and "ending in /v1" in said

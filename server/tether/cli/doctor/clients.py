@@ -42,13 +42,27 @@ def check_on_path(env: Mapping[str, str], running: str = sys.argv[0]) -> Finding
             "install",
             "warn",
             f"`tether` is not on PATH{where}: editors start it by that name",
-            fix="add its directory to PATH: `uv tool update-shell` or `pipx ensurepath`, then "
-            "open a new terminal",
+            fix=_path_fix(here),
         )
     if here is not None and here.name == "tether" and Path(found).resolve() != here:
         summary = f"`tether` on PATH is {found}, another install than this one ({here})"
         return Finding("install", "warn", summary, fix="remove one of them, or reorder PATH")
     return Finding("install", "ok", f"`tether` on PATH: {found}")
+
+
+def _path_fix(here: Path | None) -> str:
+    """How to put this install on PATH: a tool install's own command, or for a virtualenv of
+    one's own (a checkout's ``.venv``), a link into a folder that is on PATH."""
+    tool = here is not None and ("/uv/tools/" in str(here) or "/pipx/venvs/" in str(here))
+    if here is None or tool or not (here.parent.parent / "pyvenv.cfg").is_file():
+        return (
+            "add its directory to PATH: `uv tool update-shell` or `pipx ensurepath`, then "
+            "open a new terminal"
+        )
+    return (
+        f"it is in the virtualenv {here.parent.parent}: link it into a folder on PATH "
+        f"(`ln -s {here} ~/.local/bin/tether`), or install it as a tool (`uv tool install .`)"
+    )
 
 
 def check_ripgrep(env: Mapping[str, str]) -> Finding:

@@ -17,7 +17,7 @@ from tether.cli.doctor.daemon import check_daemon
 from tether.cli.doctor.model import check_model, resolve
 from tether.cli.doctor.report import Finding, Header, Report, package_dir, render_json, render_text
 from tether.cli.doctor.sandbox import check_sandbox, read_host
-from tether.cli.doctor.workspace import check_settings, check_trust
+from tether.cli.doctor.workspace import check_data_dir, check_settings, check_trust
 from tether.sandbox import probe
 from tether.settings.load import load_settings, origin_of
 from tether.settings.trust import TrustStore
@@ -53,8 +53,9 @@ def diagnose(root: Path, model: str | None, env: Mapping[str, str]) -> Report:
         findings.append(asyncio.run(check_model(choice, loaded, env)))
     findings += [
         check_daemon(env),
-        check_trust(root, trusted, loaded, store.path),
+        check_trust(root, trusted, loaded, store.path, store.problem()),
         check_settings(loaded),
+        check_data_dir(env),
         *all_client_checks(env),
     ]
     header = Header(__version__, platform.python_version(), package_dir())

@@ -13,7 +13,8 @@ from typing import Any, cast
 
 from tether.cli.doctor.report import Finding
 from tether.daemon.build import build_id
-from tether.daemon.client import Channel, DaemonUnavailable, daemon_starting
+from tether.daemon.channel import Channel, DaemonNotAnswering, DaemonUnavailable, NotADaemon
+from tether.daemon.client import daemon_starting, in_use
 from tether.daemon.paths import log_path, runtime_dir, socket_path
 
 AREA = "daemon"
@@ -88,16 +89,26 @@ def _alive(pid: int) -> bool:
 
 
 def _running(channel: Channel, details: tuple[str, ...]) -> Finding:
+    pid = channel.peer_pid()
+    who = f" (pid {pid})" if pid is not None else ""
     try:
-        info = channel.call_object("tether/daemonInfo")
-    except (DaemonUnavailable, RuntimeError, OSError, ValueError) as e:
+        info = channel.call_object("tether/daemonInfo", timeout=ANSWER_TIMEOUT_S)
+    except NotADaemon as e:
+        fix = "stop that program, or set TETHER_RUNTIME_DIR to a directory of your own"
+        return Finding(AREA, "fail", f"not a Tether daemon: {e}", details, fix)
+    except DaemonNotAnswering:
         return Finding(
             AREA,
             "fail",
-            f"the daemon does not answer ({e or 'no answer'} within {ANSWER_TIMEOUT_S:.0f} s)",
+            f"the daemon{who} does not answer within {ANSWER_TIMEOUT_S:.0f} s: it is stopped "
+            "or hung (tether -p runs in-process meanwhile)",
             details,
-            "tether daemon stop (or end its process); the next call starts a fresh one",
+            "tether daemon stop (it ends a daemon that does not answer); the next call "
+            "starts a fresh one",
         )
+    except (DaemonUnavailable, RuntimeError) as e:
+        fix = "tether daemon stop; the next call starts a fresh one"
+        return Finding(AREA, "fail", f"the daemon{who} does not answer: {e}", details, fix)
     finally:
         channel.close()
     uptime = time.time() - float(info.get("startedAt", time.time()))
@@ -108,6 +119,10 @@ def _running(channel: Channel, details: tuple[str, ...]) -> Finding:
         f"{count} open session(s)"
     )
     if info.get("build") != build_id():
-        summary += f"; of another build ({info.get('build')}): the next call replaces it"
+        summary += f"; of another build ({info.get('build')})"
+        if in_use(info) > 0:
+            summary += ": it is replaced once its callers are done (tether -p runs in-process)"
+        else:
+            summary += ": the next call replaces it"
         return Finding(AREA, "info", summary, details)
     return Finding(AREA, "ok", summary, details)

@@ -9,6 +9,7 @@ Model") on Anthropic's, through the same proxies and CA certificates a session u
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -39,6 +40,15 @@ def resolve(
             for item in loaded.withheld
             if ": model endpoint " in item
         )
+        if loaded.unreadable and not model_flag:
+            files = ", ".join(str(p) for p in loaded.unreadable)
+            return Finding(
+                AREA,
+                "fail",
+                f"{files} cannot be read, so the model it may choose is not known; {e}",
+                waiting,
+                f"correct {files} (see the settings line below)",
+            )
         return Finding(AREA, "fail", str(e), waiting, "see docs/models.md (choosing a model)")
     if choice.spec.provider != "anthropic" or loaded.settings.api_key_helper:
         return choice
@@ -47,7 +57,10 @@ def resolve(
             AREA,
             "fail",
             f"{choice.spec} (chosen by {choice.chosen_by}) has no API key",
-            fix="set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or choose a local model "
+            fix="set ANTHROPIC_AUTH_TOKEN (or ANTHROPIC_API_KEY) to the key the gateway at "
+            "ANTHROPIC_BASE_URL wants, any value if it wants none"
+            if env.get("ANTHROPIC_BASE_URL")
+            else "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or choose a local model "
             "(openai:<model>@<base-url>, see docs/models.md)",
         )
     return choice
@@ -72,11 +85,13 @@ async def check_model(
         return Finding(AREA, "fail", f"{head}: {e}", details)
     if isinstance(answer, Exception):
         return _unreachable(head, choice, answer, details)
-    status, body = answer
+    wrong = _not_the_api(head, choice, answer, details)
+    if wrong is not None:
+        return wrong
     if spec.provider == "openai":
-        return _openai_answer(head, choice, status, body, details)
+        return _openai_answer(head, choice, answer.status, answer.body, details)
     helper = bool(loaded.settings.api_key_helper) and not env.get("ANTHROPIC_API_KEY")
-    return _anthropic_answer(head, choice, status, details, helper)
+    return _anthropic_answer(head, choice, answer.status, details, helper)
 
 
 def _learned(choice: ModelChoice, env: Mapping[str, str]) -> tuple[str, ...]:
@@ -91,8 +106,55 @@ def _learned(choice: ModelChoice, env: Mapping[str, str]) -> tuple[str, ...]:
     )
 
 
-async def _ask(choice: ModelChoice, env: Mapping[str, str]) -> tuple[int, Any] | Exception:
-    """The server's status and JSON body (None if not JSON), or what stopped the request."""
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: Any
+    """The JSON body; None if it is not JSON."""
+    content_type: str
+    location: str | None
+    """Where a redirect points."""
+
+
+def _not_the_api(
+    head: str, choice: ModelChoice, answer: Answer, details: tuple[str, ...]
+) -> Finding | None:
+    """Answers no API gives: a redirect, a failing server, a web page. Each is a ``fail``:
+    a run there cannot work."""
+    where = choice.endpoint_chosen_by or "the provider's default"
+    if 300 <= answer.status < 400:
+        return Finding(
+            AREA,
+            "fail",
+            f"{head}: {choice.endpoint} redirects (HTTP {answer.status}) to "
+            f"{answer.location or 'another address'}: not the API itself",
+            details,
+            f"use the API's own URL in {where} (a redirect to a login page means a proxy or "
+            "gateway in front of it wants a sign-in)",
+        )
+    if answer.status >= 500:
+        return Finding(
+            AREA,
+            "fail",
+            f"{head}: the server fails (HTTP {answer.status})",
+            details,
+            "see the server's own log, and restart it",
+        )
+    if answer.status < 300 and answer.body is None:
+        kind = answer.content_type.split(";")[0].strip() or "no content type"
+        return Finding(
+            AREA,
+            "fail",
+            f"{head}: {choice.endpoint} answers with a page ({kind}), not the API",
+            details,
+            f"use the root of the API in {where}; an OpenAI-compatible one usually ends in /v1 "
+            "(Ollama: http://localhost:11434/v1)",
+        )
+    return None
+
+
+async def _ask(choice: ModelChoice, env: Mapping[str, str]) -> Answer | Exception:
+    """The server's answer, or what stopped the request."""
     import httpx2
 
     base = (choice.endpoint or "").rstrip("/")
@@ -116,7 +178,10 @@ async def _ask(choice: ModelChoice, env: Mapping[str, str]) -> tuple[int, Any] |
         body: Any = response.json()
     except ValueError:
         body = None
-    return response.status_code, body
+    headers = response.headers
+    return Answer(
+        response.status_code, body, headers.get("content-type", ""), headers.get("location")
+    )
 
 
 def _unreachable(
@@ -146,7 +211,7 @@ def _openai_answer(
     if status == 404:
         return Finding(
             AREA,
-            "warn",
+            "fail",
             f"{head}: the server answers, but not at {choice.endpoint}/models (HTTP 404)",
             details,
             "use the root of its OpenAI-compatible API, which usually ends in /v1 "
@@ -155,13 +220,14 @@ def _openai_answer(
     ids = _model_ids(body) if status == 200 else None
     if ids is None:
         summary = f"{head}: unexpected answer to GET /models (HTTP {status})"
-        return Finding(AREA, "warn", summary, details)
+        fix = "use the root of its OpenAI-compatible API, which usually ends in /v1"
+        return Finding(AREA, "fail", summary, details, fix)
     if model in ids or f"{model}:latest" in ids:  # Ollama: a name without a tag is :latest
         return Finding(AREA, "ok", f"{head}: the server answers and serves {model}", details)
     listed = ", ".join(ids[:_SHOWN_MODELS]) + (", …" if len(ids) > _SHOWN_MODELS else "")
     return Finding(
         AREA,
-        "warn",
+        "fail",
         f"{head}: the server answers, but does not list {model}",
         (*details, f"it lists: {listed or 'nothing'}"),
         f"load or pull the model (Ollama: `ollama pull {model}`), or use a listed name in "
@@ -193,5 +259,8 @@ def _anthropic_answer(
     if status == 404:
         fix = f"check the model name in {choice.chosen_by}"
         summary = f"{head}: {choice.spec.model} is not known there (HTTP 404)"
-        return Finding(AREA, "warn", summary, details, fix)
-    return Finding(AREA, "warn", f"{head}: unexpected answer (HTTP {status})", details)
+        # A gateway (ANTHROPIC_BASE_URL) may not offer the Models API at all: not proof.
+        status_of = "fail" if choice.endpoint_chosen_by is None else "warn"
+        return Finding(AREA, status_of, summary, details, fix)
+    fix = f"check the URL ({choice.endpoint_chosen_by or 'the default'}): it must be the API's root"
+    return Finding(AREA, "fail", f"{head}: unexpected answer (HTTP {status})", details, fix)

@@ -3,15 +3,29 @@ trust), and do its settings files read cleanly."""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from tether.cli.doctor.report import Finding
 from tether.settings.load import LoadedSettings
+from tether.transcript.store import data_dir
 
 AREA = "workspace"
 
 
-def check_trust(root: Path, trusted: bool, loaded: LoadedSettings, store: Path) -> Finding:
+def check_trust(
+    root: Path, trusted: bool, loaded: LoadedSettings, store: Path, damage: str | None = None
+) -> Finding:
+    if damage is not None:
+        return Finding(
+            AREA,
+            "fail",
+            f"the list of trusted folders is damaged: {damage}",
+            (f"this folder is {'trusted' if trusted else 'not trusted'} as far as it can be read",),
+            f"correct or delete {store}; answering yes to a trust question keeps a copy of it "
+            f"as {store.name}.damaged and writes it anew with the folders it could read",
+        )
     if trusted:
         return Finding(AREA, "ok", f"{root} is trusted: its own settings apply in full")
     if not loaded.withheld:
@@ -37,5 +51,28 @@ def check_settings(loaded: LoadedSettings) -> Finding:
         "warn",
         f"{len(loaded.warnings)} problem(s); each bad value falls back to its default",
         (*loaded.warnings, *files),
-        "correct the keys named above (docs: README, Configuration)",
+        f"correct {', '.join(str(p) for p in loaded.unreadable)}: each is ignored whole until "
+        "it reads as a JSON object"
+        if loaded.unreadable
+        else "correct the keys named above (docs: README, Configuration)",
     )
+
+
+def check_data_dir(env: Mapping[str, str]) -> Finding:
+    """Sessions are saved in the data directory: it is made (as a first run would) and a
+    file written in it, which is the only sure test (a user without a home has neither)."""
+    path = data_dir(env)
+    chosen = "TETHER_DATA_DIR" if env.get("TETHER_DATA_DIR") else "the default, in your home"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as e:
+        return Finding(
+            "data",
+            "fail",
+            f"sessions cannot be saved in {path} ({chosen}): {e.strerror or e}",
+            fix="set TETHER_DATA_DIR to a directory you can write (or give this user a home "
+            "directory)",
+        )
+    return Finding("data", "ok", f"sessions are saved in {path}")
