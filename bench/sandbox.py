@@ -106,9 +106,14 @@ async def measure(root: Path, runs: int, files: int, think: float) -> dict[str, 
     return out
 
 
+def scratch() -> Path:
+    """Where the workspace and the reference tree go: not ``/tmp``, which the sandbox
+    replaces with a private one (a reference tree there would be out of its own sight)."""
+    return Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else Path("/var/tmp")
+
+
 def workspace() -> Path:
-    base = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else Path("/var/tmp")
-    top = Path(tempfile.mkdtemp(prefix="tether-bench-", dir=base))
+    top = Path(tempfile.mkdtemp(prefix="tether-bench-", dir=scratch()))
     root = top / "ws"
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("print('hi')\n")
@@ -144,9 +149,9 @@ def median(values: list[float]) -> float:
 
 
 def report(ours: dict[str, Any], base: dict[str, Any], ref: str, files: int) -> None:
-    for key in ("problem",):
-        if key in ours or key in base:
-            print(f"cannot measure: {ours.get(key) or base.get(key)}")
+    for name, data in (("this tree", ours), (ref, base)):
+        if "problem" in data:
+            print(f"cannot measure {name}: {data['problem']}")
             return
     print(f"per command, `true` (median of {len(ours['direct'])}):")
     print(f"  {'':<34}{'this tree':>12}{ref:>12}{'ratio':>8}")
@@ -184,7 +189,7 @@ def main() -> None:
     parser.add_argument("--ref", default="main")
     parser.add_argument("--think", type=float, default=0.5, help="seconds between commands")
     args = parser.parse_args()
-    extracted = Path(tempfile.mkdtemp(prefix="tether-bench-ref-"))
+    extracted = Path(tempfile.mkdtemp(prefix="tether-bench-ref-", dir=scratch()))
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", args.ref, "server"], capture_output=True, check=True
     )

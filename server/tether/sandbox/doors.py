@@ -17,7 +17,12 @@ named by configuration, so it is read from there:
   hook calls them (it lists the commands the hook runs).
 - direnv: what an ``.envrc`` loads with it (``dotenv``, ``source_env``, ``source``/``.``,
   ``watch_file``; ``use flake``/``use nix`` evaluate the Nix files beside it, whose shell
-  hooks run on ``cd``); ``.env`` files too where direnv's ``load_dotenv`` is on.
+  hooks run on ``cd``); ``.env`` files too where direnv's ``load_dotenv`` is on; and the
+  folders it puts where the user's shell loads programs and libraries from (``PATH_add``,
+  ``path_add``, ``load_prefix``, ``layout node|python|go|…``, ``export PATH=$PWD/…``).
+- the home folder, when the workspace holds it: shell startup files, ``~/.config``,
+  ``~/.local/bin``, ``~/.ssh``… (``HOME_DOORS``); and git's user configuration wherever
+  ``GIT_CONFIG_GLOBAL`` or ``XDG_CONFIG_HOME`` puts it.
 - VS Code: programs of tasks that run when the folder opens (``runOn: folderOpen``).
 
 A door that exists is bound read-only; a missing one is refused to the command by the gate,
@@ -243,10 +248,48 @@ class DoorFinder:
         return out
 
 
+HOME_DOORS = (
+    *(".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".bash_aliases"),
+    *(".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc"),
+    *(".tcshrc", ".login", ".logout", ".xprofile", ".xinitrc", ".xsession", ".xsessionrc"),
+    *(".pam_environment", ".inputrc", ".gitconfig", ".npmrc", ".yarnrc", ".yarnrc.yml"),
+    *(".pythonrc", ".pythonstartup", ".mailcap", ".tmux.conf", ".screenrc", ".emacs"),
+    *(".emacs.d", ".gnupg", ".ssh", ".bin", "bin", ".local/bin", ".local/lib"),
+    *(".local/share/applications", ".local/share/systemd", ".local/share/nvim/site"),
+    *(".cargo/bin", ".cargo/config", ".cargo/config.toml", "go/bin", ".bun/bin", ".deno/bin"),
+    *(".nvm/nvm.sh", ".sdkman/bin", ".asdf/asdf.sh", ".pyenv/bin", ".pyenv/shims"),
+    *(".oh-my-zsh", ".zsh", ".bashrc.d", ".profile.d", ".config"),
+)
+"""In a home directory that lies inside the workspace: what the user's shells, login
+session, desktop, git and package tools read or run on their own (startup files, folders
+on ``PATH``, autostart entries, user services, ``~/.ssh/config``'s ``ProxyCommand``, user
+site packages, whose ``.pth`` files every Python runs). ``~/.config`` is whole: git's
+configuration, fish, autostart, systemd user units, editors and ``environment.d`` all
+live there, and ``$XDG_CONFIG_HOME`` is treated the same."""
+
+
+def home_doors(roots: Sequence[Path]) -> list[Door]:
+    """The home directory's doors when the home lies inside one of ``roots`` (the user
+    opened the home folder, or a folder above it, as the workspace)."""
+    home = Path(os.path.expanduser("~"))
+    homes = dict.fromkeys((Path(os.path.normpath(home)), Path(os.path.realpath(home))))
+    if not any(h == r or h.is_relative_to(r) for h in homes for r in roots):
+        return []
+    why = "the user's shells, desktop, git and tools read or run it from the home folder"
+    out = [Door(h / name, why) for h in homes for name in HOME_DOORS]
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        out.append(Door(Path(os.path.normpath(xdg)), why))
+    return out
+
+
 _DIRENV_FILES = re.compile(
     r"^\s*(dotenv|dotenv_if_exists|source_env|source_env_if_exists|source|\.|watch_file)"
     r"(\s+.*)?$"
 )
+
+
+PATH_WHY = "direnv puts it on the search path of the user's shell, whose commands run from it"
 
 
 def direnv(envrc: Path) -> list[Door]:
@@ -276,6 +319,56 @@ def direnv(envrc: Path) -> list[Door]:
         elif words[:2] in (["use", "flake"], ["use", "nix"]):
             for name in ("flake.nix", "flake.lock", "shell.nix", "default.nix"):
                 out.append(Door(base / name, why))
+        else:
+            out += [Door(p, f"{PATH_WHY} ({envrc})") for p in _direnv_paths(words, base)]
+    return out
+
+
+_LAYOUTS = {
+    "node": ("node_modules/.bin",),
+    "php": ("vendor/bin",),
+    "go": ("bin",),
+    "poetry": (".venv",),
+    "uv": (".venv",),
+    "pipenv": (".venv",),
+}
+"""What ``layout NAME`` puts on ``PATH`` besides its folder under ``.direnv``."""
+SEARCH_PATHS = frozenset(
+    {
+        *("PATH", "PYTHONPATH", "NODE_PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PERL5LIB"),
+        *("RUBYLIB", "GEM_HOME", "GEM_PATH", "BUNDLE_BIN", "GOBIN", "CARGO_HOME", "VIRTUAL_ENV"),
+        *("PYTHONSTARTUP", "PYTHONUSERBASE", "NPM_CONFIG_PREFIX", "CLASSPATH", "LUA_PATH"),
+        *("LUA_CPATH", "BASH_ENV", "ENV", "ZDOTDIR", "GIT_EXEC_PATH", "PKG_CONFIG_PATH"),
+    }
+)
+"""Variables naming where programs and libraries are loaded from (or a script each shell
+sources)."""
+_PWD = re.compile(r"^(\$PWD|\$\{PWD\}|\$\(pwd\))(?=/|$)")
+
+
+def _direnv_paths(words: list[str], base: Path) -> list[Path]:
+    """The folders an ``.envrc`` line puts where the user's shell loads code from:
+    ``PATH_add``, ``path_add VAR``, ``load_prefix``, ``layout …``, ``export PATH=…``."""
+    command, args = words[0], words[1:]
+    found: list[str] = []
+    if command == "PATH_add":
+        found = args
+    elif command == "path_add" and args:
+        found = args[1:]
+    elif command == "load_prefix":
+        found = args[:1]
+    elif command == "layout" and args:
+        found = [".direnv", *_LAYOUTS.get(args[0], ())]
+    elif command in ("export", "declare", "typeset", "local") or "=" in command:
+        for word in words if "=" in command else args:
+            name, eq, value = word.partition("=")
+            if eq and name in SEARCH_PATHS:
+                found += value.split(":")
+    out: list[Path] = []
+    for raw in found:
+        raw = _PWD.sub(".", raw.strip())
+        if raw and not raw.startswith("-") and "$" not in raw and "`" not in raw:
+            out.append(_absolute(raw, base))
     return out
 
 

@@ -46,6 +46,8 @@ from tether.sandbox.doors import (
     direnv,
     direnv_loads_dotenv,
     folder_open_tasks,
+    home_doors,
+    user_configs,
 )
 from tether.sandbox.gate.policy import Policy
 
@@ -62,7 +64,9 @@ SKIPPED_DIRS = frozenset(
 )
 """Dependency and cache trees: huge, and no editor or git looks for settings in them."""
 _GIT_DIR_MARKERS = frozenset({"HEAD", "objects", "refs"})
-_DIR_LOCKS = frozenset({"hooks", "info", "modules", "worktrees"})
+_DIR_LOCKS = frozenset(
+    {"hooks", "info", "modules", "worktrees", "rebase-merge", "rebase-apply", "sequencer"}
+)
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,8 @@ def doors_of(
 ) -> list[Door]:
     """What the host runs or reads on its own, inside the roots (``doors.py``)."""
     doors = finder.git(repos)
+    doors += [Door(p, "git reads it as the user's configuration") for p in user_configs()]
+    doors += home_doors(roots)
     entries = [p for r in found for p in r.entries]
     for root in roots:
         entries += [root / ".envrc", root / ".vscode"]
