@@ -106,14 +106,9 @@ async def measure(root: Path, runs: int, files: int, think: float) -> dict[str, 
     return out
 
 
-def scratch() -> Path:
-    """Where the workspace and the reference tree go: not ``/tmp``, which the sandbox
-    replaces with a private one (a reference tree there would be out of its own sight)."""
-    return Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else Path("/var/tmp")
-
-
 def workspace() -> Path:
-    top = Path(tempfile.mkdtemp(prefix="tether-bench-", dir=scratch()))
+    base = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else Path("/var/tmp")
+    top = Path(tempfile.mkdtemp(prefix="tether-bench-", dir=base))
     root = top / "ws"
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("print('hi')\n")
@@ -189,7 +184,9 @@ def main() -> None:
     parser.add_argument("--ref", default="main")
     parser.add_argument("--think", type=float, default=0.5, help="seconds between commands")
     args = parser.parse_args()
-    extracted = Path(tempfile.mkdtemp(prefix="tether-bench-ref-", dir=scratch()))
+    # Not under /tmp or /dev/shm: the sandbox replaces them with private ones, and a
+    # reference tree there would be out of its own gate's sight (older trees bind nothing back).
+    extracted = Path(tempfile.mkdtemp(prefix="tether-bench-ref-", dir="/var/tmp"))
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", args.ref, "server"], capture_output=True, check=True
     )

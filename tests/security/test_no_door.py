@@ -15,6 +15,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -831,3 +832,19 @@ async def test_a_workspace_reached_through_a_link_in_tmp_runs_its_commands(
         out = text_of(await h.call("Bash", command="pwd && ls && echo made > new.txt"))
         assert str(workspace) in out and "Exit" not in out, out
         assert (workspace.joinpath(*cwd.relative_to(link).parts) / "new.txt").is_file(), out
+
+
+def test_the_sandbox_starts_when_tether_lives_in_tmp(tmp_path: Path) -> None:
+    """Inside, ``/tmp`` is private: the gate's sources installed there are bound back in
+    (a daemon run from an unpacked tree in ``/tmp`` kept every command from running)."""
+    server = Path(__file__).resolve().parents[2] / "server"
+    copy = tmp_path / "server"
+    shutil.copytree(server, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    check = (
+        f"import sys; sys.path.insert(0, {str(copy)!r}); from tether.sandbox.bwrap import probe;"
+        f"import tether; assert tether.__file__.startswith({str(copy)!r}); print(probe())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "available=True" in done.stdout, done.stdout + done.stderr

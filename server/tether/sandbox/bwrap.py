@@ -66,7 +66,7 @@ class Probe:
     """bubblewrap can forbid user namespaces inside (``--disable-userns``, 0.8)."""
 
 
-PRIVATE = (Path("/tmp"), Path("/run"))
+PRIVATE = (Path("/tmp"), Path("/run"), Path("/dev"))
 """Replaced by an empty ``tmpfs`` inside: what lies there must be bound back."""
 NO_USERNS = ["--unshare-user", "--disable-userns"]
 GATE_PROBE = (
@@ -142,7 +142,8 @@ def probe(executable: str = "bwrap") -> Probe:
 
 def _runtime_binds(hidden: Sequence[Path] = (), writable: Sequence[Path] = ()) -> list[str]:
     """The gate's interpreter and sources, read-only where they would be hidden (the home, a
-    private ``/tmp`` or ``/run``) or writable (elsewhere the read-only root shows them)."""
+    private ``/tmp``, ``/run`` or ``/dev/shm``) or writable (elsewhere the read-only root
+    shows them)."""
     out: list[str] = []
     for path in runtime().paths:
         if any(path == p or path.is_relative_to(p) for p in (*PRIVATE, *hidden, *writable)):
