@@ -219,6 +219,18 @@ def envrc(text: str) -> Setup:
     return setup
 
 
+def file_at(rel: str, text: str) -> Setup:
+    def setup(ws: Path, _home: Path) -> None:
+        write(ws / rel, text)
+
+    return setup
+
+
+def template_dir(ws: Path, home: Path) -> None:
+    with (home / ".gitconfig").open("a") as f:
+        f.write(f"[init]\n\ttemplateDir = {ws}/git-templates\n")
+
+
 REBASE_TODO = (
     "g=.git/{state}; mkdir -p $g && git rev-parse HEAD > $g/orig-head && git rev-parse HEAD~1"
     " > $g/onto && echo refs/heads/$(git branch --show-current) > $g/head-name && touch"
@@ -514,6 +526,45 @@ ATTACKS = [
         f"mkdir -p lib && {P} > lib/sitecustomize.py",
         envrc("path_add PYTHONPATH lib\n"),
         door="lib/sitecustomize.py",
+    ),
+    Attack(
+        "npmrc-script-shell",
+        f'{P} > sh.sh && chmod +x sh.sh && echo "script-shell=$PWD/sh.sh" > .npmrc',
+        door=".npmrc",
+    ),
+    Attack(
+        "npmrc-script-shell-target",
+        f"mkdir -p tools && {P} > tools/sh.sh",
+        file_at(".npmrc", "script-shell=./tools/sh.sh\n"),
+        door="tools/sh.sh",
+    ),
+    Attack(
+        "yarn-path-target",
+        f"mkdir -p .yarn/releases && {P} > .yarn/releases/yarn.cjs",
+        file_at(".yarnrc.yml", "yarnPath: .yarn/releases/yarn.cjs\n"),
+        door=".yarn/releases/yarn.cjs",
+    ),
+    Attack(
+        "vscode-interpreter-path",
+        f"mkdir -p tools && {P} > tools/py && chmod +x tools/py",
+        file_at(".vscode/settings.json", '{"python.defaultInterpreterPath": "tools/py"}'),
+        door="tools/py",
+    ),
+    Attack(
+        "vscode-terminal-profile",
+        f"mkdir -p scripts && {P} > scripts/shell.sh && chmod +x scripts/shell.sh",
+        file_at(
+            ".vscode/settings.json",
+            '{"terminal.integrated.profiles.linux": {"p": {"path":'
+            ' "${workspaceFolder}/scripts/shell.sh"}}}',
+        ),
+        door="scripts/shell.sh",
+    ),
+    Attack(
+        "init-template-dir",
+        f"mkdir -p git-templates/hooks && {P} > git-templates/hooks/post-checkout",
+        template_dir,
+        door="git-templates/hooks/post-checkout",
     ),
     Attack(
         "idea-folder",

@@ -23,7 +23,11 @@ named by configuration, so it is read from there:
 - the home folder, when the workspace holds it: shell startup files, ``~/.config``,
   ``~/.local/bin``, ``~/.ssh``… (``HOME_DOORS``); and git's user configuration wherever
   ``GIT_CONFIG_GLOBAL`` or ``XDG_CONFIG_HOME`` puts it.
-- VS Code: programs of tasks that run when the folder opens (``runOn: folderOpen``).
+- VS Code: programs of tasks that run when the folder opens (``runOn: folderOpen``), and
+  the programs its workspace settings name (an interpreter, a terminal profile's shell).
+- package managers: the project's ``.npmrc``, ``.yarnrc.yml``, pnpm's hook file, and the
+  programs they name (``script-shell``, ``yarnPath``).
+- git's ``init.templateDir``: its hooks are copied into every new repository.
 
 A door that exists is bound read-only; a missing one is refused to the command by the gate,
 with its ancestors when they would be brought in by a rename or a link.
@@ -222,6 +226,12 @@ class DoorFinder:
                 if target.name == "_":  # Husky: its hooks run the scripts beside them
                     doors.append(Door(target.parent, f"Husky's hook scripts ({why})"))
             for config, key, value in (*shared, *own):
+                if key.lower() == "init.templatedir":  # its hooks land in every new repository
+                    why = (
+                        f"git copies its hooks into new repositories (init.templateDir in {config})"
+                    )
+                    doors.append(Door(_absolute(value, base), why))
+            for config, key, value in (*shared, *own):
                 if key.lower() == "core.hookspath" or not executes(key, value):
                     continue
                 for word in program_words(value):
@@ -413,6 +423,75 @@ def folder_open_tasks(tasks_json: Path) -> list[Door]:
                 why = f"VS Code runs it when the folder opens ({tasks_json})"
                 out.append(Door(_absolute(word, folder), why))
     return out
+
+
+PACKAGE_CONFIGS = (".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".pnpmfile.mjs")
+"""A project's package-manager configuration: npm's ``script-shell``/``node-options``,
+Yarn's ``yarnPath`` (the program every ``yarn`` runs) and pnpm's hook file run code."""
+_PACKAGE_PROGRAM = re.compile(
+    r"^\s*(script-shell|shell|yarnPath|yarn-path|node-options|onload-script)\s*[=:]\s*[\"']?"
+    r"([^\"'\s#]+)",
+    re.MULTILINE,
+)
+
+
+def package_configs(root: Path) -> list[Door]:
+    """The package managers' configuration at the top of ``root``, and the programs it
+    names."""
+    out: list[Door] = []
+    for name in PACKAGE_CONFIGS:
+        path = root / name
+        why = f"the package manager runs what it names ({name})"
+        out.append(Door(path, why))
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for match in _PACKAGE_PROGRAM.finditer(text):
+            value = match.group(2).replace("${PWD}", ".").replace("$PWD", ".")
+            if "/" in value and "$" not in value and "://" not in value:
+                out.append(Door(_absolute(value, root), f"{why}: {match.group(1)}"))
+    return out
+
+
+_PROGRAM_KEY = re.compile(
+    r"(path|interpreter|executable|command|program|shell|binary|server|bin|runtime)$",
+    re.IGNORECASE,
+)
+
+
+def settings_programs(settings_json: Path) -> list[Door]:
+    """Files VS Code's workspace settings name as programs to run (an interpreter, a
+    terminal profile's shell, a linter's executable): keys ending in ``path``,
+    ``executable``, ``command``…, wherever they are nested."""
+    data = _jsonc(settings_json)
+    folder = settings_json.parent.parent
+    why = f"VS Code runs it, named by the workspace settings ({settings_json})"
+    out: list[Door] = []
+    stack: list[tuple[str, object]] = [("", data)]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [(str(k), v) for k, v in value.items()]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        elif isinstance(value, list):
+            stack += [(key, v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        elif isinstance(value, str) and _PROGRAM_KEY.search(key.rsplit(".", 1)[-1]):
+            word = value.replace("${workspaceFolder}", str(folder))
+            if "/" in word and "${" not in word and "://" not in word:
+                out.append(Door(_absolute(word, folder), why))
+    return out
+
+
+def _jsonc(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    text = _COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+    try:
+        return json.loads(_TRAILING_COMMAS.sub(r"\1", text))
+    except ValueError:
+        return None
 
 
 def _tasks(data: object) -> Iterable[dict[str, object]]:

@@ -47,6 +47,8 @@ from tether.sandbox.doors import (
     direnv_loads_dotenv,
     folder_open_tasks,
     home_doors,
+    package_configs,
+    settings_programs,
     user_configs,
 )
 from tether.sandbox.gate.policy import Policy
@@ -241,10 +243,15 @@ def doors_of(
         name = path.name.casefold()
         if name == ".envrc" and path.is_file():
             doors += direnv(path)
-        elif name == ".vscode" and (path / "tasks.json").is_file():
-            doors += folder_open_tasks(path / "tasks.json")
+        elif name == ".vscode":
+            if (path / "tasks.json").is_file():
+                doors += folder_open_tasks(path / "tasks.json")
+            if (path / "settings.json").is_file():
+                doors += settings_programs(path / "settings.json")
     if dotenv:
         doors += [Door(root / ".env", "direnv loads it (load_dotenv)") for root in roots]
+    for root in roots:
+        doors += package_configs(root)
     for root in roots:  # the multi-root workspace VS Code may have open: tasks, settings
         doors += [Door(p, "VS Code's workspace file") for p in root.glob("*.code-workspace")]
     inside: dict[Path, Door] = {}
