@@ -183,6 +183,17 @@ def pre_commit_framework(ws: Path, _home: Path) -> None:
     write(ws / ".git" / "hooks" / "pre-commit", hook, mode=0o755)
 
 
+def pre_commit_local(ws: Path, home: Path) -> None:
+    """A local hook of the pre-commit framework running a script of the project."""
+    pre_commit_framework(ws, home)
+    write(
+        ws / ".pre-commit-config.yaml",
+        "repos:\n- repo: local\n  hooks:\n  - id: lint\n"
+        "    entry: scripts/lint.sh\n    language: script\n",
+    )
+    write(ws / "scripts" / "lint.sh", "#!/bin/sh\nexit 0\n", mode=0o755)
+
+
 def code_workspace(ws: Path, _home: Path) -> None:
     write(ws / "proj.code-workspace", '{"folders": [{"path": "."}]}\n')
 
@@ -565,6 +576,12 @@ ATTACKS = [
         f"mkdir -p git-templates/hooks && {P} > git-templates/hooks/post-checkout",
         template_dir,
         door="git-templates/hooks/post-checkout",
+    ),
+    Attack(
+        "pre-commit-local-script",
+        f"{P} > scripts/lint.sh",
+        pre_commit_local,
+        door="scripts/lint.sh",
     ),
     Attack(
         "idea-folder",

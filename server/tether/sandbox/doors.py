@@ -164,11 +164,31 @@ def hook_frameworks(hooks_dirs: Iterable[Path], worktree: Path) -> list[Door]:
             except OSError:
                 continue
             seen.update(name for name in HOOK_FRAMEWORKS if name in text)
-    return [
-        Door(worktree / file, f"the installed git hooks run what it lists ({name.decode()})")
-        for name in sorted(seen)
-        for file in HOOK_FRAMEWORKS[name]
-    ]
+    out: list[Door] = []
+    for name in sorted(seen):
+        for file in HOOK_FRAMEWORKS[name]:
+            why = f"the installed git hooks run what it lists ({name.decode()})"
+            out.append(Door(worktree / file, why))
+            out += _hook_scripts(worktree / file, worktree, why)
+    return out
+
+
+_HOOK_COMMAND = re.compile(r"^[\s-]*(?:entry|run|command)\s*:\s*(.+)$", re.MULTILINE)
+
+
+def _hook_scripts(config: Path, worktree: Path, why: str) -> list[Door]:
+    """The scripts in the work tree a hook manager's configuration runs (``entry:``,
+    ``run:``)."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out: list[Door] = []
+    for match in _HOOK_COMMAND.finditer(text):
+        for word in _words(match.group(1).strip().strip("'\"")):
+            if "/" in word and "$" not in word and "://" not in word and "{" not in word:
+                out.append(Door(_absolute(word, worktree), f"{why}: {config.name}"))
+    return out
 
 
 def direnv_loads_dotenv() -> bool:
