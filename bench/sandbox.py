@@ -144,9 +144,9 @@ def median(values: list[float]) -> float:
 
 
 def report(ours: dict[str, Any], base: dict[str, Any], ref: str, files: int) -> None:
-    for key in ("problem",):
-        if key in ours or key in base:
-            print(f"cannot measure: {ours.get(key) or base.get(key)}")
+    for name, data in (("this tree", ours), (ref, base)):
+        if "problem" in data:
+            print(f"cannot measure {name}: {data['problem']}")
             return
     print(f"per command, `true` (median of {len(ours['direct'])}):")
     print(f"  {'':<34}{'this tree':>12}{ref:>12}{'ratio':>8}")
@@ -184,7 +184,9 @@ def main() -> None:
     parser.add_argument("--ref", default="main")
     parser.add_argument("--think", type=float, default=0.5, help="seconds between commands")
     args = parser.parse_args()
-    extracted = Path(tempfile.mkdtemp(prefix="tether-bench-ref-"))
+    # Not under /tmp or /dev/shm: the sandbox replaces them with private ones, and a
+    # reference tree there would be out of its own gate's sight (older trees bind nothing back).
+    extracted = Path(tempfile.mkdtemp(prefix="tether-bench-ref-", dir="/var/tmp"))
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", args.ref, "server"], capture_output=True, check=True
     )

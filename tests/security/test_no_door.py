@@ -15,6 +15,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ import pytest
 from tether.sandbox import BwrapSandbox
 from tether.settings.model import SandboxSettings
 
-from .conftest import MakeHarness, needs_bwrap, text_of
+from .conftest import SECRET, MakeHarness, needs_bwrap, text_of
 
 pytestmark = needs_bwrap
 
@@ -65,6 +66,7 @@ class Attack:
     door: str | None = None
     """For attacks not judged by git: the file whose content must not be the payload."""
     extra: tuple[str, ...] = field(default=())
+    """More git commands the host runs there (``rebase --continue``)."""
 
 
 def husky(ws: Path, _home: Path) -> None:
@@ -181,6 +183,17 @@ def pre_commit_framework(ws: Path, _home: Path) -> None:
     write(ws / ".git" / "hooks" / "pre-commit", hook, mode=0o755)
 
 
+def pre_commit_local(ws: Path, home: Path) -> None:
+    """A local hook of the pre-commit framework running a script of the project."""
+    pre_commit_framework(ws, home)
+    write(
+        ws / ".pre-commit-config.yaml",
+        "repos:\n- repo: local\n  hooks:\n  - id: lint\n"
+        "    entry: scripts/lint.sh\n    language: script\n",
+    )
+    write(ws / "scripts" / "lint.sh", "#!/bin/sh\nexit 0\n", mode=0o755)
+
+
 def code_workspace(ws: Path, _home: Path) -> None:
     write(ws / "proj.code-workspace", '{"folders": [{"path": "."}]}\n')
 
@@ -203,6 +216,39 @@ def vscode_task(ws: Path, _home: Path) -> None:
         ' "command": "./scripts/setup.sh", "runOptions": {"runOn": "folderOpen"},},]\n}\n',
     )
 
+
+def two_commits(ws: Path, _home: Path) -> None:
+    (ws / "src" / "app.py").write_text("print('two')\n")
+    git(ws, "add", "-A")
+    git(ws, *GIT_ID, "commit", "-qm", "second")
+
+
+def envrc(text: str) -> Setup:
+    def setup(ws: Path, _home: Path) -> None:
+        write(ws / ".envrc", text)
+
+    return setup
+
+
+def file_at(rel: str, text: str) -> Setup:
+    def setup(ws: Path, _home: Path) -> None:
+        write(ws / rel, text)
+
+    return setup
+
+
+def template_dir(ws: Path, home: Path) -> None:
+    with (home / ".gitconfig").open("a") as f:
+        f.write(f"[init]\n\ttemplateDir = {ws}/git-templates\n")
+
+
+REBASE_TODO = (
+    "g=.git/{state}; mkdir -p $g && git rev-parse HEAD > $g/orig-head && git rev-parse HEAD~1"
+    " > $g/onto && echo refs/heads/$(git branch --show-current) > $g/head-name && touch"
+    " $g/interactive && : > $g/done && echo 1 > $g/msgnum && echo 1 > $g/end && printf"
+    " 'exec touch {canary}\\n' > $g/git-rebase-todo"
+)
+"""An interrupted interactive rebase whose todo list runs a command on ``--continue``."""
 
 P = "{payload}"
 ATTACKS = [
@@ -389,6 +435,19 @@ ATTACKS = [
         f"{P} > t.sh && chmod +x t.sh && mv -f t.sh tools/pdf2txt.sh; echo two >> doc.pdf",
         textconv,
     ),
+    # -- git state that runs a command when the host carries on ------------------------------
+    Attack(
+        "rebase-todo-exec",
+        REBASE_TODO.replace("{state}", "rebase-merge"),
+        two_commits,
+        extra=("rebase --continue",),
+    ),
+    Attack(
+        "rebase-todo-renamed-in",
+        REBASE_TODO.replace("{state}", "t") + " && mv .git/t .git/rebase-merge",
+        two_commits,
+        extra=("rebase --continue",),
+    ),
     # -- direnv, editors' exrc, folder-open tasks ----------------------------------------------
     Attack("envrc-create", f"{P} > .envrc", door=".envrc"),
     Attack("envrc-nested-rename", f"mkdir -p sub && {P} > t && mv t sub/.envrc", door="sub/.envrc"),
@@ -438,6 +497,93 @@ ATTACKS = [
         door="api/.env",
     ),
     Attack(
+        "direnv-path-add",
+        f"mkdir -p bin && {P} > bin/git && chmod +x bin/git",
+        envrc("PATH_add bin\n"),
+        door="bin/git",
+    ),
+    Attack(
+        "direnv-path-add-renamed-in",
+        f"mkdir t && {P} > t/git && chmod +x t/git && mv t bin",
+        envrc("PATH_add bin\n"),
+        door="bin/git",
+    ),
+    Attack(
+        "direnv-layout-node",
+        f"mkdir -p node_modules/.bin && {P} > node_modules/.bin/ls",
+        envrc("layout node\n"),
+        door="node_modules/.bin/ls",
+    ),
+    Attack(
+        "direnv-layout-python",
+        f"mkdir -p .direnv/python-3/bin && {P} > .direnv/python-3/bin/python",
+        envrc("layout python3\n"),
+        door=".direnv/python-3/bin/python",
+    ),
+    Attack(
+        "direnv-export-path",
+        f"mkdir -p tools && {P} > tools/make",
+        envrc("export PATH=$PWD/tools:$PATH\n"),
+        door="tools/make",
+    ),
+    Attack(
+        "direnv-load-prefix",
+        f"mkdir -p vendor/bin && {P} > vendor/bin/cc",
+        envrc("load_prefix vendor\n"),
+        door="vendor/bin/cc",
+    ),
+    Attack(
+        "direnv-path-add-var",
+        f"mkdir -p lib && {P} > lib/sitecustomize.py",
+        envrc("path_add PYTHONPATH lib\n"),
+        door="lib/sitecustomize.py",
+    ),
+    Attack(
+        "npmrc-script-shell",
+        f'{P} > sh.sh && chmod +x sh.sh && echo "script-shell=$PWD/sh.sh" > .npmrc',
+        door=".npmrc",
+    ),
+    Attack(
+        "npmrc-script-shell-target",
+        f"mkdir -p tools && {P} > tools/sh.sh",
+        file_at(".npmrc", "script-shell=./tools/sh.sh\n"),
+        door="tools/sh.sh",
+    ),
+    Attack(
+        "yarn-path-target",
+        f"mkdir -p .yarn/releases && {P} > .yarn/releases/yarn.cjs",
+        file_at(".yarnrc.yml", "yarnPath: .yarn/releases/yarn.cjs\n"),
+        door=".yarn/releases/yarn.cjs",
+    ),
+    Attack(
+        "vscode-interpreter-path",
+        f"mkdir -p tools && {P} > tools/py && chmod +x tools/py",
+        file_at(".vscode/settings.json", '{"python.defaultInterpreterPath": "tools/py"}'),
+        door="tools/py",
+    ),
+    Attack(
+        "vscode-terminal-profile",
+        f"mkdir -p scripts && {P} > scripts/shell.sh && chmod +x scripts/shell.sh",
+        file_at(
+            ".vscode/settings.json",
+            '{"terminal.integrated.profiles.linux": {"p": {"path":'
+            ' "${workspaceFolder}/scripts/shell.sh"}}}',
+        ),
+        door="scripts/shell.sh",
+    ),
+    Attack(
+        "init-template-dir",
+        f"mkdir -p git-templates/hooks && {P} > git-templates/hooks/post-checkout",
+        template_dir,
+        door="git-templates/hooks/post-checkout",
+    ),
+    Attack(
+        "pre-commit-local-script",
+        f"{P} > scripts/lint.sh",
+        pre_commit_local,
+        door="scripts/lint.sh",
+    ),
+    Attack(
         "idea-folder",
         "mkdir -p .idea && echo '<project/>' > .idea/workspace.xml",
         door=".idea/workspace.xml",
@@ -445,7 +591,7 @@ ATTACKS = [
 ]
 
 
-def host_runs_git(ws: Path, where: tuple[str, ...]) -> None:
+def host_runs_git(ws: Path, where: tuple[str, ...], extra: tuple[str, ...] = ()) -> None:
     """What a user's host (and VS Code's git extension) runs in the workspace."""
     for rel in where:
         cwd = ws / rel
@@ -455,6 +601,7 @@ def host_runs_git(ws: Path, where: tuple[str, ...]) -> None:
             ["status"],
             ["diff"],
             ["diff", "HEAD"],
+            *([*GIT_ID, *line.split()] for line in extra),
             ["add", "-A"],
             [*GIT_ID, "commit", "-qm", "host", "--allow-empty"],
         ):
@@ -490,7 +637,7 @@ async def test_the_host_does_not_run_what_a_sandboxed_command_planted(
         include_global(control, home)
     subprocess.run(["bash", "-c", command], cwd=control, capture_output=True, check=False)  # noqa: ASYNC221
     if attack.door is None:
-        await asyncio.to_thread(host_runs_git, control, attack.where)
+        await asyncio.to_thread(host_runs_git, control, attack.where, attack.extra)
         assert canary.exists(), f"the attack {attack.id} does not fire even unsandboxed"
         canary.unlink()
     else:
@@ -498,7 +645,7 @@ async def test_the_host_does_not_run_what_a_sandboxed_command_planted(
 
     h = make_harness(mode="bypassPermissions")
     out = await h.call("Bash", command=command)
-    await asyncio.to_thread(host_runs_git, workspace, attack.where)
+    await asyncio.to_thread(host_runs_git, workspace, attack.where, attack.extra)
     assert not canary.exists(), f"the host ran what {attack.id} planted:\n{text_of(out)}"
     if attack.door is not None:
         assert door_text(workspace, attack) == before, text_of(out)
@@ -588,6 +735,8 @@ DOOR_WRITES = [
     pytest.param(envrc_dotenv, "scripts/env.sh", id="direnv-source"),
     pytest.param(vscode_task, "scripts/setup.sh", id="folder-open-task"),
     pytest.param(pre_commit_framework, ".pre-commit-config.yaml", id="pre-commit-config"),
+    pytest.param(envrc("PATH_add bin\n"), "bin/git", id="direnv-path-add"),
+    pytest.param(envrc("layout node\n"), "node_modules/.bin/jest", id="direnv-layout-node"),
 ]
 WRITING_LINES = [
     "echo x > {path}",
@@ -628,3 +777,142 @@ async def test_the_agent_writing_a_door_asks_like_the_control_plane(
     assert decision.behavior == "allow", decision
     decision = await h.decide("Bash", command="cp src/app.py src/ordinary.py")
     assert decision.behavior == "allow", decision
+
+
+HOME_ATTACKS = [
+    pytest.param(".bashrc", "echo 'touch {canary}' >> .bashrc", "bash -ic true", id="bashrc"),
+    pytest.param(
+        ".bash_profile", "echo 'touch {canary}' > .bash_profile", "bash -lc true", id="profile"
+    ),
+    pytest.param(
+        ".gitconfig",
+        "printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\" >> .gitconfig",
+        "git -C proj status",
+        id="gitconfig",
+    ),
+    pytest.param(
+        ".config/git/config",
+        "mkdir -p .config/git && printf '[core]\\n\\tfsmonitor = %s/fsm\\n' \"$PWD\""
+        " > .config/git/config",
+        "git -C proj status",
+        id="xdg-git-config",
+    ),
+    pytest.param(
+        ".local/bin/git",
+        "mkdir -p .local/bin && cp fsm .local/bin/git",
+        'PATH="$HOME/.local/bin:$PATH" git -C proj status',
+        id="local-bin",
+    ),
+    pytest.param(
+        ".config/autostart/x.desktop",
+        "mkdir -p .config/autostart && printf '[Desktop Entry]\\nExec=touch {canary}\\n'"
+        " > .config/autostart/x.desktop",
+        None,
+        id="autostart",
+    ),
+    pytest.param(
+        ".config/systemd/user/x.service",
+        "mkdir -p .config/systemd/user && printf '[Service]\\nExecStart=touch {canary}\\n'"
+        " > .config/systemd/user/x.service",
+        None,
+        id="systemd-user",
+    ),
+    pytest.param(
+        ".ssh/config",
+        "mkdir -p .ssh && printf 'Host *\\n  ProxyCommand touch {canary}\\n' >> .ssh/config",
+        None,
+        id="ssh-config",
+    ),
+    pytest.param(
+        ".config/fish/config.fish",
+        "mkdir f && echo 'touch {canary}' > f/config.fish && mv f .config/fish",
+        None,
+        id="fish-renamed-in",
+    ),
+]
+
+
+@pytest.mark.parametrize(("target", "command", "host"), HOME_ATTACKS)
+async def test_a_home_folder_opened_as_the_workspace_keeps_its_startup_files(
+    make_harness: MakeHarness,
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    target: str,
+    command: str,
+    host: str | None,
+) -> None:
+    """The user opened the home folder itself: the shells' startup files, git's user
+    configuration, ``~/.local/bin``, autostart entries, user services and ``~/.ssh/config``
+    are doors there, for the shell and the file tools alike."""
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    canary = tmp_path / "canary"
+    payload = PAYLOAD.format(canary=canary)
+
+    def lay_out(root: Path) -> None:
+        (root / ".config").mkdir(exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(root / "proj")], check=True)
+        subprocess.run(["bash", "-c", f"{payload} > fsm && chmod +x fsm"], cwd=root, check=True)
+
+    line = command.format(canary=canary)
+    lay_out(home)
+    control = tmp_path / "control"
+    shutil.copytree(home, control, symlinks=True)
+    env = {**os.environ, "HOME": str(control)}
+    subprocess.run(["bash", "-c", line], cwd=control, env=env, capture_output=True, check=True)  # noqa: ASYNC221
+    if host is not None:
+        subprocess.run(["bash", "-c", host], cwd=control, env=env, capture_output=True)  # noqa: ASYNC221
+        assert canary.exists(), f"{target} does not fire even unsandboxed"
+        canary.unlink()
+    else:
+        assert (control / target).is_file(), f"{target} is not planted even unsandboxed"
+    before = (home / target).read_bytes() if (home / target).exists() else None
+
+    h = make_harness(mode="bypassPermissions")
+    h.ctx.cwd = home
+    h.ctx.config.shell_sandbox = BwrapSandbox(home, linger_s=0)
+    out = text_of(await h.call("Bash", command=line))
+    if host is not None:
+        subprocess.run(["bash", "-c", host], cwd=home, capture_output=True, check=False)  # noqa: ASYNC221
+    assert not canary.exists(), f"the host ran what was planted in {target}:\n{out}"
+    assert ((home / target).read_bytes() if (home / target).exists() else None) == before, out
+    assert "refused" in out or "Read-only" in out, out
+    seen = text_of(await h.call("Bash", command="cat .ssh/id_rsa .config/gh/hosts.yml"))
+    assert SECRET not in seen, "a protected folder bound again showed a hidden secret"
+
+    decision = await h.decide("Write", file_path=target, content="#!/bin/sh\n")
+    assert decision.behavior == "ask" and decision.forced, (target, decision)
+    decision = await h.decide("Write", file_path="notes/todo.md", content="x\n")
+    assert decision.behavior == "allow", decision
+
+
+async def test_a_workspace_reached_through_a_link_in_tmp_runs_its_commands(
+    make_harness: MakeHarness, workspace: Path, tmp_path: Path
+) -> None:
+    """The sandbox's ``/tmp`` is private: a link there to the workspace is not inside, so
+    commands start in the folder it names."""
+    link = tmp_path / "link"
+    link.symlink_to(workspace, target_is_directory=True)
+    h = make_harness(mode="bypassPermissions")
+    h.ctx.config.shell_sandbox = BwrapSandbox(link, linger_s=0)
+    for cwd in (link, link / "src"):
+        h.ctx.cwd = cwd
+        out = text_of(await h.call("Bash", command="pwd && ls && echo made > new.txt"))
+        assert str(workspace) in out and "Exit" not in out, out
+        assert (workspace.joinpath(*cwd.relative_to(link).parts) / "new.txt").is_file(), out
+
+
+def test_the_sandbox_starts_when_tether_lives_in_tmp(tmp_path: Path) -> None:
+    """Inside, ``/tmp`` is private: the gate's sources installed there are bound back in
+    (a daemon run from an unpacked tree in ``/tmp`` kept every command from running)."""
+    server = Path(__file__).resolve().parents[2] / "server"
+    copy = tmp_path / "server"
+    shutil.copytree(server, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    check = (
+        f"import sys; sys.path.insert(0, {str(copy)!r}); from tether.sandbox.bwrap import probe;"
+        f"import tether; assert tether.__file__.startswith({str(copy)!r}); print(probe())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "available=True" in done.stdout, done.stdout + done.stderr

@@ -36,10 +36,15 @@ PROTECTED_FILES = (
 agent and MCP settings, what direnv, Vim and Neovim (``exrc``) and Emacs (directory-local
 variables, ``eval`` included) load from a project on their own."""
 PROTECTED_NAMES = frozenset(n.casefold() for n in (*PROTECTED_DIRS, *PROTECTED_FILES))
-GIT_LOCKED = ("config", "config.worktree", "hooks", "info", "commondir", "modules", "worktrees")
+GIT_LOCKED = (
+    *("config", "config.worktree", "hooks", "info", "commondir", "modules", "worktrees"),
+    *("rebase-merge", "rebase-apply", "sequencer"),
+)
 """What stays read-only in a git directory whose objects, refs, index and logs commands may
 write: everything git reads as configuration or runs (``info/attributes``, ``commondir``
-pointing elsewhere, submodule and worktree configs)."""
+pointing elsewhere, submodule and worktree configs), and the state of an interrupted
+rebase, ``am``, cherry-pick or revert, whose todo list may hold ``exec`` lines that the
+host's ``git rebase --continue`` runs."""
 
 
 def _relative_parts(path: Path, root: Path) -> tuple[str, ...] | None:

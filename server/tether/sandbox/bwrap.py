@@ -7,9 +7,9 @@ Inside, in the order the mounts are stacked:
 2. the home directory replaced by an empty one, toolchains and ``readablePaths`` bound
    back read-only (``exposure.py``);
 3. the workspace and ``writablePaths`` read-write;
-4. sensitive locations hidden again wherever they are, host sockets covered;
-5. the control plane that exists read-only on top of the writable paths (``protect.py``),
-   and the gate's interpreter and sources wherever they are writable or hidden.
+4. the control plane that exists read-only on top of the writable paths (``protect.py``);
+5. sensitive locations hidden again wherever they are, host sockets covered, and the
+   gate's interpreter and sources wherever they are writable or hidden.
 
 The command runs under the gate (``gate/``), which refuses to bring a protected path into
 existence: a mount can only cover something that exists, and whatever bubblewrap mounts on
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from tether.permissions.controlplane import Protected
 from tether.sandbox.exposure import Exposure
-from tether.sandbox.launch import gate_argv, runtime, supported
+from tether.sandbox.launch import GATE_PACKAGE, gate_argv, runtime, supported
 
 PROBE_TIMEOUT_S = 5.0
 
@@ -66,6 +66,8 @@ class Probe:
     """bubblewrap can forbid user namespaces inside (``--disable-userns``, 0.8)."""
 
 
+PRIVATE = (Path("/tmp"), Path("/run"), Path("/dev"))
+"""Replaced by an empty ``tmpfs`` inside: what lies there must be bound back."""
 NO_USERNS = ["--unshare-user", "--disable-userns"]
 GATE_PROBE = (
     "mkdir -p /tmp/tether-probe/ok && ! mkdir /tmp/tether-probe/.git 2>/dev/null"
@@ -114,6 +116,22 @@ def probe(executable: str = "bwrap") -> Probe:
     gate = gate_argv(runtime(), None, root, ["bash", "-c", GATE_PROBE])
     problem = _run([*argv, *_runtime_binds(), "--", *gate])
     if problem is not None:
+        rt = runtime()
+        starts = [
+            rt.interpreter,
+            "-I",
+            "-S",
+            "-c",
+            rt.boot.split("; from ")[0] + "; import gate.main",
+        ]
+        unseen = _run([*argv, *_runtime_binds(), "--", *starts])
+        if unseen is not None:
+            return Probe(
+                False,
+                f"the sandbox cannot start its gate ({rt.interpreter} with the sources in "
+                f"{GATE_PACKAGE}): {unseen}; install Tether where the sandbox shows it "
+                "(not under a hidden or private directory)",
+            )
         return Probe(
             False,
             "the kernel does not let the sandbox guard protected names (seccomp user "
@@ -123,11 +141,12 @@ def probe(executable: str = "bwrap") -> Probe:
 
 
 def _runtime_binds(hidden: Sequence[Path] = (), writable: Sequence[Path] = ()) -> list[str]:
-    """The gate's interpreter and sources, read-only where they would be hidden or
-    writable (elsewhere the read-only root already shows them)."""
+    """The gate's interpreter and sources, read-only where they would be hidden (the home, a
+    private ``/tmp``, ``/run`` or ``/dev/shm``) or writable (elsewhere the read-only root
+    shows them)."""
     out: list[str] = []
     for path in runtime().paths:
-        if any(path == p or path.is_relative_to(p) for p in (*hidden, *writable)):
+        if any(path == p or path.is_relative_to(p) for p in (*PRIVATE, *hidden, *writable)):
             out += ["--ro-bind", str(path), str(path)]
     return out
 
@@ -165,15 +184,17 @@ def bwrap_argv(
         out += ["--symlink", str(target), str(link)]
     for path in (*policy.writable, policy.root):
         out += ["--bind-try", str(path), str(path)]
-    for path in seen.secret:
-        out += _hide(path)
-    for path in seen.sockets:
-        out += ["--ro-bind", "/dev/null", str(path)]
     for item in protected:
         if not item.exists or item.path.is_symlink():
             continue  # a symlink cannot be bound without following it (protect.py)
         option = "--bind" if item.writable_mount else "--ro-bind"
         out += [option, str(item.path), str(item.path)]
+    # After the control plane: a protected folder (``~/.config`` in a home opened as the
+    # workspace) bound again must not show what is hidden inside it.
+    for path in seen.secret:
+        out += _hide(path)
+    for path in seen.sockets:
+        out += ["--ro-bind", "/dev/null", str(path)]
     out += _runtime_binds(seen.hide, (*policy.writable, policy.root))
     out += ["--unshare-all"]
     if no_userns:

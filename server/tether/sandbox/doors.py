@@ -17,8 +17,17 @@ named by configuration, so it is read from there:
   hook calls them (it lists the commands the hook runs).
 - direnv: what an ``.envrc`` loads with it (``dotenv``, ``source_env``, ``source``/``.``,
   ``watch_file``; ``use flake``/``use nix`` evaluate the Nix files beside it, whose shell
-  hooks run on ``cd``); ``.env`` files too where direnv's ``load_dotenv`` is on.
-- VS Code: programs of tasks that run when the folder opens (``runOn: folderOpen``).
+  hooks run on ``cd``); ``.env`` files too where direnv's ``load_dotenv`` is on; and the
+  folders it puts where the user's shell loads programs and libraries from (``PATH_add``,
+  ``path_add``, ``load_prefix``, ``layout node|python|go|…``, ``export PATH=$PWD/…``).
+- the home folder, when the workspace holds it: shell startup files, ``~/.config``,
+  ``~/.local/bin``, ``~/.ssh``… (``HOME_DOORS``); and git's user configuration wherever
+  ``GIT_CONFIG_GLOBAL`` or ``XDG_CONFIG_HOME`` puts it.
+- VS Code: programs of tasks that run when the folder opens (``runOn: folderOpen``), and
+  the programs its workspace settings name (an interpreter, a terminal profile's shell).
+- package managers: the project's ``.npmrc``, ``.yarnrc.yml``, pnpm's hook file, and the
+  programs they name (``script-shell``, ``yarnPath``).
+- git's ``init.templateDir``: its hooks are copied into every new repository.
 
 A door that exists is bound read-only; a missing one is refused to the command by the gate,
 with its ancestors when they would be brought in by a rename or a link.
@@ -155,11 +164,31 @@ def hook_frameworks(hooks_dirs: Iterable[Path], worktree: Path) -> list[Door]:
             except OSError:
                 continue
             seen.update(name for name in HOOK_FRAMEWORKS if name in text)
-    return [
-        Door(worktree / file, f"the installed git hooks run what it lists ({name.decode()})")
-        for name in sorted(seen)
-        for file in HOOK_FRAMEWORKS[name]
-    ]
+    out: list[Door] = []
+    for name in sorted(seen):
+        for file in HOOK_FRAMEWORKS[name]:
+            why = f"the installed git hooks run what it lists ({name.decode()})"
+            out.append(Door(worktree / file, why))
+            out += _hook_scripts(worktree / file, worktree, why)
+    return out
+
+
+_HOOK_COMMAND = re.compile(r"^[\s-]*(?:entry|run|command)\s*:\s*(.+)$", re.MULTILINE)
+
+
+def _hook_scripts(config: Path, worktree: Path, why: str) -> list[Door]:
+    """The scripts in the work tree a hook manager's configuration runs (``entry:``,
+    ``run:``)."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out: list[Door] = []
+    for match in _HOOK_COMMAND.finditer(text):
+        for word in _words(match.group(1).strip().strip("'\"")):
+            if "/" in word and "$" not in word and "://" not in word and "{" not in word:
+                out.append(Door(_absolute(word, worktree), f"{why}: {config.name}"))
+    return out
 
 
 def direnv_loads_dotenv() -> bool:
@@ -217,6 +246,12 @@ class DoorFinder:
                 if target.name == "_":  # Husky: its hooks run the scripts beside them
                     doors.append(Door(target.parent, f"Husky's hook scripts ({why})"))
             for config, key, value in (*shared, *own):
+                if key.lower() == "init.templatedir":  # its hooks land in every new repository
+                    why = (
+                        f"git copies its hooks into new repositories (init.templateDir in {config})"
+                    )
+                    doors.append(Door(_absolute(value, base), why))
+            for config, key, value in (*shared, *own):
                 if key.lower() == "core.hookspath" or not executes(key, value):
                     continue
                 for word in program_words(value):
@@ -243,10 +278,48 @@ class DoorFinder:
         return out
 
 
+HOME_DOORS = (
+    *(".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".bash_aliases"),
+    *(".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc"),
+    *(".tcshrc", ".login", ".logout", ".xprofile", ".xinitrc", ".xsession", ".xsessionrc"),
+    *(".pam_environment", ".inputrc", ".gitconfig", ".npmrc", ".yarnrc", ".yarnrc.yml"),
+    *(".pythonrc", ".pythonstartup", ".mailcap", ".tmux.conf", ".screenrc", ".emacs"),
+    *(".emacs.d", ".gnupg", ".ssh", ".bin", "bin", ".local/bin", ".local/lib"),
+    *(".local/share/applications", ".local/share/systemd", ".local/share/nvim/site"),
+    *(".cargo/bin", ".cargo/config", ".cargo/config.toml", "go/bin", ".bun/bin", ".deno/bin"),
+    *(".nvm/nvm.sh", ".sdkman/bin", ".asdf/asdf.sh", ".pyenv/bin", ".pyenv/shims"),
+    *(".oh-my-zsh", ".zsh", ".bashrc.d", ".profile.d", ".config"),
+)
+"""In a home directory that lies inside the workspace: what the user's shells, login
+session, desktop, git and package tools read or run on their own (startup files, folders
+on ``PATH``, autostart entries, user services, ``~/.ssh/config``'s ``ProxyCommand``, user
+site packages, whose ``.pth`` files every Python runs). ``~/.config`` is whole: git's
+configuration, fish, autostart, systemd user units, editors and ``environment.d`` all
+live there, and ``$XDG_CONFIG_HOME`` is treated the same."""
+
+
+def home_doors(roots: Sequence[Path]) -> list[Door]:
+    """The home directory's doors when the home lies inside one of ``roots`` (the user
+    opened the home folder, or a folder above it, as the workspace)."""
+    home = Path(os.path.expanduser("~"))
+    homes = dict.fromkeys((Path(os.path.normpath(home)), Path(os.path.realpath(home))))
+    if not any(h == r or h.is_relative_to(r) for h in homes for r in roots):
+        return []
+    why = "the user's shells, desktop, git and tools read or run it from the home folder"
+    out = [Door(h / name, why) for h in homes for name in HOME_DOORS]
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        out.append(Door(Path(os.path.normpath(xdg)), why))
+    return out
+
+
 _DIRENV_FILES = re.compile(
     r"^\s*(dotenv|dotenv_if_exists|source_env|source_env_if_exists|source|\.|watch_file)"
     r"(\s+.*)?$"
 )
+
+
+PATH_WHY = "direnv puts it on the search path of the user's shell, whose commands run from it"
 
 
 def direnv(envrc: Path) -> list[Door]:
@@ -276,6 +349,56 @@ def direnv(envrc: Path) -> list[Door]:
         elif words[:2] in (["use", "flake"], ["use", "nix"]):
             for name in ("flake.nix", "flake.lock", "shell.nix", "default.nix"):
                 out.append(Door(base / name, why))
+        else:
+            out += [Door(p, f"{PATH_WHY} ({envrc})") for p in _direnv_paths(words, base)]
+    return out
+
+
+_LAYOUTS = {
+    "node": ("node_modules/.bin",),
+    "php": ("vendor/bin",),
+    "go": ("bin",),
+    "poetry": (".venv",),
+    "uv": (".venv",),
+    "pipenv": (".venv",),
+}
+"""What ``layout NAME`` puts on ``PATH`` besides its folder under ``.direnv``."""
+SEARCH_PATHS = frozenset(
+    {
+        *("PATH", "PYTHONPATH", "NODE_PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PERL5LIB"),
+        *("RUBYLIB", "GEM_HOME", "GEM_PATH", "BUNDLE_BIN", "GOBIN", "CARGO_HOME", "VIRTUAL_ENV"),
+        *("PYTHONSTARTUP", "PYTHONUSERBASE", "NPM_CONFIG_PREFIX", "CLASSPATH", "LUA_PATH"),
+        *("LUA_CPATH", "BASH_ENV", "ENV", "ZDOTDIR", "GIT_EXEC_PATH", "PKG_CONFIG_PATH"),
+    }
+)
+"""Variables naming where programs and libraries are loaded from (or a script each shell
+sources)."""
+_PWD = re.compile(r"^(\$PWD|\$\{PWD\}|\$\(pwd\))(?=/|$)")
+
+
+def _direnv_paths(words: list[str], base: Path) -> list[Path]:
+    """The folders an ``.envrc`` line puts where the user's shell loads code from:
+    ``PATH_add``, ``path_add VAR``, ``load_prefix``, ``layout …``, ``export PATH=…``."""
+    command, args = words[0], words[1:]
+    found: list[str] = []
+    if command == "PATH_add":
+        found = args
+    elif command == "path_add" and args:
+        found = args[1:]
+    elif command == "load_prefix":
+        found = args[:1]
+    elif command == "layout" and args:
+        found = [".direnv", *_LAYOUTS.get(args[0], ())]
+    elif command in ("export", "declare", "typeset", "local") or "=" in command:
+        for word in words if "=" in command else args:
+            name, eq, value = word.partition("=")
+            if eq and name in SEARCH_PATHS:
+                found += value.split(":")
+    out: list[Path] = []
+    for raw in found:
+        raw = _PWD.sub(".", raw.strip())
+        if raw and not raw.startswith("-") and "$" not in raw and "`" not in raw:
+            out.append(_absolute(raw, base))
     return out
 
 
@@ -320,6 +443,75 @@ def folder_open_tasks(tasks_json: Path) -> list[Door]:
                 why = f"VS Code runs it when the folder opens ({tasks_json})"
                 out.append(Door(_absolute(word, folder), why))
     return out
+
+
+PACKAGE_CONFIGS = (".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", ".pnpmfile.mjs")
+"""A project's package-manager configuration: npm's ``script-shell``/``node-options``,
+Yarn's ``yarnPath`` (the program every ``yarn`` runs) and pnpm's hook file run code."""
+_PACKAGE_PROGRAM = re.compile(
+    r"^\s*(script-shell|shell|yarnPath|yarn-path|node-options|onload-script)\s*[=:]\s*[\"']?"
+    r"([^\"'\s#]+)",
+    re.MULTILINE,
+)
+
+
+def package_configs(root: Path) -> list[Door]:
+    """The package managers' configuration at the top of ``root``, and the programs it
+    names."""
+    out: list[Door] = []
+    for name in PACKAGE_CONFIGS:
+        path = root / name
+        why = f"the package manager runs what it names ({name})"
+        out.append(Door(path, why))
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for match in _PACKAGE_PROGRAM.finditer(text):
+            value = match.group(2).replace("${PWD}", ".").replace("$PWD", ".")
+            if "/" in value and "$" not in value and "://" not in value:
+                out.append(Door(_absolute(value, root), f"{why}: {match.group(1)}"))
+    return out
+
+
+_PROGRAM_KEY = re.compile(
+    r"(path|interpreter|executable|command|program|shell|binary|server|bin|runtime)$",
+    re.IGNORECASE,
+)
+
+
+def settings_programs(settings_json: Path) -> list[Door]:
+    """Files VS Code's workspace settings name as programs to run (an interpreter, a
+    terminal profile's shell, a linter's executable): keys ending in ``path``,
+    ``executable``, ``command``…, wherever they are nested."""
+    data = _jsonc(settings_json)
+    folder = settings_json.parent.parent
+    why = f"VS Code runs it, named by the workspace settings ({settings_json})"
+    out: list[Door] = []
+    stack: list[tuple[str, object]] = [("", data)]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [(str(k), v) for k, v in value.items()]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        elif isinstance(value, list):
+            stack += [(key, v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        elif isinstance(value, str) and _PROGRAM_KEY.search(key.rsplit(".", 1)[-1]):
+            word = value.replace("${workspaceFolder}", str(folder))
+            if "/" in word and "${" not in word and "://" not in word:
+                out.append(Door(_absolute(word, folder), why))
+    return out
+
+
+def _jsonc(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    text = _COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+    try:
+        return json.loads(_TRAILING_COMMAS.sub(r"\1", text))
+    except ValueError:
+        return None
 
 
 def _tasks(data: object) -> Iterable[dict[str, object]]:

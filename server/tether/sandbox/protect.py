@@ -46,6 +46,10 @@ from tether.sandbox.doors import (
     direnv,
     direnv_loads_dotenv,
     folder_open_tasks,
+    home_doors,
+    package_configs,
+    settings_programs,
+    user_configs,
 )
 from tether.sandbox.gate.policy import Policy
 
@@ -62,7 +66,9 @@ SKIPPED_DIRS = frozenset(
 )
 """Dependency and cache trees: huge, and no editor or git looks for settings in them."""
 _GIT_DIR_MARKERS = frozenset({"HEAD", "objects", "refs"})
-_DIR_LOCKS = frozenset({"hooks", "info", "modules", "worktrees"})
+_DIR_LOCKS = frozenset(
+    {"hooks", "info", "modules", "worktrees", "rebase-merge", "rebase-apply", "sequencer"}
+)
 
 
 @dataclass(frozen=True)
@@ -228,6 +234,8 @@ def doors_of(
 ) -> list[Door]:
     """What the host runs or reads on its own, inside the roots (``doors.py``)."""
     doors = finder.git(repos)
+    doors += [Door(p, "git reads it as the user's configuration") for p in user_configs()]
+    doors += home_doors(roots)
     entries = [p for r in found for p in r.entries]
     for root in roots:
         entries += [root / ".envrc", root / ".vscode"]
@@ -235,10 +243,15 @@ def doors_of(
         name = path.name.casefold()
         if name == ".envrc" and path.is_file():
             doors += direnv(path)
-        elif name == ".vscode" and (path / "tasks.json").is_file():
-            doors += folder_open_tasks(path / "tasks.json")
+        elif name == ".vscode":
+            if (path / "tasks.json").is_file():
+                doors += folder_open_tasks(path / "tasks.json")
+            if (path / "settings.json").is_file():
+                doors += settings_programs(path / "settings.json")
     if dotenv:
         doors += [Door(root / ".env", "direnv loads it (load_dotenv)") for root in roots]
+    for root in roots:
+        doors += package_configs(root)
     for root in roots:  # the multi-root workspace VS Code may have open: tasks, settings
         doors += [Door(p, "VS Code's workspace file") for p in root.glob("*.code-workspace")]
     inside: dict[Path, Door] = {}

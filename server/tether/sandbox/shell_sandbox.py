@@ -83,6 +83,9 @@ class BwrapSandbox:
     @contextlib.contextmanager
     def session(self, cwd: Path) -> Generator[Confined]:
         """The command's sandbox; protected links it replaced are put back when it ends."""
+        # The mounts are made on canonical paths: a link to the workspace may lie where the
+        # sandbox sees nothing of the host's (a private ``/tmp``), so ``--chdir`` must not use it.
+        cwd = Path(os.path.realpath(cwd))
         policy = self.policy
         roots = [policy.root, *policy.writable]
         found = [self._discovery.found(root) for root in roots]
