@@ -167,7 +167,8 @@ def _holds_control_plane(directory: Path) -> bool | None:
 def line_paths(script: Script, ctx: ToolContext) -> list[CommandPaths]:
     """Every subcommand with its paths resolved."""
     resolver = _Resolver(ctx)
-    pairs = [(cmd, command_effects(cmd, script)) for cmd in script.commands]
+    env = ctx.config.caller_env  # the caller's shell runs it, not this process's
+    pairs = [(cmd, command_effects(cmd, script, env)) for cmd in script.commands]
     resolver.follow_cds(pairs)
     return [_command_paths(resolver, cmd, fx) for cmd, fx in pairs]
 
