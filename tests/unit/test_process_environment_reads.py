@@ -29,7 +29,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "tether/cli/doctor/command.py": (2, CLIENT),
     "tether/cli/flags.py": (5, "flags are read in the client, from its directory and home"),
     "tether/cli/inprocess.py": (1, FALLBACK),
-    "tether/cli/main.py": (1, CLIENT),
+    "tether/cli/main.py": (2, CLIENT),
     "tether/cli/remote.py": (2, CLIENT),
     "tether/cli/sdk_choices.py": (1, "flags are read in the client, from its home"),
     "tether/core/environ.py": (3, "the one place that builds a caller's world; None fallback"),
