@@ -26,7 +26,7 @@ from typing import Any
 from tether.core.environ import current_umask
 from tether.daemon.build import build_id
 from tether.daemon.client import Channel, DaemonUnavailable, connect_running, stop
-from tether.daemon.paths import socket_path
+from tether.daemon.paths import socket_path, warm_path
 
 INTERRUPTED = 130
 METHOD_NOT_FOUND = -32601
@@ -146,6 +146,9 @@ def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int
     """The run's exit code; None when no daemon of this build runs (the caller runs the
     command in-process, then ``start_in_background``)."""
     env = os.environ if env is None else env
+    sock = socket_path(env)
+    if sock.exists() and not warm_path(sock).exists():
+        return None  # a daemon still warming up: running here is quicker than waiting
     try:
         channel = connect_running(env)
     except (DaemonUnavailable, OSError) as e:
