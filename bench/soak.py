@@ -9,11 +9,15 @@ after ten prompts and a new one takes its place (``--session-prompts``): what on
 costs stays the same, so memory that keeps growing is memory the daemon keeps. After every round the daemon's
 resident memory (``VmRSS``), threads and open descriptors are sampled.
 
+With ``--mcp``, every call also connects its caller's own stdio MCP server of 150 tools
+(``tests/support/mcp_server.py --generated-only``, through ``--mcp-config``): what each
+connection makes of its tools must go when the call ends.
+
 Printed: the curve, then the change from the end of the warm-up (the first quarter of the
 rounds) to the end and the spread of the samples after it. Target: both within 10 %. The
 default 40 rounds are 800 calls, about what 20 sessions of a working day's two hours ask.
 
-    python bench/soak.py [--rounds 40] [--sessions 20] [--workers 4]
+    python bench/soak.py [--rounds 40] [--sessions 20] [--workers 4] [--mcp]
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 from tether.testing.fake_anthropic import FakeAnthropicServer
 
 FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "workspaces" / "basic"
+MCP_SERVER = Path(__file__).parent.parent / "tests" / "support" / "mcp_server.py"
 TETHER = str(Path(sys.executable).with_name("tether"))
 MODEL = "claude-sonnet-4-6"
 
@@ -74,7 +79,7 @@ def sample(pid: int) -> tuple[float, int, int]:
 
 
 class Soak:
-    def __init__(self, tmp: Path, sessions: int, rounds: int) -> None:
+    def __init__(self, tmp: Path, sessions: int, rounds: int, *, mcp: bool = False) -> None:
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(tmp / "home"),
@@ -84,6 +89,16 @@ class Soak:
             "ANTHROPIC_API_KEY": "soak-key",
             "TETHER_DAEMON_IDLE_S": "600",
         }
+        self.mcp: list[str] = []
+        if mcp:
+            server = {
+                "command": sys.executable,
+                "args": [str(MCP_SERVER), "--generated-only"],
+                "env": {"CALLER": "${SOAK_TAG}"},
+            }
+            config = tmp / "mcp.json"
+            config.write_text(json.dumps({"mcpServers": {"many": server}}))
+            self.mcp = ["--mcp-config", str(config), "--strict-mcp-config"]
         self.sessions: list[Soaked] = []
         for n in range(sessions):
             root = tmp / f"ws{n % 4}"
@@ -109,6 +124,7 @@ class Soak:
             which = ["--resume", session.session_id]
         session.prompts += 1
         argv = [TETHER, "-p", "go on", *which, "--model", MODEL, "--allowedTools", "Bash(echo:*)"]
+        argv += self.mcp
         done = subprocess.run(argv, cwd=session.root, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise SystemExit(f"a call failed ({done.returncode}):\n{done.stdout}{done.stderr}")
@@ -152,16 +168,20 @@ def main() -> None:
     parser.add_argument(
         "--session-prompts", type=int, default=10, help="prompts of one session of work"
     )
+    parser.add_argument(
+        "--mcp", action="store_true", help="each call with its own 150-tool stdio MCP server"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as raw:
-        soak = Soak(Path(raw), args.sessions, args.rounds)
+        soak = Soak(Path(raw), args.sessions, args.rounds, mcp=args.mcp)
         try:
             if soak.tether("daemon", "start").returncode != 0:
                 raise SystemExit("the daemon did not start")
             pid = soak.daemon_pid()
             started = time.monotonic()
             curve: list[tuple[float, int, int]] = []
-            print(f"soak: {args.sessions} sessions x {args.rounds} rounds, daemon pid {pid}")
+            mcp = ", each call with a 150-tool MCP server" if args.mcp else ""
+            print(f"soak: {args.sessions} sessions x {args.rounds} rounds{mcp}, daemon pid {pid}")
             print("  round  calls  elapsed     RSS   threads  fds")
             for n in range(args.rounds):
                 soak.round(args.session_prompts, args.workers)

@@ -121,8 +121,28 @@ def uses_daemon(argv: Sequence[str], env: Mapping[str, str]) -> bool:
     return argv[index] == "run"
 
 
+def _lost_directory(argv: Sequence[str]) -> str | None:
+    """One clear line when the working directory is gone (deleted or moved away) and the
+    command would work in it; None when it is there or the command needs none."""
+    index = _command_index(argv)
+    if (index is not None and argv[index] != "run") or {"-h", "--help", "--version"} & set(argv):
+        return None
+    try:
+        os.getcwd()
+    except OSError as e:
+        return (
+            f"tether: the current directory cannot be read ({e.strerror or e}): it was "
+            "deleted or moved away. cd to an existing directory and run again."
+        )
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    lost = _lost_directory(args_list)
+    if lost is not None:
+        print(lost, file=sys.stderr)
+        return 1
     if uses_daemon(args_list, os.environ):
         from tether.cli.remote import run_remote
 

@@ -34,7 +34,7 @@ from tether.core.environ import current_umask
 from tether.daemon.build import build_id
 from tether.daemon.channel import Channel, DaemonUnavailable
 from tether.daemon.client import busy_message, connect_running, daemon_info, replace
-from tether.daemon.paths import socket_path
+from tether.daemon.paths import socket_path, warm_path
 
 INTERRUPTED = 130
 METHOD_NOT_FOUND = -32601
@@ -160,6 +160,9 @@ class RunHere:
 def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int | RunHere:
     """The run's exit code, or ``RunHere`` when no daemon of this build can take it."""
     env = os.environ if env is None else env
+    sock = socket_path(env)
+    if sock.exists() and not warm_path(sock).exists():
+        return RunHere(start_daemon=False)  # still warming up: running here is quicker
     try:
         channel = connect_running(env)
     except OSError as e:  # DaemonUnavailable, or a runtime directory of another user

@@ -81,6 +81,13 @@ def as_caller(env: Mapping[str, str] | None) -> Caller | None:
     return Caller(env)
 
 
+def environ_of(caller: Mapping[str, str] | None) -> Mapping[str, str]:
+    """The variables of the session's caller, to read (None: this process's own). What a
+    session decides from a variable (``CDPATH``, ``SHELL``, git's configuration...) reads
+    it here, never from ``os.environ``: in the warm daemon that is whoever started it."""
+    return os.environ if caller is None else caller
+
+
 def process_env(
     caller: Mapping[str, str] | None,
     *,

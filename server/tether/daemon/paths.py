@@ -72,6 +72,12 @@ def socket_path(env: Mapping[str, str] | None = None) -> Path:
     return runtime_dir(env) / f"daemon-{instance(env)}.sock"
 
 
+def warm_path(socket: Path) -> Path:
+    """Present while the daemon listening on ``socket`` has warmed up: a client that finds
+    its socket without it runs in-process rather than wait for the warm-up."""
+    return socket.with_suffix(".warm")
+
+
 def log_path(env: Mapping[str, str] | None = None) -> Path:
     return runtime_dir(env) / f"daemon-{instance(env)}.log"
 

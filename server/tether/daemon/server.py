@@ -34,7 +34,7 @@ from tether import __version__
 from tether.core.environ import Caller
 from tether.core.executor import install_default_executor
 from tether.daemon.build import build_id
-from tether.daemon.paths import ensure_private
+from tether.daemon.paths import ensure_private, warm_path
 from tether.daemon.printing import (
     InputParams,
     PrintParams,
@@ -175,7 +175,7 @@ class Daemon:
                 await asyncio.wait_for(self.sessions.shutdown(), SHUTDOWN_TIMEOUT_S)
             except TimeoutError:
                 log.warning("the sessions did not close within %.0f s", SHUTDOWN_TIMEOUT_S)
-            for path in (self.socket_path, pid_file):
+            for path in (self.socket_path, pid_file, warm_path(self.socket_path)):
                 with contextlib.suppress(OSError):
                     path.unlink()
         return 0
@@ -354,10 +354,17 @@ def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) 
     few_malloc_arenas()
     route_standard_streams()
     daemon = Daemon(socket_path, run_command=run_command, idle_timeout=idle_timeout)
+    warm = warm_path(socket_path)
+    with contextlib.suppress(OSError):
+        warm.unlink()  # a dead daemon's
+
+    def warming_up() -> None:
+        warm_up(run_command, daemon.warm)
+        with contextlib.suppress(OSError):
+            warm.touch(0o600)
+
     # What a print-mode call does once per process, done while the daemon waits for one.
-    warming = threading.Thread(
-        target=warm_up, args=(run_command, daemon.warm), name="tether-warm-up", daemon=True
-    )
+    warming = threading.Thread(target=warming_up, name="tether-warm-up", daemon=True)
     warming.start()
 
     async def main() -> int:

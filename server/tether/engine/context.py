@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import operator
-import os
 import platform
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from tether import prompts
 from tether.context.instructions import instructions_section, load_instructions
+from tether.core.environ import environ_of, process_env
 from tether.core.messages import Block, Message
 from tether.providers.base import ModelRequest, SystemBlock, ToolSpec
 
@@ -70,12 +70,18 @@ def git_summary(cwd: Path, env: Mapping[str, str] | None = None) -> str:
         return "unknown"
 
 
-def environment_prompt(cwd: Path, model: str, git: str, shell: str | None = None) -> str:
+def user_shell(caller: Mapping[str, str] | None) -> str:
+    """The shell of the user a session works for: its caller's ``SHELL`` (None: this
+    process's), ``/bin/sh`` when it has none; never the daemon's."""
+    return environ_of(caller).get("SHELL") or "/bin/sh"
+
+
+def environment_prompt(cwd: Path, model: str, git: str, shell: str) -> str:
     return prompts.render(
         "system/environment.md",
         cwd=cwd,
         platform=f"{platform.system()} {platform.release()}",
-        shell=shell or os.environ.get("SHELL", "/bin/sh"),
+        shell=shell,
         date=dt.date.today().isoformat(),
         model=model,
         git=git,
@@ -95,18 +101,17 @@ class ContextAssembler:
     instructions: bool = True
     """Include AGENTS.md / CLAUDE.md project instructions."""
     extra_sections: list[str] = field(default_factory=lambda: list[str]())
-    shell: str | None = None
-    """The user's shell (the warm daemon's client's); None: this process's ``SHELL``."""
-    env: Mapping[str, str] | None = None
-    """The environment of the git it runs (the warm daemon's client's); None: this
-    process's."""
+    caller: Mapping[str, str] | None = None
+    """The variables of the user the session works for (the warm daemon's client's: its
+    ``SHELL``, the environment of the git it runs); None: this process's."""
     _system: list[SystemBlock] | None = None
     _merged: MergedHistory = field(default_factory=lambda: MergedHistory())
 
     def system(self) -> list[SystemBlock]:
         if self._system is None:
+            git_env = None if self.caller is None else process_env(self.caller, credentials=False)
             env = environment_prompt(
-                self.cwd, self.model, git_summary(self.cwd, self.env), self.shell
+                self.cwd, self.model, git_summary(self.cwd, git_env), user_shell(self.caller)
             )
             sections = [env]
             if self.instructions:

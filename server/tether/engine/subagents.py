@@ -214,6 +214,7 @@ class EngineSpawner:
             model=provider.model,
             max_tokens=parent.assembler.max_tokens,
             agent=definition.prompt,
+            caller=parent.assembler.caller,
         )
         rules = RuleSet(list(parent.rules.allow), list(parent.rules.ask), list(parent.rules.deny))
         child = self.make_engine(

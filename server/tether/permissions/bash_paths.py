@@ -71,6 +71,7 @@ class _Resolver:
     def __init__(self, ctx: ToolContext) -> None:
         self.roots = [canonical(ctx.cwd), *(canonical(d) for d in ctx.allowed_dirs)]
         self.sandbox = ctx.config.shell_sandbox
+        self.env = ctx.config.caller_env
         self.cwds: list[Path] = [canonical(ctx.cwd)]
         self.cwd_known = True
 
@@ -167,7 +168,8 @@ def _holds_control_plane(directory: Path) -> bool | None:
 def line_paths(script: Script, ctx: ToolContext) -> list[CommandPaths]:
     """Every subcommand with its paths resolved."""
     resolver = _Resolver(ctx)
-    pairs = [(cmd, command_effects(cmd, script)) for cmd in script.commands]
+    env = ctx.config.caller_env  # the caller's shell runs it, not this process's
+    pairs = [(cmd, command_effects(cmd, script, env)) for cmd in script.commands]
     resolver.follow_cds(pairs)
     return [_command_paths(resolver, cmd, fx) for cmd, fx in pairs]
 
@@ -189,7 +191,10 @@ def _command_paths(resolver: _Resolver, cmd: SimpleCommand, fx: Effects) -> Comm
         for s in changed
         if (s.path is not None and is_control_plane(s.path, roots))
         or (s.written is not None and is_control_plane(s.written, roots))
-        or (sandbox is not None and any(sandbox.door(p) for p in (s.path, s.written) if p))
+        or (
+            sandbox is not None
+            and any(sandbox.door(p, resolver.env) for p in (s.path, s.written) if p)
+        )
     ]
     removal_ok = True
     for seen in removes:

@@ -188,4 +188,4 @@ def suggest_for_bash(command: str, ctx: ToolContext) -> str | None:
                 (path,) = outside
                 if path is not None and " " not in str(path):
                     return f"Read(//{str(path).lstrip('/')})"
-    return suggest_bash_rule(command)
+    return suggest_bash_rule(command, ctx.config.caller_env)

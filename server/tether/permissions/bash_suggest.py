@@ -26,7 +26,7 @@ from its first word alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from tether.permissions.bash_destructive import is_destructive_git
 from tether.permissions.bash_programs import BENIGN_WRAPPERS, EVERY_WRAPPER, SHELLS
@@ -182,14 +182,15 @@ def _one(cmd: SimpleCommand) -> str | None:
     return _rule(words[:1])
 
 
-def suggest_bash_rule(command: str) -> str | None:
-    """The rule an "always" answer saves for ``command``; None when none is safe."""
+def suggest_bash_rule(command: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The rule an "always" answer saves for ``command``; None when none is safe. ``env``:
+    the variables of the shell that runs it, the session's caller's (None: this process's)."""
     script = parse_script(command)
     if script is None or script.hazard is not None or script.functions:
         return None
     if is_destructive_git(command):
         return None
-    needed = [c for c in script.commands if not command_effects(c, script).read_only]
+    needed = [c for c in script.commands if not command_effects(c, script, env).read_only]
     if not needed:
         needed = list(script.commands[:1])
     rules = {_one(c) for c in needed}

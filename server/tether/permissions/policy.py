@@ -103,7 +103,9 @@ async def decide(tool: Tool[Any], data: Any, ctx: ToolContext, rules: RuleSet) -
 def _protected(path: Path, ctx: ToolContext) -> bool:
     roots = [canonical(ctx.cwd), *(canonical(d) for d in ctx.allowed_dirs)]
     sandbox = ctx.config.shell_sandbox
-    return is_control_plane(path, roots) or (sandbox is not None and sandbox.door(path) is not None)
+    return is_control_plane(path, roots) or (
+        sandbox is not None and sandbox.door(path, ctx.config.caller_env) is not None
+    )
 
 
 async def _with_check(tool: Tool[Any], data: Any, ctx: ToolContext, decision: Decision) -> Decision:

@@ -31,6 +31,11 @@ named by configuration, so it is read from there:
 
 A door that exists is bound read-only; a missing one is refused to the command by the gate,
 with its ancestors when they would be brought in by a rename or a link.
+
+Which user configuration git and direnv read (``HOME``, ``XDG_CONFIG_HOME``,
+``GIT_CONFIG_GLOBAL``/``SYSTEM``/``NOSYSTEM``, the ``GIT_CONFIG_COUNT`` entries) is the
+session's caller's: the user runs git from that shell, and in the warm daemon this
+process's environment is whoever started it.
 """
 
 from __future__ import annotations
@@ -44,10 +49,11 @@ import shutil
 import subprocess
 import threading
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.core.environ import Caller
 from tether.permissions.git_exec import executes, program_words
 
 log = logging.getLogger(__name__)
@@ -72,8 +78,33 @@ class Repo:
     """None for a bare repository."""
 
 
-def _absolute(raw: str, base: Path) -> Path:
-    path = Path(os.path.expanduser(raw))
+DOOR_VARIABLES = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
+"""The variables the doors depend on (with ``GIT_CONFIG_NOSYSTEM`` and the
+``GIT_CONFIG_COUNT`` entries: ``door_key``)."""
+
+
+def door_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """What of a caller's variables decides its doors: callers alike here share them."""
+    return tuple(
+        sorted(
+            (name, value)
+            for name, value in env.items()
+            if name in DOOR_VARIABLES or name.startswith("GIT_CONFIG")
+        )
+    )
+
+
+def _home(raw: str, env: Mapping[str, str]) -> str:
+    """``~`` as the caller's shell and git expand it: its ``HOME`` (``~user``: the system's
+    account database, like ``os.path.expanduser``)."""
+    home = env.get("HOME")
+    if home and (raw == "~" or raw.startswith("~/")):
+        return home.rstrip("/") + raw[1:] if home != "/" else "/" + raw[2:]
+    return os.path.expanduser(raw) if raw.startswith("~") else raw
+
+
+def _absolute(raw: str, base: Path, env: Mapping[str, str] | None = None) -> Path:
+    path = Path(_home(raw, os.environ if env is None else env))
     return Path(os.path.normpath(path if path.is_absolute() else base / path))
 
 
@@ -110,7 +141,13 @@ class ConfigReader:
                 timeout=GIT_TIMEOUT_S,
                 stdin=subprocess.DEVNULL,
                 check=False,
-                env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"},
+                # Only the file is read (no includes): nothing of any environment matters.
+                env={
+                    "PATH": os.defpath,
+                    "LC_ALL": "C",
+                    "GIT_CONFIG_NOSYSTEM": "1",
+                    "GIT_CONFIG_GLOBAL": "/dev/null",
+                },
             )
         except (OSError, subprocess.TimeoutExpired) as e:
             log.debug("cannot read %s: %s", path, e)
@@ -191,9 +228,11 @@ def _hook_scripts(config: Path, worktree: Path, why: str) -> list[Door]:
     return out
 
 
-def direnv_loads_dotenv() -> bool:
-    """direnv's own setting that loads every ``.env`` like an ``.envrc``."""
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+def direnv_loads_dotenv(env: Mapping[str, str] | None = None) -> bool:
+    """direnv's own setting that loads every ``.env`` like an ``.envrc``, as the caller's
+    direnv reads it (``env``: its variables; None: this process's)."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME") or _home("~/.config", env)
     for name in ("direnv.toml", "config.toml"):
         try:
             with open(Path(xdg) / "direnv" / name, "rb") as f:
@@ -206,17 +245,33 @@ def direnv_loads_dotenv() -> bool:
     return False
 
 
-def user_configs() -> list[Path]:
-    """The configuration files every repository reads besides its own."""
-    env = os.environ
-    out: list[Path] = []
-    if not env.get("GIT_CONFIG_NOSYSTEM"):
-        out.append(Path(env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig")))
-    if "GIT_CONFIG_GLOBAL" in env:
-        out.append(Path(env["GIT_CONFIG_GLOBAL"]))
-    else:
-        xdg = env.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-        out += [Path(xdg) / "git" / "config", Path(os.path.expanduser("~/.gitconfig"))]
+def user_configs(env: Mapping[str, str] | None = None) -> list[Path]:
+    """The configuration files every repository reads besides its own, for the caller's
+    git (``env``: its variables; None: this process's). A file git would not read (the
+    system's under ``GIT_CONFIG_NOSYSTEM``) is listed anyway: protecting it costs nothing."""
+    env = os.environ if env is None else env
+    out: list[Path] = [Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")]
+    if env.get("GIT_CONFIG_GLOBAL"):
+        # A relative name is from the caller's directory.
+        where = env.cwd if isinstance(env, Caller) else None
+        out.append(_absolute(env["GIT_CONFIG_GLOBAL"], where or Path.cwd(), env))
+    xdg = env.get("XDG_CONFIG_HOME") or _home("~/.config", env)
+    out += [Path(xdg) / "git" / "config", Path(_home("~/.gitconfig", env))]
+    return out
+
+
+def environment_entries(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The configuration the caller's environment gives every git it runs
+    (``GIT_CONFIG_COUNT`` with ``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``)."""
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        return []
+    out: list[tuple[str, str]] = []
+    for n in range(max(0, min(count, 1000))):
+        key = env.get(f"GIT_CONFIG_KEY_{n}")
+        if key:
+            out.append((key, env.get(f"GIT_CONFIG_VALUE_{n}", "")))
     return out
 
 
@@ -224,22 +279,27 @@ class DoorFinder:
     def __init__(self, reader: ConfigReader | None = None) -> None:
         self.reader = reader or ConfigReader()
 
-    def git(self, repos: Sequence[Repo]) -> list[Door]:
+    def git(self, repos: Sequence[Repo], env: Mapping[str, str] | None = None) -> list[Door]:
+        """The doors of ``repos`` as the caller's git sees them (``env``: its variables;
+        None: this process's)."""
+        env = os.environ if env is None else env
         doors: list[Door] = []
         shared: list[tuple[Path, str, str]] = []
-        for config in user_configs():
-            shared += self._config(config, doors, 0)
+        for config in user_configs(env):
+            shared += self._config(config, doors, 0, env)
+        here = Path("the environment (GIT_CONFIG_COUNT)")
+        shared += [(here, key, value) for key, value in environment_entries(env)]
         for repo in repos:
             base = repo.worktree or repo.git_dir
             own: list[tuple[Path, str, str]] = []
             for git_dir in dict.fromkeys((_common_dir(repo.git_dir), repo.git_dir)):
                 for name in ("config", "config.worktree"):
-                    own += self._config(git_dir / name, doors, 0)
+                    own += self._config(git_dir / name, doors, 0, env)
             hooks_dirs = [_common_dir(repo.git_dir) / "hooks"]
             for config, key, value in (*shared, *own):
                 if key.lower() != "core.hookspath":
                     continue  # the last one set wins, but any of them may win tomorrow
-                target = _absolute(value, base)
+                target = _absolute(value, base, env)
                 why = f"git runs the hooks there (core.hooksPath in {config})"
                 doors.append(Door(target, why))
                 hooks_dirs.append(target)
@@ -257,12 +317,14 @@ class DoorFinder:
                 for word in program_words(value):
                     if "/" in word and "://" not in word:
                         why = f"git runs it ({key} in {config})"
-                        doors.append(Door(_absolute(word, base), why))
+                        doors.append(Door(_absolute(word, base, env), why))
             if repo.worktree is not None:
                 doors += hook_frameworks(hooks_dirs, repo.worktree)
         return doors
 
-    def _config(self, path: Path, doors: list[Door], depth: int) -> list[tuple[Path, str, str]]:
+    def _config(
+        self, path: Path, doors: list[Door], depth: int, env: Mapping[str, str]
+    ) -> list[tuple[Path, str, str]]:
         """The entries of ``path`` and of every file it includes (``config``, key, value)."""
         out: list[tuple[Path, str, str]] = []
         for key, value in self.reader.entries(path):
@@ -271,10 +333,10 @@ class DoorFinder:
             if lowered == "include.path" or (
                 lowered.startswith("includeif.") and lowered.endswith(".path")
             ):
-                target = _absolute(value, path.parent)
+                target = _absolute(value, path.parent, env)
                 doors.append(Door(target, f"git reads it as configuration (included by {path})"))
                 if depth < MAX_INCLUDE_DEPTH:
-                    out += self._config(target, doors, depth + 1)
+                    out += self._config(target, doors, depth + 1, env)
         return out
 
 
@@ -298,16 +360,18 @@ configuration, fish, autostart, systemd user units, editors and ``environment.d`
 live there, and ``$XDG_CONFIG_HOME`` is treated the same."""
 
 
-def home_doors(roots: Sequence[Path]) -> list[Door]:
+def home_doors(roots: Sequence[Path], env: Mapping[str, str] | None = None) -> list[Door]:
     """The home directory's doors when the home lies inside one of ``roots`` (the user
-    opened the home folder, or a folder above it, as the workspace)."""
-    home = Path(os.path.expanduser("~"))
+    opened the home folder, or a folder above it, as the workspace); ``env``: the caller's
+    variables (None: this process's)."""
+    env = os.environ if env is None else env
+    home = Path(_home("~", env))
     homes = dict.fromkeys((Path(os.path.normpath(home)), Path(os.path.realpath(home))))
     if not any(h == r or h.is_relative_to(r) for h in homes for r in roots):
         return []
     why = "the user's shells, desktop, git and tools read or run it from the home folder"
     out = [Door(h / name, why) for h in homes for name in HOME_DOORS]
-    xdg = os.environ.get("XDG_CONFIG_HOME")
+    xdg = env.get("XDG_CONFIG_HOME")
     if xdg:
         out.append(Door(Path(os.path.normpath(xdg)), why))
     return out

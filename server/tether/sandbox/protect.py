@@ -28,7 +28,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,11 +231,13 @@ def doors_of(
     finder: DoorFinder,
     *,
     dotenv: bool,
+    env: Mapping[str, str] | None = None,
 ) -> list[Door]:
-    """What the host runs or reads on its own, inside the roots (``doors.py``)."""
-    doors = finder.git(repos)
-    doors += [Door(p, "git reads it as the user's configuration") for p in user_configs()]
-    doors += home_doors(roots)
+    """What the host runs or reads on its own, inside the roots (``doors.py``), for the
+    caller whose variables are ``env`` (None: this process's)."""
+    doors = finder.git(repos, env)
+    doors += [Door(p, "git reads it as the user's configuration") for p in user_configs(env)]
+    doors += home_doors(roots, env)
     entries = [p for r in found for p in r.entries]
     for root in roots:
         entries += [root / ".envrc", root / ".vscode"]
@@ -269,9 +271,10 @@ def plan(
     *,
     git_writable: bool,
     finder: DoorFinder | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Plan:
     """What to bind read-only under the writable ``roots`` (canonical), and what the gate
-    refuses to create."""
+    refuses to create, for the caller whose variables are ``env`` (None: this process's)."""
     items: dict[Path, Protected] = {}
     links: list[tuple[Path, str]] = []
     git_dirs: list[Path] = []
@@ -305,8 +308,10 @@ def plan(
             protect(path, "dir")
         git_dirs += result.git_dirs
     repos = repositories(roots, found)
-    dotenv = direnv_loads_dotenv()
-    doors = doors_of(roots, found, repos, finder, dotenv=dotenv) if finder is not None else []
+    dotenv = direnv_loads_dotenv(env)
+    doors = (
+        doors_of(roots, found, repos, finder, dotenv=dotenv, env=env) if finder is not None else []
+    )
     for door in doors:
         protect(door.path, "file")
     writable: list[str] = []

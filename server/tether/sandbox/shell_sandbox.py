@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
-from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv
+from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv, door_key
 from tether.sandbox.exposure import expand, exposure, listening_sockets
 from tether.sandbox.launch import Refusals, gate_argv, runtime
 from tether.sandbox.prestart import LINGER_S, PreparedProcess, Prestarter
@@ -56,8 +56,9 @@ class BwrapSandbox:
         """The next command's sandbox, started ahead (``prestart.py``), waiting at most
         ``linger_s`` (none when 0)."""
         self._doors = DoorFinder()
-        self._doors_seen: tuple[float, tuple[Door, ...]] | None = None
-        """The doors found last, and when (reused like the walk's results)."""
+        self._doors_seen: dict[tuple[tuple[str, str], ...], tuple[float, tuple[Door, ...]]] = {}
+        """The doors found last per kind of caller (``door_key``), and when (reused like the
+        walk's results)."""
         self._closed = False
         self._private = tuple(Path(os.path.realpath(p)) for p in private)
         self._discovery = discovery or Discovery()
@@ -81,15 +82,18 @@ class BwrapSandbox:
         return self._probe.problem
 
     @contextlib.contextmanager
-    def session(self, cwd: Path) -> Generator[Confined]:
-        """The command's sandbox; protected links it replaced are put back when it ends."""
+    def session(self, cwd: Path, env: Mapping[str, str] | None = None) -> Generator[Confined]:
+        """The command's sandbox; protected links it replaced are put back when it ends.
+        ``env``: the variables of the caller it runs for (None: this process's)."""
         # The mounts are made on canonical paths: a link to the workspace may lie where the
         # sandbox sees nothing of the host's (a private ``/tmp``), so ``--chdir`` must not use it.
         cwd = Path(os.path.realpath(cwd))
         policy = self.policy
         roots = [policy.root, *policy.writable]
         found = [self._discovery.found(root) for root in roots]
-        protected = plan(roots, found, git_writable=policy.git_writable, finder=self._doors)
+        protected = plan(
+            roots, found, git_writable=policy.git_writable, finder=self._doors, env=env
+        )
         seen = exposure(
             policy.root,
             policy.writable,
@@ -138,19 +142,28 @@ class BwrapSandbox:
                 argv, env, umask = started[-1]
                 self._prestart.prepare(argv, env, umask, cwd)
 
-    def door(self, path: Path) -> str | None:
-        """What on the host runs or reads ``path`` (``doors.py``), or None."""
+    def door(self, path: Path, env: Mapping[str, str] | None = None) -> str | None:
+        """What on the host runs or reads ``path`` (``doors.py``), or None, for the caller
+        whose variables are ``env`` (None: this process's)."""
+        env = os.environ if env is None else env
+        key = door_key(env)
         now = time.monotonic()
         with self._links_lock:
-            cached = self._doors_seen
+            cached = self._doors_seen.get(key)
         if cached is None or now - cached[0] >= DISCOVERY_TTL_S:
             roots = [self.policy.root, *self.policy.writable]
             found = [self._discovery.found(root) for root in roots]
             repos = repositories(roots, found)
-            doors = doors_of(roots, found, repos, self._doors, dotenv=direnv_loads_dotenv())
+            dotenv = direnv_loads_dotenv(env)
+            doors = doors_of(roots, found, repos, self._doors, dotenv=dotenv, env=env)
             cached = (now, tuple(doors))
             with self._links_lock:
-                self._doors_seen = cached
+                # Only the callers of the last few minutes: the others' doors are stale.
+                for old in [
+                    k for k, v in self._doors_seen.items() if now - v[0] >= DISCOVERY_TTL_S
+                ]:
+                    del self._doors_seen[old]
+                self._doors_seen[key] = cached
         for door in cached[1]:
             if path == door.path or path.is_relative_to(door.path):
                 return door.why

@@ -11,7 +11,8 @@ and asks permission before every call.
 
 from __future__ import annotations
 
-import functools
+import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -158,12 +159,23 @@ def build_tool(
     )
 
 
-@functools.cache
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+"""The schemas made, while their models live: an MCP connection makes a model per tool,
+and those of closed connections must go with them (a long-lived daemon opens thousands)."""
+_SCHEMAS_LOCK = threading.Lock()
+
+
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """JSON schema for the model, by alias, without pydantic's noise (titles). Cached: it is
-    on every request's path, and callers must treat it as read-only."""
-    schema = model.model_json_schema(by_alias=True)
-    return _strip_titles(schema)
+    """JSON schema for the model, by alias, without pydantic's noise (titles). Cached for as
+    long as the model lives: it is on every request's path, and callers must treat it as
+    read-only."""
+    with _SCHEMAS_LOCK:
+        found = _SCHEMAS.get(model)
+    if found is None:
+        found = _strip_titles(model.model_json_schema(by_alias=True))
+        with _SCHEMAS_LOCK:
+            found = _SCHEMAS.setdefault(model, found)
+    return found
 
 
 def _strip_titles(node: Any) -> Any:

@@ -135,7 +135,7 @@ def _confined(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> Generator[
     elif sandbox is None or not sandbox.active:
         yield None  # the permission pipeline had the user approve running unconfined
     else:
-        with sandbox.session(ctx.cwd) as sandboxed:
+        with sandbox.session(ctx.cwd, ctx.config.caller_env) as sandboxed:
             yield sandboxed
 
 

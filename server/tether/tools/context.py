@@ -160,14 +160,18 @@ class ShellSandbox(Protocol):
         """Why the sandbox is not active, for the user."""
         ...
 
-    def session(self, cwd: Path) -> AbstractContextManager[Wrap]:
-        """Prepare the filesystem for one command; yields the argv wrapper."""
+    def session(
+        self, cwd: Path, env: Mapping[str, str] | None = None
+    ) -> AbstractContextManager[Wrap]:
+        """Prepare the filesystem for one command; yields the argv wrapper. ``env``: the
+        variables of the caller it runs for (None: this process's)."""
         ...
 
-    def door(self, path: Path) -> str | None:
+    def door(self, path: Path, env: Mapping[str, str] | None = None) -> str | None:
         """What on the host runs or reads ``path`` by itself (a hooks folder a repository
         names, a file its configuration includes…), or None: writing there is writing
-        the control plane."""
+        the control plane. ``env``: the variables of the caller whose git and direnv would
+        (None: this process's)."""
         ...
 
 

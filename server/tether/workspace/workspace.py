@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tether.agents.definitions import load_definitions
-from tether.core.environ import Caller, process_env
+from tether.core.environ import Caller
 from tether.core.files import kind_of
 from tether.core.hooks import Hooks
 from tether.editor.port import Editor
@@ -253,8 +253,7 @@ class Workspace:
                 extra_sections=[options.append_system_prompt]
                 if options.append_system_prompt
                 else [],
-                shell=caller.get("SHELL") if caller is not None else None,
-                env=process_env(caller, credentials=False) if caller is not None else None,
+                caller=caller,
             ),
             tasks=TaskRegistry(writer.path.parent / session_id / "tasks"),
             title=options.title or (resumed.title if resumed else None),
@@ -367,6 +366,8 @@ class Workspace:
         engine = session.engine
         engine.set_provider(self.make_provider(parts.model, caller))
         parts.tools.caller_env = caller
+        engine.assembler.caller = caller  # its shell, named in the system prompt
+        engine.assembler.invalidate()
         parts.tools.small_model = small_model_for(engine.provider, caller)
         if parts.hooks is not None:
             parts.hooks.use_caller(caller)

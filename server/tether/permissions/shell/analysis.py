@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
 
@@ -32,12 +33,15 @@ def is_read_only_simple(cmd: SimpleCommand) -> bool:
     return effects(cmd).read_only
 
 
-def command_effects(cmd: SimpleCommand, script: Script) -> Effects:
+def command_effects(
+    cmd: SimpleCommand, script: Script, env: Mapping[str, str] | None = None
+) -> Effects:
     """``effects``, where a call of a function the line defines does only what its body
-    (listed with the line's commands) and its redirections do."""
+    (listed with the line's commands) and its redirections do. ``env``: the variables of
+    the shell that runs it, the session's caller's (None: this process's)."""
     if cmd.words and cmd.words[0].value in script.functions and cmd.words[0].static:
-        return effects(replace(cmd, words=(Word.literal(":"),)))
-    return effects(cmd)
+        return effects(replace(cmd, words=(Word.literal(":"),)), env)
+    return effects(cmd, env)
 
 
 @lru_cache(maxsize=512)

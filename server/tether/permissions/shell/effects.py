@@ -9,11 +9,10 @@ creates, removes or copies. Where the paths point is the policy's business
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from tether.core.environ import is_session_variable
+from tether.core.environ import environ_of, is_session_variable
 from tether.permissions.shell.git import analyse_git
 from tether.permissions.shell.model import Effects, SimpleCommand, Word, named, refused
 from tether.permissions.shell.options import Options, parse_options
@@ -28,7 +27,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LOCAL = re.compile(r"[a-z_][a-z0-9_]*")
 
 
-def effects(cmd: SimpleCommand) -> Effects:
+def effects(cmd: SimpleCommand, env: Mapping[str, str] | None = None) -> Effects:
+    """``env``: the variables of the shell that runs the command, the session's caller's
+    (None: this process's)."""
     reads: list[Word] = []
     writes: list[Word] = []
     for r in cmd.redirects:
@@ -36,7 +37,7 @@ def effects(cmd: SimpleCommand) -> Effects:
             reads.append(r.target)
         elif r.writes and r.target is not None and r.target.value not in SINKS:
             writes.append(r.target)
-    own = _command(cmd)
+    own = _command(cmd, environ_of(env))
     reads_all = (*reads, *own.reads)
     writes_all = (*writes, *own.writes)
     if writes and own.read_only:
@@ -55,19 +56,17 @@ def effects(cmd: SimpleCommand) -> Effects:
     )
 
 
-def _local_names(assignments: Sequence[str]) -> bool:
+def _local_names(assignments: Sequence[str], env: Mapping[str, str]) -> bool:
     """Only shell-local variables (lowercase by convention, not from the environment):
     setting one changes no program's environment or lookup (PATH, IFS, LD_*…)."""
     names = [re.split(r"\+?=|\[", a, maxsplit=1)[0] for a in assignments]
     # A caller of the warm daemon brings its own variables of these names (proxies...).
-    return all(
-        _LOCAL.fullmatch(n) and n not in os.environ and not is_session_variable(n) for n in names
-    )
+    return all(_LOCAL.fullmatch(n) and n not in env and not is_session_variable(n) for n in names)
 
 
-def _command(cmd: SimpleCommand) -> Effects:
+def _command(cmd: SimpleCommand, env: Mapping[str, str]) -> Effects:
     if not cmd.words:
-        if _local_names(cmd.assignments):
+        if _local_names(cmd.assignments, env):
             return Effects(True)
         return refused("it sets a variable programs or the shell read (PATH, IFS…)")
     if cmd.assignments:
@@ -76,6 +75,8 @@ def _command(cmd: SimpleCommand) -> Effects:
     if name is None or cmd.words[0].glob:
         return refused("the program is decided at run time")
     words = cmd.words
+    if name == "cd":
+        return _cd(words, env)
     special = _SPECIAL.get(name)
     if special is not None:
         return special(words)
@@ -113,7 +114,7 @@ def _reader(name: str, prog: Program, words: Sequence[Word]) -> Effects:
     return Effects(True, reads=(*reads, *operands))
 
 
-def _cd(words: Sequence[Word]) -> Effects:
+def _cd(words: Sequence[Word], env: Mapping[str, str]) -> Effects:
     operands = [w for w in words[1:] if not (w.value or "").startswith("-") or w.value == "-"]
     if len(operands) != 1:
         return refused("cd without one directory goes to the home directory")
@@ -121,7 +122,7 @@ def _cd(words: Sequence[Word]) -> Effects:
     if target.value == "-":
         return refused("cd - goes back to a directory the line does not name")
     relative = target.value is not None and not target.value.startswith(("/", "./", "../"))
-    if relative and os.environ.get("CDPATH"):
+    if relative and env.get("CDPATH"):
         return refused("cd may follow CDPATH out of the workspace")
     return Effects(True, reads=(target,), chdir=target)
 
@@ -173,7 +174,6 @@ def _tee(words: Sequence[Word]) -> Effects:
 
 
 _SPECIAL = {
-    "cd": _cd,
     "tee": _tee,
     "date": _date,
     "hostname": _hostname,
