@@ -162,7 +162,9 @@ def run_remote(argv: Sequence[str], env: Mapping[str, str] | None = None) -> int
     env = os.environ if env is None else env
     sock = socket_path(env)
     if sock.exists() and not warm_path(sock).exists():
-        return RunHere(start_daemon=False)  # still warming up: running here is quicker
+        # Still starting or warming up (or not ours): running here is quicker than waiting.
+        _note(argv, f"the daemon at {sock} is not ready yet; running in this process")
+        return RunHere(start_daemon=False)
     try:
         channel = connect_running(env)
     except OSError as e:  # DaemonUnavailable, or a runtime directory of another user
