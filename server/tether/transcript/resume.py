@@ -132,8 +132,10 @@ def _resume(path: Path, session_id: str, leaf: str | None, recover: bool) -> Res
     repairs += _interrupted_tasks(loaded.progress, session_id, messages, notes)
     message_turns += [None] * (len(messages) - len(message_turns))
     meta = loaded.meta
-    # The meta line may be older than the chain (a torn last line took the newer one).
-    turns = max(meta.turns, len(turn_parents)) if meta else users
+    # The meta line may be older than the chain (a torn last line took the newer one); a
+    # turn counts once the model answered it (a prompt that failed before any answer is none).
+    answered = {r.turn_id for r in chain if isinstance(r, AssistantRecord) and r.turn_id}
+    turns = max(meta.turns, len(answered)) if meta else users
     anchor = next(
         (
             (i + 1, r.usage)
