@@ -104,8 +104,6 @@ class InProcessDriver:
         self._session: Session | None = None
         self._request: OpenRequest | None = None
         self._notes: list[str] = []
-        self._said: set[str] = set()
-        """MCP problems already said on stderr."""
         self._endpoint: str | None = None
         self._endpoint_origin: str | None = None
         self._unshare: Callable[[], None] | None = None
