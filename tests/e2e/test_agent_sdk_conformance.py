@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -209,8 +210,12 @@ def node_program() -> list[str]:
 @pytest.mark.parametrize("sdk", ["typescript", "python"])
 def test_same_program_same_behaviour(claude_code: Path, tmp_path: Path, sdk: str) -> None:
     program = node_program() if sdk == "typescript" else [sys.executable, "conformance.py"]
-    theirs, their_root, their_api = run(program, claude_code, tmp_path, "claude", ALL)
-    ours, our_root, our_api = run(program, TETHER, tmp_path, "tether", ALL)
+    # The two runs share nothing (own fake server, workspace, home): side by side.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        their_run = pool.submit(run, program, claude_code, tmp_path, "claude", ALL)
+        our_run = pool.submit(run, program, TETHER, tmp_path, "tether", ALL)
+        theirs, their_root, their_api = their_run.result()
+        ours, our_root, our_api = our_run.result()
     # Claude Code may try a "safeguards" field the API refuses on a custom address; it
     # expects that refusal and sends the request again without it.
     assert [p for p in their_api.problems() if SAFEGUARDS_REFUSED not in p] == []
