@@ -6,7 +6,8 @@ shapes and their evidence are in ``openai_rules``):
 * ``llamacpp``: ``GET /props``, ``default_generation_settings.n_ctx``;
 * ``ollama``: ``POST /api/show`` (``num_ctx`` in ``parameters`` only when the Modelfile sets
   it; the trained length in ``model_info``), ``POST /api/generate`` without a prompt loads
-  the model, ``GET /api/ps`` lists loaded models with the ``context_length`` they run with.
+  the model, ``GET /api/ps`` lists loaded models with the ``context_length`` they run with,
+  ``GET /api/tags`` the models it has, ``GET /api/version`` its version.
 
 Other servers answer an unknown route with 404 (vLLM's FastAPI ``{"detail": "Not Found"}``).
 With ``announce_window`` off, no route reports the window.
@@ -32,6 +33,8 @@ class Served(Protocol):
     loaded: bool
 
 
+OLLAMA_VERSION = "0.13.5"
+"""What ``GET /api/version`` says: one with ``truncate`` and ``shift`` (0.12.5 and later)."""
 TRAINED_CONTEXT = 131_072
 """The ``<arch>.context_length`` the fake's Ollama model reports (not what it runs with)."""
 
@@ -102,6 +105,13 @@ def _ollama(
     if method == "POST" and path == "/api/generate" and not (body or {}).get("prompt"):
         server.loaded = True
         reply.json(200, {"model": name, "response": "", "done": True, "done_reason": "load"})
+        return True
+    if method == "GET" and path == "/api/tags":  # the models it has (to run, or to pull)
+        tagged = name if ":" in name else f"{name}:latest"
+        reply.json(200, {"models": [{"name": tagged, "model": tagged, "size": 4_683_087_332}]})
+        return True
+    if method == "GET" and path == "/api/version":
+        reply.json(200, {"version": OLLAMA_VERSION})
         return True
     if method == "GET" and path == "/api/ps":
         models: list[dict[str, Any]] = []

@@ -90,6 +90,8 @@ async def check_model(
         return wrong
     if spec.provider == "openai":
         return _openai_answer(head, choice, answer.status, answer.body, details)
+    if spec.provider == "ollama":
+        return _ollama_answer(head, choice, answer.status, answer.body, details)
     helper = bool(loaded.settings.api_key_helper) and not env.get("ANTHROPIC_API_KEY")
     return _anthropic_answer(head, choice, answer.status, details, helper)
 
@@ -161,6 +163,10 @@ async def _ask(choice: ModelChoice, env: Mapping[str, str]) -> Answer | Exceptio
     if choice.spec.provider == "openai":
         url = f"{base}/models"
         headers = {"Authorization": f"Bearer {env.get('OPENAI_API_KEY') or 'not-needed'}"}
+    elif choice.spec.provider == "ollama":
+        url = f"{base}/api/tags"  # the models it has (docs/api.md "List Local Models")
+        key = env.get("OLLAMA_API_KEY")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
     else:
         url = f"{base}/v1/models/{choice.spec.model}"
         headers = {"anthropic-version": ANTHROPIC_VERSION}
@@ -232,6 +238,34 @@ def _openai_answer(
         (*details, f"it lists: {listed or 'nothing'}"),
         f"load or pull the model (Ollama: `ollama pull {model}`), or use a listed name in "
         f"{choice.chosen_by}",
+    )
+
+
+def _ollama_answer(
+    head: str, choice: ModelChoice, status: int, body: Any, details: tuple[str, ...]
+) -> Finding:
+    model = choice.spec.model
+    models = cast(dict[str, Any], body).get("models") if isinstance(body, dict) else None
+    if status != 200 or not isinstance(models, list):
+        return Finding(
+            AREA,
+            "fail",
+            f"{head}: {choice.endpoint} answers, but not as Ollama (GET /api/tags: HTTP {status})",
+            details,
+            "use Ollama's root URL (http://localhost:11434), or openai:<model>@<base-url> "
+            "for another server",
+        )
+    entries = [cast(dict[str, Any], m) for m in cast(list[Any], models) if isinstance(m, dict)]
+    names = [str(m.get("name")) for m in entries if m.get("name")]
+    if model in names or f"{model}:latest" in names:  # a name without a tag is :latest
+        return Finding(AREA, "ok", f"{head}: Ollama answers and has {model}", details)
+    listed = ", ".join(names[:_SHOWN_MODELS]) + (", …" if len(names) > _SHOWN_MODELS else "")
+    return Finding(
+        AREA,
+        "fail",
+        f"{head}: Ollama answers, but does not have {model}",
+        (*details, f"it has: {listed or 'nothing'}"),
+        f"pull the model (`ollama pull {model}`), or use a name it has in {choice.chosen_by}",
     )
 
 
