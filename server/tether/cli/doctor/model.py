@@ -9,7 +9,7 @@ Model") on Anthropic's, through the same proxies and CA certificates a session u
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -89,7 +89,16 @@ async def check_model(
     if wrong is not None:
         return wrong
     if spec.provider == "openai":
-        return _openai_answer(head, choice, answer.status, answer.body, details)
+        found = _openai_answer(head, choice, answer.status, answer.body, details)
+        native = await _ollama_root(choice, env) if found.status == "ok" else None
+        if native is not None:
+            advice = (
+                f"Ollama answers at {native}: ollama:{spec.model}@{native} uses its native API, "
+                "which sends the window with every request (num_ctx); through /v1 a prompt over "
+                "the context Ollama loaded is cut silently (docs/models.md)"
+            )
+            return replace(found, details=(*found.details, advice))
+        return found
     if spec.provider == "ollama":
         return _ollama_answer(head, choice, answer.status, answer.body, details)
     helper = bool(loaded.settings.api_key_helper) and not env.get("ANTHROPIC_API_KEY")
@@ -188,6 +197,21 @@ async def _ask(choice: ModelChoice, env: Mapping[str, str]) -> Answer | Exceptio
     return Answer(
         response.status_code, body, headers.get("content-type", ""), headers.get("location")
     )
+
+
+async def _ollama_root(choice: ModelChoice, env: Mapping[str, str]) -> str | None:
+    """Ollama's root when the OpenAI-compatible URL is Ollama's ``/v1`` (its
+    ``GET /api/version`` answers), else None."""
+    import httpx2
+
+    root = (choice.endpoint or "").rstrip("/").removesuffix("/v1")
+    try:
+        async with NetworkSettings.of(env).client(timeout=TIMEOUT_S) as client:
+            response = await client.get(f"{root}/api/version")
+            version = response.json() if response.status_code == 200 else None
+    except (httpx2.HTTPError, ValueError):
+        return None
+    return root if isinstance(version, dict) and "version" in version else None
 
 
 def _unreachable(
