@@ -8,7 +8,7 @@ Every body carries what keeps Ollama from cutting a prompt silently:
   the machine's memory, or ``OLLAMA_CONTEXT_LENGTH``).
 * ``truncate: false``: by default Ollama drops the oldest messages of a prompt over
   ``num_ctx`` and says nothing (``server/prompt.go`` ``chatPrompt``); with it, such a prompt
-  is refused with an error instead (``api/types.go`` ``ChatRequest.Truncate``, Ollama 0.12.5
+  is refused with an error instead (``api/types.go`` ``ChatRequest.Truncate``, Ollama 0.12.6
   and later; older servers ignore the field and the turn notices a cut from the count).
 * ``shift: false``: a reply that fills the context ends (``done_reason: "length"``) instead
   of the runner discarding the front of the context to go on (``ChatRequest.Shift``).

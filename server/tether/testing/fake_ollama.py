@@ -106,6 +106,7 @@ class FakeOllamaServer(FakeOpenAIServer):
         served_model: str | None = None,
         capabilities: tuple[str, ...] = ("completion", "tools"),
         trained_context: int = TRAINED_CONTEXT,
+        knows_truncate: bool = True,
     ):
         super().__init__(
             script,
@@ -117,6 +118,10 @@ class FakeOllamaServer(FakeOpenAIServer):
         )
         self.capabilities = capabilities
         self.trained_context = trained_context
+        """The model's trained length: ``/api/show`` says it, and no context exceeds it."""
+        self.knows_truncate = knows_truncate
+        """False: an Ollama before 0.12.6, which has no ``truncate`` or ``shift`` (Go's JSON
+        decoder drops fields it does not know): it cuts whatever a request says."""
         self.num_ctx: list[int | None] = []
         """``options.num_ctx`` of every chat request (None: it sent none)."""
 
@@ -168,12 +173,13 @@ class FakeOllamaServer(FakeOpenAIServer):
         sent = count_prompt_tokens(body)
         if sent <= num_ctx - 1:
             return Fit(num_ctx, sent, sent)
-        if body.get("truncate") is False:
+        known = self.knows_truncate
+        if known and body.get("truncate") is False:
             return Fit(num_ctx, sent, sent, ServerError(400, exceeds(sent, num_ctx), "ollama"))
         kept = _drop_oldest(body, num_ctx)
         if kept <= num_ctx - 1:
             return Fit(num_ctx, sent, kept)
-        if body.get("shift") is False:
+        if known and body.get("shift") is False:
             return Fit(num_ctx, sent, kept, ServerError(400, SHIFT_REFUSAL, "ollama"))
         return Fit(num_ctx, sent, num_ctx - max((num_ctx - KEEP) // 2, 1))
 

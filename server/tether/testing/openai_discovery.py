@@ -31,10 +31,11 @@ class Served(Protocol):
     flavor: Flavor
     modelfile_num_ctx: bool
     loaded: bool
+    trained_context: int
 
 
 OLLAMA_VERSION = "0.13.5"
-"""What ``GET /api/version`` says: one with ``truncate`` and ``shift`` (0.12.5 and later)."""
+"""What ``GET /api/version`` says: one with ``truncate`` and ``shift`` (0.12.6 and later)."""
 TRAINED_CONTEXT = 131_072
 """The ``<arch>.context_length`` the fake's Ollama model reports (not what it runs with)."""
 
@@ -98,7 +99,7 @@ def _ollama(
         parameters = 'stop                           "<|im_end|>"'
         if server.modelfile_num_ctx and window is not None:
             parameters += f"\nnum_ctx                        {window}"
-        info = {"general.architecture": "qwen2", "qwen2.context_length": TRAINED_CONTEXT}
+        info = {"general.architecture": "qwen2", "qwen2.context_length": server.trained_context}
         answer = {"parameters": parameters, "model_info": info, "capabilities": ["completion"]}
         reply.json(200, answer)
         return True

@@ -109,7 +109,7 @@ async def test_streams_text_thinking_and_tool_calls(ollama, provider):
         (None, False, 131_072, 8_192),  # what Ollama loads by itself (/api/ps)
         (None, True, 131_072, 8_192),  # the Modelfile's num_ctx
         (65_536, False, 131_072, 65_536),  # the setting: Ollama loads that much
-        (262_144, False, 131_072, 131_072),  # never more than the trained length
+        (262_144, False, 32_768, 32_768),  # never more than the trained length
     ],
 )
 async def test_every_request_carries_the_window_tether_uses(
