@@ -109,3 +109,22 @@ async def test_the_window_setting_is_the_context_ollama_runs(tmp_path: Path) -> 
         finally:
             await ws.close()
     check(engine, updates, server, 16_000)
+
+
+async def test_ollamas_own_small_default_stops_before_any_request_and_names_the_setting(
+    tmp_path: Path,
+) -> None:
+    with FakeOllamaServer(script(3), context_window=4_096, served_model="qwen") as server:
+        ws = workspace(tmp_path, {"model": f"ollama:qwen@{server.base_url}"})
+        try:
+            engine, _ = await turn(ws, 3)
+        finally:
+            await ws.close()
+    assert engine.last_result is not None
+    terminal = engine.last_result.terminal
+    assert terminal.reason == "prompt_too_long", terminal
+    assert "for a window of 4096 tokens" in terminal.message
+    assert "modelOptions.contextWindow: an ollama: model's Ollama loads that much" in (
+        terminal.message
+    )
+    assert server.num_ctx == [] and server.truncated == []

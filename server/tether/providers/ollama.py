@@ -6,8 +6,9 @@ sizes the conversation to (``options.num_ctx``) and asks Ollama to refuse rather
 (``truncate: false``, ``shift: false``; ``ollama_body``), so the compaction thresholds and
 the server use the same number and nothing is dropped unsaid. The window is, in order:
 ``modelOptions.contextWindow``; the Modelfile's ``num_ctx``; the context Ollama loads the
-model with by itself (``discovery.ollama_window``); 4096. Never more than the model's
-trained length, which is all Ollama would load.
+model with by itself (``discovery.ollama_window``; 4096 from an Ollama too old to say);
+32768 when Ollama does not answer. Never more than the model's trained length, which is all
+Ollama would load.
 
 Plain HTTP (``httpx2``, no SDK): a stream of JSON lines, read as they come, with the same
 recovery as the other providers (``retry.stream_with_recovery``). Ollama's errors are
@@ -29,7 +30,7 @@ from tether.providers import retry
 from tether.providers.base import Completed, ModelRequest, StreamEvent
 from tether.providers.connection import Connection, ConnectionArgs
 from tether.providers.convert_ollama import ChatState, Wire, completed_from_object
-from tether.providers.discovery import OLLAMA_OLD_DEFAULT, ollama_window
+from tether.providers.discovery import ollama_window
 from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOptions
 from tether.providers.network import NetworkSettings
 from tether.providers.ollama_body import ChatBodyEncoder
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
     import httpx2
 
 DEFAULT_ROOT = "http://localhost:11434"
+UNKNOWN_WINDOW = 32_768
+"""The window when Ollama does not say (``/api/show`` fails: no such model, or no Ollama
+there): the request goes out with it, and Ollama's own answer says what is wrong."""
 CHAT_PATH = "/api/chat"
 STREAM_TYPE = "application/x-ndjson"
 """The content type of a streamed answer (docs/api/streaming.mdx)."""
@@ -90,7 +94,7 @@ class OllamaProvider:
         """The window every request sends as ``num_ctx`` (see the module's docstring); less
         where a refusal named less."""
         setting = self._options.context_window
-        window = setting or self._discovered or OLLAMA_OLD_DEFAULT
+        window = setting or self._discovered or UNKNOWN_WINDOW
         if self._trained:
             window = min(window, self._trained)
         return self._window.cap(window, explicit=bool(setting))
