@@ -106,8 +106,10 @@ class OllamaProvider:
         return ModelLimits(window, cap, cap, "none")
 
     async def discover_window(self, *, again: bool = False) -> None:
-        """Ask Ollama for the model's window once, or ``again``."""
-        if self._asked and not again:
+        """Ask Ollama for the model's window once; ``again`` only if it did not say: the
+        window it said is the one every request sends, and asking again would load the
+        model once more without it."""
+        if self._asked and (not again or self._discovered is not None):
             return
         self._asked = True
         settled = bool(self._options.context_window)
