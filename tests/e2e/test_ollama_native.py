@@ -128,3 +128,39 @@ async def test_ollamas_own_small_default_stops_before_any_request_and_names_the_
         terminal.message
     )
     assert server.num_ctx == [] and server.truncated == []
+
+
+class Untold(FakeOllamaServer):
+    """An Ollama whose /api/show lists no trained length (older builds): a window set
+    above it is sent, and Ollama runs the model with the trained length instead."""
+
+    def serve_other(self, method: str, path: str, body: Any, reply: Any) -> bool:
+        if path != "/api/show":
+            return super().serve_other(method, path, body, reply)
+        reply.json(200, {"parameters": "", "model_info": {}, "capabilities": ["completion"]})
+        return True
+
+
+async def test_a_refusal_names_the_context_ollama_really_runs_and_the_turn_goes_on(
+    tmp_path: Path,
+) -> None:
+    with Untold(script(20), served_model="qwen", trained_context=14_000) as server:
+        server.summary_reply = SUMMARY
+        settings = {
+            "model": f"ollama:qwen@{server.base_url}",
+            "modelOptions": {"contextWindow": 40_000},
+        }
+        ws = workspace(tmp_path, settings)
+        try:
+            engine, updates = await turn(ws, 20)
+        finally:
+            await ws.close()
+    assert engine.last_result is not None
+    assert engine.last_result.terminal.reason == "completed", engine.last_result.terminal
+    assert "".join(u.text for u in updates if isinstance(u, AgentMessageChunk)).endswith(FINAL)
+    # One refusal named the real context; from then on every request was sized to it.
+    assert len(server.rejected) == 1 and "(14000 tokens)" in server.rejected[0].message
+    assert engine.provider.context_window == 14_000 == engine.meter.context_window
+    refused = server.refused_at[0]
+    assert set(server.num_ctx[refused + 1 :]) == {14_000}
+    assert server.truncated == [] and max(server.prompt_tokens) < 14_000
