@@ -177,6 +177,12 @@ def test_ollama_through_its_native_api(folder: Path, env: dict[str, str]) -> Non
     assert absent["fix"].startswith("pull the model (`ollama pull llama3`)")
     wrong = finding(not_ollama, "model")
     assert wrong["status"] == "fail" and "not as Ollama" in wrong["summary"], wrong
+    env["OLLAMA_HOST"] = f"127.0.0.1:{closed_port()}"
+    _, stopped = doctor(folder, env, "--model", "ollama:qwen")
+    down = finding(stopped, "model")
+    assert down["status"] == "fail" and "cannot connect to http://127.0.0.1:" in down["summary"]
+    assert down["details"][0].endswith("(from OLLAMA_HOST)")
+    assert down["fix"].startswith("start Ollama (`ollama serve`), or say where it runs")
 
 
 def test_learned_windows_are_listed_with_how_to_forget_them(

@@ -223,7 +223,10 @@ def _unreachable(
         what = f"no answer from {choice.endpoint} within {TIMEOUT_S:.0f} s"
     else:
         what = f"cannot connect to {choice.endpoint} ({type(error).__name__}: {error})"
-    if choice.endpoint_chosen_by is None:
+    if choice.spec.provider == "ollama":
+        fix = "start Ollama (`ollama serve`), or say where it runs: OLLAMA_HOST, or "
+        fix += f"ollama:{choice.spec.model}@<url> in {choice.chosen_by}"
+    elif choice.endpoint_chosen_by is None:
         fix = "check the network and the proxy variables (HTTPS_PROXY, NO_PROXY)"
     else:
         fix = f"start the server, or correct the URL ({choice.endpoint_chosen_by})"
