@@ -126,7 +126,8 @@ class OverflowRecovery:
                 level="warning",
                 message=f"The model server counted {counted} tokens of a prompt of about "
                 f"{sent}: it cut the prompt to fit a smaller window than it reported. Asking "
-                "it for its window again; the context is compacted to fit.",
+                "it for its window again; the context is compacted to fit. (Ollama behind /v1 "
+                "does this; an ollama:<model> spec tells Ollama the window instead.)",
             )
         )
         return False
