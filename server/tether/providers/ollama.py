@@ -46,8 +46,9 @@ UNKNOWN_WINDOW = 32_768
 """The window when Ollama does not say (``/api/show`` fails: no such model, or no Ollama
 there): the request goes out with it, and Ollama's own answer says what is wrong."""
 CHAT_PATH = "/api/chat"
-STREAM_TYPE = "application/x-ndjson"
-"""The content type of a streamed answer (docs/api/streaming.mdx)."""
+STREAM_TYPES = ("application/x-ndjson", "application/json")
+"""The content type of a streamed answer (docs/api/streaming.mdx), or plain JSON, which a
+proxy in front of Ollama may say of the same lines."""
 
 
 class OllamaError(Exception):
@@ -194,12 +195,13 @@ class _Call:
 
     async def open(self) -> tuple[_Lines, Wire]:
         response = await self._send(stream=True)
+        kind = retry.media_type(response.headers)
         try:
             retry.check_answer(
                 str(response.request.url),
                 response.status_code,
                 response.headers,
-                expect=STREAM_TYPE,
+                expect=kind if kind in STREAM_TYPES else STREAM_TYPES[0],
                 redirected_from=retry.redirected_from(response),
             )
         except retry.NotTheApiError:

@@ -235,3 +235,41 @@ async def test_ollama_not_running_says_how_to_start_it(provider):
         await collect(gone.stream(request()))
     await gone.aclose()
     assert "ollama serve" in str(caught.value)
+
+
+async def test_a_page_where_the_stream_should_be_names_the_url_and_is_not_retried(provider):
+    """A captive portal or a proxy's login page answering 200 with HTML."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    hits: list[str] = []
+
+    class Portal(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            hits.append(self.path)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            page = b"<html><title>Sign in</title></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Portal)
+    Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        root = f"http://127.0.0.1:{httpd.server_address[1]}"
+        portal = OllamaProvider("qwen", base_url=root, options=ModelOptions(context_window=8192))
+        with pytest.raises(ModelError) as caught:
+            await collect(portal.stream(request()))
+        await portal.aclose()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    said = str(caught.value)
+    assert f"{root}/api/chat answered HTTP 200 with text/html" in said
+    assert "not application/x-ndjson" in said
+    assert hits.count("/api/chat") == 1  # the same request gets the same page: no retry
