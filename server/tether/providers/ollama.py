@@ -220,13 +220,19 @@ class _Call:
                 expect="application/json",
                 redirected_from=retry.redirected_from(response),
             )
-            data = json.loads(await response.aread())
+            text = (await response.aread()).decode("utf-8", "replace")
         finally:
             await response.aclose()
+        try:
+            data: object = json.loads(text)
+        except ValueError:
+            raise OllamaError(200, f"the answer is not JSON: {text[:200]!r}", response) from None
         answer = cast("Wire", data) if isinstance(data, dict) else {}
         error = answer.get("error")
         if isinstance(error, str):
             raise OllamaError(200, error, response)
+        if answer.get("done") is not True:
+            raise OllamaError(200, f"the answer is not done: {text[:200]!r}", response)
         return completed_from_object(answer)
 
     async def _send(self, *, stream: bool) -> httpx2.Response:
