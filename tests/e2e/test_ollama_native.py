@@ -164,3 +164,29 @@ async def test_a_refusal_names_the_context_ollama_really_runs_and_the_turn_goes_
     refused = server.refused_at[0]
     assert set(server.num_ctx[refused + 1 :]) == {14_000}
     assert server.truncated == [] and max(server.prompt_tokens) < 14_000
+
+
+async def test_a_subagent_on_ollama_says_the_same_window(tmp_path: Path) -> None:
+    """The Agent tool's conversation goes through the same provider: its requests carry
+    num_ctx too, and its tool results name their tools."""
+    agent = {
+        "type": "tool_use",
+        "name": "Agent",
+        "input": {"description": "look", "prompt": "read part00.txt", "subagent_type": "explore"},
+    }
+    read = {"type": "tool_use", "name": "Read", "input": {"file_path": "part00.txt"}}
+    steps = [
+        [agent],
+        [read],
+        [{"type": "text", "text": "FOUND: part 00 lists rows"}],
+        {"expect": {"contains": "FOUND"}, "blocks": [{"type": "text", "text": FINAL}]},
+    ]
+    with FakeOllamaServer(steps, context_window=16_384, served_model="qwen") as server:
+        ws = workspace(tmp_path, {"model": f"ollama:qwen@{server.base_url}"})
+        try:
+            engine, updates = await turn(ws, 1)
+        finally:
+            await ws.close()
+    check(engine, updates, server, 16_384)
+    subagent_result = server.requests[2]["messages"][-1]
+    assert subagent_result["role"] == "tool" and subagent_result["tool_name"] == "Read"
