@@ -120,11 +120,12 @@ def parse_model_spec(
 def _ollama_spec(rest: str, environ: Mapping[str, str]) -> ModelSpec:
     """``ollama:<model>[@<root-url>]``. A model name has a tag after a colon
     (``qwen2.5-coder:14b``), so the URL is whatever follows the last ``@``; without one,
-    ``OLLAMA_HOST`` as Ollama's own CLI reads it, else ``http://localhost:11434``."""
+    ``OLLAMA_HOST``; either read as Ollama's own CLI reads ``OLLAMA_HOST`` (unset: local)."""
     model, at, base_url = rest.rpartition("@") if "@" in rest else (rest, "", "")
     if not model:
         raise ConfigError("ollama: needs a model name, e.g. ollama:qwen2.5-coder:14b")
-    base = base_url if at else ollama_host(environ.get("OLLAMA_HOST"))
+    # Written as OLLAMA_HOST is (``gpu-box:11434`` is http://gpu-box:11434), or whole.
+    base = ollama_host(base_url if at else environ.get("OLLAMA_HOST"))
     url = urlsplit(base)
     if url.scheme not in ("http", "https") or not url.netloc:
         where = f"in ollama:{model}@…" if at else "in OLLAMA_HOST"

@@ -273,3 +273,48 @@ async def test_a_page_where_the_stream_should_be_names_the_url_and_is_not_retrie
     assert f"{root}/api/chat answered HTTP 200 with text/html" in said
     assert "not application/x-ndjson" in said
     assert hits.count("/api/chat") == 1  # the same request gets the same page: no retry
+
+
+@pytest.mark.parametrize(
+    ("spec", "env", "model", "url"),
+    [
+        ("ollama:qwen2.5-coder:14b", {}, "qwen2.5-coder:14b", "http://127.0.0.1:11434"),
+        ("ollama:qwen", {"OLLAMA_HOST": "0.0.0.0:9000"}, "qwen", "http://127.0.0.1:9000"),
+        ("ollama:qwen", {"OLLAMA_HOST": "gpu-box"}, "qwen", "http://gpu-box:11434"),
+        (
+            "ollama:qwen",
+            {"OLLAMA_HOST": "https://ollama.example"},
+            "qwen",
+            "https://ollama.example:443",
+        ),
+        ("ollama:qwen:7b@gpu-box:8080", {"OLLAMA_HOST": "x"}, "qwen:7b", "http://gpu-box:8080"),
+        ("ollama:library/qwen:7b@http://h:11434/v1/", {}, "library/qwen:7b", "http://h:11434"),
+    ],
+)
+def test_ollama_specs(spec: str, env: dict[str, str], model: str, url: str) -> None:
+    from tether.providers.choice import choose_model
+    from tether.providers.registry import parse_model_spec
+
+    parsed = parse_model_spec(spec, env=env)
+    assert (parsed.provider, parsed.model, parsed.base_url) == ("ollama", model, url)
+    assert parse_model_spec(str(parsed), env={}) == parsed  # as a transcript keeps it
+    choice = choose_model(spec, "--model", env=env)
+    by = "--model" if "@" in spec else "OLLAMA_HOST" if env else None
+    assert (choice.endpoint, choice.endpoint_chosen_by) == (url, by)
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("ollama:", "ollama: needs a model name"),
+        ("ollama:@http://h:11434", "ollama: needs a model name"),
+        ("ollama:qwen@ftp://h", "is not an http:// or https:// URL"),
+    ],
+)
+def test_bad_ollama_specs_say_what_to_write(spec: str, said: str) -> None:
+    from tether.errors import ConfigError
+    from tether.providers.registry import parse_model_spec
+
+    with pytest.raises(ConfigError) as caught:
+        parse_model_spec(spec, env={})
+    assert said in str(caught.value)
