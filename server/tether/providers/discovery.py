@@ -8,7 +8,8 @@ Each server says it its own way (the fake serves each, ``testing/openai_discover
 * llama.cpp's server: ``default_generation_settings.n_ctx`` in ``GET {root}/props``.
 * Ollama: the window its runner really uses, which is neither the model's trained length
   nor anything the OpenAI-compatible endpoint can set (it ignores ``num_ctx``): the
-  Modelfile's ``num_ctx`` (``POST {root}/api/show``, ``parameters``) when set, else the
+  Modelfile's ``num_ctx`` (``POST {root}/api/show``, ``parameters``) when set, the trained
+  length of a cloud model (``/api/show`` names its ``remote_host``), else the
   ``context_length`` ``GET {root}/api/ps`` lists for the loaded model, after loading it the
   way the chat requests will (``POST {root}/api/generate`` with no prompt and no options, so
   they find it loaded with the same context rather than reload it); an Ollama too old to
@@ -147,6 +148,10 @@ async def _from_ollama(client: Any, root: str, model: str) -> int | None:
     match = _NUM_CTX.search(str(show.get("parameters") or ""))
     if match:
         return int(match.group(1))
+    if show.get("remote_host"):
+        # A cloud model runs elsewhere, at its whole length (docs/context-length.mdx: "Cloud
+        # models are set to their maximum context length by default"); /api/ps never lists it.
+        return _trained(show)
     await client.post(f"{root}/api/generate", json={"model": model}, timeout=LOAD_TIMEOUT_S)
     tagged = model if ":" in model else f"{model}:latest"
     for running in _items(await _json(client, "GET", f"{root}/api/ps"), "models"):

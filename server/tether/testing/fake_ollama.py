@@ -107,6 +107,7 @@ class FakeOllamaServer(FakeOpenAIServer):
         capabilities: tuple[str, ...] = ("completion", "tools"),
         trained_context: int = TRAINED_CONTEXT,
         knows_truncate: bool = True,
+        remote: bool = False,
     ):
         super().__init__(
             script,
@@ -119,6 +120,7 @@ class FakeOllamaServer(FakeOpenAIServer):
         self.capabilities = capabilities
         self.trained_context = trained_context
         """The model's trained length: ``/api/show`` says it, and no context exceeds it."""
+        self.remote = remote
         self.knows_truncate = knows_truncate
         """False: an Ollama before 0.12.6, which has no ``truncate`` or ``shift`` (Go's JSON
         decoder drops fields it does not know): it cuts whatever a request says."""
@@ -202,7 +204,7 @@ class FakeOllamaServer(FakeOpenAIServer):
 
     def respond(self, index: int, turn: ScriptTurn, body: dict[str, Any], reply: Reply) -> None:
         fault = turn.fault
-        self.loaded = True
+        self.loaded = not self.remote
         fit = self.fit(body)
         if fault == "prompt_too_long":
             over = max(fit.sent, fit.num_ctx)

@@ -32,6 +32,7 @@ class Served(Protocol):
     modelfile_num_ctx: bool
     loaded: bool
     trained_context: int
+    remote: bool
 
 
 OLLAMA_VERSION = "0.13.5"
@@ -100,11 +101,17 @@ def _ollama(
         if server.modelfile_num_ctx and window is not None:
             parameters += f"\nnum_ctx                        {window}"
         info = {"general.architecture": "qwen2", "qwen2.context_length": server.trained_context}
-        answer = {"parameters": parameters, "model_info": info, "capabilities": ["completion"]}
+        answer: dict[str, Any] = {
+            "parameters": parameters,
+            "model_info": info,
+            "capabilities": ["completion"],
+        }
+        if server.remote:
+            answer.update(remote_host="https://ollama.com:443", remote_model=name)
         reply.json(200, answer)
         return True
     if method == "POST" and path == "/api/generate" and not (body or {}).get("prompt"):
-        server.loaded = True
+        server.loaded = not server.remote
         reply.json(200, {"model": name, "response": "", "done": True, "done_reason": "load"})
         return True
     if method == "GET" and path == "/api/tags":  # the models it has (to run, or to pull)

@@ -126,6 +126,16 @@ async def test_every_request_carries_the_window_tether_uses(
     server.assert_complete()
 
 
+async def test_a_cloud_model_runs_at_its_trained_length(ollama, provider):
+    """Ollama never lists a cloud model in /api/ps (it runs elsewhere, at its whole length):
+    not Ollama's local default."""
+    server = ollama([OK], context_window=4_096, trained_context=65_536, remote=True)
+    cloud = provider(server)
+    await collect(cloud.stream(request()))
+    assert cloud.context_window == 65_536 and server.num_ctx == [65_536]
+    server.assert_complete()
+
+
 async def test_tool_calls_round_trip_with_ids_names_and_object_arguments(ollama, provider):
     server = ollama([[READ], OK])
     ollama_provider = provider(server)
