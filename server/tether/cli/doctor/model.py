@@ -61,7 +61,7 @@ def resolve(
             "ANTHROPIC_BASE_URL wants, any value if it wants none"
             if env.get("ANTHROPIC_BASE_URL")
             else "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or choose a local model "
-            "(openai:<model>@<base-url>, see docs/models.md)",
+            "(ollama:<model>, or openai:<model>@<base-url>; see docs/models.md)",
         )
     return choice
 
