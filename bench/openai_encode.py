@@ -2,7 +2,8 @@
 as a Bash-echo session grows: at turn 10 and at turn 1,000, for the whole-history path the
 provider used before (convert every message, then the SDK's parameter transform and JSON
 encoding of all of it) and for the joined cached encodings it uses now (``openai_body``).
-The Messages API encoder (``anthropic_body``) is shown alongside. Target: the cost at turn
+The Messages API encoder (``anthropic_body``) and Ollama's native one (``ollama_body``) are
+shown alongside. Target: the cost at turn
 1,000 about that at turn 10 (O(new messages)).
 
     python bench/openai_encode.py [--turns 1000] [--samples 30]
@@ -26,6 +27,7 @@ from tether.core.messages import Message, TextBlock, ToolUseBlock, tool_result, 
 from tether.providers.anthropic_body import BodyEncoder
 from tether.providers.base import ModelRequest, SystemBlock, ToolSpec
 from tether.providers.convert_openai import request_messages, tool_params
+from tether.providers.ollama_body import ChatBodyEncoder as OllamaBodyEncoder
 from tether.providers.openai_body import ChatBodyEncoder
 from tether.tools.registry import core_tools
 
@@ -102,6 +104,11 @@ def openai_joined() -> Callable[[ModelRequest], bytes]:
     return lambda r: encoder.body(r, max_tokens=None, stream=True)
 
 
+def ollama_joined() -> Callable[[ModelRequest], bytes]:
+    encoder = OllamaBodyEncoder()
+    return lambda r: encoder.body(r, num_ctx=32_768, num_predict=4096, think=None, stream=True)
+
+
 def anthropic_joined() -> Callable[[ModelRequest], bytes]:
     encoder = BodyEncoder()
     return lambda r: encoder.body(r, max_tokens=4096, thinking=None, stream=True)
@@ -119,6 +126,7 @@ async def main() -> None:
         ("openai, whole history + SDK transform (before)", lambda: sdk_whole),
         ("openai, joined cached encodings (now)", openai_joined),
         ("anthropic, joined cached encodings", anthropic_joined),
+        ("ollama /api/chat, joined cached encodings", ollama_joined),
     ]
     for name, make in rows:
         medians: list[float] = []

@@ -21,6 +21,7 @@ import pytest
 from tether.daemon.paths import instance
 from tether.providers.windows import WindowBook
 from tether.testing.fake_anthropic import FakeAnthropicServer
+from tether.testing.fake_ollama import FakeOllamaServer
 from tether.testing.fake_openai import FakeOpenAIServer
 
 Report = dict[str, Any]
@@ -145,12 +146,43 @@ def test_a_local_server_that_answers(folder: Path, env: dict[str, str]) -> None:
         env["OPENAI_BASE_URL"] = api.base_url
         _, untagged = doctor(folder, env, "--model", "openai:llama3")
     assert served["status"] == "ok", served
-    assert served["details"] == [f"URL: {url} (from OPENAI_BASE_URL)"]
+    root = url.removesuffix("/v1")
+    assert served["details"] == [
+        f"URL: {url} (from OPENAI_BASE_URL)",
+        f"Ollama answers at {root}: ollama:qwen2.5-coder:14b@{root} uses its native API, which "
+        "sends the window with every request (num_ctx); through /v1 a prompt over the context "
+        "Ollama loaded is cut silently (docs/models.md)",
+    ]
     absent = finding(missing, "model")
     assert absent["status"] == "fail" and "does not list llama3" in absent["summary"]
     assert "it lists: qwen2.5-coder:14b" in absent["details"]
     assert "ollama pull llama3" in absent["fix"]
     assert finding(untagged, "model")["status"] == "ok"  # Ollama's llama3 is llama3:latest
+
+
+def test_ollama_through_its_native_api(folder: Path, env: dict[str, str]) -> None:
+    with FakeOllamaServer([], served_model="qwen2.5-coder:14b") as api:
+        spec = f"ollama:qwen2.5-coder:14b@{api.base_url}"
+        _, report = doctor(folder, env, "--model", spec)
+        _, missing = doctor(folder, env, "--model", f"ollama:llama3@{api.base_url}")
+    with FakeOpenAIServer([], flavor="vllm") as other:
+        _, not_ollama = doctor(folder, env, "--model", f"ollama:qwen@{other.url}")
+    served = finding(report, "model")
+    assert (
+        served["status"] == "ok" and "Ollama answers and has qwen2.5-coder:14b" in served["summary"]
+    ), served
+    absent = finding(missing, "model")
+    assert absent["status"] == "fail" and "does not have llama3" in absent["summary"]
+    assert "it has: qwen2.5-coder:14b" in absent["details"]
+    assert absent["fix"].startswith("pull the model (`ollama pull llama3`)")
+    wrong = finding(not_ollama, "model")
+    assert wrong["status"] == "fail" and "not as Ollama" in wrong["summary"], wrong
+    env["OLLAMA_HOST"] = f"127.0.0.1:{closed_port()}"
+    _, stopped = doctor(folder, env, "--model", "ollama:qwen")
+    down = finding(stopped, "model")
+    assert down["status"] == "fail" and "cannot connect to http://127.0.0.1:" in down["summary"]
+    assert down["details"][0].endswith("(from OLLAMA_HOST)")
+    assert down["fix"].startswith("start Ollama (`ollama serve`), or say where it runs")
 
 
 def test_learned_windows_are_listed_with_how_to_forget_them(

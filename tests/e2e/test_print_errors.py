@@ -31,7 +31,8 @@ def test_bad_model_name(print_mode: Run, data: Path) -> None:
     assert code == 2 and out == ""
     assert err.strip() == (
         "tether: unknown model 'gpt-4o': use an alias (sonnet, opus, haiku), a Claude model id "
-        "(claude-...), anthropic:<model>, openai:<model>@<base-url> or scripted:<script.json>"
+        "(claude-...), anthropic:<model>, openai:<model>@<base-url>, ollama:<model> or "
+        "scripted:<script.json>"
     )
     assert sessions(data) == []
 

@@ -145,6 +145,7 @@ async def test_a_prompt_the_server_cut_is_noticed_and_not_taken_as_the_size(
     assert len(server.truncated) == 1, server.truncated
     cut = [u for u in updates if isinstance(u, Notice) and "cut the prompt" in u.message]
     assert len(cut) == 1 and cut[0].level == "warning"
+    assert "an ollama:<model> spec tells Ollama the window" in cut[0].message
     assert engine.provider.context_window == 9_000
     assert engine.meter.context_window == 9_000
     assert server.errors == [] and server.remaining == 0

@@ -44,6 +44,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "tether/providers/anthropic.py": (6, FALLBACK),
     "tether/providers/auth.py": (1, FALLBACK),
     "tether/providers/choice.py": (1, FALLBACK),
+    "tether/providers/ollama.py": (2, FALLBACK),
     "tether/providers/openai_compat.py": (2, FALLBACK),
     "tether/providers/registry.py": (3, f"{FALLBACK}; a --model file path of the client"),
     "tether/providers/side.py": (1, FALLBACK),

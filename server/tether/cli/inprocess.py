@@ -74,7 +74,7 @@ def check_credentials(
             )
         raise ConfigError(
             f"no API key for {spec.model}: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
-            "or choose a local model with --model openai:<model>@<base-url>"
+            "or choose a local model with --model ollama:<model> (or openai:<model>@<base-url>)"
         )
 
 

@@ -46,9 +46,9 @@ estimate, which is never that far off on a whole request) has cut it."""
 CUT_MIN_TOKENS = 1_000
 """Below this many tokens sent, a low count is an estimate's noise, not a cut."""
 HINT = (
-    "Give the model a larger window (the server's context setting, e.g. Ollama's "
-    "OLLAMA_CONTEXT_LENGTH or a Modelfile's num_ctx; or modelOptions.contextWindow if the "
-    "server already takes more), or fewer tools (MCP servers)."
+    "Give the model a larger window (modelOptions.contextWindow: an ollama: model's Ollama "
+    "loads that much; another server needs its own context setting, e.g. Ollama's "
+    "OLLAMA_CONTEXT_LENGTH or a Modelfile's num_ctx behind /v1), or fewer tools (MCP servers)."
 )
 
 
@@ -126,7 +126,8 @@ class OverflowRecovery:
                 level="warning",
                 message=f"The model server counted {counted} tokens of a prompt of about "
                 f"{sent}: it cut the prompt to fit a smaller window than it reported. Asking "
-                "it for its window again; the context is compacted to fit.",
+                "it for its window again; the context is compacted to fit. (Ollama behind /v1 "
+                "does this; an ollama:<model> spec tells Ollama the window instead.)",
             )
         )
         return False

@@ -46,6 +46,11 @@ def choose_model(
         assert spec.base_url is not None
         by_url = model is not None and "@" in model.partition(":")[2]
         return ModelChoice(spec, origin, spec.base_url, origin if by_url else "OPENAI_BASE_URL")
+    if spec.provider == "ollama":
+        assert spec.base_url is not None
+        by_url = model is not None and "@" in model.partition(":")[2]
+        url_by = origin if by_url else "OLLAMA_HOST" if environ.get("OLLAMA_HOST") else None
+        return ModelChoice(spec, origin, spec.base_url, url_by)
     base = environ.get("ANTHROPIC_BASE_URL")
     if base:
         return ModelChoice(spec, origin, base, "ANTHROPIC_BASE_URL")

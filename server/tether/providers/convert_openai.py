@@ -96,7 +96,7 @@ def _assistant_message(message: Message) -> ChatCompletionAssistantMessageParam 
     text = "".join(
         b.text
         if isinstance(b, TextBlock)
-        else _search_note(b)
+        else search_note(b)
         if isinstance(b, WebSearchToolResultBlock)
         else ""
         for b in message.content
@@ -129,7 +129,7 @@ def _user_messages(message: Message) -> list[ChatCompletionMessageParam]:
         elif isinstance(block, ImageBlock):
             parts.append({"type": "image_url", "image_url": {"url": _data_url(block)}})
         elif isinstance(block, DocumentBlock):
-            parts.append({"type": "text", "text": _document_text(block)})
+            parts.append({"type": "text", "text": document_text_note(block)})
     if not parts:
         return out
     if all(p["type"] == "text" for p in parts):
@@ -141,7 +141,7 @@ def _user_messages(message: Message) -> list[ChatCompletionMessageParam]:
     return out
 
 
-def _document_text(document: DocumentBlock) -> str:
+def document_text_note(document: DocumentBlock) -> str:
     """Chat completions takes no PDFs: the model gets the document's text layer instead."""
     from tether.media.pdf import document_text
 
@@ -149,7 +149,7 @@ def _document_text(document: DocumentBlock) -> str:
     return f"[PDF{title}, as text]\n{document_text(document.data)}"
 
 
-def _search_note(result: WebSearchToolResultBlock) -> str:
+def search_note(result: WebSearchToolResultBlock) -> str:
     """What an earlier provider-side web search found, for a model that cannot take the
     search blocks themselves."""
     if isinstance(result.content, WebSearchError):
@@ -161,7 +161,7 @@ def _search_note(result: WebSearchToolResultBlock) -> str:
 def _tool_result_text(result: ToolResultBlock) -> str:
     text = result.text
     images = sum(1 for part in result.content if isinstance(part, ImageBlock))
-    notes = [_document_text(p) for p in result.content if isinstance(p, DocumentBlock)]
+    notes = [document_text_note(p) for p in result.content if isinstance(p, DocumentBlock)]
     if images:
         notes.append(f"[{images} image(s) omitted: this endpoint takes text-only tool results]")
     for note in notes:

@@ -8,7 +8,8 @@ Each server says it its own way (the fake serves each, ``testing/openai_discover
 * llama.cpp's server: ``default_generation_settings.n_ctx`` in ``GET {root}/props``.
 * Ollama: the window its runner really uses, which is neither the model's trained length
   nor anything the OpenAI-compatible endpoint can set (it ignores ``num_ctx``): the
-  Modelfile's ``num_ctx`` (``POST {root}/api/show``, ``parameters``) when set, else the
+  Modelfile's ``num_ctx`` (``POST {root}/api/show``, ``parameters``) when set, the trained
+  length of a cloud model (``/api/show`` names its ``remote_host``), else the
   ``context_length`` ``GET {root}/api/ps`` lists for the loaded model, after loading it the
   way the chat requests will (``POST {root}/api/generate`` with no prompt and no options, so
   they find it loaded with the same context rather than reload it); an Ollama too old to
@@ -16,6 +17,10 @@ Each server says it its own way (the fake serves each, ``testing/openai_discover
   the compaction thresholds must follow it.
 
 Anything else (LM Studio, an error): None, and the caller falls back.
+
+Ollama's native API (``providers/ollama``) asks ``ollama_window``: the same window, which it
+then sends as ``num_ctx`` with every request, and the model's trained length, which bounds
+any ``num_ctx`` (Ollama loads no more: ``server/sched.go`` ``effectiveContext``).
 """
 
 from __future__ import annotations
@@ -56,6 +61,42 @@ async def discover_window(
     except (httpx2.HTTPError, ValueError) as e:
         log.info("could not ask %s for the context window of %s: %s", base, model, e)
         return None
+
+
+async def ollama_window(
+    root: str,
+    model: str,
+    headers: dict[str, str],
+    network: NetworkSettings | None = None,
+    *,
+    settled: bool = False,
+) -> tuple[int | None, int | None]:
+    """(the window Ollama runs ``model`` with, its trained length), each None where Ollama at
+    ``root`` does not say (no such model, not an Ollama, not reachable). ``settled``: a
+    setting fixes the window; only the trained length is asked."""
+    import httpx2
+
+    make = network.client if network is not None else httpx2.AsyncClient
+    try:
+        async with make(timeout=TIMEOUT_S, headers=headers) as client:
+            trained = _trained(await _show(client, root, model))
+            window = None if settled else await _from_ollama(client, root, model)
+            return window, trained
+    except (httpx2.HTTPError, ValueError) as e:
+        log.info("could not ask %s for the context window of %s: %s", root, model, e)
+        return None, None
+
+
+def _trained(show: dict[str, Any] | None) -> int | None:
+    info = (show or {}).get("model_info")
+    if not isinstance(info, dict):
+        return None
+    fields = cast("dict[str, Any]", info)
+    return _int(fields.get(f"{fields.get('general.architecture')}.context_length"))
+
+
+async def _show(client: Any, root: str, model: str) -> dict[str, Any] | None:
+    return await _json(client, "POST", f"{root}/api/show", json={"model": model})
 
 
 def _int(value: object) -> int | None:
@@ -101,12 +142,16 @@ async def _from_llamacpp(client: Any, root: str, model: str) -> int | None:
 
 
 async def _from_ollama(client: Any, root: str, model: str) -> int | None:
-    show = await _json(client, "POST", f"{root}/api/show", json={"model": model})
+    show = await _show(client, root, model)
     if show is None:
         return None
     match = _NUM_CTX.search(str(show.get("parameters") or ""))
     if match:
         return int(match.group(1))
+    if show.get("remote_host"):
+        # A cloud model runs elsewhere, at its whole length (docs/context-length.mdx: "Cloud
+        # models are set to their maximum context length by default"); /api/ps never lists it.
+        return _trained(show)
     await client.post(f"{root}/api/generate", json={"model": model}, timeout=LOAD_TIMEOUT_S)
     tagged = model if ":" in model else f"{model}:latest"
     for running in _items(await _json(client, "GET", f"{root}/api/ps"), "models"):

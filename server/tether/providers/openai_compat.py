@@ -148,7 +148,7 @@ class OpenAICompatProvider:
             async with aclosing(recovering) as events:  # closed now if the consumer stops early
                 async for event in events:
                     if isinstance(event, Completed):
-                        _check_not_empty(event, self._base_url)
+                        check_not_empty(event, self._base_url)
                         self._window.accepted(event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
@@ -156,7 +156,7 @@ class OpenAICompatProvider:
             raise
 
 
-def _check_not_empty(completed: Completed, base_url: str) -> None:
+def check_not_empty(completed: Completed, base_url: str) -> None:
     """A completion that stopped by itself (``finish_reason: "stop"``) promises a message:
     one with nothing in it is the server failing quietly, not the model's answer."""
     if completed.message.content or completed.stop_reason != "end_turn":

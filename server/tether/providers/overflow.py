@@ -24,7 +24,8 @@ has one of each):
   in the error object; older builds: ``the request exceeds the available context size, try
   increasing it`` (no numbers).
 * Ollama with ``shift: false``: ``the prompt is longer than the context length currently
-  available to the model; ...`` (no numbers).
+  available to the model; ...`` (no numbers); its own runner with ``truncate: false``:
+  ``the input length exceeds the context length`` (no numbers).
 * Gemini's OpenAI-compatible endpoint: ``The input token count (1200293) exceeds the
   maximum number of tokens allowed (1048576).`` in a list-shaped body
   (google-gemini/gemini-cli#6678).

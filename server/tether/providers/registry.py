@@ -1,6 +1,7 @@
 """Choose a provider from a model spec: ``anthropic:<model>``, ``openai:<model>@<base-url>``,
-``scripted:<path>``; a bare Claude model id (``claude-...``) or an alias users type
-(``sonnet``, ``opus``, ``haiku``) means Anthropic."""
+``ollama:<model>[@<root-url>]`` (Ollama's native API), ``scripted:<path>``; a bare Claude
+model id (``claude-...``) or an alias users type (``sonnet``, ``opus``, ``haiku``) means
+Anthropic."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tether.providers.models import ModelOptions
 from tether.providers.windows import WindowBook
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
-ProviderName = Literal["anthropic", "openai", "scripted"]
+ProviderName = Literal["anthropic", "openai", "ollama", "scripted"]
 MODEL_ALIASES: dict[str, tuple[str, str]] = {
     "sonnet": ("claude-sonnet-5-5", "ANTHROPIC_DEFAULT_SONNET_MODEL"),
     "opus": ("claude-opus-5-5", "ANTHROPIC_DEFAULT_OPUS_MODEL"),
@@ -28,7 +29,7 @@ them (measured against Claude Code 2.1.332)."""
 
 MODEL_FORMS = (
     "an alias (sonnet, opus, haiku), a Claude model id (claude-...), anthropic:<model>, "
-    "openai:<model>@<base-url> or scripted:<script.json>"
+    "openai:<model>@<base-url>, ollama:<model> or scripted:<script.json>"
 )
 
 
@@ -52,8 +53,8 @@ class ModelSpec:
     def __str__(self) -> str:
         if self.provider == "scripted":
             return f"scripted:{self.path}"
-        if self.provider == "openai":
-            return f"openai:{self.model}@{self.base_url}"
+        if self.provider in ("openai", "ollama"):
+            return f"{self.provider}:{self.model}@{self.base_url}"
         return f"anthropic:{self.model}"
 
 
@@ -73,11 +74,11 @@ def parse_model_spec(
             return ModelSpec("anthropic", resolve_alias(model, env))
         raise ConfigError(
             "No model is configured. Set ANTHROPIC_API_KEY, or pass --model "
-            "(anthropic:<model>, openai:<model>@<base-url> for Ollama/vLLM/llama.cpp/LM Studio, "
-            "or scripted:<script.json>). Try `tether demo` for an offline run."
+            "(anthropic:<model>, ollama:<model>, openai:<model>@<base-url> for vLLM/llama.cpp/"
+            "LM Studio, or scripted:<script.json>). Try `tether demo` for an offline run."
         )
     kind, sep, rest = spec.partition(":")
-    if not sep or kind not in ("anthropic", "openai", "scripted"):
+    if not sep or kind not in ("anthropic", "openai", "ollama", "scripted"):
         model = resolve_alias(spec, env)
         if not model.startswith("claude"):
             raise ConfigError(f"unknown model {spec!r}: use {MODEL_FORMS}")
@@ -109,9 +110,57 @@ def parse_model_spec(
                 "whole, e.g. http://localhost:11434/v1"
             )
         return ModelSpec("openai", model, base_url=base)
+    if kind == "ollama":
+        return _ollama_spec(rest, environ)
     if not rest:
         raise ConfigError("anthropic: needs a model name, e.g. anthropic:claude-sonnet-4-6")
     return ModelSpec("anthropic", resolve_alias(rest, env))
+
+
+def _ollama_spec(rest: str, environ: Mapping[str, str]) -> ModelSpec:
+    """``ollama:<model>[@<root-url>]``. A model name has a tag after a colon
+    (``qwen2.5-coder:14b``), so the URL is whatever follows the last ``@``; without one,
+    ``OLLAMA_HOST``; either read as Ollama's own CLI reads ``OLLAMA_HOST`` (unset: local)."""
+    model, at, base_url = rest.rpartition("@") if "@" in rest else (rest, "", "")
+    if not model:
+        raise ConfigError("ollama: needs a model name, e.g. ollama:qwen2.5-coder:14b")
+    # Written as OLLAMA_HOST is (``gpu-box:11434`` is http://gpu-box:11434), or whole.
+    base = ollama_host(base_url if at else environ.get("OLLAMA_HOST"))
+    url = urlsplit(base)
+    if url.scheme not in ("http", "https") or not url.netloc:
+        where = f"in ollama:{model}@…" if at else "in OLLAMA_HOST"
+        raise ConfigError(
+            f"the URL {base!r} ({where}) is not an http:// or https:// URL: write it whole, "
+            "e.g. http://localhost:11434"
+        )
+    # Ollama's root; its OpenAI-compatible /v1 beside it is the same server.
+    return ModelSpec("ollama", model, base_url=base.rstrip("/").removesuffix("/v1"))
+
+
+def ollama_host(value: str | None) -> str:
+    """The URL ``OLLAMA_HOST`` means to Ollama's own client (``envconfig.ConnectableHost``):
+    ``http`` and port 11434 unless it names them (a scheme without a port: 80 or 443;
+    ``ollama.com``: https); a bind-all address (``0.0.0.0``, ``::``) is the loopback one."""
+    value = (value or "").strip()
+    scheme, sep, hostport = value.partition("://")
+    port = "11434"
+    if not sep:
+        scheme, hostport = "http", value
+        if value == "ollama.com":
+            scheme, hostport = "https", "ollama.com:443"
+    elif scheme in ("http", "https"):
+        port = "80" if scheme == "http" else "443"
+    hostport, slash, path = hostport.partition("/")
+    split = urlsplit(f"//{hostport}")
+    try:
+        named_port = split.port
+    except ValueError:  # not a port number: the default, as Ollama's client does
+        named_port = None
+    host = split.hostname or "127.0.0.1"
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1" if host == "0.0.0.0" else "::1"
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{named_port or port}" + (f"/{path}" if slash and path else "")
 
 
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
@@ -148,6 +197,22 @@ def create_provider(
             spec.model,
             base_url=spec.base_url,
             api_key=env.get("OPENAI_API_KEY") or "not-needed",
+            options=options,
+            caller_env=env,
+            windows=windows,
+        )
+    if spec.provider == "ollama":
+        from tether.providers.ollama import OllamaProvider
+
+        assert spec.base_url is not None
+        if env is None:
+            return OllamaProvider(
+                spec.model, base_url=spec.base_url, options=options, windows=windows
+            )
+        return OllamaProvider(
+            spec.model,
+            base_url=spec.base_url,
+            api_key=env.get("OLLAMA_API_KEY") or None,
             options=options,
             caller_env=env,
             windows=windows,

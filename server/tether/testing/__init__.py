@@ -1,7 +1,8 @@
 """Test support shipped with the package: fake model API servers that play scripts.
 
-``FakeAnthropicServer`` (Messages API) and ``FakeOpenAIServer`` (chat completions) are real
-HTTP servers speaking the real wire formats, so tests drive the official SDKs end to end
+``FakeAnthropicServer`` (Messages API), ``FakeOpenAIServer`` (chat completions) and
+``FakeOllamaServer`` (Ollama's native ``/api/chat``) are real HTTP servers speaking the real
+wire formats, so tests drive the official SDKs (and Tether's own Ollama client) end to end
 with no network. Names are resolved lazily so that ``python -m tether.testing.fake_*``
 does not import its own module twice.
 """
@@ -12,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tether.testing.fake_anthropic import FakeAnthropicServer
+    from tether.testing.fake_ollama import FakeOllamaServer
     from tether.testing.fake_openai import FakeOpenAIServer
 
-__all__ = ["FakeAnthropicServer", "FakeOpenAIServer"]
+__all__ = ["FakeAnthropicServer", "FakeOllamaServer", "FakeOpenAIServer"]
 
 
 def __getattr__(name: str) -> Any:
@@ -22,6 +24,10 @@ def __getattr__(name: str) -> Any:
         from tether.testing.fake_anthropic import FakeAnthropicServer
 
         return FakeAnthropicServer
+    if name == "FakeOllamaServer":
+        from tether.testing.fake_ollama import FakeOllamaServer
+
+        return FakeOllamaServer
     if name == "FakeOpenAIServer":
         from tether.testing.fake_openai import FakeOpenAIServer
 

@@ -34,7 +34,7 @@ from tether.providers.script import (
     ScriptUsage,
     tool_use_id,
 )
-from tether.testing.openai_discovery import serve_discovery
+from tether.testing.openai_discovery import TRAINED_CONTEXT, serve_discovery
 from tether.testing.openai_rules import (
     Flavor,
     ServerError,
@@ -98,6 +98,11 @@ class FakeOpenAIServer(FakeModelServer):
         """Ollama: the model's Modelfile sets ``num_ctx`` (else the server's default)."""
         self.loaded = False
         """Ollama: the model is loaded (``/api/ps`` lists it)."""
+        self.trained_context = TRAINED_CONTEXT
+        """Ollama: the model's trained length (``/api/show``'s ``model_info``)."""
+        self.remote = False
+        """Ollama: a cloud model (``/api/show`` names its ``remote_host``; ``/api/ps``
+        never lists it: it runs elsewhere, at its trained length)."""
         self.empty_on_overflow = False
         """Answer a prompt over the window with an empty message (200, no content, no tool
         call, ``finish_reason: "stop"``, the prompt's tokens in ``usage``) instead of the
@@ -159,7 +164,7 @@ class FakeOpenAIServer(FakeModelServer):
         fault = turn.fault
         prompt = count_prompt_tokens(body)
         if self.flavor == "ollama":
-            self.loaded = True
+            self.loaded = not self.remote
             prompt = truncated_prompt(prompt, self.context_window)
         if fault == "prompt_too_long":
             tokens = max(prompt, self.context_window + 1)

@@ -6,7 +6,8 @@ shapes and their evidence are in ``openai_rules``):
 * ``llamacpp``: ``GET /props``, ``default_generation_settings.n_ctx``;
 * ``ollama``: ``POST /api/show`` (``num_ctx`` in ``parameters`` only when the Modelfile sets
   it; the trained length in ``model_info``), ``POST /api/generate`` without a prompt loads
-  the model, ``GET /api/ps`` lists loaded models with the ``context_length`` they run with.
+  the model, ``GET /api/ps`` lists loaded models with the ``context_length`` they run with,
+  ``GET /api/tags`` the models it has, ``GET /api/version`` its version.
 
 Other servers answer an unknown route with 404 (vLLM's FastAPI ``{"detail": "Not Found"}``).
 With ``announce_window`` off, no route reports the window.
@@ -30,8 +31,12 @@ class Served(Protocol):
     flavor: Flavor
     modelfile_num_ctx: bool
     loaded: bool
+    trained_context: int
+    remote: bool
 
 
+OLLAMA_VERSION = "0.13.5"
+"""What ``GET /api/version`` says: one with ``truncate`` and ``shift`` (0.12.6 and later)."""
 TRAINED_CONTEXT = 131_072
 """The ``<arch>.context_length`` the fake's Ollama model reports (not what it runs with)."""
 
@@ -95,13 +100,26 @@ def _ollama(
         parameters = 'stop                           "<|im_end|>"'
         if server.modelfile_num_ctx and window is not None:
             parameters += f"\nnum_ctx                        {window}"
-        info = {"general.architecture": "qwen2", "qwen2.context_length": TRAINED_CONTEXT}
-        answer = {"parameters": parameters, "model_info": info, "capabilities": ["completion"]}
+        info = {"general.architecture": "qwen2", "qwen2.context_length": server.trained_context}
+        answer: dict[str, Any] = {
+            "parameters": parameters,
+            "model_info": info,
+            "capabilities": ["completion"],
+        }
+        if server.remote:
+            answer.update(remote_host="https://ollama.com:443", remote_model=name)
         reply.json(200, answer)
         return True
     if method == "POST" and path == "/api/generate" and not (body or {}).get("prompt"):
-        server.loaded = True
+        server.loaded = not server.remote
         reply.json(200, {"model": name, "response": "", "done": True, "done_reason": "load"})
+        return True
+    if method == "GET" and path == "/api/tags":  # the models it has (to run, or to pull)
+        tagged = name if ":" in name else f"{name}:latest"
+        reply.json(200, {"models": [{"name": tagged, "model": tagged, "size": 4_683_087_332}]})
+        return True
+    if method == "GET" and path == "/api/version":
+        reply.json(200, {"version": OLLAMA_VERSION})
         return True
     if method == "GET" and path == "/api/ps":
         models: list[dict[str, Any]] = []

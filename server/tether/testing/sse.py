@@ -66,9 +66,10 @@ class Reply:
         self._handler.end_headers()
         self._write(payload)
 
-    def start_events(self) -> None:
+    def start_events(self, content_type: str = "text/event-stream") -> None:
+        """A 200 with a chunked body of events (or of JSON lines: ``line``)."""
         self._handler.send_response(200)
-        self._handler.send_header("Content-Type", "text/event-stream")
+        self._handler.send_header("Content-Type", content_type)
         self._handler.send_header("Cache-Control", "no-cache")
         self._handler.send_header("Transfer-Encoding", "chunked")
         self._handler.end_headers()
@@ -80,7 +81,16 @@ class Reply:
             time.sleep(self._delay_s)
         text = data if isinstance(data, str) else json.dumps(data)
         frame = (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
-        payload = frame.encode()
+        self._chunk(frame.encode(), text)
+
+    def line(self, data: Any) -> None:
+        """One JSON line (newline-delimited JSON, as Ollama streams) in its own chunk."""
+        if self._delay_s:
+            time.sleep(self._delay_s)
+        text = json.dumps(data)
+        self._chunk(f"{text}\n".encode(), text)
+
+    def _chunk(self, payload: bytes, text: str) -> None:
         self._write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
         if self._log is not None:
             self._log.append((time.monotonic(), text))

@@ -70,6 +70,8 @@ WORDINGS = [
         None,
         Overflow(),
     ),
+    # Ollama's own runner with truncate off (0.12.6 on: runner/ollamarunner errorInputTooLong)
+    ("the input length exceeds the context length", None, Overflow()),
     # Anthropic, where the window bounds prompt and reply together
     (
         "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease "

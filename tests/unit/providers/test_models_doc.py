@@ -16,11 +16,21 @@ SECTION = DOC.split("## Choosing a model", 1)[1].split("\n## ", 1)[0]
 
 def test_every_local_server_spec_is_an_openai_compatible_url_ending_in_v1() -> None:
     specs = re.findall(r"`(openai:[^`]+@http[^`]+)`", SECTION)
-    assert len(specs) >= 5, specs
+    assert len(specs) >= 4, specs
     for spec in specs:
         parsed = parse_model_spec(spec.replace("<", "").replace(">", ""), env={})
         assert parsed.provider == "openai" and parsed.base_url is not None
         assert parsed.base_url.endswith("/v1"), spec
+
+
+def test_every_ollama_spec_is_ollamas_native_api_at_its_root() -> None:
+    specs = re.findall(r"`(ollama:[^`]+)`", SECTION)
+    assert len(specs) >= 3, specs
+    for spec in specs:
+        written = spec.replace("<url>", "http://gpu-box:11434")
+        parsed = parse_model_spec(written.replace("<", "").replace(">", ""), env={})
+        assert parsed.provider == "ollama" and parsed.base_url is not None, spec
+        assert parsed.base_url.startswith("http") and not parsed.base_url.endswith("/v1")
 
 
 def test_the_aliases_and_ids_it_names_are_anthropic() -> None:

@@ -9,7 +9,7 @@ Model") on Anthropic's, through the same proxies and CA certificates a session u
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -61,7 +61,7 @@ def resolve(
             "ANTHROPIC_BASE_URL wants, any value if it wants none"
             if env.get("ANTHROPIC_BASE_URL")
             else "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or choose a local model "
-            "(openai:<model>@<base-url>, see docs/models.md)",
+            "(ollama:<model>, or openai:<model>@<base-url>; see docs/models.md)",
         )
     return choice
 
@@ -89,7 +89,18 @@ async def check_model(
     if wrong is not None:
         return wrong
     if spec.provider == "openai":
-        return _openai_answer(head, choice, answer.status, answer.body, details)
+        found = _openai_answer(head, choice, answer.status, answer.body, details)
+        native = await _ollama_root(choice, env) if found.status == "ok" else None
+        if native is not None:
+            advice = (
+                f"Ollama answers at {native}: ollama:{spec.model}@{native} uses its native API, "
+                "which sends the window with every request (num_ctx); through /v1 a prompt over "
+                "the context Ollama loaded is cut silently (docs/models.md)"
+            )
+            return replace(found, details=(*found.details, advice))
+        return found
+    if spec.provider == "ollama":
+        return _ollama_answer(head, choice, answer.status, answer.body, details)
     helper = bool(loaded.settings.api_key_helper) and not env.get("ANTHROPIC_API_KEY")
     return _anthropic_answer(head, choice, answer.status, details, helper)
 
@@ -161,6 +172,10 @@ async def _ask(choice: ModelChoice, env: Mapping[str, str]) -> Answer | Exceptio
     if choice.spec.provider == "openai":
         url = f"{base}/models"
         headers = {"Authorization": f"Bearer {env.get('OPENAI_API_KEY') or 'not-needed'}"}
+    elif choice.spec.provider == "ollama":
+        url = f"{base}/api/tags"  # the models it has (docs/api.md "List Local Models")
+        key = env.get("OLLAMA_API_KEY")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
     else:
         url = f"{base}/v1/models/{choice.spec.model}"
         headers = {"anthropic-version": ANTHROPIC_VERSION}
@@ -184,6 +199,21 @@ async def _ask(choice: ModelChoice, env: Mapping[str, str]) -> Answer | Exceptio
     )
 
 
+async def _ollama_root(choice: ModelChoice, env: Mapping[str, str]) -> str | None:
+    """Ollama's root when the OpenAI-compatible URL is Ollama's ``/v1`` (its
+    ``GET /api/version`` answers), else None."""
+    import httpx2
+
+    root = (choice.endpoint or "").rstrip("/").removesuffix("/v1")
+    try:
+        async with NetworkSettings.of(env).client(timeout=TIMEOUT_S) as client:
+            response = await client.get(f"{root}/api/version")
+            version = response.json() if response.status_code == 200 else None
+    except (httpx2.HTTPError, ValueError):
+        return None
+    return root if isinstance(version, dict) and "version" in version else None
+
+
 def _unreachable(
     head: str, choice: ModelChoice, error: Exception, details: tuple[str, ...]
 ) -> Finding:
@@ -193,7 +223,10 @@ def _unreachable(
         what = f"no answer from {choice.endpoint} within {TIMEOUT_S:.0f} s"
     else:
         what = f"cannot connect to {choice.endpoint} ({type(error).__name__}: {error})"
-    if choice.endpoint_chosen_by is None:
+    if choice.spec.provider == "ollama":
+        fix = "start Ollama (`ollama serve`), or say where it runs: OLLAMA_HOST, or "
+        fix += f"ollama:{choice.spec.model}@<url> in {choice.chosen_by}"
+    elif choice.endpoint_chosen_by is None:
         fix = "check the network and the proxy variables (HTTPS_PROXY, NO_PROXY)"
     else:
         fix = f"start the server, or correct the URL ({choice.endpoint_chosen_by})"
@@ -232,6 +265,34 @@ def _openai_answer(
         (*details, f"it lists: {listed or 'nothing'}"),
         f"load or pull the model (Ollama: `ollama pull {model}`), or use a listed name in "
         f"{choice.chosen_by}",
+    )
+
+
+def _ollama_answer(
+    head: str, choice: ModelChoice, status: int, body: Any, details: tuple[str, ...]
+) -> Finding:
+    model = choice.spec.model
+    models = cast(dict[str, Any], body).get("models") if isinstance(body, dict) else None
+    if status != 200 or not isinstance(models, list):
+        return Finding(
+            AREA,
+            "fail",
+            f"{head}: {choice.endpoint} answers, but not as Ollama (GET /api/tags: HTTP {status})",
+            details,
+            "use Ollama's root URL (http://localhost:11434), or openai:<model>@<base-url> "
+            "for another server",
+        )
+    entries = [cast(dict[str, Any], m) for m in cast(list[Any], models) if isinstance(m, dict)]
+    names = [str(m.get("name")) for m in entries if m.get("name")]
+    if model in names or f"{model}:latest" in names:  # a name without a tag is :latest
+        return Finding(AREA, "ok", f"{head}: Ollama answers and has {model}", details)
+    listed = ", ".join(names[:_SHOWN_MODELS]) + (", …" if len(names) > _SHOWN_MODELS else "")
+    return Finding(
+        AREA,
+        "fail",
+        f"{head}: Ollama answers, but does not have {model}",
+        (*details, f"it has: {listed or 'nothing'}"),
+        f"pull the model (`ollama pull {model}`), or use a name it has in {choice.chosen_by}",
     )
 
 
