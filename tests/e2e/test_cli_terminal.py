@@ -208,3 +208,36 @@ def test_the_projects_model_waits_for_the_trust_question(
     assert nobody.returncode == 2, nobody.stderr
     assert f"this folder's settings choose the model {spec}" in nobody.stderr
     assert "trust" in nobody.stderr and "No model is configured" not in nobody.stderr
+
+
+def test_through_the_daemon_a_yes_runs_on_the_projects_model(
+    workspace: Path, daemon_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The same question through the warm daemon (it runs the call for the terminal): a yes
+    runs this very call on the project's model, and the next call needs no question."""
+    from tether.testing.fake_openai import FakeOpenAIServer
+
+    run_dir = {"TETHER_NO_DAEMON": "0", "TETHER_RUNTIME_DIR": str(tmp_path / "run")}
+    daemon = [*TETHER, "daemon"]
+    started = subprocess.run(
+        [*daemon, "start"], env={**os.environ, **daemon_env, **run_dir}, capture_output=True
+    )
+    assert started.returncode == 0, started.stderr
+    env = {k: v for k, v in daemon_env.items() if k != "ANTHROPIC_API_KEY"}
+    env |= {**run_dir, "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
+    try:
+        with FakeOpenAIServer([[say("From the local model.")], [say("Again.")]]) as api:
+            spec = f"openai:qwen2.5-coder@{api.base_url}"
+            (workspace / ".tether").mkdir(exist_ok=True)
+            (workspace / ".tether" / "settings.json").write_text(f'{{"model": "{spec}"}}')
+            code, shown = in_terminal(
+                [*TETHER, "-p", "hi"], workspace, env, answers=[("Trust this workspace?", "y\n")]
+            )
+            assert code == 0, shown
+            assert "From the local model." in shown
+            assert "running in this process" not in shown  # the daemon ran it
+            code, shown = in_terminal([*TETHER, "-p", "hi"], workspace, env)
+            assert code == 0 and "Again." in shown and "Trust this" not in shown, shown
+            api.assert_complete()
+    finally:
+        subprocess.run([*daemon, "stop"], env={**os.environ, **daemon_env, **run_dir}, timeout=60)

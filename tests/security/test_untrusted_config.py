@@ -95,6 +95,25 @@ async def test_editor_without_trust_dialog_is_asked_through_a_permission_questio
     assert [r.tool_name for r in answers.asked] == ["TrustWorkspace"]
 
 
+async def test_a_yes_through_the_permission_question_trusts_the_workspace(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The same question answered "allow": the workspace is trusted and its hook runs."""
+    marker = tmp_path / "hook-ran"
+    plant_project_config(workspace, marker)
+    ws = make_workspace(workspace, tmp_path, [[{"type": "text", "text": "hi"}]])
+    answers = Answers("allow_once")
+
+    class PlainEditor(DiskEditor):
+        trust_workspace = None  # type: ignore[assignment]  # a front door without the dialog
+
+    engine = ws.new_session(PlainEditor(answers)).engine
+    await engine.run("hello")
+    await ws.close()
+    assert [r.tool_name for r in answers.asked] == ["TrustWorkspace"]
+    assert ws.guard.trusted and marker.exists()
+
+
 async def test_untrusted_settings_that_widen_or_redirect_are_withheld(
     workspace: Path, tmp_path: Path
 ) -> None:

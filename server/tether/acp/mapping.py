@@ -36,6 +36,7 @@ from tether.protocol.updates import (
     AgentThoughtChunk,
     Location,
     ModeChange,
+    Notice,
     Plan,
     SessionUpdate,
     ToolCall,
@@ -79,7 +80,8 @@ class View:
 
 def session_updates(update: SessionUpdate, view: View) -> list[AcpUpdate]:
     """The ACP updates for one Tether update (none for kinds ACP has no place for:
-    task, compaction, notice, turn_end, which becomes the prompt's answer)."""
+    task, compaction, notice, turn_end, which becomes the prompt's answer); a notice of
+    ``progress`` (a wait) becomes a thought."""
     if isinstance(update, AgentMessageChunk):
         return [
             wire.AgentMessageChunk(session_update="agent_message_chunk", content=_text(update.text))
@@ -122,6 +124,10 @@ def session_updates(update: SessionUpdate, view: View) -> list[AcpUpdate]:
                 config_options=config_options(update.mode, view.model),
             ),
         ]
+    if isinstance(update, Notice) and update.progress:
+        # ACP has no status line: a wait (for the model server) shows as the agent's thought.
+        text = _text(f"{update.message}\n")
+        return [wire.AgentThoughtChunk(session_update="agent_thought_chunk", content=text)]
     if isinstance(update, UserMessage) and view.replay:
         return [*user_chunks(update.content)]
     return []

@@ -147,14 +147,16 @@ class AcpSessions:
         editor = AcpEditor(self.client, self.caps, View(cwd=workspace.root, model=model))
         editor.session_id = str(uuid.uuid4())
         try:
-            session = workspace.new_session(editor, self._options(editor, model))
+            session = workspace.new_session(editor, self._options(editor))
         except ConfigError as e:
             raise invalid(str(e))
         return self._attach(workspace, session, editor, mcp_servers)
 
-    def _options(self, editor: AcpEditor, model: str) -> SessionOptions:
-        # No turns of its own between prompts: ACP clients follow a session while prompting.
-        return SessionOptions(session_id=editor.session_id, model=model, auto_wake=False)
+    def _options(self, editor: AcpEditor) -> SessionOptions:
+        """The model is the settings' (``--model`` is their top layer), not pinned: a yes to
+        the trust question brings the project's model to the session. No turns of its own
+        between prompts: ACP clients follow a session while prompting."""
+        return SessionOptions(session_id=editor.session_id, auto_wake=False)
 
     async def open_session(
         self, cwd: str, session_id: str, mcp_servers: list[McpServer], *, replay: bool
@@ -169,7 +171,7 @@ class AcpSessions:
             editor = AcpEditor(self.client, self.caps, View(cwd=workspace.root, model=model))
             editor.session_id = session_id
             try:
-                session = await self._load(workspace, session_id, editor, model)
+                session = await self._load(workspace, session_id, editor)
             except (SessionError, ConfigError) as e:
                 raise invalid(str(e), sessionId=session_id)
             acp_session = self._attach(workspace, session, editor, mcp_servers)
@@ -180,10 +182,8 @@ class AcpSessions:
                 await self.outbox.send(session_id, session_updates(update, view))
         return acp_session
 
-    async def _load(
-        self, workspace: Workspace, session_id: str, editor: AcpEditor, model: str
-    ) -> Session:
-        options = self._options(editor, model)
+    async def _load(self, workspace: Workspace, session_id: str, editor: AcpEditor) -> Session:
+        options = self._options(editor)
         try:
             return await workspace.load_session(session_id, editor, options)
         except TranscriptDamagedError as e:

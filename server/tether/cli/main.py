@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 SUBCOMMANDS = ("serve", "run", "acp", "sessions", "demo", "doctor", "daemon", "attach")
 _DRIVING_FLAGS = ("--input-format", "--output-format")
+IN_DIRECTORY = ("run", "sessions", "doctor", "attach")
+"""Subcommands that work in the current directory unless ``--cwd`` names another (print
+mode too); ``sessions --all`` needs none."""
 NO_DAEMON_ENV = "TETHER_NO_DAEMON"
 
 
@@ -125,16 +128,33 @@ def _lost_directory(argv: Sequence[str]) -> str | None:
     """One clear line when the working directory is gone (deleted or moved away) and the
     command would work in it; None when it is there or the command needs none."""
     index = _command_index(argv)
-    if (index is not None and argv[index] != "run") or {"-h", "--help", "--version"} & set(argv):
+    command = "run" if index is None else argv[index]
+    if command not in IN_DIRECTORY or {"-h", "--help", "--version"} & set(argv):
+        return None
+    if command == "sessions" and "--all" in argv:
+        return None
+    if any(os.path.isabs(path) for path in _cwd_values(argv)):
         return None
     try:
         os.getcwd()
     except OSError as e:
         return (
             f"tether: the current directory cannot be read ({e.strerror or e}): it was "
-            "deleted or moved away. cd to an existing directory and run again."
+            "deleted or moved away. cd to an existing directory (or name one with --cwd) and run "
+            "again."
         )
     return None
+
+
+def _cwd_values(argv: Sequence[str]) -> list[str]:
+    """The directories ``--cwd`` names on the command line (``--cwd DIR``, ``--cwd=DIR``)."""
+    found: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--cwd" and i + 1 < len(argv):
+            found.append(argv[i + 1])
+        elif arg.startswith("--cwd="):
+            found.append(arg.removeprefix("--cwd="))
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -64,6 +64,7 @@ from tether.providers.base import (
     ThinkingReady,
     ToolSpec,
     ToolUseReady,
+    Waiting,
 )
 from tether.transcript.payloads import ToolFinishedData, ToolStartedData
 from tether.transcript.records import ProgressRecord
@@ -279,6 +280,8 @@ class TurnLoop:
                         f"in {event.delay_s:.1f}s",
                     )
                 )
+            elif isinstance(event, Waiting):
+                self.emit(Notice(level="info", message=event.words, progress=True))
             elif isinstance(event, StreamReset):
                 await executor.discard()
                 for tool_id in self._announced:

@@ -9,7 +9,13 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlparse
 
-from tether.protocol.updates import AgentMessageChunk, AgentThoughtChunk, SessionUpdate, ToolCall
+from tether.protocol.updates import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    Notice,
+    SessionUpdate,
+    ToolCall,
+)
 
 TEST_COMMAND = re.compile(
     r"\b(pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|unittest)\b"
@@ -31,6 +37,8 @@ class StepNamer:
         if isinstance(update, AgentMessageChunk | AgentThoughtChunk):
             self._reads = 0
             return None
+        if isinstance(update, Notice) and update.progress:
+            return update.message[:1].upper() + update.message[1:]  # "Waiting for …"
         if not isinstance(update, ToolCall):
             return None
         if update.tool_kind == "read":

@@ -46,8 +46,8 @@ async def ask_trust(editor: Editor, root: Path, withheld: list[str], session_id:
             raw_input={"workspace": str(root), "withheld": withheld},
             content=[TextToolContent(text=f"The workspace configuration wants to run:\n{listing}")],
         )
-        answer = await editor.ask_permission(request)
-        return answer in ("allow_once", "allow_always")
+        reply = await editor.ask_permission(request)
+        return reply.answer in ("allow_once", "allow_always")
     except asyncio.CancelledError:
         raise
     except Exception as e:

@@ -147,6 +147,9 @@ class Notice(WireModel):
     kind: Literal["notice"] = "notice"
     level: Literal["info", "warning", "error"] = "info"
     message: str
+    progress: bool | None = None
+    """True: a passing state (waiting for the model server), for where a client shows
+    progress; the next such notice or the turn's end replaces it."""
 
 
 class ModeChange(WireModel):

@@ -66,6 +66,7 @@ from tether.providers.retry import (
     stream_with_recovery,
     timed_out,
 )
+from tether.providers.watch import Watch
 from tether.providers.windows import LearnedWindow
 
 if TYPE_CHECKING:
@@ -308,6 +309,7 @@ class AnthropicProvider:
             open_stream=open_stream,
             state=StreamState(),
             fallback=fallback,
+            watch=Watch(self._conn.patience, self._endpoint()),
         )
 
 

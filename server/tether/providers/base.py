@@ -133,6 +133,21 @@ class Retrying:
 
 
 @dataclass(frozen=True)
+class Waiting:
+    """The request is sent and nothing has come back yet (a model loading, a hung server)."""
+
+    where: str
+    """The URL waited on."""
+    waited_s: float
+    limit_s: float
+    """When the request is given up."""
+
+    @property
+    def words(self) -> str:
+        return f"waiting for {self.where} ({self.waited_s:.0f} s, up to {self.limit_s:g} s)…"
+
+
+@dataclass(frozen=True)
 class StreamReset:
     """The stream broke; what was streamed so far is void and a retry follows."""
 
@@ -155,6 +170,7 @@ StreamEvent = (
     | ServerToolStarted
     | ServerToolFinished
     | Retrying
+    | Waiting
     | StreamReset
     | Completed
 )

@@ -9,8 +9,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypedDict, TypeVar, Unpack
 
+from tether.core.environ import environ_of
 from tether.providers.models import ModelOptions
 from tether.providers.network import NetworkSettings
+from tether.providers.patience import Patience
 from tether.providers.retry import RetryPolicy
 from tether.providers.windows import WindowBook
 
@@ -29,7 +31,6 @@ class ConnectionArgs(TypedDict, total=False):
     max_retries: int
     base_delay_s: float
     max_delay_s: float
-    timeout_s: float
     caller_env: Mapping[str, str] | None
     windows: WindowBook | None
 
@@ -40,7 +41,8 @@ class Connection:
     api_key: str | None
     """None: the SDK finds its own (environment variables, profiles)."""
     policy: RetryPolicy
-    timeout_s: float
+    patience: Patience
+    """How long a request may wait for its first event, between events, and in all."""
     options: ModelOptions
     caller_env: Mapping[str, str] | None = None
     """The variables of the warm daemon's client the provider serves; None: this
@@ -50,6 +52,11 @@ class Connection:
     windows: WindowBook | None = None
     """Where windows learned from refusals are kept (None: only in memory)."""
 
+    @property
+    def timeout_s(self) -> float:
+        """The HTTP client's timeout (``patience`` keeps the shorter waits itself)."""
+        return self.patience.http
+
     @classmethod
     def of(
         cls,
@@ -58,6 +65,7 @@ class Connection:
         **args: Unpack[ConnectionArgs],
     ) -> Connection:
         caller_env = args.get("caller_env")
+        options = options or ModelOptions()
         return cls(
             base_url,
             args.get("api_key"),
@@ -66,8 +74,8 @@ class Connection:
                 args.get("base_delay_s", 0.5),
                 args.get("max_delay_s", 30.0),
             ),
-            args.get("timeout_s", 600.0),
-            options or ModelOptions(),
+            options.patience.over(Patience.read(environ_of(caller_env))),
+            options,
             caller_env,
             NetworkSettings.of(caller_env) if caller_env is not None else None,
             args.get("windows"),

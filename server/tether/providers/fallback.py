@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from tether.errors import ModelError, PromptTooLongError
-from tether.providers.base import ModelRequest, Provider, Retrying, StreamEvent
+from tether.providers.base import ModelRequest, Provider, Retrying, StreamEvent, Waiting
 from tether.providers.models import ModelLimits
 
 FALLBACK_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
@@ -64,7 +64,7 @@ class FallbackProvider:
             events = self.main.stream(request)
             try:
                 async for event in events:
-                    started = started or not isinstance(event, Retrying)
+                    started = started or not isinstance(event, Retrying | Waiting)
                     yield event
             finally:
                 await _close(events)

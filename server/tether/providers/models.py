@@ -12,10 +12,12 @@ default); a reply cut off there is retried once with ``max_output``, the model's
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any, Literal, cast
+
+from tether.providers.patience import Patience
 
 ThinkingKind = Literal["adaptive", "enabled", "none"]
 ThinkingSetting = Literal["auto", "adaptive", "enabled", "off"]
@@ -45,6 +47,8 @@ class ModelOptions:
     thinking_budget: int = DEFAULT_THINKING_BUDGET
     context_1m: bool = False
     api_key_helper: str | None = None
+    patience: Patience = field(default_factory=Patience)
+    """The waits the settings' ``env`` sets (over the caller's environment)."""
 
 
 @cache

@@ -41,6 +41,7 @@ from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOption
 from tether.providers.network import NetworkSettings
 from tether.providers.openai_body import ChatBodyEncoder
 from tether.providers.overflow import OVERFLOW_STATUSES, is_overflow, read_overflow
+from tether.providers.watch import Watch
 from tether.providers.windows import LearnedWindow
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ class OpenAICompatProvider:
             open_stream=call.open,
             state=_StreamState(),
             fallback=fallback,
+            watch=Watch(self._conn.patience, self._base_url),
         )
         try:
             async with aclosing(recovering) as events:  # closed now if the consumer stops early

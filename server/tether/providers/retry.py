@@ -46,7 +46,9 @@ from tether.providers.base import (
     ThinkingReady,
     ToolUseReady,
     ToolUseStarted,
+    Waiting,
 )
+from tether.providers.watch import Done, Watch
 
 if TYPE_CHECKING:
     import httpx2
@@ -299,16 +301,32 @@ async def with_retries(
     policy: RetryPolicy,
     attempt: Callable[[], Awaitable[T]],
     classify: Callable[[Exception], Failure | None],
-) -> AsyncIterator[Retrying | Opened[T]]:
-    """Run ``attempt`` until it succeeds, yielding ``Retrying`` before each backoff sleep.
+    watch: Watch | None = None,
+    *,
+    whole: bool = False,
+) -> AsyncIterator[Retrying | Waiting | Opened[T]]:
+    """Run ``attempt`` until it succeeds, yielding ``Retrying`` before each backoff sleep
+    and, with a ``watch``, ``Waiting`` while an attempt has nothing back yet.
 
     Ends with one ``Opened(result)``, or raises the failure's ``ModelError`` (not retryable)
-    or a retryable ``ModelError`` once ``policy.max_retries`` retries are spent.
+    or a retryable ``ModelError`` once ``policy.max_retries`` retries are spent. An attempt
+    that outlives the watch's wait (the first answer, or the ``whole`` answer) is not
+    retried: the same server would keep the user waiting as long again.
     """
     retries = 0
     while True:
         try:
-            result = await attempt()
+            if watch is None:
+                result = await attempt()
+            else:
+                done: Done[T] | None = None
+                async for tick in watch.first_answer(attempt, whole=whole):
+                    if isinstance(tick, Done):
+                        done = tick
+                    else:
+                        yield tick
+                assert done is not None
+                result = done.value
         except Exception as exc:
             failure = classify(exc)
             if failure is None:
@@ -401,17 +419,20 @@ async def stream_with_recovery(
     open_stream: Callable[[], Awaitable[tuple[WireStream[E], E]]],
     state: Accumulator[E],
     fallback: Callable[[], Awaitable[Completed]],
+    watch: Watch,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Stream one response, recovering the way both providers do.
 
     ``open_stream`` starts the request and reads the first event; until then every failure
     is retried with backoff. A fault after that (``mid_stream_faults``, or a body that ends
     early) voids what was streamed: we yield ``StreamReset`` and replay the result of one
-    non-streaming ``fallback`` request, itself retried under the same policy.
+    non-streaming ``fallback`` request, itself retried under the same policy. ``watch``
+    bounds the waits (``patience``): for the first event, and between events, where a
+    stream that went silent is given up (a stalled server would stall the fallback too).
     """
     classify = faults.classify
     opened: tuple[WireStream[E], E] | None = None
-    async for item in with_retries(policy, open_stream, classify):
+    async for item in with_retries(policy, open_stream, classify, watch):
         if isinstance(item, Opened):
             opened = item.value
         else:
@@ -423,10 +444,16 @@ async def stream_with_recovery(
         while True:
             for out in state.feed(event):
                 yield out
+            idle = asyncio.timeout(watch.patience.idle)
             try:
-                event = await anext(stream)
+                async with idle:
+                    event = await anext(stream)
             except StopAsyncIteration:
                 break
+            except TimeoutError:
+                if not idle.expired():
+                    raise
+                raise watch.stalled() from None
             except faults.mid_stream as exc:
                 fault = faults.describe(exc)
                 break
@@ -439,7 +466,7 @@ async def stream_with_recovery(
         return
     yield StreamReset(fault)
     completed: Completed | None = None
-    async for item in with_retries(policy, fallback, classify):
+    async for item in with_retries(policy, fallback, classify, watch, whole=True):
         if isinstance(item, Opened):
             completed = item.value
         else:

@@ -10,6 +10,7 @@ from tether.context.compaction import CompactionSettings
 from tether.protocol.updates import Usage
 from tether.providers.base import Provider, TokenUsage
 from tether.providers.models import ModelOptions
+from tether.providers.patience import Patience
 from tether.providers.registry import create_provider, parse_model_spec
 from tether.providers.windows import WindowBook
 from tether.settings.model import ContextSettings, Settings
@@ -37,6 +38,7 @@ def model_options(settings: Settings) -> ModelOptions:
         thinking_budget=o.thinking_budget,
         context_1m=o.context1m,
         api_key_helper=settings.api_key_helper,
+        patience=Patience.read(settings.env),
     )
 
 

@@ -84,6 +84,9 @@ class _Session:
     extra_allow: list[str] = field(default_factory=lambda: list[str]())
     extra_deny: list[str] = field(default_factory=lambda: list[str]())
     extra_ask: list[str] = field(default_factory=lambda: list[str]())
+    follow_model: Callable[[str | None], None] | None = None
+    """Switches the session to the settings' new ``model`` (None: its model was chosen
+    explicitly, and a change of the settings leaves it)."""
 
 
 class WorkspaceGuard:
@@ -140,7 +143,7 @@ class WorkspaceGuard:
     def reload(self) -> None:
         """Read the settings files again and apply them to every open session; a warning
         the new files brought is logged (the ones from before were shown already)."""
-        before = set(self.warnings)
+        before, model = set(self.warnings), self.loaded.settings.model
         self.loaded = self._load()
         settings = self.loaded.settings
         self.sandbox.configure(settings.sandbox, self._extra_dirs())
@@ -153,6 +156,10 @@ class WorkspaceGuard:
             self.configure_tools(s.config)
             if s.hooks is not None:
                 s.hooks.configure(settings.hooks, settings.env)
+            if s.follow_model is not None and settings.model != model:
+                # A yes to the trust question brings the project's model: from the next
+                # request on, the session that asked uses it (and later ones start on it).
+                s.follow_model(settings.model)
 
     def refresh(self) -> None:
         """Apply changed settings files; cheap when nothing changed (the pipeline calls it
@@ -211,10 +218,17 @@ class WorkspaceGuard:
         hooks: CommandHooks | None,
         extra_allow: list[str] | None = None,
         extra_deny: list[str] | None = None,
+        follow_model: Callable[[str | None], None] | None = None,
     ) -> None:
-        """Keep ``engine`` current with the settings from now on."""
+        """Keep ``engine`` current with the settings from now on (its model too, with
+        ``follow_model``)."""
         self._sessions[engine.session_id] = _Session(
-            engine, config, hooks, list(extra_allow or []), list(extra_deny or [])
+            engine,
+            config,
+            hooks,
+            list(extra_allow or []),
+            list(extra_deny or []),
+            follow_model=follow_model,
         )
         if self._watch:
             self.watcher.start()

@@ -24,7 +24,7 @@ from tether.editor.port import Editor
 from tether.engine.context import ContextAssembler
 from tether.engine.engine import EngineConfig, QueryEngine
 from tether.engine.turns import EngineEvents, PromptNotes
-from tether.errors import SessionError, TranscriptWriteError
+from tether.errors import ConfigError, SessionError, TranscriptWriteError
 from tether.hooks.chain import HooksChain
 from tether.hooks.command_hooks import CommandHooks
 from tether.mcp.config import McpConfig
@@ -102,6 +102,8 @@ class SessionCaller:
     caller: Caller | None
     model: str | None
     """The model spec its provider was made from (``set_model`` changes it)."""
+    pinned: bool
+    """The model was chosen for the session (not the settings'): settings never change it."""
     tools: ToolConfig
     hooks: CommandHooks | None
 
@@ -273,14 +275,25 @@ class Workspace:
             if resumed.context_anchor is not None:
                 covered, usage = resumed.context_anchor
                 engine.compactor.anchor(engine.messages, covered, token_usage(usage))
-        self.guard.attach(engine, tool_config, command_hooks, allow, deny)
+
+        def follow(model: str | None) -> None:
+            self._follow_settings(session_id, model)
+
+        pinned = options.model is not None
+        self.guard.attach(
+            engine, tool_config, command_hooks, allow, deny, None if pinned else follow
+        )
         rules = engine.rules
         if options.builtin_tools is None or "WebSearch" in options.builtin_tools:
             engine.tools.add(web_search_tool(lambda: search_options(lambda: rules.deny)))
         attach_skills(engine, self.skills)
         self.mcp.attach(engine, options.caller)
         self._callers[session_id] = SessionCaller(
-            options.caller, options.model or settings.model, tool_config, command_hooks
+            options.caller,
+            options.model or settings.model,
+            pinned,
+            tool_config,
+            command_hooks,
         )
         sandbox = self.guard.sandbox
         if settings.sandbox.enabled and not sandbox.active:
@@ -374,6 +387,21 @@ class Workspace:
         await self.mcp.release(session_id)
         self.mcp.attach(engine, caller)
 
+    def _follow_settings(self, session_id: str, model: str | None) -> None:
+        """The settings' model changed (the folder was trusted): a session on the settings'
+        model switches to it; one whose model was chosen for it stays."""
+        parts, session = self._callers.get(session_id), self.sessions.get(session_id)
+        if parts is None or session is None or parts.pinned:
+            return
+        try:
+            provider = self.make_provider(model, parts.caller)
+        except ConfigError as e:
+            log.warning("the settings' model %s cannot be used: %s", model, e)
+            return
+        session.engine.set_provider(provider)
+        parts.model = model
+        parts.tools.small_model = small_model_for(provider, parts.caller)
+
     def _persist_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:
         try:
             add_local_rule(self.root, kind, rule)
@@ -461,7 +489,7 @@ class Workspace:
             await self.close_session(session_id)
 
         def model_set(model: str) -> None:
-            caller.model = model
+            caller.model, caller.pinned = model, True
 
         session = Session(
             engine=engine,

@@ -17,6 +17,7 @@ from tether.lsp.steps import StepNamer, describe
 from tether.lsp.summary import TurnDigest, ending, first_sentence
 from tether.protocol.updates import (
     AgentMessageChunk,
+    Notice,
     ToolCall,
     ToolCallUpdate,
     TurnEnd,
@@ -92,6 +93,13 @@ def test_reads_asked_together_are_one_step() -> None:
         namer.name(call("read", "d", file_path="d.py")),
     ]
     assert names == ["Reading a.py", "Reading 2 files", "Reading 3 files", None, "Reading d.py"]
+
+
+def test_a_wait_for_the_model_server_is_a_step_other_notices_are_not() -> None:
+    namer = StepNamer()
+    wait = Notice(message="waiting for http://127.0.0.1:1/v1 (10 s, up to 300 s)…", progress=True)
+    assert namer.name(wait) == "Waiting for http://127.0.0.1:1/v1 (10 s, up to 300 s)…"
+    assert namer.name(Notice(level="warning", message="retry 1 in 2 s")) is None
 
 
 def result(stop: str, error: TurnError | None = None) -> TurnResult:
