@@ -19,8 +19,10 @@ added next to the in-process one):
 
 Then the same build through the command line, side by side (``--cli``, interleaved, each
 ``--cli-runs`` times): ``tether -p`` without a daemon, ``tether -p`` through a warm daemon,
-and Claude Code's CLI (the one the ``claude-agent-sdk`` wheel bundles, the newest this
-environment has), each against its own fake API process with the same script. Printed: the
+``tether -p`` through the warm daemon with Bash unsandboxed (``sandbox.enabled: false``,
+as Claude Code runs commands by default: the sandbox's share of a round-trip apart from the
+harness's), and Claude Code's CLI (the one the ``claude-agent-sdk`` wheel bundles, the
+newest this environment has), each against its own fake API process with the same script. Printed: the
 whole wall time and the harness's share (wall minus the fake's measured service time, which
 is the API's, not the harness's), and Tether's speed-up over Claude Code on the latter
 (target >= 3x at 300 and 1,000 turns).
@@ -246,7 +248,9 @@ class CliBuild:
         return self.wall_s - self.fake_s
 
 
-def build_cli(bench: Bench, turns: int, program: list[str], env: dict[str, str]) -> CliBuild:
+def build_cli(
+    bench: Bench, turns: int, program: list[str], env: dict[str, str], *extra: str
+) -> CliBuild:
     """``program -p`` building a ``turns``-Bash session in a fresh copy of the workspace,
     against a fake API process of its own: the whole process's wall time, and the fake's."""
     tmp = Path(tempfile.mkdtemp(dir=bench.tmp))
@@ -254,7 +258,7 @@ def build_cli(bench: Bench, turns: int, program: list[str], env: dict[str, str])
     shutil.copytree(FIXTURE, root)
     with FakeApiProcess(tmp, echo_script(turns)) as api:
         argv = [*program, "-p", "Run echo many times.", "--output-format", "json"]
-        argv += ["--allowedTools", "Bash(echo:*)"]
+        argv += ["--allowedTools", "Bash(echo:*)", *extra]
         run_env = {**env, "ANTHROPIC_BASE_URL": api.base_url}
         started = time.monotonic()
         done = subprocess.run(argv, cwd=root, env=run_env, capture_output=True, text=True)
@@ -267,6 +271,11 @@ def build_cli(bench: Bench, turns: int, program: list[str], env: dict[str, str])
     fake = sum(end - start for start, end in zip(requests, answered, strict=True))
     shutil.rmtree(tmp, ignore_errors=True)
     return CliBuild(wall, fake)
+
+
+UNSANDBOXED = json.dumps({"sandbox": {"enabled": False}})
+"""Bash without bubblewrap and the gate, as Claude Code runs it by default: what the sandbox
+costs a round-trip, apart from the harness."""
 
 
 def cli_builds(bench: Bench, turns_list: list[int], runs: int) -> None:
@@ -284,10 +293,18 @@ def cli_builds(bench: Bench, turns_list: list[int], runs: int) -> None:
     try:
         build_cli(bench, 3, tether, warm)  # the daemon's first call warms it
         for turns in turns_list:
-            results: dict[str, list[CliBuild]] = {"no daemon": [], "warm daemon": [], "claude": []}
+            results: dict[str, list[CliBuild]] = {
+                "no daemon": [],
+                "warm daemon": [],
+                "warm, no sandbox": [],
+                "claude": [],
+            }
             for _ in range(runs):  # interleaved: the machine's load weighs on each alike
                 results["no daemon"].append(build_cli(bench, turns, tether, base))
                 results["warm daemon"].append(build_cli(bench, turns, tether, warm))
+                results["warm, no sandbox"].append(
+                    build_cli(bench, turns, tether, warm, "--settings", UNSANDBOXED)
+                )
                 if claude is not None:
                     results["claude"].append(build_cli(bench, turns, [str(claude)], base))
             print(f"{turns}-turn build through the CLI, {runs} runs each (medians):")
@@ -300,7 +317,7 @@ def cli_builds(bench: Bench, turns_list: list[int], runs: int) -> None:
                 harness = statistics.median(b.harness_s for b in builds)
                 ratio = f"; Claude Code / this: {theirs / harness:.2f}x" if theirs else ""
                 print(
-                    f"  {label:12} wall {wall:6.2f} s, harness (wall minus the fake's "
+                    f"  {label:16} wall {wall:6.2f} s, harness (wall minus the fake's "
                     f"{wall - harness:.2f} s) {harness:6.2f} s{ratio}"
                 )
             if theirs:

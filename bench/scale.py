@@ -26,8 +26,13 @@ processed (bounded by the answer to a ``textDocument/codeAction`` sent right aft
 same pipe: the daemon reads its messages in order) and ``codeAction`` -> answered alone,
 p50/p99 (target p99 <= 10 ms).
 
+With ``--ref REF`` (e.g. ``main``), each count is also run with the daemon of that commit
+(its ``server/`` extracted with ``git archive``, first on the daemon's ``PYTHONPATH``),
+interleaved with this tree's ``--repeat`` times, and the medians' ratios are printed: on a
+machine others load, only numbers of the same run compare.
+
     python bench/scale.py [--sessions 50,200] [--prompts 1] [--latency-ms 50]
-        [--editor-sessions 20]
+        [--editor-sessions 20] [--ref main] [--repeat 3] [--py-spy FILE]
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _fake_sessions import own_file
 from _util import summary
 
+ROOT = Path(__file__).parent.parent
 FAKE = Path(__file__).parent / "_fake_sessions.py"
 FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "workspaces" / "basic"
 DAEMON = [sys.executable, "-m", "tether", "serve"]
@@ -209,9 +216,11 @@ class Workspace:
             own_file(self.root, n).write_text(f"# session {n}\ncount = 0\n", encoding="utf-8")
         (self.root / "editor.py").write_text("def f():\n    return 1\n", encoding="utf-8")
 
-    def env(self, base_url: str) -> dict[str, str]:
+    def env(self, base_url: str, server: Path | None) -> dict[str, str]:
+        path = {"PYTHONPATH": str(server)} if server is not None else {}
         return {
             **os.environ,
+            **path,
             "HOME": str(self.tmp / "home"),
             "TETHER_DATA_DIR": str(self.tmp / "data"),
             "XDG_CONFIG_HOME": str(self.tmp / "config"),
@@ -316,14 +325,20 @@ class Outcome:
 
 
 async def run(
-    tmp: Path, sessions: int, prompts: int, latency_ms: float, *, editor: bool = False
+    tmp: Path,
+    sessions: int,
+    prompts: int,
+    latency_ms: float,
+    *,
+    editor: bool = False,
+    server: Path | None = None,
 ) -> Outcome:
     ws = Workspace(tmp / f"n{sessions}{'e' if editor else ''}", sessions)
     ws.tmp.mkdir(parents=True, exist_ok=True)
     fake = Fake(ws, prompts, latency_ms)
     client = Client()
     try:
-        await client.start(DAEMON, ws.env(fake.base_url), ws.tmp / "daemon.log")
+        await client.start(DAEMON, ws.env(fake.base_url, server), ws.tmp / "daemon.log")
         init = {
             "processId": os.getpid(),
             "capabilities": capabilities(),
@@ -439,6 +454,34 @@ def report(out: Outcome, latency_ms: float) -> None:
         print(f"  codeAction alone: {summary(e.action_alone)}  [target p99 <= 10 ms]")
 
 
+def extract(ref: str) -> Path:
+    """``server/`` of ``ref``, in a directory of its own (under /var/tmp: the sandbox hides
+    /tmp, and the reference tree's gate must be readable inside)."""
+    into = Path(tempfile.mkdtemp(prefix="tether-bench-ref-", dir="/var/tmp"))
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "server"], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def compare(ref: str, theirs: list[Outcome], ours: list[Outcome]) -> None:
+    def med(outs: list[Outcome], value: Callable[[Outcome], float]) -> float:
+        return statistics.median(value(o) for o in outs)
+
+    rows: list[tuple[str, Callable[[Outcome], float]]] = [
+        ("round-trips/s", lambda o: o.round_trips / o.wall_s),
+        ("harness per round-trip, median (ms)", lambda o: statistics.median(o.harness) * 1e3),
+        ("daemon CPU per round-trip (ms)", lambda o: o.daemon_cpu_s / o.round_trips * 1e3),
+        ("daemon peak RSS (MiB)", lambda o: o.hwm_mib),
+    ]
+    print(f"  {ours[0].sessions} sessions, medians of {len(ours)} interleaved runs:")
+    print(f"    {'':38} {ref:>10} {'this tree':>10}  ratio")
+    for label, value in rows:
+        a, b = med(theirs, value), med(ours, value)
+        print(f"    {label:38} {a:10.1f} {b:10.1f}  {b / a:.2f}x")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sessions", default="50,200")
@@ -446,12 +489,31 @@ async def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=50)
     parser.add_argument("--editor-sessions", type=int, default=20)
     parser.add_argument("--py-spy", type=Path, help="profile the daemon into this file")
+    parser.add_argument("--ref", help="also run the daemon of this commit, interleaved")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each with --ref")
     args = parser.parse_args()
     if args.py_spy is not None:
         PROFILE.append(args.py_spy)
     with tempfile.TemporaryDirectory() as raw:
         tmp = Path(raw)
-        for count in [int(c) for c in args.sessions.split(",") if c]:
+        counts = [int(c) for c in args.sessions.split(",") if c]
+        if args.ref:
+            server = extract(args.ref) / "server"
+            try:
+                for count in counts:
+                    theirs: list[Outcome] = []
+                    ours: list[Outcome] = []
+                    for _ in range(args.repeat):
+                        theirs.append(
+                            await run(tmp, count, args.prompts, args.latency_ms, server=server)
+                        )
+                        ours.append(await run(tmp, count, args.prompts, args.latency_ms))
+                    report(ours[-1], args.latency_ms)
+                    compare(args.ref, theirs, ours)
+            finally:
+                shutil.rmtree(server.parent, ignore_errors=True)
+            counts = []
+        for count in counts:
             report(await run(tmp, count, args.prompts, args.latency_ms), args.latency_ms)
         if args.editor_sessions:
             out = await run(tmp, args.editor_sessions, args.prompts, args.latency_ms, editor=True)
