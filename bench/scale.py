@@ -428,7 +428,8 @@ def report(out: Outcome, latency_ms: float) -> None:
     rate = out.round_trips / out.wall_s
     print(
         f"{out.sessions} sessions at once, {out.round_trips} round-trips "
-        f"(fake latency {latency_ms:.0f} ms):"
+        f"(fake latency {latency_ms:.0f} ms; load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} CPUs):"
     )
     print(f"  wall {out.wall_s:.2f} s = {rate:.0f} round-trips/s  [target >= 100/s at 50]")
     print(f"  edits in place: {out.edits_in_place}/{out.sessions}")
