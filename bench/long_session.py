@@ -17,7 +17,17 @@ added next to the in-process one):
   through a warm daemon, the thin client's start-up included; target <= 0.2 s), and in this
   process, already warm (the session opened again through ``InProcessDriver``)
 
-    python bench/long_session.py [--turns 1000]
+Then the same build through the command line, side by side (``--cli``, interleaved, each
+``--cli-runs`` times): ``tether -p`` without a daemon, ``tether -p`` through a warm daemon,
+``tether -p`` through the warm daemon with Bash unsandboxed (``sandbox.enabled: false``,
+as Claude Code runs commands by default: the sandbox's share of a round-trip apart from the
+harness's), and Claude Code's CLI (the one the ``claude-agent-sdk`` wheel bundles, the
+newest this environment has), each against its own fake API process with the same script. Printed: the
+whole wall time and the harness's share (wall minus the fake's measured service time, which
+is the API's, not the harness's), and Tether's speed-up over Claude Code on the latter
+(target >= 3x at 300 and 1,000 turns).
+
+    python bench/long_session.py [--turns 1000] [--cli 300,1000] [--cli-runs 2]
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ from tether.cli.driver import OpenRequest
 from tether.cli.inprocess import InProcessDriver
 from tether.protocol.content import TextContent
 from tether.protocol.updates import SessionUpdate, ToolCallUpdate
+from tether.settings.load import SettingSources
 from tether.testing.fake_anthropic import FakeAnthropicServer
 
 FIXTURE = Path(__file__).parent.parent / "tests" / "fixtures" / "workspaces" / "basic"
@@ -120,7 +131,7 @@ class FakeApiProcess:
     def __exit__(self, *exc: object) -> None:
         assert self.process is not None
         self.process.send_signal(signal.SIGTERM)
-        if self.process.wait(timeout=30) != 0:
+        if self.process.wait(timeout=30) != 0 and exc[0] is None:
             raise SystemExit("the fake API saw problems (above)")
 
     def timings(self) -> tuple[list[float], list[float]]:
@@ -142,7 +153,7 @@ async def build_in_process(bench: Bench) -> BuildNumbers:
 
     with FakeApiProcess(bench.tmp, echo_script(bench.turns)) as api:
         os.environ["ANTHROPIC_BASE_URL"] = api.base_url
-        driver = InProcessDriver(user_settings=False)
+        driver = InProcessDriver(setting_sources=SettingSources(user=False))
         started = time.monotonic()
         await driver.open(
             OpenRequest(
@@ -209,7 +220,7 @@ async def resume_in_process(bench: Bench) -> float:
     """The session opened again in this (warm) process: open to the first model request."""
     with FakeAnthropicServer([[{"type": "text", "text": "Resumed again."}]]) as api:
         os.environ["ANTHROPIC_BASE_URL"] = api.base_url
-        driver = InProcessDriver(user_settings=False)
+        driver = InProcessDriver(setting_sources=SettingSources(user=False))
         started = time.monotonic()
         await driver.open(OpenRequest(cwd=bench.root, resume=SESSION_ID, model=MODEL))
         await driver.prompt([TextContent(text="and one more")])
@@ -218,14 +229,115 @@ async def resume_in_process(bench: Bench) -> float:
         return api.request_times[0] - started
 
 
+def claude_code() -> Path | None:
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        return None
+    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    return path if path.is_file() else None
+
+
+@dataclass
+class CliBuild:
+    wall_s: float
+    fake_s: float
+
+    @property
+    def harness_s(self) -> float:
+        return self.wall_s - self.fake_s
+
+
+def build_cli(
+    bench: Bench, turns: int, program: list[str], env: dict[str, str], *extra: str
+) -> CliBuild:
+    """``program -p`` building a ``turns``-Bash session in a fresh copy of the workspace,
+    against a fake API process of its own: the whole process's wall time, and the fake's."""
+    tmp = Path(tempfile.mkdtemp(dir=bench.tmp))
+    root = tmp / "ws"
+    shutil.copytree(FIXTURE, root)
+    with FakeApiProcess(tmp, echo_script(turns)) as api:
+        argv = [*program, "-p", "Run echo many times.", "--output-format", "json"]
+        argv += ["--allowedTools", "Bash(echo:*)", *extra]
+        run_env = {**env, "ANTHROPIC_BASE_URL": api.base_url}
+        started = time.monotonic()
+        done = subprocess.run(argv, cwd=root, env=run_env, capture_output=True, text=True)
+        wall = time.monotonic() - started
+        if done.returncode != 0:
+            raise SystemExit(f"{program[0]} -p failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    requests, answered = api.timings()
+    if len(requests) != turns + 1:
+        raise SystemExit(f"{program[0]}: {len(requests)} requests for {turns} turns")
+    fake = sum(end - start for start, end in zip(requests, answered, strict=True))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return CliBuild(wall, fake)
+
+
+UNSANDBOXED = json.dumps({"sandbox": {"enabled": False}})
+"""Bash without bubblewrap and the gate, as Claude Code runs it by default: what the sandbox
+costs a round-trip, apart from the harness."""
+
+
+def cli_builds(bench: Bench, turns_list: list[int], runs: int) -> None:
+    claude = claude_code()
+    base = {
+        **os.environ,
+        **bench.env,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "TETHER_RUNTIME_DIR": str(bench.tmp / "cli-run"),
+    }
+    base.pop("ANTHROPIC_AUTH_TOKEN", None)
+    warm = {k: v for k, v in base.items() if k != "TETHER_NO_DAEMON"}
+    tether = [str(Path(sys.executable).with_name("tether"))]
+    subprocess.run([*tether, "daemon", "start"], env=warm, capture_output=True, check=True)
+    try:
+        build_cli(bench, 3, tether, warm)  # the daemon's first call warms it
+        for turns in turns_list:
+            results: dict[str, list[CliBuild]] = {
+                "no daemon": [],
+                "warm daemon": [],
+                "warm, no sandbox": [],
+                "claude": [],
+            }
+            for _ in range(runs):  # interleaved: the machine's load weighs on each alike
+                results["no daemon"].append(build_cli(bench, turns, tether, base))
+                results["warm daemon"].append(build_cli(bench, turns, tether, warm))
+                results["warm, no sandbox"].append(
+                    build_cli(bench, turns, tether, warm, "--settings", UNSANDBOXED)
+                )
+                if claude is not None:
+                    results["claude"].append(build_cli(bench, turns, [str(claude)], base))
+            print(f"{turns}-turn build through the CLI, {runs} runs each (medians):")
+            theirs = statistics.median(b.harness_s for b in results["claude"] or [CliBuild(0, 0)])
+            for label, builds in results.items():
+                if not builds:
+                    print(f"  {label}: not measured (no Claude Code binary in claude-agent-sdk)")
+                    continue
+                wall = statistics.median(b.wall_s for b in builds)
+                harness = statistics.median(b.harness_s for b in builds)
+                ratio = f"; Claude Code / this: {theirs / harness:.2f}x" if theirs else ""
+                print(
+                    f"  {label:16} wall {wall:6.2f} s, harness (wall minus the fake's "
+                    f"{wall - harness:.2f} s) {harness:6.2f} s{ratio}"
+                )
+            if theirs:
+                print("  target: Claude Code / tether >= 3x")
+    finally:
+        subprocess.run([*tether, "daemon", "stop"], env=warm, capture_output=True)
+
+
 def window(samples: list[float], first: int, last: int) -> list[float]:
     """Round-trips ``first``..``last`` (1-based, inclusive)."""
     return samples[first - 1 : last]
 
 
-async def main(turns: int) -> None:
+async def main(turns: int, cli: list[int], cli_runs: int, cli_only: bool) -> None:
     with tempfile.TemporaryDirectory() as raw:
         bench = Bench(Path(raw), turns)
+        if cli:
+            cli_builds(bench, cli, cli_runs)
+        if cli_only:
+            return
         built = await build_in_process(bench)
         early = window(built.harness, 1, min(100, turns))
         late = window(built.harness, max(1, turns - 99), turns)
@@ -257,4 +369,9 @@ async def main(turns: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=1000)
-    asyncio.run(main(parser.parse_args().turns))
+    parser.add_argument("--cli", default="300,1000", help="turns of the CLI builds ('': none)")
+    parser.add_argument("--cli-runs", type=int, default=2)
+    parser.add_argument("--cli-only", action="store_true", help="only the CLI builds")
+    args = parser.parse_args()
+    cli = [int(t) for t in args.cli.split(",") if t]
+    asyncio.run(main(args.turns, cli, args.cli_runs, args.cli_only))

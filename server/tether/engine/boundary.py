@@ -151,6 +151,8 @@ class Boundary:
 
     async def _changed_files(self) -> list[Message]:
         self.watcher.follow(self.files.paths())
+        if not self.watcher.dirty(self.files):  # nothing to read: no trip to a thread
+            return []
         changed = await asyncio.to_thread(self.watcher.changed_since_read, self.files)
         return [change_notice(changed)] if changed else []
 

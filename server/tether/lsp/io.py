@@ -6,6 +6,13 @@ message after a bad ``Content-Length``. This loop answers garbage with JSON-RPC 
 the next ``Content-Length`` header, and on stdin EOF (the editor died) stops the turns,
 flushes transcripts and exits within a second.
 
+pygls reads stdin in a thread, a line at a time: each header line and each body is a trip
+to a worker thread and back to the loop, so a busy loop (many sessions streaming) read the
+editor's messages one every few of its turns, and a reply the agent waits for (an applied
+edit) queued behind them. A pipe or socket is read by the loop itself instead (what
+arrived is parsed at once, every message of it); a regular file or a terminal keeps the
+thread.
+
 pygls writes to stdout with a blocking ``write`` and ``flush``: a message bigger than the
 pipe's buffer (64 KiB) stalls the whole event loop until the editor has read it. Messages
 go through an asyncio pipe transport instead, as on the daemon's socket: it writes what the
@@ -19,6 +26,7 @@ import asyncio
 import logging
 import os
 import re
+import stat
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO, cast
@@ -150,6 +158,46 @@ async def nonblocking_writer(stdout: BinaryIO) -> TransportWriter | StdoutWriter
     return TransportWriter(transport)
 
 
+class PipeReader:
+    """The reading side of ``read_loop`` over an asyncio stream: EOF reads as short."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self._stream = stream
+
+    async def readline(self) -> bytes:
+        try:
+            return await self._stream.readline()
+        except ValueError:  # a line longer than the limit: garbage, skipped by read_loop
+            return b"\0\n"
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self._stream.readexactly(n)
+        except asyncio.IncompleteReadError as e:
+            return e.partial
+
+
+LINE_LIMIT = 1 << 20
+
+
+async def nonblocking_reader(stdin: BinaryIO, thread_pool: Any) -> PipeReader | StdinAsyncReader:
+    """A reader of ``stdin`` in the loop when it is a pipe or a socket; else pygls's."""
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        mode = 0
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        loop = asyncio.get_running_loop()
+        stream = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin)
+        except (OSError, ValueError) as e:
+            log.debug("stdin is read in a thread: %s", e)
+        else:
+            return PipeReader(stream)
+    return StdinAsyncReader(stdin, thread_pool)
+
+
 def serve_stdio(
     protocol: JsonRPCProtocol,
     thread_pool: Any,
@@ -157,10 +205,9 @@ def serve_stdio(
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
 ) -> int:
-    reader = StdinAsyncReader(stdin or sys.stdin.buffer, thread_pool)
-
     async def main() -> None:
         install_default_executor()  # a thread stuck for good must not hold the exit
+        reader = await nonblocking_reader(stdin or sys.stdin.buffer, thread_pool)
         protocol.set_writer(await nonblocking_writer(stdout or sys.stdout.buffer))
         await read_loop(reader.readline, reader.readexactly, protocol)
         try:
