@@ -43,7 +43,8 @@ async def test_sessions_share_one_watch_and_hear_only_of_their_files(tmp_path: P
     await settled([a, b], [files_a, files_b])
     assert a.changed_since_read(files_a) == [mine]
     assert b.changed_since_read(files_b) == [theirs]
-    assert not a.dirty(files_a) and a.changed_since_read(files_a) == []
+    # Reported once: a late event of the same write (inotify gives several) finds nothing new.
+    assert a.changed_since_read(files_a) == []
 
     a.close()
     assert len(events._directories) == 1  # pyright: ignore[reportPrivateUsage]
