@@ -36,6 +36,7 @@ from tether.providers.network import NetworkSettings
 from tether.providers.ollama_body import ChatBodyEncoder
 from tether.providers.openai_compat import check_not_empty
 from tether.providers.overflow import OVERFLOW_STATUSES, is_overflow, read_overflow
+from tether.providers.watch import Watch
 from tether.providers.windows import LearnedWindow
 
 if TYPE_CHECKING:
@@ -159,6 +160,7 @@ class OllamaProvider:
             open_stream=call.open,
             state=ChatState(),
             fallback=call.create,
+            watch=Watch(self._conn.patience, self._root),
         )
         try:
             async with aclosing(recovering) as events:
