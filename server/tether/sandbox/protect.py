@@ -53,6 +53,7 @@ from tether.sandbox.doors import (
 )
 from tether.sandbox.gate.policy import Policy
 from tether.sandbox.gitstore import IsDoor, Watched
+from tether.sandbox.venv import find_venvs, venv_doors
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +281,8 @@ def doors_of(
         doors += [Door(root / ".env", "direnv loads it (load_dotenv)") for root in roots]
     for root in roots:
         doors += package_configs(root)
+    for venv in find_venvs(roots):
+        doors += venv_doors(venv)
     for root in roots:  # the multi-root workspace VS Code may have open: tasks, settings
         doors += [Door(p, "VS Code's workspace file") for p in root.glob("*.code-workspace")]
     inside: dict[Path, Door] = {}
