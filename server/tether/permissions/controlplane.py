@@ -33,10 +33,15 @@ PROTECTED_DIRS = (".tether", ".claude", ".vscode", ".idea", ".git")
 PROTECTED_FILES = (
     *(".mcp.json", ".nvim.lua", ".nvimrc", ".exrc", ".envrc", ".git"),
     *(".vimrc", ".gvimrc", ".lvimrc", ".dir-locals.el", ".dir-locals-2.el"),
+    *(".tool-versions", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml"),
+    *(".rtx.toml", ".rtx.local.toml", ".mise"),
 )
 """Single files the agent never writes, at any depth (``.git`` as a ``gitdir:`` file too):
 agent and MCP settings, what direnv, Vim and Neovim (``exrc``) and Emacs (directory-local
-variables, ``eval`` included) load from a project on their own."""
+variables, ``eval`` included) load from a project on their own, and what version managers'
+shell hooks act on when a shell enters the folder or any below it: mise's configuration
+(``[env]`` with ``_.source`` and ``exec()`` templates, ``[hooks]``, ``path:`` tools) and
+asdf's ``.tool-versions`` (``path:`` versions run a program of the project as the tool)."""
 _MULTIARCH = sysconfig.get_config_var("MULTIARCH") or f"{platform.machine()}-linux-gnu"
 PYTHON_STARTUP = tuple(
     name

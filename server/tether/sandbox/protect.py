@@ -50,6 +50,7 @@ from tether.sandbox.doors import (
     package_configs,
     settings_programs,
     user_configs,
+    version_manager_configs,
 )
 from tether.sandbox.gate.policy import Policy
 from tether.sandbox.gitstore import IsDoor, Watched
@@ -281,6 +282,7 @@ def doors_of(
         doors += [Door(root / ".env", "direnv loads it (load_dotenv)") for root in roots]
     for root in roots:
         doors += package_configs(root)
+        doors += version_manager_configs(root, env)
     for venv in find_venvs(roots):
         doors += venv_doors(venv)
     for root in roots:  # the multi-root workspace VS Code may have open: tasks, settings
