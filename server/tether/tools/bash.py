@@ -69,6 +69,7 @@ def _seconds(ms: int) -> str:
 
 SANDBOX_SYMPTOMS = (
     "Read-only file system",
+    "Device or resource busy",  # removing a protected entry (a mount point)
     "Network is unreachable",
     "Could not resolve host",
     "Temporary failure in name resolution",
