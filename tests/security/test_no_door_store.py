@@ -122,6 +122,18 @@ STORE_ATTACKS = [
         extra=("reset --hard",),
     ),
     Attack(
+        "annotated-tag-checkout",
+        f"{PLANT} && git {ID} tag -a -m release v8 $c",
+        githooks,
+        extra=("checkout v8 -- .",),
+    ),
+    Attack(
+        "tag-naming-a-tree",
+        f"{BLOB} && {TREE} && git tag v7 $t",
+        githooks,
+        extra=("checkout v7 -- .",),
+    ),
+    Attack(
         "tag-checkout",
         f"{PLANT} && git tag v9 $c",
         githooks,

@@ -74,6 +74,8 @@ class _Refs:
     """Every ref's object (``for-each-ref``), and ``HEAD`` as ``ref: …`` or an id."""
     tips: frozenset[str]
     """Every commit a ref, a reflog entry or a pseudo-ref names."""
+    peeled: dict[str, tuple[str, str]] = field(default_factory=lambda: dict[str, tuple[str, str]]())
+    """What each ref names once annotated tags are peeled: (object type, id)."""
 
 
 @dataclass
@@ -157,14 +159,22 @@ def _pseudo_refs(git_dir: Path) -> dict[str, list[str]]:
 
 
 def _read_refs(w: Watched) -> _Refs | None:
-    listed = _git(w, "for-each-ref", "--format=%(objectname) %(refname)")
+    listed = _git(
+        w,
+        "for-each-ref",
+        "--format=%(objectname) %(objecttype) %(*objectname) %(*objecttype) %(refname)",
+    )
     tips = _git(w, "rev-list", "--no-walk", "--all", "--reflog")
     if listed.returncode != 0 or tips.returncode != 0:
         return None
     refs: dict[str, str] = {}
+    peeled: dict[str, tuple[str, str]] = {}
     for line in listed.stdout.decode(errors="replace").splitlines():
-        oid, _, name = line.partition(" ")
-        refs[name] = oid
+        fields = line.split(" ", 4)
+        if len(fields) == 5:
+            oid, kind, inner, inner_kind, name = fields
+            refs[name] = oid
+            peeled[name] = (inner_kind, inner) if inner else (kind, oid)
     try:
         refs["HEAD"] = (w.git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
@@ -172,7 +182,7 @@ def _read_refs(w: Watched) -> _Refs | None:
     found = set(tips.stdout.decode().split())
     for ids in _pseudo_refs(w.git_dir).values():
         found.update(ids)
-    return _Refs(refs, frozenset(found))
+    return _Refs(refs, frozenset(found), peeled)
 
 
 def _index_stat(git_dir: Path) -> tuple[int, int, int] | None:
@@ -323,7 +333,13 @@ class StoreWatch:
             for name, oid in new.refs.items()
             if name.startswith("refs/replace/") and old.refs.get(name) != oid
         ]
-        if new.tips <= old.tips and not replaced:
+        tainted: dict[str, str] = {}
+        for name, (kind, oid) in new.peeled.items():
+            if kind == "tree" and old.peeled.get(name) != (kind, oid):
+                why = _tree_door(w, oid, before_index)
+                if why is not None:
+                    tainted[oid] = why
+        if new.tips <= old.tips and not replaced and not tainted:
             return []
         stdin = "".join(f"^{oid}\n" for oid in sorted(old.tips))
         stdin += "".join(f"{oid}\n" for oid in sorted(new.tips - old.tips))
@@ -336,7 +352,6 @@ class StoreWatch:
         if done.returncode != 0:
             raise subprocess.SubprocessError(done.stderr.decode(errors="replace")[:200])
         commits = _parse_log(done.stdout)
-        tainted: dict[str, str] = {}
         for oid, parents, diffs in reversed(commits):  # oldest first
             why = _door_change(w, parents, diffs, before_index)
             if why is None:
@@ -404,6 +419,21 @@ def _door_change(
     return None
 
 
+def _tree_door(
+    w: Watched, tree: str, before_index: Callable[[], dict[str, list[str]]]
+) -> str | None:
+    """Why a tree a ref names (``git tag v1 <tree>``; ``checkout v1 -- .`` writes it) holds
+    something new at a door path, or None."""
+    done = _git(w, "ls-tree", "-r", "-z", "--full-tree", tree)
+    diff: dict[str, Entry | None] = {}
+    for record in done.stdout.split(b"\0"):
+        meta, tab, path = os.fsdecode(record).partition("\t")
+        fields = meta.split()
+        if tab and len(fields) == 3 and w.is_door(path) is not None:
+            diff[path] = (fields[0], fields[2])
+    return _door_change(w, [], [diff], before_index)
+
+
 def _undo_refs(
     w: Watched, old: _Refs, new: _Refs, tainted: Mapping[str, str], replaced: list[str]
 ) -> list[str]:
@@ -413,7 +443,7 @@ def _undo_refs(
     for name, oid in sorted(new.refs.items()):
         if name == "HEAD":
             continue
-        if oid in tainted or name in replaced:
+        if oid in tainted or new.peeled.get(name, ("", ""))[1] in tainted or name in replaced:
             before = old.refs.get(name)
             if before is not None and before not in tainted:
                 commands.append(f"update {name} {before}\n")
