@@ -43,6 +43,8 @@ def make_venv(ws: Path) -> None:
     )
     write(ws / SITE / "_hack.py", "ENABLED = True\n")
     write(ws / SITE / "hack.pth", "import _hack\n")
+    (ws / "env" / "conda-meta").mkdir(parents=True)  # a conda environment, as conda lays it out
+    write(ws / "env" / "conda-meta" / "history", "")
 
 
 VENV_ATTACKS = [
@@ -73,6 +75,12 @@ VENV_ATTACKS = [
         "printf '#!/bin/sh\\ntouch {canary}\\n' > py && chmod +x py && ln -sf \"$PWD/py\" .venv/bin/python",
         HOST_PYTHON,
         id="python-link-replaced",
+    ),
+    pytest.param(
+        "mkdir -p env/etc/conda/activate.d && echo 'touch {canary}'"
+        " > env/etc/conda/activate.d/x.sh",
+        ". env/etc/conda/activate.d/*.sh",
+        id="conda-activate-d",
     ),
     pytest.param(
         "mkdir -p fake && printf 'home = %s/fake\\ninclude-system-site-packages = false\\n' \"$PWD\""

@@ -22,8 +22,9 @@ installs write such lines, and nothing tells theirs from another's by content); 
 modules and console scripts the user runs by name (``bin/pytest``, a package's code); an
 environment the command itself creates.
 
-Environments are recognised by their ``pyvenv.cfg``, at the top of a root and one and two
-folders down.
+Environments are recognised by their ``pyvenv.cfg`` (or, for a conda environment, whose
+activation runs the scripts in ``etc/conda/activate.d``, by ``conda-meta``), at the top of
+a root and one and two folders down.
 """
 
 from __future__ import annotations
@@ -49,12 +50,13 @@ MAX_PTH_BYTES = 1 << 16
 
 
 def find_venvs(roots: Sequence[Path]) -> list[Path]:
-    """Folders holding a ``pyvenv.cfg`` at a root and up to ``SEARCH_DEPTH`` below it."""
+    """Folders holding a ``pyvenv.cfg`` or ``conda-meta`` at a root and up to
+    ``SEARCH_DEPTH`` below it."""
     out: list[Path] = []
     stack = [(root, 0) for root in roots]
     while stack:
         here, depth = stack.pop()
-        if (here / "pyvenv.cfg").is_file():
+        if (here / "pyvenv.cfg").is_file() or (here / "conda-meta").is_dir():
             out.append(here)
             continue
         if depth >= SEARCH_DEPTH:
@@ -72,6 +74,8 @@ def venv_doors(venv: Path) -> list[Door]:
     activate = f"the user's shell runs it when the virtual environment is activated ({venv})"
     start = f"every Python started in the virtual environment runs or reads it ({venv})"
     out = [Door(venv / "pyvenv.cfg", start)]
+    # conda's activation runs every script in these (``conda activate ./env``).
+    out += [Door(venv / "etc" / "conda" / d, activate) for d in ("activate.d", "deactivate.d")]
     for folder in ("bin", "Scripts"):
         out += [Door(venv / folder / name, activate) for name in ACTIVATE]
         try:
