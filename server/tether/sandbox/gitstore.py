@@ -20,8 +20,10 @@ So after each command, for every repository whose git directory it could write:
   *tainted*, and so is every new commit above it. Refs and ``HEAD`` pointing at a tainted
   commit go back to where they were (the commits stay in the object store, unreferenced;
   the agent's files stay in the work tree), reflog entries naming one are deleted, and a
-  pseudo-ref naming one is removed. A new or moved replace ref (``refs/replace/``, which
-  swaps any object for another on the host) is undone whatever it names.
+  pseudo-ref naming one is removed. An annotated tag counts as the commit it names; a
+  new or moved ref naming a tree (``git tag v1 <tree>``, which ``checkout v1 -- .`` writes)
+  is judged like a commit without parents. A new or moved replace ref (``refs/replace/``,
+  which swaps any object for another on the host) is undone whatever it names.
 
 What was undone is reported to the model and the user. The cost per command when git's
 state did not change is a walk of ``stat`` calls over the git directory's refs and logs
@@ -30,9 +32,12 @@ between commands. Git runs here with hooks off, no ``fsmonitor``, and no user or
 configuration (only plumbing: it executes nothing of the repository's).
 
 Limits: a blob compared with the work tree is hashed as it is on disk (no clean filter or
-line-ending conversion), so a door file committed through such a filter is undone too;
+line-ending conversion), so a door file committed through such a filter is undone too, and
+so are the intermediate versions of a door file when the command rebases or cherry-picks
+commits that changed it (only the work tree's version, the index's and the parents' count);
 a commit that is not reachable from any ref, reflog or pseudo-ref is not looked at (a
-host command must name it by its hash).
+host command must name it by its hash); a background command is looked at when it ends;
+repositories the sandbox does not look into (``protect.SKIPPED_DIRS``) are not watched.
 """
 
 from __future__ import annotations
