@@ -134,6 +134,13 @@ STORE_ATTACKS = [
         extra=("checkout v7 -- .",),
     ),
     Attack(
+        "behind-a-ref-to-a-missing-object",
+        "mkdir -p .git/refs/heads && echo 0123456789012345678901234567890123456789"
+        f" > .git/refs/heads/broken && {PLANT} && git reset -q --soft $c",
+        githooks,
+        extra=("reset --hard",),
+    ),
+    Attack(
         "tag-checkout",
         f"{PLANT} && git tag v9 $c",
         githooks,

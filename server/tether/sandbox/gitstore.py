@@ -37,7 +37,9 @@ so are the intermediate versions of a door file when the command rebases or cher
 commits that changed it (only the work tree's version, the index's and the parents' count);
 a commit that is not reachable from any ref, reflog or pseudo-ref is not looked at (a
 host command must name it by its hash); a background command is looked at when it ends;
-repositories the sandbox does not look into (``protect.SKIPPED_DIRS``) are not watched.
+repositories the sandbox does not look into (``protect.SKIPPED_DIRS``) are not watched;
+reflogs are read from their files, so a repository in the reftable format has its refs
+checked but not its reflog entries.
 """
 
 from __future__ import annotations
@@ -163,31 +165,72 @@ def _pseudo_refs(git_dir: Path) -> dict[str, list[str]]:
     return out
 
 
+def _reflogs(git_dir: Path) -> dict[str, list[str]]:
+    """Each reflog (``HEAD``, ``refs/heads/main``…) -> the ids its entries moved to, oldest
+    first, read from the files (git would stop at the first entry naming a missing object)."""
+    out: dict[str, list[str]] = {}
+    top = git_dir / "logs"
+    stack = [top]
+    while stack:
+        here = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+                continue
+            try:
+                with open(entry.path, "rb") as f:
+                    text = f.read().decode("utf-8", errors="replace")
+            except OSError:
+                continue
+            name = Path(entry.path).relative_to(top).as_posix()
+            out[name] = [line.split()[1] for line in text.splitlines() if len(line.split()) > 1]
+    return out
+
+
 def _read_refs(w: Watched) -> _Refs | None:
-    listed = _git(
-        w,
-        "for-each-ref",
-        "--format=%(objectname) %(objecttype) %(*objectname) %(*objecttype) %(refname)",
-    )
-    tips = _git(w, "rev-list", "--no-walk", "--all", "--reflog")
-    if listed.returncode != 0 or tips.returncode != 0:
+    """Every ref and what it names. Robust to refs naming missing objects (a command can
+    write one): nothing here stops at them, and they name no commit."""
+    listed = _git(w, "for-each-ref", "--format=%(objectname) %(refname)")
+    if listed.returncode != 0:
         return None
     refs: dict[str, str] = {}
-    peeled: dict[str, tuple[str, str]] = {}
     for line in listed.stdout.decode(errors="replace").splitlines():
-        fields = line.split(" ", 4)
-        if len(fields) == 5:
-            oid, kind, inner, inner_kind, name = fields
-            refs[name] = oid
-            peeled[name] = (inner_kind, inner) if inner else (kind, oid)
+        oid, _, name = line.partition(" ")
+        refs[name] = oid
     try:
         refs["HEAD"] = (w.git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         pass
-    found = set(tips.stdout.decode().split())
-    for ids in _pseudo_refs(w.git_dir).values():
-        found.update(ids)
-    return _Refs(refs, frozenset(found), peeled)
+    named = [oid for name, oid in refs.items() if name != "HEAD"]
+    if not refs.get("HEAD", "").startswith("ref:"):
+        named.append(refs.get("HEAD", ""))
+    for ids in (*_reflogs(w.git_dir).values(), *_pseudo_refs(w.git_dir).values()):
+        named += ids
+    named = [oid for oid in dict.fromkeys(named) if oid and all(c in _HEX for c in oid)]
+    done = _git(
+        w,
+        "cat-file",
+        "--batch-check=%(objecttype) %(objectname)",
+        stdin="".join(f"{oid}^{{}}\n" for oid in named),
+    )
+    if done.returncode != 0:
+        return None
+    kinds: dict[str, tuple[str, str]] = {}
+    for oid, line in zip(named, done.stdout.decode(errors="replace").splitlines(), strict=False):
+        fields = line.split()
+        if len(fields) == 2 and fields[1] != "missing":
+            kinds[oid] = (fields[0], fields[1])
+    tips = frozenset(peeled for kind, peeled in kinds.values() if kind == "commit")
+    peeled = {name: kinds.get(oid, ("missing", oid)) for name, oid in refs.items()}
+    return _Refs(refs, tips, peeled)
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 def _index_stat(git_dir: Path) -> tuple[int, int, int] | None:
@@ -350,13 +393,15 @@ class StoreWatch:
         stdin += "".join(f"{oid}\n" for oid in sorted(new.tips - old.tips))
         done = _git(
             w,
-            *("log", "--stdin", "-z", "--raw", "--no-abbrev", "-m", "--root", "--no-renames"),
+            *("log", "--stdin", "--ignore-missing", "-z", "--raw", "--no-abbrev", "-m"),
+            *("--root", "--no-renames"),
             *("--topo-order", "--format=%x01%H %P"),
             stdin=stdin,
         )
-        if done.returncode != 0:
-            raise subprocess.SubprocessError(done.stderr.decode(errors="replace")[:200])
-        commits = _parse_log(done.stdout)
+        if done.returncode != 0:  # cannot be looked through (an object removed): undone
+            why = f"what could not be checked ({done.stderr.decode(errors='replace')[:120]})"
+            tainted.update(dict.fromkeys(new.tips - old.tips, why))
+        commits = _parse_log(done.stdout) if done.returncode == 0 else []
         for oid, parents, diffs in reversed(commits):  # oldest first
             why = _door_change(w, parents, diffs, before_index)
             if why is None:
@@ -487,19 +532,18 @@ def _restore_head(w: Watched, old_head: str, tainted: Mapping[str, str]) -> None
 
 
 def _drop_reflog(w: Watched, tainted: Mapping[str, str]) -> list[str]:
-    done = _git(w, "log", "-g", "--all", "--format=%gD %H")
-    selectors: dict[str, list[tuple[int, str]]] = {}
-    for line in done.stdout.decode(errors="replace").splitlines():
-        selector, _, oid = line.rpartition(" ")
-        if oid in tainted and selector.endswith("}") and "@{" in selector:
-            name, _, n = selector[:-1].rpartition("@{")
-            if n.isdigit():
-                selectors.setdefault(name, []).append((int(n), selector))
     dropped = 0
-    for entries in selectors.values():
-        ordered = [s for _, s in sorted(entries, reverse=True)]  # later ones first: no shifting
-        _git(w, "reflog", "delete", "--rewrite", *ordered)
-        dropped += len(ordered)
+    for name, moved_to in _reflogs(w.git_dir).items():
+        newest_first = list(reversed(moved_to))
+        # Later entries first, so that the numbers of the ones left do not shift.
+        selectors = [
+            f"{name}@{{{n}}}"
+            for n in reversed(range(len(newest_first)))
+            if newest_first[n] in tainted
+        ]
+        if selectors:
+            _git(w, "reflog", "delete", "--rewrite", *selectors)
+            dropped += len(selectors)
     return [f"- {dropped} reflog entries naming those commits deleted"] if dropped else []
 
 
