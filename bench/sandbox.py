@@ -6,6 +6,8 @@ Measured in one run, on the same machine, for this tree and for the ``main`` bra
 - ``true`` run directly, under a fresh sandbox for every command (``linger_s=0``), and
   under the sandbox prepared while the previous command's result goes back (the default);
   main's numbers include making and removing its stand-ins, ours starting the gate;
+- the look at git's state before and after a command (a door staged or committed through
+  git's object store is undone: ``gitstore``), when git was left alone and after a commit;
 - the cost per file creation: a command creating ``--files`` files (each ``O_CREAT`` open
   goes through the gate's supervisor here, straight to the kernel on main), timed inside
   the command, against the same loop run directly.
@@ -103,7 +105,36 @@ async def measure(root: Path, runs: int, files: int, think: float) -> dict[str, 
         inside = float(output.split("CREATE", 1)[1].split()[0])
         out[name] = {"wall": wall, "inside": inside}
     shutil.rmtree(root / "many", ignore_errors=True)
+    out["store"] = store_check(root, runs)
     return out
+
+
+def store_check(root: Path, runs: int) -> dict[str, list[float]] | None:
+    """The look at git's state around each command (``gitstore``): when the command left
+    it alone (every command but git's own), and after a ``git commit``."""
+    try:
+        from tether.sandbox.gitstore import StoreWatch, Watched
+    except ImportError:
+        return None  # a tree without it
+    watch = StoreWatch()
+    watched = [Watched(root / ".git", root, lambda _p: None)]
+    watch.after(watch.before(watched))
+    unchanged: list[float] = []
+    committed: list[float] = []
+    ident = ["-c", "user.name=B", "-c", "user.email=b@example.com"]
+    for i in range(runs):
+        started = time.perf_counter()
+        watch.after(watch.before(watched))
+        unchanged.append(time.perf_counter() - started)
+        befores = watch.before(watched)
+        (root / "src" / "app.py").write_text(f"print({i})\n")
+        subprocess.run(
+            ["git", *ident, "commit", "-qam", f"c{i}"], cwd=root, check=True, capture_output=True
+        )
+        started = time.perf_counter()
+        watch.after(befores)
+        committed.append(time.perf_counter() - started)
+    return {"unchanged": unchanged, "committed": committed}
 
 
 def workspace() -> Path:
@@ -161,6 +192,13 @@ def report(ours: dict[str, Any], base: dict[str, Any], ref: str, files: int) -> 
         a = median(ours[key]) - median(ours["direct"])
         b = median(base[key]) - median(base["direct"])
         print(f"  sandbox overhead, {key:<17}{ms(a):>12}{ms(b):>12}{a / b:>7.2f}x")
+    store = ours.get("store")
+    if store:
+        direct = median(ours["direct"])
+        print("\ngit's state looked at around a command (this tree only; median):")
+        for key, label in (("unchanged", "git left alone"), ("committed", "after a git commit")):
+            a = median(store[key])
+            print(f"  {label:<34}{ms(a):>12}  ({a / direct:.2f}x a direct `true`)")
     print(f"\nper file creation ({files} files, timed inside the command):")
     for name, data in (("this tree", ours), (ref, base)):
         direct = data["create_direct"]["inside"] / files

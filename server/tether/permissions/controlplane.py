@@ -22,6 +22,8 @@ same entries read-only and refuses to create them (``tether.sandbox.protect``).
 from __future__ import annotations
 
 import os
+import platform
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -31,11 +33,36 @@ PROTECTED_DIRS = (".tether", ".claude", ".vscode", ".idea", ".git")
 PROTECTED_FILES = (
     *(".mcp.json", ".nvim.lua", ".nvimrc", ".exrc", ".envrc", ".git"),
     *(".vimrc", ".gvimrc", ".lvimrc", ".dir-locals.el", ".dir-locals-2.el"),
+    *(".tool-versions", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml"),
+    *(".rtx.toml", ".rtx.local.toml", ".mise"),
 )
 """Single files the agent never writes, at any depth (``.git`` as a ``gitdir:`` file too):
 agent and MCP settings, what direnv, Vim and Neovim (``exrc``) and Emacs (directory-local
-variables, ``eval`` included) load from a project on their own."""
-PROTECTED_NAMES = frozenset(n.casefold() for n in (*PROTECTED_DIRS, *PROTECTED_FILES))
+variables, ``eval`` included) load from a project on their own, and what version managers'
+shell hooks act on when a shell enters the folder or any below it: mise's configuration
+(``[env]`` with ``_.source`` and ``exec()`` templates, ``[hooks]``, ``path:`` tools) and
+asdf's ``.tool-versions`` (``path:`` versions run a program of the project as the tool)."""
+_MULTIARCH = sysconfig.get_config_var("MULTIARCH") or f"{platform.machine()}-linux-gnu"
+PYTHON_STARTUP = tuple(
+    name
+    for module in ("sitecustomize", "usercustomize")
+    for name in (
+        *(module, f"{module}.py", f"{module}.pyc", f"{module}.so", f"{module}.abi3.so"),
+        *(
+            f"{module}.cpython-3{minor}{tail}"
+            for minor in range(8, 16)
+            for tail in (".pyc", ".opt-1.pyc", ".opt-2.pyc", f"-{_MULTIARCH}.so")
+        ),
+    )
+)
+"""What every Python start imports on its own wherever it lies on ``sys.path`` (the
+``site`` module): ``sitecustomize``/``usercustomize`` as a module, a package, bytecode
+(beside the source or in ``__pycache__``) or an extension module, for CPython 3.8-3.15.
+A ``.pth`` file's plain path line puts a folder on ``sys.path``, so the name is protected
+everywhere, not only in ``site-packages``."""
+PROTECTED_NAMES = frozenset(
+    n.casefold() for n in (*PROTECTED_DIRS, *PROTECTED_FILES, *PYTHON_STARTUP)
+)
 GIT_LOCKED = (
     *("config", "config.worktree", "hooks", "info", "commondir", "modules", "worktrees"),
     *("rebase-merge", "rebase-apply", "sequencer"),

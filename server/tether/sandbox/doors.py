@@ -78,7 +78,9 @@ class Repo:
     """None for a bare repository."""
 
 
-DOOR_VARIABLES = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
+DOOR_VARIABLES = (
+    *("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "MISE_ENV"),
+)
 """The variables the doors depend on (with ``GIT_CONFIG_NOSYSTEM`` and the
 ``GIT_CONFIG_COUNT`` entries: ``door_key``)."""
 
@@ -517,6 +519,25 @@ _PACKAGE_PROGRAM = re.compile(
     r"([^\"'\s#]+)",
     re.MULTILINE,
 )
+
+
+MISE_PATHS = (".config/mise.toml", ".config/mise", "mise/config.toml")
+"""mise's configuration under a folder besides the names protected everywhere
+(``controlplane.PROTECTED_FILES``)."""
+
+
+def version_manager_configs(root: Path, env: Mapping[str, str] | None = None) -> list[Door]:
+    """mise's configuration folders at the top of ``root``, and the environment-specific
+    files the caller's ``MISE_ENV`` makes it read (``mise.production.toml``…)."""
+    env = os.environ if env is None else env
+    why = "mise's shell hook loads it when a shell enters the folder (env, hooks, tools)"
+    out = [Door(root / rel, why) for rel in MISE_PATHS]
+    for name in env.get("MISE_ENV", "").split(","):
+        name = name.strip()
+        if name and "/" not in name:
+            out += [Door(root / f"{dot}mise.{name}.toml", why) for dot in ("", ".")]
+            out.append(Door(root / ".config" / f"mise.{name}.toml", why))
+    return out
 
 
 def package_configs(root: Path) -> list[Door]:

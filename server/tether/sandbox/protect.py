@@ -50,8 +50,11 @@ from tether.sandbox.doors import (
     package_configs,
     settings_programs,
     user_configs,
+    version_manager_configs,
 )
 from tether.sandbox.gate.policy import Policy
+from tether.sandbox.gitstore import IsDoor, Watched
+from tether.sandbox.venv import find_venvs, venv_doors
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +193,31 @@ class Plan:
     gate: tuple[str, ...] = ()
     """The gate's policy (``Policy.encode``)."""
     doors: tuple[Door, ...] = ()
+    watched: tuple[Watched, ...] = ()
+    """The repositories whose objects, refs and index commands may write (``gitstore``)."""
+
+
+def door_check(worktree: Path | None, doors: Sequence[Door]) -> IsDoor:
+    """Whether a path of a work tree (relative, as git writes it) is a door: a protected
+    name at any depth, or at or under one of ``doors``."""
+    exact: dict[str, str] = {}
+    if worktree is not None:
+        for door in doors:
+            for path in dict.fromkeys((door.path, Path(os.path.realpath(door.path)))):
+                if path.is_relative_to(worktree) and path != worktree:
+                    exact.setdefault(path.relative_to(worktree).as_posix().casefold(), door.why)
+
+    def is_door(path: str) -> str | None:
+        parts = path.casefold().split("/")
+        for i, part in enumerate(parts):
+            if part in PROTECTED_NAMES:
+                return f"{part} is protected configuration"
+            why = exact.get("/".join(parts[: i + 1]))
+            if why is not None:
+                return why
+        return None
+
+    return is_door
 
 
 def repositories(roots: Sequence[Path], found: Sequence[Found]) -> list[Repo]:
@@ -254,6 +282,9 @@ def doors_of(
         doors += [Door(root / ".env", "direnv loads it (load_dotenv)") for root in roots]
     for root in roots:
         doors += package_configs(root)
+        doors += version_manager_configs(root, env)
+    for venv in find_venvs(roots):
+        doors += venv_doors(venv)
     for root in roots:  # the multi-root workspace VS Code may have open: tasks, settings
         doors += [Door(p, "VS Code's workspace file") for p in root.glob("*.code-workspace")]
     inside: dict[Path, Door] = {}
@@ -315,12 +346,16 @@ def plan(
     for door in doors:
         protect(door.path, "file")
     writable: list[str] = []
+    watched: list[Watched] = []
+    worktrees = {Path(os.path.realpath(r.git_dir)): r.worktree for r in repos}
     for git_dir in dict.fromkeys(git_dirs):
         if _inside(git_dir, roots) and git_dir.is_dir():
             for item in git_layout(git_dir, writable=git_writable):
                 items[item.path] = item
             if git_writable:
                 writable.append(str(git_dir))
+                worktree = worktrees.get(Path(os.path.realpath(git_dir)))
+                watched.append(Watched(git_dir, worktree, door_check(worktree, doors)))
     gate = Policy.encode(
         [str(r) for r in roots],
         writable,
@@ -329,7 +364,7 @@ def plan(
         list(GIT_LOCKED),
         [str(p) for p in items],
     )
-    return Plan(tuple(items.values()), tuple(links), tuple(gate), tuple(doors))
+    return Plan(tuple(items.values()), tuple(links), tuple(gate), tuple(doors), tuple(watched))
 
 
 def restore_links(links: Sequence[tuple[Path, str]]) -> list[Path]:

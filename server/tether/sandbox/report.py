@@ -37,3 +37,28 @@ def explain(refusals: Sequence[Refusal], more: int = 0) -> list[str]:
         lines.append(f"- and {hidden} more")
     head = "The shell sandbox refused (Permission denied):"
     return ["\n".join([head, *lines, ADVICE])]
+
+
+UNDONE_ADVICE = (
+    "A door path is a file git, the editor, direnv or the agent read or run on the host; a "
+    "host checkout, reset, stash or switch would have written what the command put there "
+    "into the work tree. Do not work around it. To commit such a file, write it with the "
+    "file tools (the user is asked), then stage and commit it."
+)
+
+
+def undone_note(lines: Sequence[str]) -> list[str]:
+    """The note for what the sandbox undid in git after the command (``gitstore``)."""
+    if not lines:
+        return []
+    head = "The shell sandbox undid what the command put at door paths in git:"
+    return [
+        "\n".join(
+            [
+                head,
+                *lines[:SHOWN],
+                *([f"- and {len(lines) - SHOWN} more"] if len(lines) > SHOWN else []),
+                UNDONE_ADVICE,
+            ]
+        )
+    ]

@@ -20,6 +20,7 @@ from pathlib import Path
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
 from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv, door_key
 from tether.sandbox.exposure import expand, exposure, listening_sockets
+from tether.sandbox.gitstore import StoreWatch
 from tether.sandbox.launch import Refusals, gate_argv, runtime
 from tether.sandbox.prestart import LINGER_S, PreparedProcess, Prestarter
 from tether.sandbox.protect import (
@@ -30,7 +31,7 @@ from tether.sandbox.protect import (
     repositories,
     restore_links,
 )
-from tether.sandbox.report import explain
+from tether.sandbox.report import explain, undone_note
 from tether.settings.model import SandboxSettings
 from tether.tools.context import Confined, ShellProcess
 
@@ -62,6 +63,8 @@ class BwrapSandbox:
         self._closed = False
         self._private = tuple(Path(os.path.realpath(p)) for p in private)
         self._discovery = discovery or Discovery()
+        self._store = StoreWatch()
+        """Git's state per repository, to undo doors a command stages or commits."""
         self._sockets = sockets
         self._links: dict[Path, str] = {}
         self._links_lock = threading.Lock()
@@ -130,12 +133,20 @@ class BwrapSandbox:
                 refusals[0] = process.refusals
             return process
 
+        store = self._store.before(protected.watched)
+        undone: list[str] | None = None
+
         def notes() -> list[str]:
-            return explain(*refusals[0].collect())
+            nonlocal undone
+            if undone is None:
+                undone = self._store.after(store)
+            return [*explain(*refusals[0].collect()), *undone_note(undone)]
 
         try:
             yield Confined(wrap, prepared, pass_fds=(refusals[0].write_fd,), notes=notes)
         finally:
+            if undone is None:
+                undone = self._store.after(store)
             refusals[0].discard()
             restore_links(protected.links)
             if started and self._prestart is not None and not self._closed:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether import prompts
 from tether.errors import ToolError
 from tether.permissions.shell import is_read_only_command, parse_command
-from tether.protocol.content import TerminalContent
+from tether.protocol.content import TerminalContent, TextToolContent, ToolContent
 from tether.protocol.updates import ToolCallUpdate
 from tether.tasks.registry import Task, TaskOutcome
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
@@ -69,6 +69,7 @@ def _seconds(ms: int) -> str:
 
 SANDBOX_SYMPTOMS = (
     "Read-only file system",
+    "Device or resource busy",  # removing a protected entry (a mount point)
     "Network is unreachable",
     "Could not resolve host",
     "Temporary failure in name resolution",
@@ -91,7 +92,9 @@ def render_result(
     """``refused``: what the sandbox refused the command, in words for the model."""
     body = result.output.rstrip() or "(no output)"
     code = result.exit_code
-    display = TerminalContent(output=result.output, exit_code=code)
+    terminal = TerminalContent(output=result.output, exit_code=code)
+    # What the sandbox refused or undid is the user's to see too, under the output.
+    display: list[ToolContent] = [terminal, *(TextToolContent(text=note) for note in refused)]
     # Claude Code's tool_response fields (hooks may hand a changed copy back), and ours.
     raw = {
         "stdout": result.output,
@@ -113,16 +116,16 @@ def render_result(
             f"Command timed out after {_seconds(timeout_ms)}; "
             "it and its child processes were stopped."
         )
-        return ToolResult(f"{head}\n{body}", is_error=True, display=[display], raw_output=raw)
+        return ToolResult(f"{head}\n{body}", is_error=True, display=display, raw_output=raw)
     assert code is not None
     if code < 0:
         text = f"Command was killed by signal {-code}.\n{body}"
-        return ToolResult(text, is_error=True, display=[display], raw_output=raw)
+        return ToolResult(text, is_error=True, display=display, raw_output=raw)
     if _is_failure(command, code):
         text = "\n\n".join([f"Exit code {code}\n{body}", *notes])
-        return ToolResult(text, is_error=True, display=[display], raw_output=raw)
+        return ToolResult(text, is_error=True, display=display, raw_output=raw)
     tail = [f"Exit code {code}"] if code else []
-    return ToolResult("\n\n".join([body, *tail, *notes]), display=[display], raw_output=raw)
+    return ToolResult("\n\n".join([body, *tail, *notes]), display=display, raw_output=raw)
 
 
 @contextlib.contextmanager
