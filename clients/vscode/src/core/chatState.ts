@@ -212,7 +212,10 @@ function savedUserEdits(state: ChatState, uri: string): ChatState {
 
 const EDITING: ReadonlySet<string> = new Set(['edit', 'delete', 'move']);
 
+/** A question goes on its own session's card: in another session's transcript it would be
+ * answered for the wrong session (or a card made there that is no call of it). */
 function question(state: ChatState, action: Extract<ChatAction, { type: 'question' }>): ChatState {
+  if (action.sessionId !== state.sessionId) return state;
   let card = findTool(state, action.toolCallId);
   if (!card && action.question && action.call) {
     // The question came before its card: show the card so it can be answered.

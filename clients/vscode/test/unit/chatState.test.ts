@@ -125,23 +125,32 @@ describe('chat state reducer', () => {
 
   it('puts an open question on its card, clears it with the answer, and ends it with the call', () => {
     const s = run([['t1', toolCall('c1')]]);
-    const question = { kind: 'tool' as const, choices: [{ label: 'Allow once', optionId: 'allow_once', kind: 'allow_once' as const }], hasDiff: false };
-    reduce(s, { type: 'question', toolCallId: 'c1', question });
+    const question = { kind: 'tool' as const, sessionId: 's1', choices: [{ label: 'Allow once', optionId: 'allow_once', kind: 'allow_once' as const }], hasDiff: false };
+    reduce(s, { type: 'question', sessionId: 's1', toolCallId: 'c1', question });
     const card = s.items[0];
     assert.ok(card.kind === 'tool');
     assert.deepEqual(card.question, question);
-    reduce(s, { type: 'question', toolCallId: 'c1', question: null, answered: { label: 'Allow once', optionId: 'allow_once' } });
+    reduce(s, { type: 'question', sessionId: 's1', toolCallId: 'c1', question: null, answered: { label: 'Allow once', optionId: 'allow_once' } });
     assert.equal(card.question, undefined);
     assert.deepEqual(card.answered, { label: 'Allow once', optionId: 'allow_once' });
-    reduce(s, { type: 'question', toolCallId: 'c1', question });
+    reduce(s, { type: 'question', sessionId: 's1', toolCallId: 'c1', question });
     run([['t1', { kind: 'tool_call_update', toolCallId: 'c1', status: 'completed' }]], true, s);
     assert.equal(card.question, undefined);
   });
 
+  it('a question of another session makes no card and touches none in this transcript', () => {
+    const s = run([['t1', toolCall('toolu_1_0')]]);
+    const before = JSON.stringify(s);
+    const question = { kind: 'tool' as const, sessionId: 's2', choices: [], hasDiff: false };
+    reduce(s, { type: 'question', sessionId: 's2', toolCallId: 'toolu_1_0', question });
+    reduce(s, { type: 'question', sessionId: 's2', toolCallId: 'toolu_9_0', question, call: { title: 'Write a.txt', toolKind: 'edit', rawInput: {} } });
+    assert.equal(JSON.stringify(s), before, 'same tool id or a new one: nothing here asks');
+  });
+
   it('a question that arrives before its card makes the card', () => {
     const s = run([['t1', { kind: 'user_message', content: [{ type: 'text', text: 'plan it' }] }]]);
-    const question = { kind: 'plan' as const, choices: [], plan: '1. a', hasDiff: false };
-    reduce(s, { type: 'question', toolCallId: 'p', question, call: { title: 'Leave plan mode with this plan', toolKind: 'think', rawInput: { plan: '1. a' } } });
+    const question = { kind: 'plan' as const, sessionId: 's1', choices: [], plan: '1. a', hasDiff: false };
+    reduce(s, { type: 'question', sessionId: 's1', toolCallId: 'p', question, call: { title: 'Leave plan mode with this plan', toolKind: 'think', rawInput: { plan: '1. a' } } });
     const card = s.items[1];
     assert.ok(card.kind === 'tool');
     assert.equal(card.turnId, 't1');
@@ -199,7 +208,7 @@ describe('chat state reducer', () => {
       { type: 'busy', busy: true },
       { type: 'update', turnId: 't', update: { kind: 'user_message', content: [{ type: 'text', text: 'x' }] }, live: true },
       { type: 'update', turnId: 't', update: toolCall('c'), live: true },
-      { type: 'question', toolCallId: 'c', question: { kind: 'tool', choices: [], hasDiff: false } },
+      { type: 'question', sessionId: 's', toolCallId: 'c', question: { kind: 'tool', sessionId: 's', choices: [], hasDiff: false } },
       { type: 'queued', prompt: { id: 1, text: 'more' } },
       { type: 'mode', mode: 'plan' },
       { type: 'update', turnId: 't', update: { kind: 'turn_end', stopReason: 'end_turn' }, live: true },
