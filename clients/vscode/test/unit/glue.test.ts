@@ -429,6 +429,44 @@ describe('hunk review', () => {
     review.dispose();
   });
 
+  it('a change whose lines the user edited keeps its actions: Keep as is, an Undo that explains, the file-level commands', async () => {
+    const shown = textEditor(A);
+    visibleEditors.splice(0, visibleEditors.length, shown);
+    codeLensProviders.length = 0;
+    editor.active = shown;
+    const conflict: Hunk = { ...hunk('t1-2', 'pending', 0, 0), conflict: true, range: undefined };
+    const { rpc, review, relist } = setUp([hunk('t1-1', 'pending', 4, 6), conflict]);
+    await review.listAll();
+    const context = () => calls.filter((c) => c.method === 'executeCommand' && c.args[1] === 'tether.editorHasChanges').at(-1)?.args[2];
+    const lenses = () => codeLensProviders[0].provideCodeLenses({ uri: Uri.parse(A) }).map((l) => `${(l.range as { startLine: number }).startLine}:${l.command!.title}>${l.command!.command}`);
+    assert.deepEqual(lenses(), [
+      '0:$(check-all) Keep all 2 Tether changes>tether.keepFileChanges',
+      '0:$(discard) Undo all>tether.undoFileChanges',
+      '0:$(warning) Changed since: change t1-2>tether.undoConflictChange',
+      '0:$(check) Keep as is>tether.keepChange',
+      '0:$(discard) Undo (conflict: your edits in these lines)>tether.undoConflictChange',
+      '4:$(check) Keep>tether.keepChange',
+      '4:$(discard) Undo>tether.undoChange',
+    ]);
+    // Only the conflict left: the file-level commands stay.
+    relist([hunk('t1-1', 'kept', 4, 6), conflict]);
+    await review.listAll();
+    assert.equal(context(), true, 'Keep All in File and the keys stay while a conflict waits');
+    assert.deepEqual(lenses().filter((l) => l.includes('Keep as is')).length, 1);
+    // Undo on it (from any place that names it) explains, and sends no undo the daemon refuses.
+    warningAnswers.push('Keep As Is');
+    rpc.replies['tether/keepChanges'] = () => ({ kept: ['t1-2'] });
+    await review.commands()['tether.undoChange']({ uri: A, hunkIds: ['t1-2'] });
+    const why = calls.find((c) => c.method === 'showWarningMessage')!;
+    assert.match(String(why.args[0]), /cannot undo "change t1-2" in calc\/ops\.py: its lines were changed since/);
+    assert.match((why.args[1] as { detail: string }).detail, /They were:\n\n    return a \+ b$/);
+    assert.equal(rpc.sent.some((m) => m.method === 'tether/undoChanges'), false);
+    assert.deepEqual(rpc.sent.find((m) => m.method === 'tether/keepChanges')?.params, { sessionId: 's', hunkIds: ['t1-2'] }, '"Keep As Is" keeps it');
+    visibleEditors.length = 0;
+    editor.active = undefined;
+    review.dispose();
+  });
+
   it('keeps all of a file from its CodeLens, and lists again only the files a changes update names', async () => {
     const { rpc, review, relist } = setUp([hunk('t1-1', 'pending', 4, 6), hunk('t1-2', 'pending', 13, 14)]);
     await review.listAll();
