@@ -9,7 +9,7 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { FolderRef } from './core/chatState';
+import { FolderRef, savingCall, savedElsewhere } from './core/chatState';
 import { ConnectionView } from './core/messages';
 import { toComposer } from './core/mentions';
 import { QuestionKey } from './core/permissions';
@@ -172,8 +172,9 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
   }
 
   const managedEnv = path.join(context.globalStorageUri.fsPath, 'daemon');
-  /** Documents (`uriKey`) that had unsaved changes of the user's when an agent edit came. */
-  const unsavedBeforeEdit = new Set<string>();
+  /** Documents (`uriKey`) that had unsaved changes of the user's when an edit came, with
+   * the edit's label: the save that follows took those changes along. */
+  const unsavedBeforeEdit = new Map<string, string | undefined>();
   const daemon = new Daemon(output, {
     managedEnv,
     ports: {
@@ -184,18 +185,27 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
         controller.onSessionUpdate(params);
       },
       askPermission: (params, token) => permissions.ask(params, token),
-      // Saving an agent edit saves the whole buffer: lines the user had not saved go along
-      // (disk and buffer must agree for the commands that follow). The card says so.
+      // Saving an edit saves the whole buffer: lines the user had not saved go along (disk
+      // and buffer must agree for the commands that follow). The running call's card says so;
+      // a save no call of the chat made (an undo, a rewind, another session's edit) says it
+      // in a notification naming the operation, never on an old card.
       saveDocuments: async (uris) => {
         await saveDocuments(uris);
-        for (const uri of uris) if (unsavedBeforeEdit.delete(uriKey(uri))) controller.dispatch({ type: 'savedUserEdits', uri });
+        for (const uri of uris) {
+          const key = uriKey(uri);
+          if (!unsavedBeforeEdit.has(key)) continue;
+          const label = unsavedBeforeEdit.get(key);
+          unsavedBeforeEdit.delete(key);
+          if (savingCall(controller.state, uri)) controller.dispatch({ type: 'savedUserEdits', uri });
+          else void vscode.window.showInformationMessage(savedElsewhere(vscode.workspace.asRelativePath(vscode.Uri.parse(uri)), label));
+        }
       },
     },
     environment: () => apiKey.environment(),
-    onApplyEdit: (uris) =>
+    onApplyEdit: (uris, label) =>
       uris.forEach((uri) => {
         tracker.touch(uri);
-        if (openDocument(uri)?.isDirty) unsavedBeforeEdit.add(uriKey(uri));
+        if (openDocument(uri)?.isDirty) unsavedBeforeEdit.set(uriKey(uri), label);
       }),
     onReady: async (ready) => {
       api = ready;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatAction, ChatState, ToolCard, emptyState, reduce } from '../../src/core/chatState';
+import { ChatAction, ChatState, ToolCard, emptyState, reduce, savedElsewhere, savingCall } from '../../src/core/chatState';
 import { toolCardView } from '../../src/core/toolView';
 import { SessionUpdate } from '../../src/core/wire';
 
@@ -224,16 +224,22 @@ describe('chat state reducer', () => {
     assert.equal(host.mode, 'plan');
   });
 
-  it('an edit that saved the user\'s unsaved lines says so on its card; otherwise a notice', () => {
+  it('an edit that saved the user\'s unsaved lines says so on its running card; never on an old one', () => {
     const edit: SessionUpdate = { kind: 'tool_call', toolCallId: 'e1', title: 'Edit calc/ops.py', toolKind: 'edit', status: 'pending', rawInput: {}, locations: [{ uri: 'file:///w/calc/ops.py' }] };
     const s = run([['t1', toolCall('r1', 'Read calc/ops.py')], ['t1', edit]]);
+    assert.equal(savingCall(s, 'file:///w/calc/ops%2Epy')?.toolCallId, 'e1');
     reduce(s, { type: 'savedUserEdits', uri: 'file:///w/calc/ops%2Epy' });
     const card = s.items.find((i) => i.kind === 'tool' && i.toolCallId === 'e1');
     assert.deepEqual(card?.kind === 'tool' && card.savedUserEdits, ['file:///w/calc/ops%2Epy'], 'the edit\'s card, matched by decoded URI');
     assert.equal(toolCardView(card as ToolCard).savedUserEdits?.[0], 'ops.py');
     assert.equal(toolCardView(card as ToolCard).expanded, true);
+    // The edit finished; later a hunk undo (or a rewind, another session's edit) saves the file.
+    run([['t1', { kind: 'tool_call_update', toolCallId: 'e1', status: 'completed' }], ['t1', { kind: 'turn_end', stopReason: 'end_turn' }]], true, s);
+    const before = JSON.stringify(s);
+    assert.equal(savingCall(s, 'file:///w/calc/ops.py'), undefined, 'no call of the chat is saving it now');
+    reduce(s, { type: 'savedUserEdits', uri: 'file:///w/calc/ops.py' });
     reduce(s, { type: 'savedUserEdits', uri: 'file:///w/other.py' });
-    const last = s.items.at(-1);
-    assert.equal(last?.kind === 'notice' && last.message, 'Saving other.py also saved the changes you had not saved yet.');
+    assert.equal(JSON.stringify(s), before, 'the old card and the transcript are left alone');
+    assert.equal(savedElsewhere('calc/ops.py', 'Tether: undo change'), 'Tether: saving calc/ops.py after "undo change" also saved the changes you had not saved yet.');
   });
 });
