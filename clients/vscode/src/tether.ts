@@ -9,9 +9,10 @@
  */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { FolderRef } from './core/chatState';
+import { FolderRef, savingCall, savedElsewhere } from './core/chatState';
 import { ConnectionView } from './core/messages';
 import { toComposer } from './core/mentions';
+import { QuestionKey } from './core/permissions';
 import { TetherApi } from './core/rpc';
 import { ChatController } from './core/session';
 import { SetupState, badDaemon, daemonDown, missingDaemon, modelName, modelSetup } from './core/setup';
@@ -33,7 +34,7 @@ import { bundledWheel, installDaemon } from './vscode/installer';
 import { noticeSetup } from './vscode/setupNotice';
 import { PermissionDialog } from './vscode/permissionDialog';
 import { launchSettings } from './vscode/settings';
-import { StatusBar } from './vscode/statusBar';
+import { SHOW_QUESTION, StatusBar } from './vscode/statusBar';
 
 /** The session a window had open, so a reload comes back to it. */
 const SESSION_KEY = 'tether.sessionId';
@@ -69,13 +70,18 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
     mode: launchSettings().permissionMode ?? 'default',
     onAction: (action) => {
       view.post({ type: 'action', action });
-      status.render(controller.state);
+      renderStatus();
       if (action.type === 'reset' || action.type === 'rewound') changes.refresh();
       if (action.type === 'update' && action.live && action.update.kind === 'user_message') {
         void vscode.commands.executeCommand('setContext', 'tether.prompted', true);
       }
     },
-    onLoaded: (loaded) => tracker.load(loaded.sessionId, loaded.history, loaded.rewindableTurns),
+    onLoaded: (loaded) => {
+      tracker.load(loaded.sessionId, loaded.history, loaded.rewindableTurns);
+      // Its questions still open (asked while another session was shown) go on its cards.
+      permissions.replay(loaded.sessionId);
+      renderStatus();
+    },
     onSessionChanged: (sessionId) => {
       void context.workspaceState.update(SESSION_KEY, sessionId ?? undefined);
       void review.listAll();
@@ -83,20 +89,43 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
   });
   // The active session's hunks, in the editors and the Changes view.
   const review: HunkReview = new HunkReview({ api: () => api, sessionId: () => controller.sessionId, output, extensionUri: context.extensionUri });
-  const permissions = new PermissionDialog(diffs, {
-    show: (toolCallId, question, extra) =>
+  const permissions: PermissionDialog = new PermissionDialog(diffs, {
+    show: (key, question, extra) => {
+      // A question belongs to its session's transcript; another session's waits (`replay`).
+      if (key.sessionId !== controller.sessionId) return;
       controller.dispatch({
         type: 'question',
-        toolCallId,
+        sessionId: key.sessionId,
+        toolCallId: key.toolCallId,
         question,
         answered: extra.answered,
         call: extra.call && { title: extra.call.title, toolKind: extra.call.toolKind, rawInput: extra.call.rawInput },
-      }),
+      });
+    },
     chatVisible: () => view.visible,
+    chatFocused: () => view.hasFocus,
+    shownSession: () => controller.sessionId,
+    showSession: (sessionId) => controller.loadSession(sessionId),
+    sessionTitle: async (sessionId) => {
+      for (const group of await controller.listSessions()) {
+        const found = group.sessions.find((s) => s.sessionId === sessionId);
+        if (found) return found.title ?? undefined;
+      }
+      return undefined;
+    },
     revealChat: (toolCallId) => view.reveal(toolCallId),
     wantsDialog: () => vscode.workspace.getConfiguration('tether').get<boolean>('permissionDialog', false),
     sessionFolder: (sessionId) => (controller.sessionId === sessionId ? controller.state.folder?.name : undefined) ?? (folders().length === 1 ? folders()[0].name : undefined),
+    onDidChange: () => renderStatus(),
   });
+  /** The status item: the shown session's state, and questions of sessions not shown. */
+  const renderStatus = (): void => {
+    const elsewhere = permissions.pending
+      .list()
+      .filter((open) => open.key.sessionId !== controller.sessionId)
+      .map((open) => ({ key: open.key, title: open.call?.title ?? open.question.message }));
+    status.render(controller.state, elsewhere);
+  };
   const view: ChatView = new ChatView(context.extensionUri, {
     snapshot: () => [
       { type: 'connection', connection: connection() },
@@ -134,7 +163,7 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
     setup = setupFor(state, bundledWheel(context.extensionUri) !== undefined);
     const info = connection();
     status.setConnection(info.status, setup?.title ?? info.message);
-    status.render(controller.state);
+    renderStatus();
     view.post({ type: 'connection', connection: info });
     void vscode.commands.executeCommand('setContext', 'tether.daemonReady', state.status === 'ready');
     void vscode.commands.executeCommand('setContext', 'tether.modelReady', state.status === 'ready' && setup === null);
@@ -143,8 +172,9 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
   }
 
   const managedEnv = path.join(context.globalStorageUri.fsPath, 'daemon');
-  /** Documents (`uriKey`) that had unsaved changes of the user's when an agent edit came. */
-  const unsavedBeforeEdit = new Set<string>();
+  /** Documents (`uriKey`) that had unsaved changes of the user's when an edit came, with
+   * the edit's label: the save that follows took those changes along. */
+  const unsavedBeforeEdit = new Map<string, string | undefined>();
   const daemon = new Daemon(output, {
     managedEnv,
     ports: {
@@ -155,18 +185,27 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
         controller.onSessionUpdate(params);
       },
       askPermission: (params, token) => permissions.ask(params, token),
-      // Saving an agent edit saves the whole buffer: lines the user had not saved go along
-      // (disk and buffer must agree for the commands that follow). The card says so.
+      // Saving an edit saves the whole buffer: lines the user had not saved go along (disk
+      // and buffer must agree for the commands that follow). The running call's card says so;
+      // a save no call of the chat made (an undo, a rewind, another session's edit) says it
+      // in a notification naming the operation, never on an old card.
       saveDocuments: async (uris) => {
         await saveDocuments(uris);
-        for (const uri of uris) if (unsavedBeforeEdit.delete(uriKey(uri))) controller.dispatch({ type: 'savedUserEdits', uri });
+        for (const uri of uris) {
+          const key = uriKey(uri);
+          if (!unsavedBeforeEdit.has(key)) continue;
+          const label = unsavedBeforeEdit.get(key);
+          unsavedBeforeEdit.delete(key);
+          if (savingCall(controller.state, uri)) controller.dispatch({ type: 'savedUserEdits', uri });
+          else void vscode.window.showInformationMessage(savedElsewhere(vscode.workspace.asRelativePath(vscode.Uri.parse(uri)), label));
+        }
       },
     },
     environment: () => apiKey.environment(),
-    onApplyEdit: (uris) =>
+    onApplyEdit: (uris, label) =>
       uris.forEach((uri) => {
         tracker.touch(uri);
-        if (openDocument(uri)?.isDirty) unsavedBeforeEdit.add(uriKey(uri));
+        if (openDocument(uri)?.isDirty) unsavedBeforeEdit.set(uriKey(uri), label);
       }),
     onReady: async (ready) => {
       api = ready;
@@ -212,6 +251,8 @@ export function start(context: vscode.ExtensionContext, facts: { activationMs?: 
       }
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => view.post({ type: 'connection', connection: connection() })),
+    // The status item's way to a question of a session the chat does not show.
+    vscode.commands.registerCommand(SHOW_QUESTION, (key: QuestionKey) => permissions.reveal(key)),
   );
   void daemon.start();
   const install = () => installDaemon({ extensionUri: context.extensionUri, envDir: managedEnv, output, restart: () => daemon.restart() });

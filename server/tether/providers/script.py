@@ -198,11 +198,13 @@ def parse_script(data: Any) -> Script:
     return _SCRIPT.validate_python(data)
 
 
-def tool_use_id(turn_index: int, block_index: int) -> str:
-    """Deterministic id for a scripted tool_use without one."""
-    return f"toolu_{turn_index:04d}_{block_index:02d}"
+def tool_use_id(turn_index: int, block_index: int, run: str = "") -> str:
+    """Id for a scripted tool_use without one: deterministic within one play of a script;
+    ``run`` names the play (a conversation resumed or another session plays the script
+    again, and ids must not repeat in a conversation nor clash between sessions)."""
+    return f"toolu_{run}{turn_index:04d}_{block_index:02d}"
 
 
-def server_tool_use_id(turn_index: int, block_index: int) -> str:
-    """Deterministic id for a scripted server-side search without one."""
-    return f"srvtoolu_{turn_index:04d}_{block_index:02d}"
+def server_tool_use_id(turn_index: int, block_index: int, run: str = "") -> str:
+    """Id for a scripted server-side search without one (``run`` as for ``tool_use_id``)."""
+    return f"srvtoolu_{run}{turn_index:04d}_{block_index:02d}"

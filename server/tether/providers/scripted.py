@@ -13,6 +13,7 @@ signatures the rules verify; usage counts input tokens by the same documented ru
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,9 @@ class ScriptedProvider:
         window = context_window or script.context_window or DEFAULT_WINDOW
         self._limits = ModelLimits(window, 64_000, 32_000, "adaptive")
         self._next = 0
+        # Each play of the script has its own tool ids: a session resumed (a new provider
+        # over the same script) or a second session must not repeat the ids of the first.
+        self._run = f"{secrets.token_hex(4)}_"
         self._thought_before_tools: set[str] = set()
         self._checker = RequestChecker()
         self.requests: list[ModelRequest] = []
@@ -136,7 +140,7 @@ class ScriptedProvider:
         thinks = [b for b in turn.blocks if isinstance(b, ScriptThinking | ScriptRedactedThinking)]
         if thinks and not request.thinking:
             raise ScriptError(f"turn {index + 1} scripts thinking, but the request has it off")
-        async for event in _play(index, turn, request, counted, self._thought_before_tools):
+        async for event in _play(index, turn, counted, self._thought_before_tools, self._run):
             yield event
 
     def _check(self, request: ModelRequest) -> int:
@@ -171,7 +175,7 @@ class ScriptedProvider:
 
 
 async def _play(
-    index: int, turn: ScriptTurn, request: ModelRequest, counted: int, thought: set[str]
+    index: int, turn: ScriptTurn, counted: int, thought: set[str], run: str
 ) -> AsyncIterator[StreamEvent]:
     delay = turn.chunk_delay_ms / 1000
     blocks: list[Block] = []
@@ -187,7 +191,7 @@ async def _play(
             )
             blocks.append(TextBlock(text=block.text, citations=citations or None))
         elif isinstance(block, ScriptWebSearch):
-            use, result = _search(index, b_index, block)
+            use, result = _search(index, b_index, block, run)
             yield ServerToolStarted(use)
             yield ServerToolFinished(result)
             blocks += [use, result]
@@ -202,7 +206,7 @@ async def _play(
             blocks.append(redacted)
         else:
             use = ToolUseBlock(
-                id=block.id or tool_use_id(index, b_index), name=block.name, input=block.input
+                id=block.id or tool_use_id(index, b_index, run), name=block.name, input=block.input
             )
             yield ToolUseStarted(use.id, use.name)
             if delay:
@@ -226,9 +230,9 @@ async def _play(
 
 
 def _search(
-    index: int, b_index: int, block: ScriptWebSearch
+    index: int, b_index: int, block: ScriptWebSearch, run: str
 ) -> tuple[ServerToolUseBlock, WebSearchToolResultBlock]:
-    use_id = block.id or server_tool_use_id(index, b_index)
+    use_id = block.id or server_tool_use_id(index, b_index, run)
     use = ServerToolUseBlock(id=use_id, name="web_search", input={"query": block.query})
     content = (
         WebSearchError(error_code=block.error)

@@ -193,26 +193,44 @@ function rewound(state: ChatState, turnId: string): ChatState {
   return state;
 }
 
-/** The edit that saved the user's unsaved lines says so on its card: the latest editing
- * call that names the file (else, e.g. for an undo, a notice). */
+/** The edit that saved the user's unsaved lines says so on its card: the editing call of
+ * this transcript that names the file and is running now (its edit is what was saved). An
+ * old card is never it: a save after an undo, a rewind or another session's edit is said
+ * where that operation is (the host checks `savingCall` first). */
 function savedUserEdits(state: ChatState, uri: string): ChatState {
+  const item = savingCall(state, uri);
+  if (!item) return state;
+  if (!item.savedUserEdits?.includes(uri)) item.savedUserEdits = [...(item.savedUserEdits ?? []), uri];
+  item.rev++;
+  return state;
+}
+
+/** The running editing call that names `uri` (its edit is being applied and saved), if any. */
+export function savingCall(state: ChatState, uri: string): ToolCard | undefined {
   const key = uriKey(uri);
   const names = (card: ToolCard) => [...card.locations.map((l) => l.uri), ...card.content.flatMap((c) => (c.type === 'diff' ? [c.uri] : []))];
   for (let i = state.items.length - 1; i >= 0; i--) {
     const item = state.items[i];
-    if (item.kind !== 'tool' || !EDITING.has(item.toolKind) || !names(item).some((u) => uriKey(u) === key)) continue;
-    if (!item.savedUserEdits?.includes(uri)) item.savedUserEdits = [...(item.savedUserEdits ?? []), uri];
-    item.rev++;
-    return state;
+    if (item.kind !== 'tool' || !EDITING.has(item.toolKind) || !RUNNING.has(item.status)) continue;
+    if (names(item).some((u) => uriKey(u) === key)) return item;
   }
-  const name = decodeURIComponent(uri.slice(uri.lastIndexOf('/') + 1));
-  push(state, { kind: 'notice', turnId: '', level: 'info', message: `Saving ${name} also saved the changes you had not saved yet.` });
-  return state;
+  return undefined;
 }
 
+const RUNNING: ReadonlySet<string> = new Set(['pending', 'in_progress']);
+
+/** The notification for a save no running call of the chat made (`label`: the daemon's name
+ * for the edit, such as "Tether: undo change"). */
+export function savedElsewhere(name: string, label?: string): string {
+  const what = label ? `"${label.replace(/^Tether: /, '')}"` : 'a Tether edit';
+  return `Tether: saving ${name} after ${what} also saved the changes you had not saved yet.`;
+}
 const EDITING: ReadonlySet<string> = new Set(['edit', 'delete', 'move']);
 
+/** A question goes on its own session's card: in another session's transcript it would be
+ * answered for the wrong session (or a card made there that is no call of it). */
 function question(state: ChatState, action: Extract<ChatAction, { type: 'question' }>): ChatState {
+  if (action.sessionId !== state.sessionId) return state;
   let card = findTool(state, action.toolCallId);
   if (!card && action.question && action.call) {
     // The question came before its card: show the card so it can be answered.

@@ -44,6 +44,8 @@ export interface ToolCard extends ItemBase {
 /** A permission question as the chat card shows it. */
 export interface CardQuestion {
   kind: PermissionKind;
+  /** The session that asks: answers name it (a tool call id is unique within a session only). */
+  sessionId: string;
   /** `rule`: what an "always" answer saves; `meaning`: what that rule covers, in words. */
   choices: { label: string; optionId: string; kind: PermissionOptionKind; rule?: string; meaning?: string }[];
   /** A plan approval: the plan, in Markdown. */
@@ -119,6 +121,8 @@ export type ChatAction =
   | { type: 'busy'; busy: boolean }
   | {
       type: 'question';
+      /** The asking session: the card is shown in its transcript only. */
+      sessionId: string;
       toolCallId: string;
       /** The open question, or null once it is answered or withdrawn. */
       question: CardQuestion | null;

@@ -66,6 +66,18 @@ export class HunkIndex {
     return undefined;
   }
 
+  /** Pending hunks whose lines were changed since (the user's edits, a later turn): no place
+   * in the file, so not in `pending`; they can be kept as they are, not undone. */
+  conflicts(uri: string): Hunk[] {
+    return (this.file(uri)?.hunks ?? []).filter((h) => h.state === 'pending' && h.conflict);
+  }
+
+  /** Hunks of `uri` still to review: pending ones, in conflict or not (what file-level keep
+   * and undo act on, and what keeps the review commands available in its editor). */
+  reviewable(uri: string): Hunk[] {
+    return (this.file(uri)?.hunks ?? []).filter((h) => h.state === 'pending');
+  }
+
   /** The pending hunk on `line` (zero-based) of `uri`. */
   at(uri: string, line: number): Hunk | undefined {
     return this.pending(uri).find((h) => covers(h.range!, line));
@@ -109,6 +121,9 @@ export class HunkIndex {
   }
 }
 
+/** Each hunk counted once: a pending hunk in conflict counts as a conflict (not as pending
+ * too); a kept one stays kept. (The daemon's own `counts` count conflicts inside pending and
+ * kept: add them up here, not there.) */
 export function countHunks(hunks: Hunk[]): HunkCounts {
   const c = zero();
   for (const hunk of hunks) add(c, hunk);
@@ -169,6 +184,6 @@ function zero(): HunkCounts {
 }
 
 function add(c: HunkCounts, hunk: Hunk): void {
-  c[hunk.state]++;
-  if (hunk.conflict && hunk.state !== 'undone') c.conflicts++;
+  if (hunk.state === 'pending' && hunk.conflict) c.conflicts++;
+  else c[hunk.state]++;
 }

@@ -1,7 +1,7 @@
 /** Messages between the extension host and the chat webview (`postMessage` both ways). */
 import { ChatAction } from './chatState';
 import { Attachment, IMAGE_TYPES, MAX_IMAGE_BYTES } from './mentions';
-import { Infer, array, either, integer, literal, object, oneOf, optional, string } from './schema';
+import { Infer, array, boolean, either, integer, literal, object, oneOf, optional, string } from './schema';
 import { SETUP_ACTIONS, SetupState } from './setup';
 import { MODES } from './wire';
 
@@ -51,15 +51,17 @@ const FROM_WEBVIEW = {
   openDiff: object({ type: literal('openDiff'), toolCallId: id, uri: string({ nonEmpty: true, max: 10_000 }) }),
   undoTurn: object({ type: literal('undoTurn'), turnId: id }),
   reviewTurn: object({ type: literal('reviewTurn'), turnId: id }),
-  answerPermission: object({ type: literal('answerPermission'), toolCallId: id, optionId: id, feedback: optional(string()) }),
+  answerPermission: object({ type: literal('answerPermission'), sessionId: id, toolCallId: id, optionId: id, feedback: optional(string()) }),
   /** The card's "Review diff" for a question still open. */
-  reviewPermission: object({ type: literal('reviewPermission'), toolCallId: id }),
+  reviewPermission: object({ type: literal('reviewPermission'), sessionId: id, toolCallId: id }),
   setupAction: object({ type: literal('setupAction'), action: oneOf(SETUP_ACTIONS) }),
   copy: object({ type: literal('copy'), text: string() }),
   pickSession: object({ type: literal('pickSession') }),
   addSelection: object({ type: literal('addSelection') }),
   /** A message for the user (e.g. an image too big to attach). */
   warn: object({ type: literal('warn'), message: string({ max: 2000 }) }),
+  /** The chat took or lost the keyboard focus (a modal question is not needed while it has it). */
+  focus: object({ type: literal('focus'), focused: boolean() }),
 } as const;
 
 type Schemas = typeof FROM_WEBVIEW;
@@ -68,7 +70,7 @@ export type FromWebview = { [K in keyof Schemas]: Infer<Schemas[K]> }[keyof Sche
 const _tags: { [K in keyof Schemas]: Infer<Schemas[K]>['type'] extends K ? true : never } = {
   ready: true, prompt: true, stop: true, setMode: true, searchFiles: true, openFile: true, openDiff: true,
   undoTurn: true, reviewTurn: true, answerPermission: true, reviewPermission: true, setupAction: true,
-  copy: true, pickSession: true, addSelection: true, warn: true,
+  copy: true, pickSession: true, addSelection: true, warn: true, focus: true,
 };
 void _tags;
 

@@ -80,9 +80,10 @@ function labelOf(name: string, rule: string | undefined): string {
 }
 
 /** The question as the chat card shows it (plain JSON: it travels to the webview). */
-export function cardQuestion(question: PermissionQuestion): CardQuestion {
+export function cardQuestion(question: PermissionQuestion, sessionId: string): CardQuestion {
   return {
     kind: question.kind,
+    sessionId,
     choices: question.choices.map((c) => ({ label: c.label, optionId: c.optionId, kind: c.kind, ...(c.rule ? { rule: c.rule, meaning: c.meaning } : {}) })),
     ...(question.plan !== undefined ? { plan: question.plan } : {}),
     hasDiff: question.diffs.length > 0,
@@ -97,35 +98,52 @@ export function outcomeOfKind(params: PermissionRequestParams, kind: PermissionO
 
 export const WITHDRAWN: PermissionOutcome = { outcome: { outcome: 'cancelled' } };
 
-interface Entry {
+/** Which question: tool call ids are unique within a session only (two sessions may each
+ * have a `toolu_1_0`), so a question is named by both. */
+export interface QuestionKey {
+  sessionId: string;
+  toolCallId: string;
+}
+
+/** An open question: its key, what it asks and the call it is about (for a card not yet shown). */
+export interface OpenQuestion {
+  key: QuestionKey;
   question: PermissionQuestion;
-  sessionId?: string;
+  call?: PermissionRequestParams['toolCall'];
+}
+
+interface Entry extends OpenQuestion {
   resolve(outcome: PermissionOutcome, answer?: Answer): void;
 }
 
+function keyOf(key: QuestionKey): string {
+  return JSON.stringify([key.sessionId, key.toolCallId]);
+}
+
 /**
- * Permission questions waiting for an answer, by tool call. The modal, its follow-up
- * notification and the chat card can each answer; the first answer wins and the rest are
- * ignored, so a question is answered exactly once. Nothing here answers on the user's
- * behalf: only the daemon's side (a cancelled request, an ended turn) withdraws a question.
+ * Permission questions waiting for an answer, by session and tool call. The modal, its
+ * follow-up notification and the chat card can each answer; the first answer wins and the
+ * rest are ignored, so a question is answered exactly once. Nothing here answers on the
+ * user's behalf: only the daemon's side (a cancelled request, an ended turn) withdraws a
+ * question, and only its own session's.
  */
 export class PendingPermissions {
   private readonly pending = new Map<string, Entry>();
 
   /** Resolves with the outcome to send, and what the user picked (none when withdrawn). */
-  open(toolCallId: string, question: PermissionQuestion, sessionId?: string): Promise<{ outcome: PermissionOutcome; answer?: Answer }> {
-    this.withdraw(toolCallId); // a repeated question supersedes the old one
+  open(key: QuestionKey, question: PermissionQuestion, call?: PermissionRequestParams['toolCall']): Promise<{ outcome: PermissionOutcome; answer?: Answer }> {
+    this.withdraw(key); // a repeated question supersedes the old one
     return new Promise((resolve) =>
-      this.pending.set(toolCallId, { question, sessionId, resolve: (outcome, answer) => resolve({ outcome, answer }) }),
+      this.pending.set(keyOf(key), { key: { ...key }, question, call, resolve: (outcome, answer) => resolve({ outcome, answer }) }),
     );
   }
 
   /** Answer with an option (and feedback). False if nothing was waiting or no such option. */
-  answer(toolCallId: string, optionId: string, feedback?: string): boolean {
-    const entry = this.pending.get(toolCallId);
+  answer(key: QuestionKey, optionId: string, feedback?: string): boolean {
+    const entry = this.pending.get(keyOf(key));
     const choice = entry?.question.choices.find((c) => c.optionId === optionId);
     if (!entry || !choice) return false;
-    this.pending.delete(toolCallId);
+    this.pending.delete(keyOf(key));
     const text = feedback?.trim() || undefined;
     const outcome: PermissionOutcome = { outcome: { outcome: 'selected', optionId, ...(text ? { feedback: text } : {}) } };
     entry.resolve(outcome, { label: choice.label, optionId, ...(text ? { feedback: text } : {}) });
@@ -133,34 +151,41 @@ export class PendingPermissions {
   }
 
   /** Answer with the label a dialog button showed; undefined (dismissed) answers nothing. */
-  answerLabel(toolCallId: string, label: string | undefined): boolean {
-    const choice = this.pending.get(toolCallId)?.question.choices.find((c) => c.label === label);
-    return choice ? this.answer(toolCallId, choice.optionId) : false;
+  answerLabel(key: QuestionKey, label: string | undefined): boolean {
+    const choice = this.pending.get(keyOf(key))?.question.choices.find((c) => c.label === label);
+    return choice ? this.answer(key, choice.optionId) : false;
   }
 
-  isPending(toolCallId: string): boolean {
-    return this.pending.has(toolCallId);
+  isPending(key: QuestionKey): boolean {
+    return this.pending.has(keyOf(key));
   }
 
-  question(toolCallId: string): PermissionQuestion | undefined {
-    return this.pending.get(toolCallId)?.question;
+  question(key: QuestionKey): PermissionQuestion | undefined {
+    return this.pending.get(keyOf(key))?.question;
+  }
+
+  /** The open questions of `sessionId` (all sessions' when absent), oldest first. */
+  list(sessionId?: string): OpenQuestion[] {
+    return [...this.pending.values()]
+      .filter((e) => sessionId === undefined || e.key.sessionId === sessionId)
+      .map(({ key, question, call }) => ({ key, question, ...(call ? { call } : {}) }));
   }
 
   /** The daemon no longer waits for this answer. */
-  withdraw(toolCallId: string): void {
-    const entry = this.pending.get(toolCallId);
+  withdraw(key: QuestionKey): void {
+    const entry = this.pending.get(keyOf(key));
     if (!entry) return;
-    this.pending.delete(toolCallId);
+    this.pending.delete(keyOf(key));
     entry.resolve(WITHDRAWN);
   }
 
   /** A turn of `sessionId` ended (e.g. it was stopped): its questions are moot. */
   withdrawSession(sessionId: string): void {
-    for (const [id, entry] of [...this.pending]) if (entry.sessionId === sessionId) this.withdraw(id);
+    for (const entry of [...this.pending.values()]) if (entry.key.sessionId === sessionId) this.withdraw(entry.key);
   }
 
   /** The daemon went away: nobody is waiting for these answers any more. */
   withdrawAll(): void {
-    for (const id of [...this.pending.keys()]) this.withdraw(id);
+    for (const entry of [...this.pending.values()]) this.withdraw(entry.key);
   }
 }

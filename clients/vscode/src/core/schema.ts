@@ -29,6 +29,10 @@ export function integer(min = 0): Schema<number> {
   return (v, path) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= min ? pass(v) : fail(path, `expected a whole number ≥ ${min}`));
 }
 
+export function boolean(): Schema<boolean> {
+  return (v, path) => (typeof v === 'boolean' ? pass(v) : fail(path, 'expected true or false'));
+}
+
 export function oneOf<const T extends readonly string[]>(values: T): Schema<T[number]> {
   return (v, path) => (typeof v === 'string' && values.includes(v) ? pass(v as T[number]) : fail(path, `expected one of ${values.join(', ')}`));
 }

@@ -105,7 +105,9 @@ export class ChatController {
     const api = this.requireApi();
     const loaded = await api.loadSession(sessionId);
     const folder = folderUri ? this.folderFor(folderUri) : this.state.sessionId === sessionId ? this.state.folder : null;
-    const state = emptyState(sessionId, this.state.mode, loaded.title ?? null, folder ?? (await this.folderOf(sessionId)));
+    // The session's own mode, as it was left: a reload or a resume changes no mode (only the
+    // user does, with `setMode`). A daemon that does not say keeps the one shown.
+    const state = emptyState(sessionId, loaded.mode ?? this.state.mode, loaded.title ?? null, folder ?? (await this.folderOf(sessionId)));
     for (const entry of loaded.history) {
       const { turnId, ...update } = entry;
       reduce(state, { type: 'update', turnId, update, live: false });
@@ -120,8 +122,8 @@ export class ChatController {
     this.dispatch({ type: 'reset', state });
     this.options.onLoaded?.(loaded);
     this.options.onSessionChanged?.(sessionId);
-    // The resumed engine starts in the daemon's default mode; keep the user's choice.
-    await api.setMode(sessionId, this.state.mode).catch(() => undefined);
+    // An older daemon does not say the mode, and resumes in its default: keep the one shown.
+    if (loaded.mode === undefined) await api.setMode(sessionId, this.state.mode).catch(() => undefined);
   }
 
   private async folderOf(sessionId: string): Promise<FolderRef | null> {

@@ -154,6 +154,8 @@ export interface LoadedSession {
   usage?: Usage;
   /** Turns `tether/rewind` can undo, oldest first. */
   rewindableTurns?: string[];
+  /** The session's permission mode as it was left (the daemon resumes it in that mode). */
+  mode?: Mode;
 }
 
 export type PermissionOptionKind = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';

@@ -79,7 +79,7 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       const counts = countHunks(node.hunks);
       const item = new vscode.TreeItem(
         basename(node.uri),
-        node.hunks.length === 0 ? vscode.TreeItemCollapsibleState.None : counts.pending ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
+        node.hunks.length === 0 ? vscode.TreeItemCollapsibleState.None : counts.pending || counts.conflicts ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed,
       );
       item.resourceUri = uri;
       const dir = vscode.workspace.asRelativePath(uri).split('/').slice(0, -1).join('/');
@@ -89,7 +89,7 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       const parts = [dir, stat ? `+${stat.added} −${stat.removed}${isNew ? ' (new)' : ''}` : '', countLabel(counts)].filter(Boolean);
       item.description = parts.join(' · ');
       item.command = { command: 'tether.openChange', title: 'Open Changes', arguments: [node] };
-      item.contextValue = counts.pending ? 'tetherFilePending' : 'tetherFile';
+      item.contextValue = counts.pending || counts.conflicts ? 'tetherFilePending' : 'tetherFile';
       // A new id once the change set lists the file's hunks: the row then opens expanded.
       item.id = `${node.turnId}|${uriKey(node.uri)}${node.hunks.length ? '|hunks' : ''}`;
       return item;
@@ -197,16 +197,18 @@ export class ChangesView implements vscode.TreeDataProvider<Node>, vscode.Dispos
 function hunkItem(node: HunkNode): vscode.TreeItem {
   const hunk = node.hunk;
   const item = new vscode.TreeItem(hunk.range ? capitalise(linesLabel(hunk.range)) : 'Changed lines');
-  const state = hunk.conflict && hunk.state !== 'undone' ? `${hunk.state}, changed since` : hunk.state;
+  const conflict = hunk.conflict && hunk.state === 'pending';
+  const state = conflict ? 'conflict: your edits in these lines' : hunk.conflict && hunk.state === 'kept' ? 'kept, changed since' : hunk.state;
   item.description = `${state} · ${hunk.summary}`;
   item.tooltip = new vscode.MarkdownString().appendText(`${hunk.summary} (${state})`).appendCodeblock(
     [...lines(hunk.oldText, '-'), ...lines(hunk.newText, '+')].join('\n'),
     'diff',
   );
-  item.iconPath = new vscode.ThemeIcon(hunk.state === 'pending' ? 'circle-outline' : hunk.state === 'kept' ? 'check' : 'discard');
+  item.iconPath = new vscode.ThemeIcon(conflict ? 'warning' : hunk.state === 'pending' ? 'circle-outline' : hunk.state === 'kept' ? 'check' : 'discard');
   item.command = { command: 'tether.openChange', title: 'Show the Change', arguments: [node] };
   item.id = hunk.hunkId;
-  item.contextValue = hunk.conflict ? 'tetherHunkConflict' : hunk.state === 'pending' ? 'tetherHunkPending' : hunk.state === 'kept' ? 'tetherHunkKept' : 'tetherHunkUndone';
+  // A change in conflict: Keep (as is) and an Undo that explains why it cannot (package.json).
+  item.contextValue = conflict ? 'tetherHunkConflict' : hunk.state === 'pending' ? 'tetherHunkPending' : hunk.state === 'kept' ? 'tetherHunkKept' : 'tetherHunkUndone';
   return item;
 }
 

@@ -44,6 +44,7 @@ export class ChatRouter {
   async handle(message: FromWebview): Promise<void> {
     switch (message.type) {
       case 'ready':
+      case 'focus':
         return;
       case 'prompt': {
         // Sent while the daemon starts: it goes once the start has finished.
@@ -81,10 +82,10 @@ export class ChatRouter {
         await vscode.commands.executeCommand('tether.addSelection');
         return;
       case 'answerPermission':
-        this.permissions.pending.answer(message.toolCallId, message.optionId, message.feedback);
+        this.permissions.pending.answer({ sessionId: message.sessionId, toolCallId: message.toolCallId }, message.optionId, message.feedback);
         return;
       case 'reviewPermission':
-        return this.permissions.reviewDiff(message.toolCallId);
+        return this.permissions.reviewDiff({ sessionId: message.sessionId, toolCallId: message.toolCallId });
       case 'setupAction':
         return runSetupCommand(message.action);
       case 'copy':

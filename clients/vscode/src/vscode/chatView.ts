@@ -20,6 +20,8 @@ export interface ChatViewHooks {
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private ready = false;
+  /** The webview has the keyboard focus (it says so on focus and blur). */
+  private focused = false;
   /** User intents (attach a selection, focus the prompt) sent before the webview was up. */
   private queued: ToWebview[] = [];
   private readonly disposables: vscode.Disposable[] = [];
@@ -45,6 +47,10 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     this.viewDisposables.push(view.webview.onDidReceiveMessage((raw: unknown) => {
       const message = parseFromWebview(raw, (reason) => this.hooks.onRejected(reason));
       if (!message) return;
+      if (message.type === 'focus') {
+        this.focused = message.focused;
+        return;
+      }
       if (message.type === 'ready') {
         this.ready = true;
         for (const m of [...this.hooks.snapshot(), ...this.queued]) void view.webview.postMessage(m);
@@ -54,9 +60,13 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         void vscode.window.showErrorMessage(`Tether: ${error instanceof Error ? error.message : String(error)}`);
       });
     }));
+    this.viewDisposables.push(view.onDidChangeVisibility(() => {
+      if (!view.visible) this.focused = false;
+    }));
     this.viewDisposables.push(view.onDidDispose(() => {
       if (this.view !== view) return;
       this.view = undefined;
+      this.focused = false;
       this.ready = false;
       this.viewDisposables.forEach((d) => d.dispose());
       this.viewDisposables = [];
@@ -86,6 +96,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 
   get visible(): boolean {
     return this.view?.visible ?? false;
+  }
+
+  /** The user is in the chat: it is visible and has the keyboard focus. */
+  get hasFocus(): boolean {
+    return this.visible && this.focused;
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {

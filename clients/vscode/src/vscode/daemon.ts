@@ -58,7 +58,8 @@ export interface DaemonHooks {
   /** The daemon's environment on top of the editor's: `tether.env`, the stored API key. */
   environment(): Promise<Record<string, string>>;
   /** An agent edit is about to be applied to these documents. */
-  onApplyEdit(uris: string[]): void;
+  /** `label`: what the daemon calls the edit ("Edit src/app.py", "Tether: undo change"). */
+  onApplyEdit(uris: string[], label?: string): void;
   onReady(api: TetherApi): void | Promise<void>;
   onStopped(): void;
   onState(state: DaemonState): void;
@@ -199,7 +200,7 @@ export class Daemon implements vscode.Disposable {
       middleware: {
         workspace: {
           handleApplyEdit: async (params, next) => {
-            this.hooks.onApplyEdit(editedUris(params));
+            this.hooks.onApplyEdit(editedUris(params), params.label);
             const source = new vscode.CancellationTokenSource();
             try {
               return await next(params, source.token);

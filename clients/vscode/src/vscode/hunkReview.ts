@@ -38,7 +38,8 @@ export type HunkCommand =
   | 'tether.keepChange'
   | 'tether.undoChange'
   | 'tether.keepFileChanges'
-  | 'tether.undoFileChanges';
+  | 'tether.undoFileChanges'
+  | 'tether.undoConflictChange';
 
 export class HunkReview implements vscode.CodeLensProvider, vscode.Disposable {
   readonly index = new HunkIndex();
@@ -97,6 +98,7 @@ export class HunkReview implements vscode.CodeLensProvider, vscode.Disposable {
       'tether.undoChange': (arg) => this.onHunk('undo', arg),
       'tether.keepFileChanges': (arg) => this.onFile('keep', arg),
       'tether.undoFileChanges': (arg) => this.onFile('undo', arg),
+      'tether.undoConflictChange': (arg) => this.explainConflict(asTarget(arg)),
     };
   }
 
@@ -184,19 +186,31 @@ export class HunkReview implements vscode.CodeLensProvider, vscode.Disposable {
 
   private setContext(): void {
     const uri = vscode.window.activeTextEditor?.document.uri.toString();
-    void vscode.commands.executeCommand('setContext', 'tether.editorHasChanges', uri !== undefined && this.index.pending(uri).length > 0);
+    // Conflicts too: "Keep All in File" and the keys stay while any hunk waits for review.
+    void vscode.commands.executeCommand('setContext', 'tether.editorHasChanges', uri !== undefined && this.index.reviewable(uri).length > 0);
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     const uri = document.uri.toString();
     const hunks = this.index.pending(uri);
+    const conflicts = this.index.conflicts(uri);
     const lenses: vscode.CodeLens[] = [];
-    if (hunks.length > 1) {
-      const top = new vscode.Range(0, 0, 0, 0);
+    const top = new vscode.Range(0, 0, 0, 0);
+    const count = hunks.length + conflicts.length;
+    if (count > 1) {
       const file: HunkTarget = { uri };
       lenses.push(
-        new vscode.CodeLens(top, { title: `$(check-all) Keep all ${hunks.length} Tether changes`, command: 'tether.keepFileChanges', arguments: [file], tooltip: 'Keep every pending change Tether made to this file' }),
-        new vscode.CodeLens(top, { title: '$(discard) Undo all', command: 'tether.undoFileChanges', arguments: [file], tooltip: 'Put every pending change Tether made to this file back as it was' }),
+        new vscode.CodeLens(top, { title: `$(check-all) Keep all ${count} Tether changes`, command: 'tether.keepFileChanges', arguments: [file], tooltip: 'Keep every pending change Tether made to this file' }),
+        new vscode.CodeLens(top, { title: '$(discard) Undo all', command: 'tether.undoFileChanges', arguments: [file], tooltip: 'Put every pending change Tether made to this file back as it was (changes whose lines you edited since stay)' }),
+      );
+    }
+    // A change whose lines were edited since has no place in the file: its actions go on top.
+    for (const hunk of conflicts) {
+      const target: HunkTarget = { uri, hunkIds: [hunk.hunkId] };
+      lenses.push(
+        new vscode.CodeLens(top, { title: `$(warning) Changed since: ${hunk.summary}`, command: 'tether.undoConflictChange', arguments: [target], tooltip: CONFLICT_TOOLTIP }),
+        new vscode.CodeLens(top, { title: '$(check) Keep as is', command: 'tether.keepChange', arguments: [target], tooltip: `Keep this change with your edits in its lines (${hunk.summary})` }),
+        new vscode.CodeLens(top, { title: `$(discard) ${CONFLICT_UNDO}`, command: 'tether.undoConflictChange', arguments: [target], tooltip: CONFLICT_TOOLTIP }),
       );
     }
     for (const hunk of hunks) {
@@ -208,6 +222,30 @@ export class HunkReview implements vscode.CodeLensProvider, vscode.Disposable {
       );
     }
     return lenses;
+  }
+
+  /** "Undo" on a change whose lines were edited since: it cannot be undone (nothing is
+   * merged), so say why, show what the lines were, and offer to keep it as it is. */
+  async explainConflict(target: HunkTarget | undefined): Promise<void> {
+    const hunks = (target?.hunkIds ?? []).flatMap((id) => {
+      const ref = this.index.find(id);
+      return ref ? [ref] : [];
+    });
+    const [first] = hunks;
+    if (!target || !first) {
+      void vscode.window.showInformationMessage('Tether: that change is no longer pending.');
+      return;
+    }
+    const before = first.hunk.oldText === '' ? '(no lines: the turn added them)' : first.hunk.oldText.replace(/\n$/, '');
+    const picked = await vscode.window.showWarningMessage(
+      `Tether cannot undo "${first.hunk.summary}" in ${where(first.uri)}: its lines were changed since the turn made them (your edits, or a later turn's).`,
+      {
+        modal: true,
+        detail: `Nothing is merged. To undo it, undo the later edits first (Ctrl+Z, or Undo on the later turn's change), or put the lines back by hand. They were:\n\n${before}`,
+      },
+      KEEP_AS_IS,
+    );
+    if (picked === KEEP_AS_IS) await this.act('keep', first.uri, { hunkIds: hunks.map((h) => h.hunk.hunkId) });
   }
 
   /** Move the cursor to the next (previous) pending change: in this file, then the next file's. */
@@ -238,6 +276,7 @@ export class HunkReview implements vscode.CodeLensProvider, vscode.Disposable {
    * under the cursor. */
   private async onHunk(verb: Verb, arg: unknown): Promise<void> {
     const target = asTarget(arg);
+    if (verb === 'undo' && target?.hunkIds?.some((id) => this.index.find(id)?.hunk.conflict)) return this.explainConflict(target);
     if (target?.hunkIds?.length) return this.act(verb, target.uri, { hunkIds: target.hunkIds });
     const editor = vscode.window.activeTextEditor;
     const uri = editor?.document.uri.toString();
@@ -254,7 +293,7 @@ export class HunkReview implements vscode.CodeLensProvider, vscode.Disposable {
     const target = asTarget(arg);
     const uri = target?.uri ?? vscode.window.activeTextEditor?.document.uri.toString();
     const turnId = target?.turnId;
-    if (!uri || !this.index.pending(uri).some((h) => turnId === undefined || h.turnId === turnId)) {
+    if (!uri || !this.index.reviewable(uri).some((h) => turnId === undefined || h.turnId === turnId)) {
       void vscode.window.showInformationMessage('Tether: this file has no pending changes.');
       return;
     }
@@ -294,6 +333,11 @@ export class HunkReview implements vscode.CodeLensProvider, vscode.Disposable {
 }
 
 type Verb = 'keep' | 'undo';
+
+/** The action a change in conflict offers instead of Undo: it explains. */
+export const CONFLICT_UNDO = 'Undo (conflict: your edits in these lines)';
+const KEEP_AS_IS = 'Keep As Is';
+const CONFLICT_TOOLTIP = 'Its lines were changed since the turn made them, so Tether cannot undo it: click to see why and what the lines were';
 
 function asTarget(arg: unknown): HunkTarget | undefined {
   if (typeof arg !== 'object' || arg === null) return undefined;

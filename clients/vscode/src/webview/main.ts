@@ -124,4 +124,8 @@ log.addEventListener('click', (event) => {
 });
 
 schedule();
+// The host asks in a modal only while the user is not in the chat: it needs to know.
+window.addEventListener('focus', () => send({ type: 'focus', focused: true }));
+window.addEventListener('blur', () => send({ type: 'focus', focused: false }));
 send({ type: 'ready' });
+if (document.hasFocus()) send({ type: 'focus', focused: true });

@@ -232,13 +232,13 @@ export class Transcript {
       b.addEventListener('click', () => {
         const reason = q.kind === 'plan' || !allow ? feedback?.value.trim() || undefined : undefined;
         this.feedback.delete(card.id);
-        send({ type: 'answerPermission', toolCallId: card.toolCallId, optionId: c.optionId, feedback: reason });
+        send({ type: 'answerPermission', sessionId: q.sessionId, toolCallId: card.toolCallId, optionId: c.optionId, feedback: reason });
       });
       row.append(b);
     }
     if (q.kind === 'tool' && q.hasDiff) {
       const review = button('Review the proposed change in the diff editor', { class: 'link review-diff' }, icon('diff'), ' Review diff');
-      review.addEventListener('click', () => send({ type: 'reviewPermission', toolCallId: card.toolCallId }));
+      review.addEventListener('click', () => send({ type: 'reviewPermission', sessionId: q.sessionId, toolCallId: card.toolCallId }));
       row.append(review);
     }
     if (q.kind === 'plan' && feedback) box.append(feedback);

@@ -55,7 +55,7 @@ describe('permission questions', () => {
     ]);
     h.answer = () => null; // Escape on the modal
     const turn = h.controller.send([{ type: 'text', text: 'say hi' }]);
-    const id = await h.waitFor(() => h.permissions[0]?.toolCall.toolCallId, 'the question');
+    const id = await h.waitFor(() => h.permissions[0] && { sessionId: h.permissions[0].sessionId, toolCallId: h.permissions[0].toolCall.toolCallId }, 'the question');
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(h.controller.state.busy, true, 'the turn waits');
     assert.ok(cards(h)[0].question, 'the card still asks');
@@ -69,7 +69,7 @@ describe('permission questions', () => {
     const h = await start([[{ type: 'tool_use', name: 'Bash', input: { command: 'touch hello.txt', description: 'Make hello.txt' } }]]);
     h.answer = () => null;
     const turn = h.controller.send([{ type: 'text', text: 'say hi' }]);
-    const id = await h.waitFor(() => h.permissions[0]?.toolCall.toolCallId, 'the question');
+    const id = await h.waitFor(() => h.permissions[0] && { sessionId: h.permissions[0].sessionId, toolCallId: h.permissions[0].toolCall.toolCallId }, 'the question');
     await h.controller.stop();
     assert.equal((await turn)?.stopReason, 'cancelled');
     await waitFor(() => !h.pending.isPending(id), 'the question withdrawn');

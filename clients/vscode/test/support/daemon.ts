@@ -141,19 +141,19 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     },
     askPermission: async (params, token) => {
       permissions.push(params);
-      const id = params.toolCall.toolCallId;
+      const id = { sessionId: params.sessionId, toolCallId: params.toolCall.toolCallId };
       const question = buildQuestion(params);
-      const answer = pending.open(id, question, params.sessionId);
+      const answer = pending.open(id, question, params.toolCall);
       const cancel = token.onCancellationRequested(() => pending.withdraw(id));
       const { title, toolKind, rawInput } = params.toolCall;
-      controller.dispatch({ type: 'question', toolCallId: id, question: cardQuestion(question), call: { title, toolKind, rawInput } });
+      controller.dispatch({ type: 'question', ...id, question: cardQuestion(question, id.sessionId), call: { title, toolKind, rawInput } });
       const pick = harness.answer(params);
       // The "user" clicks the button the dialog shows for that option (or closes it).
       if (typeof pick === 'string') pending.answerLabel(id, question.choices.find((c) => c.kind === pick)?.label);
       else if (pick) pending.answer(id, pick.optionId, pick.feedback);
       try {
         const { outcome, answer: answered } = await answer;
-        controller.dispatch({ type: 'question', toolCallId: id, question: null, answered });
+        controller.dispatch({ type: 'question', ...id, question: null, answered });
         return outcome;
       } finally {
         cancel.dispose();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatAction, ChatState, ToolCard, emptyState, reduce } from '../../src/core/chatState';
+import { ChatAction, ChatState, ToolCard, emptyState, reduce, savedElsewhere, savingCall } from '../../src/core/chatState';
 import { toolCardView } from '../../src/core/toolView';
 import { SessionUpdate } from '../../src/core/wire';
 
@@ -125,23 +125,32 @@ describe('chat state reducer', () => {
 
   it('puts an open question on its card, clears it with the answer, and ends it with the call', () => {
     const s = run([['t1', toolCall('c1')]]);
-    const question = { kind: 'tool' as const, choices: [{ label: 'Allow once', optionId: 'allow_once', kind: 'allow_once' as const }], hasDiff: false };
-    reduce(s, { type: 'question', toolCallId: 'c1', question });
+    const question = { kind: 'tool' as const, sessionId: 's1', choices: [{ label: 'Allow once', optionId: 'allow_once', kind: 'allow_once' as const }], hasDiff: false };
+    reduce(s, { type: 'question', sessionId: 's1', toolCallId: 'c1', question });
     const card = s.items[0];
     assert.ok(card.kind === 'tool');
     assert.deepEqual(card.question, question);
-    reduce(s, { type: 'question', toolCallId: 'c1', question: null, answered: { label: 'Allow once', optionId: 'allow_once' } });
+    reduce(s, { type: 'question', sessionId: 's1', toolCallId: 'c1', question: null, answered: { label: 'Allow once', optionId: 'allow_once' } });
     assert.equal(card.question, undefined);
     assert.deepEqual(card.answered, { label: 'Allow once', optionId: 'allow_once' });
-    reduce(s, { type: 'question', toolCallId: 'c1', question });
+    reduce(s, { type: 'question', sessionId: 's1', toolCallId: 'c1', question });
     run([['t1', { kind: 'tool_call_update', toolCallId: 'c1', status: 'completed' }]], true, s);
     assert.equal(card.question, undefined);
   });
 
+  it('a question of another session makes no card and touches none in this transcript', () => {
+    const s = run([['t1', toolCall('toolu_1_0')]]);
+    const before = JSON.stringify(s);
+    const question = { kind: 'tool' as const, sessionId: 's2', choices: [], hasDiff: false };
+    reduce(s, { type: 'question', sessionId: 's2', toolCallId: 'toolu_1_0', question });
+    reduce(s, { type: 'question', sessionId: 's2', toolCallId: 'toolu_9_0', question, call: { title: 'Write a.txt', toolKind: 'edit', rawInput: {} } });
+    assert.equal(JSON.stringify(s), before, 'same tool id or a new one: nothing here asks');
+  });
+
   it('a question that arrives before its card makes the card', () => {
     const s = run([['t1', { kind: 'user_message', content: [{ type: 'text', text: 'plan it' }] }]]);
-    const question = { kind: 'plan' as const, choices: [], plan: '1. a', hasDiff: false };
-    reduce(s, { type: 'question', toolCallId: 'p', question, call: { title: 'Leave plan mode with this plan', toolKind: 'think', rawInput: { plan: '1. a' } } });
+    const question = { kind: 'plan' as const, sessionId: 's1', choices: [], plan: '1. a', hasDiff: false };
+    reduce(s, { type: 'question', sessionId: 's1', toolCallId: 'p', question, call: { title: 'Leave plan mode with this plan', toolKind: 'think', rawInput: { plan: '1. a' } } });
     const card = s.items[1];
     assert.ok(card.kind === 'tool');
     assert.equal(card.turnId, 't1');
@@ -199,7 +208,7 @@ describe('chat state reducer', () => {
       { type: 'busy', busy: true },
       { type: 'update', turnId: 't', update: { kind: 'user_message', content: [{ type: 'text', text: 'x' }] }, live: true },
       { type: 'update', turnId: 't', update: toolCall('c'), live: true },
-      { type: 'question', toolCallId: 'c', question: { kind: 'tool', choices: [], hasDiff: false } },
+      { type: 'question', sessionId: 's', toolCallId: 'c', question: { kind: 'tool', sessionId: 's', choices: [], hasDiff: false } },
       { type: 'queued', prompt: { id: 1, text: 'more' } },
       { type: 'mode', mode: 'plan' },
       { type: 'update', turnId: 't', update: { kind: 'turn_end', stopReason: 'end_turn' }, live: true },
@@ -215,16 +224,22 @@ describe('chat state reducer', () => {
     assert.equal(host.mode, 'plan');
   });
 
-  it('an edit that saved the user\'s unsaved lines says so on its card; otherwise a notice', () => {
+  it('an edit that saved the user\'s unsaved lines says so on its running card; never on an old one', () => {
     const edit: SessionUpdate = { kind: 'tool_call', toolCallId: 'e1', title: 'Edit calc/ops.py', toolKind: 'edit', status: 'pending', rawInput: {}, locations: [{ uri: 'file:///w/calc/ops.py' }] };
     const s = run([['t1', toolCall('r1', 'Read calc/ops.py')], ['t1', edit]]);
+    assert.equal(savingCall(s, 'file:///w/calc/ops%2Epy')?.toolCallId, 'e1');
     reduce(s, { type: 'savedUserEdits', uri: 'file:///w/calc/ops%2Epy' });
     const card = s.items.find((i) => i.kind === 'tool' && i.toolCallId === 'e1');
     assert.deepEqual(card?.kind === 'tool' && card.savedUserEdits, ['file:///w/calc/ops%2Epy'], 'the edit\'s card, matched by decoded URI');
     assert.equal(toolCardView(card as ToolCard).savedUserEdits?.[0], 'ops.py');
     assert.equal(toolCardView(card as ToolCard).expanded, true);
+    // The edit finished; later a hunk undo (or a rewind, another session's edit) saves the file.
+    run([['t1', { kind: 'tool_call_update', toolCallId: 'e1', status: 'completed' }], ['t1', { kind: 'turn_end', stopReason: 'end_turn' }]], true, s);
+    const before = JSON.stringify(s);
+    assert.equal(savingCall(s, 'file:///w/calc/ops.py'), undefined, 'no call of the chat is saving it now');
+    reduce(s, { type: 'savedUserEdits', uri: 'file:///w/calc/ops.py' });
     reduce(s, { type: 'savedUserEdits', uri: 'file:///w/other.py' });
-    const last = s.items.at(-1);
-    assert.equal(last?.kind === 'notice' && last.message, 'Saving other.py also saved the changes you had not saved yet.');
+    assert.equal(JSON.stringify(s), before, 'the old card and the transcript are left alone');
+    assert.equal(savedElsewhere('calc/ops.py', 'Tether: undo change'), 'Tether: saving calc/ops.py after "undo change" also saved the changes you had not saved yet.');
   });
 });

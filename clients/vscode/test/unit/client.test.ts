@@ -100,11 +100,28 @@ describe('chat controller', () => {
     await controller.loadSession('S0');
     assert.deepEqual(controller.state.items.map((i) => i.kind), ['user', 'agent']);
     assert.equal(controller.state.busy, false);
-    assert.deepEqual(rpc.sent.at(-1), { method: 'tether/setMode', params: { sessionId: 'S0', mode: 'acceptEdits' } });
+    assert.deepEqual(rpc.sent.at(-1), { method: 'tether/setMode', params: { sessionId: 'S0', mode: 'acceptEdits' } }, 'a daemon that does not say the mode');
     controller.detach();
     const before = rpc.sent.length;
     await controller.attach(new TetherApi(rpc));
     assert.equal(rpc.sent[before].method, 'tether/loadSession', 'the new daemon resumes the session from disk');
+  });
+
+  it('a resumed or reloaded session shows the mode it was left in and sets none: only the user sets a mode', async () => {
+    const { rpc, controller, actions } = setup();
+    const history = [{ turnId: 'T0', kind: 'user_message', content: [{ type: 'text', text: 'old' }] }];
+    rpc.replies['tether/loadSession'] = (params) => ({ sessionId: (params as { sessionId: string }).sessionId, history, mode: (params as { sessionId: string }).sessionId === 'P' ? 'plan' : 'bypassPermissions' });
+    await controller.attach(new TetherApi(rpc), 'P'); // a window reload, back to session P
+    assert.equal(controller.state.mode, 'plan', 'not the window\'s acceptEdits');
+    await controller.loadSession('B');
+    assert.equal(controller.state.mode, 'bypassPermissions');
+    const reset = actions.filter((a) => a.type === 'reset').at(-1);
+    assert.equal(reset?.type === 'reset' && reset.state.mode, 'bypassPermissions', 'the webview shows it too');
+    controller.detach();
+    await controller.attach(new TetherApi(rpc)); // the daemon restarted
+    assert.deepEqual(rpc.sent.filter((m) => m.method === 'tether/setMode'), [], 'no mode pushed on load');
+    await controller.setMode('default');
+    assert.deepEqual(rpc.sent.at(-1), { method: 'tether/setMode', params: { sessionId: 'B', mode: 'default' } });
   });
 
   it('reports a failed request as a notice and is not left busy', async () => {

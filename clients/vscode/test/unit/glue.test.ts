@@ -53,20 +53,33 @@ const PLAN: PermissionRequestParams = {
 };
 
 describe('permission questions in the editor', () => {
-  type Shown = { id: string; question: CardQuestion | null; answered?: Answer };
-  function dialog(options: { visible?: boolean; wantsDialog?: boolean } = {}) {
+  type Shown = { id: string; session?: string; question: CardQuestion | null; answered?: Answer };
+  /** The chat shows session `s` unless `shownSession` says otherwise; the user is in it
+   * when `focused`. */
+  function dialog(options: { visible?: boolean; focused?: boolean; wantsDialog?: boolean; shownSession?: string } = {}) {
     const shown: Shown[] = [];
     const revealed: (string | undefined)[] = [];
+    const switched: string[] = [];
     const diffs = new DiffDocuments();
-    const d = new PermissionDialog(diffs, {
-      show: (id, question, extra) => shown.push({ id, question, answered: extra.answered }),
+    const chat = { session: options.shownSession ?? 's' };
+    const d: PermissionDialog = new PermissionDialog(diffs, {
+      show: (id, question, extra) => shown.push({ id: id.toolCallId, ...(id.sessionId === 's' ? {} : { session: id.sessionId }), question, answered: extra.answered }),
       chatVisible: () => options.visible ?? true,
+      chatFocused: () => options.focused ?? false,
+      shownSession: () => chat.session,
+      showSession: async (sessionId) => {
+        switched.push(sessionId);
+        chat.session = sessionId;
+        d.replay(sessionId);
+      },
+      sessionTitle: async (sessionId) => (sessionId === 'B' ? 'hello B' : undefined),
       revealChat: async (id) => void revealed.push(id),
       wantsDialog: () => options.wantsDialog ?? false,
       sessionFolder: () => 'ws',
     });
-    return { d, shown, revealed };
+    return { d, shown, revealed, switched };
   }
+  const key = (toolCallId: string, sessionId = 's') => ({ sessionId, toolCallId });
   const settle = async () => {
     for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
   };
@@ -77,11 +90,11 @@ describe('permission questions in the editor', () => {
     const pending = d.ask(EDIT, NEVER);
     await settle();
     assert.deepEqual(dialogs(), [], 'nothing takes the focus from the editor');
-    assert.equal(d.pending.isPending('c1'), true);
+    assert.equal(d.pending.isPending(key('c1')), true);
     assert.equal(shown[0].question?.hasDiff, true);
     assert.deepEqual(shown[0].question?.choices.map((c) => c.label), ['Allow once', 'Always allow Edit(/a.py)', 'Reject', 'Always reject Edit(/a.py)']);
     assert.equal(shown[0].question?.choices[1].meaning, 'editing a.py in the folder ws');
-    d.pending.answer('c1', 'reject_once', 'use a helper instead');
+    d.pending.answer(key('c1'), 'reject_once', 'use a helper instead');
     assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'reject_once', feedback: 'use a helper instead' } });
     assert.deepEqual(shown.at(-1), { id: 'c1', question: null, answered: { label: 'Reject', optionId: 'reject_once', feedback: 'use a helper instead' } });
   });
@@ -95,8 +108,8 @@ describe('permission questions in the editor', () => {
     assert.equal(note.method, 'showInformationMessage');
     assert.deepEqual(note.args, ['Tether needs your approval: Edit a.py', 'Show in Chat', 'Review diff'], 'not modal, no answer buttons');
     assert.deepEqual(revealed, ['c1'], 'the chat, at the card');
-    assert.equal(d.pending.isPending('c1'), true, 'still asking');
-    d.pending.answer('c1', 'allow_once');
+    assert.equal(d.pending.isPending(key('c1')), true, 'still asking');
+    d.pending.answer(key('c1'), 'allow_once');
     await pending;
   });
 
@@ -109,22 +122,70 @@ describe('permission questions in the editor', () => {
     assert.deepEqual(modal.args[1], { modal: true, detail: 'change a.py (+1 −1)' });
     const titles = (modal.args.slice(2) as { title: string; isCloseAffordance?: boolean }[]).map((i) => `${i.title}${i.isCloseAffordance ? ' (Escape)' : ''}`);
     assert.deepEqual(titles, ['Show in Chat', 'Review diff', 'Allow once', 'Always allow Edit(/a.py)', 'Reject', 'Always reject Edit(/a.py)', 'Not Now (Escape)']);
-    assert.equal(d.pending.isPending('c1'), true);
+    assert.equal(d.pending.isPending(key('c1')), true);
     warningAnswers.push({ title: 'Allow once' } as unknown as string);
-    await d.dialog('c1');
+    await d.dialog(key('c1'));
     assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
+  });
+
+  it('the modal stays away while the user is in the chat (visible and focused), and comes when it is not', async () => {
+    const inChat = dialog({ wantsDialog: true, visible: true, focused: true });
+    const first = inChat.d.ask(EDIT, NEVER);
+    await settle();
+    assert.deepEqual(dialogs(), [], 'the card in front of the user is the question');
+    inChat.d.pending.answer(key('c1'), 'allow_once');
+    await first;
+    const elsewhere = dialog({ wantsDialog: true, visible: true, focused: false });
+    warningAnswers.push(undefined);
+    const second = elsewhere.d.ask(EDIT, NEVER);
+    await settle();
+    assert.equal(dialogs()[0]?.method, 'showWarningMessage', 'typing in an editor: the modal asks');
+    assert.equal((dialogs()[0].args[1] as { modal: boolean }).modal, true);
+    elsewhere.d.pending.answer(key('c1'), 'allow_once');
+    await second;
+  });
+
+  it('a question of a session not shown: no card here, a notification names the session, "Show Session" shows it at the card', async () => {
+    const { d, shown, revealed, switched } = dialog({ shownSession: 'A' });
+    infoAnswers.push('Show Session');
+    const asked = d.ask({ ...EDIT, sessionId: 'B' }, NEVER);
+    await settle();
+    const [note] = dialogs();
+    assert.equal(note.method, 'showInformationMessage', 'shown although the chat is visible: it shows another session');
+    assert.deepEqual(note.args, ['Tether (in the session "hello B") needs your approval: Edit a.py', 'Show Session', 'Review diff']);
+    assert.deepEqual(switched, ['B'], 'the chat switched to the asking session');
+    assert.deepEqual(revealed, ['c1']);
+    assert.deepEqual(shown.map((x) => `${x.session}:${x.id}:${x.question ? 'asks' : 'ends'}`), ['B:c1:asks', 'B:c1:asks'], 'on B\'s card, again once B is shown');
+    assert.equal(d.pending.answer(key('c1'), 'allow_once'), false, 'session s has no such question');
+    assert.equal(d.pending.answer(key('c1', 'B'), 'allow_once'), true);
+    assert.deepEqual(await asked, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
+  });
+
+  it('two sessions asking about the same tool id: withdrawing one leaves the other asking', async () => {
+    const { d, shown } = dialog();
+    infoAnswers.push(undefined);
+    const tokenB = new TestToken();
+    const inS = d.ask(EDIT, NEVER);
+    const inB = d.ask({ ...EDIT, sessionId: 'B' }, tokenB);
+    await settle();
+    tokenB.cancel();
+    assert.deepEqual(await inB, { outcome: { outcome: 'cancelled' } });
+    assert.equal(d.pending.isPending(key('c1')), true, 's still asks');
+    assert.equal(shown.filter((x) => x.session === undefined && x.question === null).length, 0, 's\'s card was not ended by B');
+    d.pending.answer(key('c1'), 'reject_once');
+    assert.deepEqual(await inS, { outcome: { outcome: 'selected', optionId: 'reject_once' } });
   });
 
   it('"Review diff" opens the proposed change; the tab closes once the question is answered', async () => {
     const { d } = dialog();
     const pending = d.ask(EDIT, NEVER);
     await settle();
-    await d.reviewDiff('c1');
+    await d.reviewDiff(key('c1'));
     const diff = calls.find((c) => c.method === 'executeCommand' && c.args[0] === 'vscode.diff')!;
     assert.equal(readVirtual(diff.args[1] as Uri), 'old\n');
     assert.equal(readVirtual(diff.args[2] as Uri), 'new\n');
     assert.deepEqual(tabs.map((t) => t.label), ['a.py (proposed by Tether)']);
-    d.pending.answer('c1', 'allow_once');
+    d.pending.answer(key('c1'), 'allow_once');
     await pending;
     await settle();
     assert.deepEqual(tabs, [], 'the stale proposal is gone');
@@ -135,7 +196,7 @@ describe('permission questions in the editor', () => {
     const token = new TestToken();
     const pending = d.ask({ ...EDIT, toolCall: { ...EDIT.toolCall, toolCallId: 'c2' } }, token);
     await settle();
-    await d.reviewDiff('c2');
+    await d.reviewDiff(key('c2'));
     token.cancel();
     assert.deepEqual(await pending, { outcome: { outcome: 'cancelled' } });
     assert.equal(shown.at(-1)?.question, null, 'the card stops asking');
@@ -150,7 +211,7 @@ describe('permission questions in the editor', () => {
     assert.deepEqual(dialogs(), [], 'no dialog for a plan, and the chat is in view');
     assert.equal(shown[0].question?.kind, 'plan');
     assert.equal(shown[0].question?.plan, '1. Fix mean()');
-    d.pending.answer('p1', 'plan_keep', 'Cover the empty list');
+    d.pending.answer(key('p1'), 'plan_keep', 'Cover the empty list');
     assert.deepEqual(await pending, { outcome: { outcome: 'selected', optionId: 'plan_keep', feedback: 'Cover the empty list' } });
     assert.deepEqual(shown.at(-1)?.answered, { label: 'Keep planning', optionId: 'plan_keep', feedback: 'Cover the empty list' });
   });
@@ -161,7 +222,7 @@ describe('permission questions in the editor', () => {
     const pending = d.ask(PLAN, NEVER);
     await settle();
     assert.deepEqual(revealed, ['p1']);
-    d.pending.answer('p1', 'plan_default');
+    d.pending.answer(key('p1'), 'plan_default');
     await pending;
   });
 });
@@ -364,6 +425,44 @@ describe('hunk review', () => {
     editor.active = textEditor(A, 0);
     await review.commands()['tether.keepChange']();
     assert.match(String(calls.at(-1)?.args[0]), /not on a pending change/);
+    editor.active = undefined;
+    review.dispose();
+  });
+
+  it('a change whose lines the user edited keeps its actions: Keep as is, an Undo that explains, the file-level commands', async () => {
+    const shown = textEditor(A);
+    visibleEditors.splice(0, visibleEditors.length, shown);
+    codeLensProviders.length = 0;
+    editor.active = shown;
+    const conflict: Hunk = { ...hunk('t1-2', 'pending', 0, 0), conflict: true, range: undefined };
+    const { rpc, review, relist } = setUp([hunk('t1-1', 'pending', 4, 6), conflict]);
+    await review.listAll();
+    const context = () => calls.filter((c) => c.method === 'executeCommand' && c.args[1] === 'tether.editorHasChanges').at(-1)?.args[2];
+    const lenses = () => codeLensProviders[0].provideCodeLenses({ uri: Uri.parse(A) }).map((l) => `${(l.range as { startLine: number }).startLine}:${l.command!.title}>${l.command!.command}`);
+    assert.deepEqual(lenses(), [
+      '0:$(check-all) Keep all 2 Tether changes>tether.keepFileChanges',
+      '0:$(discard) Undo all>tether.undoFileChanges',
+      '0:$(warning) Changed since: change t1-2>tether.undoConflictChange',
+      '0:$(check) Keep as is>tether.keepChange',
+      '0:$(discard) Undo (conflict: your edits in these lines)>tether.undoConflictChange',
+      '4:$(check) Keep>tether.keepChange',
+      '4:$(discard) Undo>tether.undoChange',
+    ]);
+    // Only the conflict left: the file-level commands stay.
+    relist([hunk('t1-1', 'kept', 4, 6), conflict]);
+    await review.listAll();
+    assert.equal(context(), true, 'Keep All in File and the keys stay while a conflict waits');
+    assert.deepEqual(lenses().filter((l) => l.includes('Keep as is')).length, 1);
+    // Undo on it (from any place that names it) explains, and sends no undo the daemon refuses.
+    warningAnswers.push('Keep As Is');
+    rpc.replies['tether/keepChanges'] = () => ({ kept: ['t1-2'] });
+    await review.commands()['tether.undoChange']({ uri: A, hunkIds: ['t1-2'] });
+    const why = calls.find((c) => c.method === 'showWarningMessage')!;
+    assert.match(String(why.args[0]), /cannot undo "change t1-2" in calc\/ops\.py: its lines were changed since/);
+    assert.match((why.args[1] as { detail: string }).detail, /They were:\n\n    return a \+ b$/);
+    assert.equal(rpc.sent.some((m) => m.method === 'tether/undoChanges'), false);
+    assert.deepEqual(rpc.sent.find((m) => m.method === 'tether/keepChanges')?.params, { sessionId: 's', hunkIds: ['t1-2'] }, '"Keep As Is" keeps it');
+    visibleEditors.length = 0;
     editor.active = undefined;
     review.dispose();
   });

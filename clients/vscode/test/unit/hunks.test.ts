@@ -70,8 +70,10 @@ describe('hunk index', () => {
     const index = session();
     assert.deepEqual(Object.fromEntries(index.countsByTurn()), {
       t1: { pending: 3, kept: 1, undone: 0, conflicts: 0 },
-      t2: { pending: 1, kept: 0, undone: 1, conflicts: 1 },
+      t2: { pending: 0, kept: 0, undone: 1, conflicts: 1 },
     });
+    assert.deepEqual(index.conflicts(B).map((h) => h.hunkId), ['t2-2'], 'each hunk counted once: the conflict is no pending one too');
+    assert.deepEqual(index.reviewable(B).map((h) => h.hunkId), ['t1-4', 't2-2'], 'still to review, conflict or not');
     index.replaceFile(A, listing([{ uri: A, hunks: [hunk('t1-1', 'undone', 2, 3), hunk('t1-2', 'kept', 10, 12)] }]));
     assert.deepEqual(index.countsByTurn().get('t1'), { pending: 1, kept: 1, undone: 1, conflicts: 0 });
     assert.deepEqual(index.all().map((f) => f.uri), [A, B], 'the file keeps its place');

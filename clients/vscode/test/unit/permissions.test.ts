@@ -26,6 +26,9 @@ const PLAN: PermissionRequestParams = {
   ],
 };
 
+/** A question's key: the tool call in session `s` (or another). */
+const k = (toolCallId: string, sessionId = 's') => ({ sessionId, toolCallId });
+
 describe('permission questions', () => {
   it('orders the answers allow once, allow always, reject; shows the command and the rule', () => {
     const q = buildQuestion(request({ rawInput: { command: 'npm test' } }));
@@ -69,50 +72,50 @@ describe('permission questions', () => {
 describe('pending questions', () => {
   it('answers each question once, whoever answers first', async () => {
     const pending = new PendingPermissions();
-    const answer = pending.open('c', buildQuestion(request({})));
-    assert.equal(pending.isPending('c'), true);
-    assert.equal(pending.answer('c', 'allow_always'), true);
-    assert.equal(pending.answerLabel('c', 'Reject'), false, 'the modal answering late is ignored');
+    const answer = pending.open(k('c'), buildQuestion(request({})));
+    assert.equal(pending.isPending(k('c')), true);
+    assert.equal(pending.answer(k('c'), 'allow_always'), true);
+    assert.equal(pending.answerLabel(k('c'), 'Reject'), false, 'the modal answering late is ignored');
     assert.deepEqual(await answer, {
       outcome: { outcome: { outcome: 'selected', optionId: 'allow_always' } },
       answer: { label: 'Always allow Bash(npm test:*)', optionId: 'allow_always' },
     });
-    assert.equal(pending.answer('c', 'allow_once'), false);
+    assert.equal(pending.answer(k('c'), 'allow_once'), false);
   });
 
   it('a dismissed dialog answers nothing: the question stays open for the card', async () => {
     const pending = new PendingPermissions();
-    const answer = pending.open('c', buildQuestion(request({})));
-    assert.equal(pending.answerLabel('c', undefined), false);
-    assert.equal(pending.answer('c', 'no_such_option'), false);
-    assert.equal(pending.isPending('c'), true);
-    assert.equal(pending.answerLabel('c', 'Allow once'), true);
+    const answer = pending.open(k('c'), buildQuestion(request({})));
+    assert.equal(pending.answerLabel(k('c'), undefined), false);
+    assert.equal(pending.answer(k('c'), 'no_such_option'), false);
+    assert.equal(pending.isPending(k('c')), true);
+    assert.equal(pending.answerLabel(k('c'), 'Allow once'), true);
     assert.deepEqual((await answer).outcome, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
   });
 
   it('carries feedback with the answer, trimmed, and leaves it out when empty', async () => {
     const pending = new PendingPermissions();
-    const keep = pending.open('p', buildQuestion(PLAN));
-    pending.answer('p', 'plan_keep', '  Also cover the empty list.  ');
+    const keep = pending.open(k('p'), buildQuestion(PLAN));
+    pending.answer(k('p'), 'plan_keep', '  Also cover the empty list.  ');
     assert.deepEqual(await keep, {
       outcome: { outcome: { outcome: 'selected', optionId: 'plan_keep', feedback: 'Also cover the empty list.' } },
       answer: { label: 'Keep planning', optionId: 'plan_keep', feedback: 'Also cover the empty list.' },
     });
-    const start = pending.open('p', buildQuestion(PLAN));
-    pending.answer('p', 'plan_default', '   ');
+    const start = pending.open(k('p'), buildQuestion(PLAN));
+    pending.answer(k('p'), 'plan_default', '   ');
     assert.deepEqual((await start).outcome, { outcome: { outcome: 'selected', optionId: 'plan_default' } });
   });
 
   it('the daemon withdraws questions: one, a session\'s (its turn ended), or all (it went away)', async () => {
     const pending = new PendingPermissions();
     const q = buildQuestion(request({}));
-    const mine = pending.open('c', q, 's1');
-    const other = pending.open('d', q, 's2');
+    const mine = pending.open(k('c', 's1'), q);
+    const other = pending.open(k('d', 's2'), q);
     pending.withdrawSession('s1');
     assert.deepEqual(await mine, { outcome: { outcome: { outcome: 'cancelled' } }, answer: undefined });
-    assert.equal(pending.isPending('d'), true);
-    const third = pending.open('e', q, 's2');
-    pending.withdraw('e');
+    assert.equal(pending.isPending(k('d', 's2')), true);
+    const third = pending.open(k('e', 's2'), q);
+    pending.withdraw(k('e', 's2'));
     assert.deepEqual((await third).outcome, { outcome: { outcome: 'cancelled' } });
     pending.withdrawAll();
     assert.deepEqual((await other).outcome, { outcome: { outcome: 'cancelled' } });
@@ -121,11 +124,30 @@ describe('pending questions', () => {
   it('a repeated question supersedes the old one', async () => {
     const pending = new PendingPermissions();
     const q = buildQuestion(request({}));
-    const first = pending.open('c', q);
-    const second = pending.open('c', q);
+    const first = pending.open(k('c'), q);
+    const second = pending.open(k('c'), q);
     assert.deepEqual((await first).outcome, { outcome: { outcome: 'cancelled' } });
-    pending.answer('c', 'allow_once');
+    pending.answer(k('c'), 'allow_once');
     assert.deepEqual((await second).outcome, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
+  });
+
+  it('two sessions asking about the same tool id are two questions: each answered, withdrawn and listed alone', async () => {
+    const pending = new PendingPermissions();
+    const q = buildQuestion(request({}));
+    const a = pending.open(k('toolu_1_0', 'A'), q);
+    const b = pending.open(k('toolu_1_0', 'B'), q);
+    assert.equal(pending.isPending(k('toolu_1_0', 'A')), true, 'B\'s question does not supersede A\'s');
+    assert.deepEqual(pending.list('B').map((o) => o.key), [k('toolu_1_0', 'B')]);
+    pending.withdraw(k('toolu_1_0', 'B'));
+    assert.deepEqual((await b).outcome, { outcome: { outcome: 'cancelled' } });
+    assert.equal(pending.answer(k('toolu_1_0', 'B'), 'allow_once'), false);
+    assert.equal(pending.answer(k('toolu_1_0', 'A'), 'allow_once'), true, 'A still asks, and its answer goes to A');
+    assert.deepEqual((await a).outcome, { outcome: { outcome: 'selected', optionId: 'allow_once' } });
+    const c = pending.open(k('toolu_1_0', 'A'), q);
+    pending.withdrawSession('B');
+    assert.equal(pending.isPending(k('toolu_1_0', 'A')), true, 'B\'s turn ending withdraws nothing of A\'s');
+    pending.withdrawAll();
+    await c;
   });
 });
 

@@ -19,7 +19,8 @@ describe('webview messages are checked in full', () => {
       type: 'prompt', text: 'x', attachments: [{ uri: 'file:///w/a.py', label: 'a.py' }],
     });
     assert.ok(parse({ type: 'openFile', uri: 'file:///w/a.py', line: undefined }), 'an unset optional field, as postMessage keeps it');
-    assert.ok(parse({ type: 'answerPermission', toolCallId: 't', optionId: 'allow_once', feedback: 'why' }));
+    assert.ok(parse({ type: 'answerPermission', sessionId: 's', toolCallId: 't', optionId: 'allow_once', feedback: 'why' }));
+    assert.ok(parse({ type: 'focus', focused: false }));
     assert.ok(parse({ type: 'setMode', mode: 'plan' }));
     assert.ok(parse({ type: 'prompt', text: '', attachments: [{ image: { mimeType: 'image/png', data: 'AAAA' }, label: 'image 1' }] }));
   });
@@ -36,7 +37,9 @@ describe('webview messages are checked in full', () => {
       { type: 'openFile', uri: 'file:///w/a.py', line: 1.5 },
       { type: 'setMode', mode: 'yolo' },
       { type: 'setupAction', action: 'rm' },
-      { type: 'answerPermission', toolCallId: 't', optionId: 7 },
+      { type: 'answerPermission', sessionId: 's', toolCallId: 't', optionId: 7 },
+      { type: 'answerPermission', toolCallId: 't', optionId: 'allow_once' },
+      { type: 'focus', focused: 'yes' },
       { type: 'prompt', text: 'x', attachments: [{ uri: 'file:///a' }] },
       { type: 'prompt', text: 'x', attachments: [{ image: { mimeType: 'text/html', data: '' }, label: 'x' }] },
       { type: 'prompt', text: 'x', attachments: 'file:///a' },

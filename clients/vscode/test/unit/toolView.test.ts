@@ -32,7 +32,7 @@ describe('tool card view', () => {
   });
 
   it('an open question overrides pending and opens the card', () => {
-    const v = toolCardView(card({ question: { kind: 'tool', choices: [], hasDiff: false } }));
+    const v = toolCardView(card({ question: { kind: 'tool', sessionId: 's', choices: [], hasDiff: false } }));
     assert.equal(v.status, 'awaiting');
     assert.equal(v.statusLabel, 'Needs approval');
     assert.equal(v.expanded, true);
@@ -61,7 +61,7 @@ describe('tool card view', () => {
   });
 
   it('a plan card shows the plan, open, with the answer and feedback once given', () => {
-    const asked = toolCardView(card({ toolKind: 'think', rawInput: { plan: '1. Fix it' }, question: { kind: 'plan', choices: [], plan: '1. Fix it', hasDiff: false } }));
+    const asked = toolCardView(card({ toolKind: 'think', rawInput: { plan: '1. Fix it' }, question: { kind: 'plan', sessionId: 's', choices: [], plan: '1. Fix it', hasDiff: false } }));
     assert.equal(asked.plan, '1. Fix it');
     assert.equal(asked.status, 'awaiting');
     assert.equal(asked.expanded, true);
