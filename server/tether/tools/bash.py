@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tether import prompts
 from tether.errors import ToolError
 from tether.permissions.shell import is_read_only_command, parse_command
-from tether.protocol.content import TerminalContent
+from tether.protocol.content import TerminalContent, TextToolContent, ToolContent
 from tether.protocol.updates import ToolCallUpdate
 from tether.tasks.registry import Task, TaskOutcome
 from tether.tools.base import PermissionCheck, Tool, ToolResult, build_tool
@@ -72,11 +72,17 @@ SANDBOX_SYMPTOMS = (
     "Network is unreachable",
     "Could not resolve host",
     "Temporary failure in name resolution",
+    "Name or service not known",
+    "No address associated with hostname",
+    "Could not resolve proxy",
 )
 SANDBOX_NOTE = (
-    "This command ran in the shell sandbox: no network, and nothing outside the workspace "
-    "(nor .git, .tether and editor settings inside it) is writable. If it must do that, "
-    "run it again with dangerouslyDisableSandbox: true; the user will be asked to approve it."
+    "This command ran in the shell sandbox: it has no direct network (HTTP, HTTPS and SOCKS "
+    "go through the sandbox's proxy named in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY, which "
+    "allows hosts the user allowed; raw sockets, SSH and name lookups fail), and nothing "
+    "outside the workspace (nor .git, .tether and editor settings inside it) is writable. If "
+    "it must do that, run it again with dangerouslyDisableSandbox: true; the user will be "
+    "asked to approve it."
 )
 
 
@@ -91,7 +97,8 @@ def render_result(
     """``refused``: what the sandbox refused the command, in words for the model."""
     body = result.output.rstrip() or "(no output)"
     code = result.exit_code
-    display = TerminalContent(output=result.output, exit_code=code)
+    display: list[ToolContent] = [TerminalContent(output=result.output, exit_code=code)]
+    display += [TextToolContent(text=note) for note in refused]  # the card says it too
     # Claude Code's tool_response fields (hooks may hand a changed copy back), and ours.
     raw = {
         "stdout": result.output,
@@ -113,16 +120,16 @@ def render_result(
             f"Command timed out after {_seconds(timeout_ms)}; "
             "it and its child processes were stopped."
         )
-        return ToolResult(f"{head}\n{body}", is_error=True, display=[display], raw_output=raw)
+        return ToolResult(f"{head}\n{body}", is_error=True, display=display, raw_output=raw)
     assert code is not None
     if code < 0:
         text = f"Command was killed by signal {-code}.\n{body}"
-        return ToolResult(text, is_error=True, display=[display], raw_output=raw)
+        return ToolResult(text, is_error=True, display=display, raw_output=raw)
     if _is_failure(command, code):
         text = "\n\n".join([f"Exit code {code}\n{body}", *notes])
-        return ToolResult(text, is_error=True, display=[display], raw_output=raw)
+        return ToolResult(text, is_error=True, display=display, raw_output=raw)
     tail = [f"Exit code {code}"] if code else []
-    return ToolResult("\n\n".join([body, *tail, *notes]), display=[display], raw_output=raw)
+    return ToolResult("\n\n".join([body, *tail, *notes]), display=display, raw_output=raw)
 
 
 @contextlib.contextmanager
@@ -135,7 +142,8 @@ def _confined(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> Generator[
     elif sandbox is None or not sandbox.active:
         yield None  # the permission pipeline had the user approve running unconfined
     else:
-        with sandbox.session(ctx.cwd, ctx.config.caller_env) as sandboxed:
+        network = ctx.network.for_command(inp.command) if ctx.network is not None else None
+        with sandbox.session(ctx.cwd, ctx.config.caller_env, network) as sandboxed:
             yield sandboxed
 
 
