@@ -60,6 +60,7 @@ def _accept(listener: socket.socket, target: str) -> None:
 
 
 def _connect(client: socket.socket, target: str) -> None:
+    client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # relayed as it comes
     upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         upstream.connect(target)
