@@ -150,4 +150,6 @@ class HostQuestions:
             return Verdict(True, "user allowed")
         if option is None:
             return Verdict(False, "the question was cancelled")
+        if reply.feedback:
+            return Verdict(False, f"denied: {visible(reply.feedback)}")
         return Verdict(False, "user denied")
