@@ -25,6 +25,8 @@ from tether.network.proxy import Blocked, FilteringProxy, Upstream, listening_so
 from tether.sandbox.bwrap import PROXY_DIR
 
 SHOWN = 8
+MAX_BASE = 107 - len("/tether-net-12345678/") - len("0123456789ab.sock")
+"""The longest directory the sockets' directory can be made in (``sun_path``)."""
 
 
 class ProxySockets:
@@ -35,11 +37,14 @@ class ProxySockets:
         self._dir: Path | None = None
 
     def directory(self) -> Path:
+        """The daemon's runtime directory, else the temporary one, else ``/tmp``: the first
+        where a socket's path fits ``sun_path`` (108 bytes)."""
         with self._lock:
             if self._dir is None:
-                base = os.environ.get("XDG_RUNTIME_DIR")
-                where = base if base and os.path.isdir(base) else None
-                self._dir = Path(tempfile.mkdtemp(prefix="tether-network-", dir=where))
+                bases = [os.environ.get("XDG_RUNTIME_DIR"), tempfile.gettempdir(), "/tmp"]
+                fits = [b for b in bases if b and os.path.isdir(b) and len(b) < MAX_BASE]
+                where = fits[0] if fits else None
+                self._dir = Path(tempfile.mkdtemp(prefix="tether-net-", dir=where))
             return self._dir
 
     def close(self) -> None:
@@ -54,7 +59,7 @@ class CommandProxy:
     starts (connections wait in the backlog until it accepts)."""
 
     def __init__(self, sockets: ProxySockets, decide: Decide, env: Mapping[str, str]) -> None:
-        self.name = f"{secrets.token_hex(8)}.sock"
+        self.name = f"{secrets.token_hex(6)}.sock"
         self._path = sockets.directory() / self.name
         self._proxy = FilteringProxy(decide, Upstream.from_env(env))
         self._listener = listening_socket(str(self._path))

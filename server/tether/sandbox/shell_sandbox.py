@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -37,6 +38,8 @@ from tether.sandbox.protect import (
 from tether.sandbox.report import explain
 from tether.settings.model import SandboxSettings
 from tether.tools.context import Confined, ShellProcess
+
+log = logging.getLogger(__name__)
 
 
 class BwrapSandbox:
@@ -175,7 +178,11 @@ class BwrapSandbox:
             return None
         lists = self.settings.network
         decide = network or by_settings(lists.allowed_domains, lists.denied_domains)
-        return CommandProxy(self._proxies, decide, os.environ if env is None else env)
+        try:
+            return CommandProxy(self._proxies, decide, os.environ if env is None else env)
+        except OSError as e:  # the command still runs, with no network at all
+            log.warning("the sandbox's network proxy could not start: %s", e)
+            return None
 
     def door(self, path: Path, env: Mapping[str, str] | None = None) -> str | None:
         """What on the host runs or reads ``path`` (``doors.py``), or None, for the caller
