@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from tether.permissions.network import HostQuestions
+from tether.permissions.rules import Rule
 from tether.testing.fake_registry import FakeRegistry
 
 from .conftest import Harness, MakeHarness, needs_bwrap, text_of
+from .test_prepared_sandbox import WHERE, sandbox_of, settled
 
 pytestmark = needs_bwrap
 
@@ -95,16 +97,22 @@ async def test_a_refused_host_is_reported_and_never_reached(
 async def test_always_saves_the_rule_and_the_next_command_is_not_asked(
     make_harness: MakeHarness, registry: FakeRegistry
 ) -> None:
-    h = make_harness(allow=("Bash",), answer="allow_always")
+    h = make_harness(allow=("Bash",), answer="allow_always", linger_s=30)
     _network(h)
     url = f"http://registry.test:{registry.port}/hello"
-    out = await h.call("Bash", command=f"curl -sS {url}")
-    assert "hello from the registry" in text_of(out)
-    assert h.remembered == [("allow", "Network(domain:registry.test)")]
-    h.rules.allow.append(h.rules.allow[0].parse("Network(domain:registry.test)"))
-    out = await h.call("Bash", command=f"curl -sS {url}")
-    assert "hello from the registry" in text_of(out)
-    assert len(h.answers.asked) == 1
+    try:
+        out = await h.call("Bash", command=f"curl -sS {url}")
+        assert "hello from the registry" in text_of(out)
+        assert h.remembered == [("allow", "Network(domain:registry.test)")]
+        h.rules.allow.append(Rule.parse("Network(domain:registry.test)"))
+        await settled(1)
+        # The next command runs in the sandbox prepared meanwhile: its proxy is its own.
+        out = await h.call("Bash", command=f"{WHERE}; curl -sS {url}")
+        assert text_of(out).split()[0] == "PREPARED"
+        assert "hello from the registry" in text_of(out)
+        assert len(h.answers.asked) == 1
+    finally:
+        sandbox_of(h).close()
 
 
 async def test_dont_ask_mode_refuses_undecided_hosts_without_asking(
