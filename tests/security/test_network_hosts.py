@@ -39,6 +39,7 @@ def _network(h: Harness, *, allowed: tuple[str, ...] = ()) -> None:
         tool_call_id="toolu_sec",
         state=h.ctx.state,
         config=cfg,
+        root=h.ctx.cwd,
         rules=h.rules,
         remember=lambda kind, rule: h.remembered.append((kind, rule)),
     )
@@ -79,6 +80,7 @@ async def test_a_refused_host_is_reported_and_never_reached(
 ) -> None:
     h = make_harness(allow=("Bash",), answer="reject_once")
     _network(h)
+    (h.ctx.cwd / "requirements.txt").write_text("--index-url https://mirror.example/simple\nsix\n")
     port = registry.port
     out = await h.call(
         "Bash",
@@ -90,6 +92,8 @@ async def test_a_refused_host_is_reported_and_never_reached(
     assert text.count("deny network-outbound") == 1  # asked and reported once per command
     assert len(h.answers.asked) == 1
     assert h.answers.asked[0].always_rule == "Network(domain:elsewhere.test)"
+    shown = h.answers.asked[0].content[0]
+    assert "mirror.example (requirements.txt), pypi.org (requirements.txt)" in str(shown)
     assert any("deny network-outbound" in getattr(c, "text", "") for c in out.display)
     assert registry.log == []
 

@@ -55,6 +55,7 @@ class Tooling:
                 tool_call_id=tool_use_id,
                 state=self.state,
                 config=self.config,
+                root=self.cwd,
                 rules=self.rules,
                 remember=self.remember_rule,
             ),

@@ -10,7 +10,8 @@ Order, as for tool calls (``policy.py``):
     dontAsk, plan                                                 -> deny
     otherwise                                                     -> ask
 
-A question names the host and port, the command, and the rule an "always" answer saves:
+A question names the host and port, the command, the registries the project's files point
+to (offered, never allowed because of it), and the rule an "always" answer saves:
 ``Network(domain:HOST)`` (every port of that host; a rule may name one: ``HOST:443``). "Once"
 lasts the rest of the command (the proxy asks once per destination); a failed or cancelled
 question is a refusal.
@@ -22,10 +23,12 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 from tether.editor.port import Editor, PermissionRequest
 from tether.network.hosts import Verdict, first_match, host_matches, valid_pattern
+from tether.network.registries import suggested_hosts
 from tether.permissions.decision import RuleSet
 from tether.permissions.display import visible
 from tether.permissions.rules import Rule
@@ -36,6 +39,7 @@ from tether.tools.context import SessionRunState, ToolConfig
 log = logging.getLogger(__name__)
 
 TOOL = "Network"
+SUGGESTED = 6
 Remember = Callable[[Literal["allow", "deny"], str], None]
 """Saves an "always" answer: ``("allow" | "deny", rule)``."""
 
@@ -99,6 +103,8 @@ class HostQuestions:
     tool_call_id: str
     state: SessionRunState
     config: ToolConfig
+    root: Path
+    """The workspace, whose files may name the registries it uses (``registries.py``)."""
     rules: RuleSet
     remember: Remember | None
     command: str = ""
@@ -123,6 +129,13 @@ class HostQuestions:
         if self.command:
             text.append(f"Command: {visible(self.command)}")
         text.append(f'"Always" saves the rule {rule} (every port of {host}).')
+        offered = await asyncio.to_thread(suggested_hosts, self.root)
+        if offered:
+            named = ", ".join(f"{s.host} ({s.because})" for s in offered[:SUGGESTED])
+            text.append(
+                f"This project's files point to these registries: {visible(named)}. To allow "
+                "them ahead, list them in sandbox.network.allowedDomains."
+            )
         request = PermissionRequest(
             session_id=self.session_id,
             tool_call_id=self.tool_call_id,
