@@ -20,6 +20,7 @@ question is a refusal.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -94,6 +95,16 @@ def settled(
     return None
 
 
+def _local(host: str) -> bool:
+    if host == "localhost" or host.endswith((".localhost", ".local")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
 @dataclass
 class HostQuestions:
     """Decides for the commands of one tool call (``Decide``)."""
@@ -128,6 +139,11 @@ class HostQuestions:
         text = [f"A sandboxed command wants to connect to {where}."]
         if self.command:
             text.append(f"Command: {visible(self.command)}")
+        if _local(host):
+            text.append(
+                f"{host} is this machine or its local network: allowing it lets the command "
+                "reach the services listening there, outside the sandbox."
+            )
         text.append(f'"Always" saves the rule {rule} (every port of {host}).')
         offered = await asyncio.to_thread(suggested_hosts, self.root)
         if offered:

@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from tether.editor.disk import DiskEditor
+from tether.editor.port import PermissionAnswer, PermissionRequest
 from tether.network.hosts import Verdict, host_matches, valid_pattern
 from tether.network.proxy import FilteringProxy, Upstream, listening_socket
 from tether.permissions.decision import RuleSet
-from tether.permissions.network import settled
+from tether.permissions.network import HostQuestions, settled
 from tether.protocol.updates import Mode
 from tether.testing.fake_proxy import FakeProxy
 from tether.testing.fake_registry import FakeRegistry
+from tether.tools.context import SessionRunState, ToolConfig
 
 
 @pytest.mark.parametrize(
@@ -146,3 +149,27 @@ async def test_the_callers_upstream_proxy_carries_plain_requests(tmp_path: Path)
             proxy.close()
     assert got.endswith(b"hello from the registry\n"), got
     assert upstream.requests == [f"GET {url}"]
+
+
+async def test_a_question_about_this_machine_says_so(tmp_path: Path) -> None:
+    asked: list[PermissionRequest] = []
+
+    async def answer(request: PermissionRequest) -> PermissionAnswer:
+        asked.append(request)
+        return "reject_once"
+
+    questions = HostQuestions(
+        editor=DiskEditor(answer),
+        session_id="s",
+        tool_call_id="t",
+        state=SessionRunState(),
+        config=ToolConfig(),
+        root=tmp_path,
+        rules=RuleSet(),
+        remember=None,
+    ).for_command("curl http://127.0.0.1:8080/")
+    assert await questions("127.0.0.1", 8080) == Verdict(False, "user denied")
+    assert await questions("pypi.org", 443) == Verdict(False, "user denied")
+    local, remote = (str(q.content[0]) for q in asked)
+    assert "127.0.0.1 is this machine" in local and "this machine" not in remote
+    assert "curl http://127.0.0.1:8080/" in local
