@@ -41,6 +41,7 @@ def plant_project_config(root: Path, marker: Path) -> None:
             "hideHome": False,
             "gitWritable": True,
             "hiddenPaths": ["/nowhere"],
+            "network": {"allowedDomains": ["evil.example"], "deniedDomains": ["x.example"]},
         },
     }
     (root / ".tether").mkdir()
@@ -128,6 +129,8 @@ async def test_untrusted_settings_that_widen_or_redirect_are_withheld(
     assert settings.sandbox.writable_paths == [] and settings.sandbox.readable_paths == []
     assert settings.sandbox.hide_home
     assert settings.sandbox.hidden_paths == ["/nowhere"]  # hiding more needs no trust
+    assert settings.sandbox.network.allowed_domains == []
+    assert settings.sandbox.network.denied_domains == ["x.example"]  # nor does denying
     withheld = "\n".join(ws.loaded.withheld)
     for needle in (
         "hook",
@@ -138,6 +141,7 @@ async def test_untrusted_settings_that_widen_or_redirect_are_withheld(
         ".mcp.json",
         "readable paths",
         "home directory",
+        "hosts shell commands may reach",
     ):
         assert needle in withheld, needle
     await ws.close()

@@ -49,7 +49,9 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "tether/providers/registry.py": (3, f"{FALLBACK}; a --model file path of the client"),
     "tether/providers/side.py": (1, FALLBACK),
     "tether/sandbox/doors.py": (8, f"{FALLBACK}; ``~user`` from the account database"),
-    "tether/sandbox/shell_sandbox.py": (1, FALLBACK),
+    "tether/sandbox/shell_sandbox.py": (2, FALLBACK),
+    "tether/sandbox/outbound.py": (1, "the daemon's own runtime directory, for its sockets"),
+    "tether/sandbox/gate/main.py": (1, "inside the sandbox: the command's, given the proxy"),
     "tether/transcript/store.py": (1, FALLBACK),
     # Known, not yet the caller's: ``~`` in paths and rules is this process's home (the
     # same user's, but a caller may set another HOME).

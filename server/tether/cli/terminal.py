@@ -53,6 +53,11 @@ def diff_lines(item: DiffContent, style: Style) -> list[str]:
     return out
 
 
+NETWORK = "Network"
+"""The questions the shell sandbox's proxy asks (``permissions.network``)."""
+NO_TERMINAL = "no terminal to ask on"
+
+
 class TerminalAsker:
     """Asks on the controlling terminal when interactive; otherwise every question is a no."""
 
@@ -76,9 +81,21 @@ class TerminalAsker:
         if self._spinner is not None:
             self._spinner.hide()
         if not self.interactive:
+            if request.tool_name == NETWORK:  # not a tool call: the command goes on without
+                return self._no_network(request)
             return request.reply("reject_once")
         async with self._lock:
             return await asyncio.to_thread(self._ask, request)
+
+    def _no_network(self, request: PermissionRequest) -> PermissionReply:
+        where = f"{request.raw_input.get('host')}:{request.raw_input.get('port')}"
+        if self.talk:
+            self.err.write(
+                f"[tether] no terminal to ask on, so network access to {visible(where)} is "
+                f'denied: allow it with --allowedTools "{request.always_rule}" or in '
+                "sandbox.network.allowedDomains\n"
+            )
+        return request.reply("reject_once", NO_TERMINAL)
 
     def _ask(self, request: PermissionRequest) -> PermissionReply:
         err, s = self.err, self.style

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from tether.core.messages import ToolUseBlock
 from tether.editor.port import Editor
+from tether.permissions.network import HostQuestions
 from tether.permissions.policy import RuleSet
 from tether.permissions.rules import Rule
 from tether.protocol.updates import Location, SessionUpdate, ToolKind
@@ -48,6 +49,16 @@ class Tooling:
             tasks=self.tasks,
             emit=self.emit,
             read_only_dirs=[self.results_dir] if self.results_dir is not None else [],
+            network=HostQuestions(
+                editor=self.editor,
+                session_id=self.session_id,
+                tool_call_id=tool_use_id,
+                state=self.state,
+                config=self.config,
+                root=self.cwd,
+                rules=self.rules,
+                remember=self.remember_rule,
+            ),
         )
 
     def remember_rule(self, kind: Literal["allow", "deny"], rule: str) -> None:

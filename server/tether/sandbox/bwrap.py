@@ -16,11 +16,13 @@ existence: a mount can only cover something that exists, and whatever bubblewrap
 a missing name it first creates on the host.
 
 Every namespace is unshared — network too unless settings allow it — so the command sees
-only loopback and its own processes, and cannot make user namespaces of its own
-(``--disable-userns``, where bubblewrap has it). All capabilities are dropped, which matters
-when the daemon runs as root: without CAP_SYS_ADMIN, ``mount -o remount,rw`` fails, and
-bwrap's read-only mounts are locked besides. ``--die-with-parent`` ends the sandbox with the
-daemon; ``--new-session`` detaches it from any terminal (no TIOCSTI keystroke injection).
+only loopback and its own processes (its HTTP(S) and SOCKS traffic goes through the daemon's
+filtering proxy, whose socket is bound in: ``tether.network``), and cannot make user
+namespaces of its own (``--disable-userns``, where bubblewrap has it). All capabilities are
+dropped, which matters when the daemon runs as root: without CAP_SYS_ADMIN, ``mount -o
+remount,rw`` fails, and bwrap's read-only mounts are locked besides. ``--die-with-parent``
+ends the sandbox with the daemon; ``--new-session`` detaches it from any terminal (no
+TIOCSTI keystroke injection).
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ class Probe:
     """bubblewrap can forbid user namespaces inside (``--disable-userns``, 0.8)."""
 
 
+PROXY_DIR = Path("/tmp/.tether-network")
+"""Where the sandbox sees the sockets of the daemon's network proxy (``tether.network``)."""
 PRIVATE = (Path("/tmp"), Path("/run"), Path("/dev"))
 """Replaced by an empty ``tmpfs`` inside: what lies there must be bound back."""
 NO_USERNS = ["--unshare-user", "--disable-userns"]
@@ -166,8 +170,10 @@ def bwrap_argv(
     exposure: Exposure | None = None,
     *,
     no_userns: bool = False,
+    proxy_dir: Path | None = None,
 ) -> list[str]:
-    """The full command line: bwrap, its options, then ``argv`` (the gate's command line)."""
+    """The full command line: bwrap, its options, then ``argv`` (the gate's command line).
+    ``proxy_dir``: the daemon's directory of proxy sockets, shown at ``PROXY_DIR``."""
     seen = exposure or Exposure()
     out = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     out += ["--tmpfs", "/tmp"]
@@ -196,6 +202,8 @@ def bwrap_argv(
     for path in seen.sockets:
         out += ["--ro-bind", "/dev/null", str(path)]
     out += _runtime_binds(seen.hide, (*policy.writable, policy.root))
+    if proxy_dir is not None and not policy.allow_network:
+        out += ["--ro-bind", str(proxy_dir), str(PROXY_DIR)]
     out += ["--unshare-all"]
     if no_userns:
         out += NO_USERNS

@@ -105,7 +105,7 @@ def split_gate(argv: Sequence[str]) -> tuple[list[str], list[str], list[str]] | 
 
 def _policy_end(tokens: list[str]) -> int | None:
     """The index of the ``--`` closing the policy (paths and reasons may be ``--`` too)."""
-    arity = {"root": 1, "gitdir": 1, "name": 1, "locked": 1, "bound": 1, "exact": 2}
+    arity = {"proxy": 1, "root": 1, "gitdir": 1, "name": 1, "locked": 1, "bound": 1, "exact": 2}
     i = 0
     while i < len(tokens):
         if tokens[i] == "--":

@@ -10,18 +10,23 @@ gate, which refuses to create what is protected and reports each refusal (``laun
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
+from tether.network.hosts import Decide
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
 from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv, door_key
 from tether.sandbox.exposure import expand, exposure, listening_sockets
 from tether.sandbox.gitstore import StoreWatch
 from tether.sandbox.launch import Refusals, gate_argv, runtime
+from tether.sandbox.outbound import CommandProxy, ProxySockets, by_settings
+from tether.sandbox.outbound import explain as explain_blocked
 from tether.sandbox.prestart import LINGER_S, PreparedProcess, Prestarter
 from tether.sandbox.protect import (
     DISCOVERY_TTL_S,
@@ -34,6 +39,8 @@ from tether.sandbox.protect import (
 from tether.sandbox.report import explain, undone_note
 from tether.settings.model import SandboxSettings
 from tether.tools.context import Confined, ShellProcess
+
+log = logging.getLogger(__name__)
 
 
 class BwrapSandbox:
@@ -69,6 +76,7 @@ class BwrapSandbox:
         self._links: dict[Path, str] = {}
         self._links_lock = threading.Lock()
         self._also_readable = tuple(also_readable)
+        self._proxies = ProxySockets()
         self.settings = settings or SandboxSettings()
         self.policy = self._policy(self.settings)
 
@@ -85,9 +93,13 @@ class BwrapSandbox:
         return self._probe.problem
 
     @contextlib.contextmanager
-    def session(self, cwd: Path, env: Mapping[str, str] | None = None) -> Generator[Confined]:
+    def session(
+        self, cwd: Path, env: Mapping[str, str] | None = None, network: Decide | None = None
+    ) -> Generator[Confined]:
         """The command's sandbox; protected links it replaced are put back when it ends.
-        ``env``: the variables of the caller it runs for (None: this process's)."""
+        ``env``: the variables of the caller it runs for (None: this process's).
+        ``network``: who decides which hosts it may reach through the proxy (None: the
+        settings' lists alone)."""
         # The mounts are made on canonical paths: a link to the workspace may lie where the
         # sandbox sees nothing of the host's (a private ``/tmp``), so ``--chdir`` must not use it.
         cwd = Path(os.path.realpath(cwd))
@@ -114,11 +126,21 @@ class BwrapSandbox:
         """The report of the gate that runs the command (a prepared one brings its own)."""
         started: list[tuple[list[str], dict[str, str], int]] = []
         rt = runtime()
+        proxy = self._proxy(network, env)
+        gate = protected.gate if proxy is None else ("proxy", proxy.inside, *protected.gate)
+        proxy_dir = None if proxy is None else self._proxies.directory()
 
         def wrap(argv: list[str]) -> list[str]:
-            inner = gate_argv(rt, refusals[0].write_fd, protected.gate, argv)
+            inner = gate_argv(rt, refusals[0].write_fd, gate, argv)
             return bwrap_argv(
-                executable, policy, protected.items, inner, cwd, seen, no_userns=no_userns
+                executable,
+                policy,
+                protected.items,
+                inner,
+                cwd,
+                seen,
+                no_userns=no_userns,
+                proxy_dir=proxy_dir,
             )
 
         async def prepared(
@@ -140,18 +162,38 @@ class BwrapSandbox:
             nonlocal undone
             if undone is None:
                 undone = self._store.after(store)
-            return [*explain(*refusals[0].collect()), *undone_note(undone)]
+            blocked = explain_blocked(proxy.blocked) if proxy is not None else []
+            return [*explain(*refusals[0].collect()), *undone_note(undone), *blocked]
 
         try:
             yield Confined(wrap, prepared, pass_fds=(refusals[0].write_fd,), notes=notes)
         finally:
             if undone is None:
                 undone = self._store.after(store)
+            if proxy is not None:
+                proxy.close()
             refusals[0].discard()
             restore_links(protected.links)
             if started and self._prestart is not None and not self._closed:
                 argv, env, umask = started[-1]
                 self._prestart.prepare(argv, env, umask, cwd)
+
+    def _proxy(self, network: Decide | None, env: Mapping[str, str] | None) -> CommandProxy | None:
+        """The command's filtering proxy, when its network is filtered (no proxy without a
+        running event loop to serve it: the command then has no network at all)."""
+        if self.policy.allow_network:
+            return None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        lists = self.settings.network
+        decide = network or by_settings(lists.allowed_domains, lists.denied_domains)
+        try:
+            return CommandProxy(self._proxies, decide, os.environ if env is None else env)
+        except OSError as e:  # the command still runs, with no network at all
+            log.warning("the sandbox's network proxy could not start: %s", e)
+            return None
 
     def door(self, path: Path, env: Mapping[str, str] | None = None) -> str | None:
         """What on the host runs or reads ``path`` (``doors.py``), or None, for the caller
@@ -191,6 +233,7 @@ class BwrapSandbox:
         self._closed = True
         if self._prestart is not None:
             self._prestart.close()
+        self._proxies.close()
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -223,7 +266,11 @@ class BwrapSandbox:
                 "that is not read-only asks first, except in bypassPermissions mode (it runs "
                 "unasked) and dontAsk mode (it is denied)."
             )
-        network = "network allowed" if self.policy.allow_network else "no network"
+        network = (
+            "network allowed"
+            if self.policy.allow_network
+            else "network by host, through a filtering proxy"
+        )
         count = len(self.policy.writable)
         extra = f" and {count} extra writable path(s)" if count else ""
         home = "; home directory hidden" if self.policy.hide_home else ""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from tether.network.hosts import valid_pattern
 from tether.protocol.updates import Mode
 
 HookEvent = Literal[
@@ -45,9 +46,31 @@ class PermissionSettings(_Section):
     disable_bypass_permissions_mode: Literal["disable"] | None = None
 
 
+def _host_pattern(value: str) -> str:
+    if (problem := valid_pattern(value)) is not None:
+        raise ValueError(problem)
+    return value
+
+
+HostPattern = Annotated[str, AfterValidator(_host_pattern)]
+"""One bad pattern is reported and dropped, the others kept."""
+
+
+class NetworkSettings(_Section):
+    """``sandbox.network``: which hosts sandboxed commands may reach through the proxy.
+    Patterns: ``example.org``, ``*.example.org`` (subdomains), either with ``:port``
+    (``tether.network.hosts``). A denied host wins; a host in neither list is asked about
+    (``Network(domain:…)`` permission rules count too)."""
+
+    allowed_domains: list[HostPattern] = Field(default_factory=lambda: list[str]())
+    denied_domains: list[HostPattern] = Field(default_factory=lambda: list[str]())
+
+
 class SandboxSettings(_Section):
     enabled: bool = True
     allow_network: bool = False
+    """Every host, directly (no proxy, no questions)."""
+    network: NetworkSettings = Field(default_factory=lambda: NetworkSettings())
     writable_paths: list[str] = Field(default_factory=lambda: list[str]())
     git_writable: bool = True
     """Let sandboxed commands write git objects, refs, the index and logs (``git add``,
@@ -126,6 +149,8 @@ LIST_KEYS = {
     ("sandbox", "writablePaths"),
     ("sandbox", "readablePaths"),
     ("sandbox", "hiddenPaths"),
+    ("sandbox", "network", "allowedDomains"),
+    ("sandbox", "network", "deniedDomains"),
     *(("hooks", event) for event in HOOK_EVENTS),
 }
 

@@ -171,6 +171,10 @@ def withhold_untrusted(layer: dict[str, Any], source: str) -> tuple[dict[str, An
         ):
             if sandbox.get(key):
                 drop(sandbox, key, label)
+        if isinstance(sandbox.get("network"), dict):
+            network = sandbox["network"] = _as_dict(sandbox["network"])
+            if network.get("allowedDomains"):
+                drop(network, "allowedDomains", "hosts shell commands may reach")
     return out, withheld
 
 

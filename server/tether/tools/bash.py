@@ -73,11 +73,17 @@ SANDBOX_SYMPTOMS = (
     "Network is unreachable",
     "Could not resolve host",
     "Temporary failure in name resolution",
+    "Name or service not known",
+    "No address associated with hostname",
+    "Could not resolve proxy",
 )
 SANDBOX_NOTE = (
-    "This command ran in the shell sandbox: no network, and nothing outside the workspace "
-    "(nor .git, .tether and editor settings inside it) is writable. If it must do that, "
-    "run it again with dangerouslyDisableSandbox: true; the user will be asked to approve it."
+    "This command ran in the shell sandbox: it has no direct network (HTTP, HTTPS and SOCKS "
+    "go through the sandbox's proxy named in HTTP_PROXY, HTTPS_PROXY and ALL_PROXY, which "
+    "allows hosts the user allowed; raw sockets, SSH and name lookups fail), and nothing "
+    "outside the workspace (nor .git, .tether and editor settings inside it) is writable. If "
+    "it must do that, run it again with dangerouslyDisableSandbox: true; the user will be "
+    "asked to approve it."
 )
 
 
@@ -138,7 +144,8 @@ def _confined(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> Generator[
     elif sandbox is None or not sandbox.active:
         yield None  # the permission pipeline had the user approve running unconfined
     else:
-        with sandbox.session(ctx.cwd, ctx.config.caller_env) as sandboxed:
+        network = ctx.network.for_command(inp.command) if ctx.network is not None else None
+        with sandbox.session(ctx.cwd, ctx.config.caller_env, network) as sandboxed:
             yield sandboxed
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from tether.core.environ import Caller
 from tether.core.tool_threads import ToolLane, shared_pool
 from tether.editor.port import Document, Editor, PermissionReply
+from tether.network.hosts import Decide
 from tether.protocol.updates import Mode, PlanEntry, SessionUpdate
 from tether.web.cache import TtlCache
 from tether.web.page import Page
@@ -161,10 +162,11 @@ class ShellSandbox(Protocol):
         ...
 
     def session(
-        self, cwd: Path, env: Mapping[str, str] | None = None
+        self, cwd: Path, env: Mapping[str, str] | None = None, network: Decide | None = None
     ) -> AbstractContextManager[Wrap]:
         """Prepare the filesystem for one command; yields the argv wrapper. ``env``: the
-        variables of the caller it runs for (None: this process's)."""
+        variables of the caller it runs for (None: this process's); ``network``: who
+        decides the hosts it may reach (None: settings alone)."""
         ...
 
     def door(self, path: Path, env: Mapping[str, str] | None = None) -> str | None:
@@ -172,6 +174,12 @@ class ShellSandbox(Protocol):
         names, a file its configuration includes…), or None: writing there is writing
         the control plane. ``env``: the variables of the caller whose git and direnv would
         (None: this process's)."""
+        ...
+
+
+class HostAsker(Protocol):
+    def for_command(self, command: str) -> Decide:
+        """The decisions for the connections of ``command`` (named in the questions)."""
         ...
 
 
@@ -221,6 +229,9 @@ class ToolConfig:
     web_fetch_max_chars: int = 100_000
     """Markdown given to the small model (or, without one, to the model itself)."""
     web_cache: TtlCache[Page] = field(default_factory=lambda: TtlCache[Page]())
+    network_allowed: list[str] = field(default_factory=lambda: list[str]())
+    network_denied: list[str] = field(default_factory=lambda: list[str]())
+    """Settings ``sandbox.network.allowedDomains`` / ``deniedDomains``."""
 
 
 @dataclass
@@ -255,6 +266,9 @@ class ToolContext:
     additional_dirs: list[Path] = field(default_factory=lambda: list[Path]())
     approval: PermissionReply | None = None
     """The user's answer when this call was asked about (a plan approval says how to go on)."""
+    network: HostAsker | None = None
+    """Who decides the hosts a sandboxed command of this call may reach (rules, then the
+    user); None: the settings' lists alone."""
 
     @property
     def files(self) -> FileState:

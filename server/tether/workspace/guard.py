@@ -176,6 +176,8 @@ class WorkspaceGuard:
         config.shell_env = dict(settings.env)
         config.additional_dirs = self._extra_dirs()
         config.bypass_disabled = settings.permissions.disable_bypass_permissions_mode == "disable"
+        config.network_allowed = list(settings.sandbox.network.allowed_domains)
+        config.network_denied = list(settings.sandbox.network.denied_domains)
         return config
 
     def _extra_dirs(self) -> list[Path]:

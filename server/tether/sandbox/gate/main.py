@@ -3,11 +3,13 @@
 Started by bubblewrap as ``python -I -S -c BOOT --report FD JOB`` (``launch.py`` builds it),
 where JOB is the policy, ``--``, then the command's argv, or ``--stdin`` to read the same
 strings NUL-terminated from standard input (a sandbox prepared before its command was
-known). It forks; the child puts itself in a process group of its own, installs the
-filter (``bpf.py``), hands the listener to the parent over a socket pair and execs the
-command with standard input on ``/dev/null``; the parent makes itself non-dumpable (the
-command cannot ptrace it or read its memory), serves notifications until the child exits,
-and exits with the child's status (128 + the signal that killed it).
+known). A policy may start with ``proxy SOCKET``: the command's network then goes through
+the daemon's filtering proxy at SOCKET (``forward.py``). It forks; the child puts itself in
+a process group of its own, installs the filter (``bpf.py``), hands the listener to the
+parent over a socket pair and execs the command with standard input on ``/dev/null``; the
+parent makes itself non-dumpable (the command cannot ptrace it or read its memory), serves
+notifications until the child exits, and exits with the child's status (128 + the signal
+that killed it).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import stat
 import struct
 import sys
 
-from . import abi, bpf
+from . import abi, bpf, forward
 from .notify import Listener
 from .policy import Policy
 from .serve import Gate, Report
@@ -48,8 +50,11 @@ def _fail(why: str) -> None:
     os._exit(EXIT_SETUP)
 
 
-def _child(libc: abi.Libc, arch: str, sock: _socket.socket, command: list[str]) -> None:
+def _child(
+    libc: abi.Libc, arch: str, sock: _socket.socket, command: list[str], env: dict[str, str]
+) -> None:
     try:
+        os.environ.update(env)
         os.setpgid(0, 0)  # a `kill 0` of the command's own does not reach the gate
         listener = bpf.install(libc, arch)
         sock.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("i", listener))])
@@ -81,16 +86,30 @@ def run(argv: list[str]) -> None:
             os.set_inheritable(report_fd, False)
         except OSError:
             report_fd = None  # not handed over: refusals go unreported, still refused
+    proxy: str | None = None
+    if tokens[:1] == ["proxy"] and len(tokens) > 1:
+        proxy, tokens = tokens[1], tokens[2:]
     policy, command = Policy.parse(tokens)
     if not command:
         _fail("no command")
+    loopback = None
+    env: dict[str, str] = {}
+    if proxy is not None:
+        try:
+            loopback = forward.listen()
+        except OSError as e:
+            _fail(f"cannot open the network proxy's port on loopback: {e.strerror}")
+            return
+        env = forward.proxy_env(loopback.getsockname()[1])
     libc = abi.Libc()
     parent, child = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:
         parent.close()
-        _child(libc, arch, child, command)
+        _child(libc, arch, child, command, env)
     child.close()
+    if loopback is not None and proxy is not None:
+        forward.serve(loopback, proxy)
     try:
         libc.prctl(abi.PR_SET_DUMPABLE, 0)
     except OSError:
