@@ -85,13 +85,16 @@ M.defaults = {
     },
   },
   questions = {
+    -- On <LocalLeader> (`\` unless set), which no built-in command uses: a default key must
+    -- never shadow, or be a prefix of, a command or motion (`:help index`, Neovim's own
+    -- default mappings such as `grn`).
     keymaps = {
-      allow = "ga",
-      allow_edits = "ge",
-      reject = "gr",
-      always_allow = "gA",
-      always_reject = "gR",
-      select = "g?",
+      allow = "<LocalLeader>a",
+      allow_edits = "<LocalLeader>e",
+      reject = "<LocalLeader>r",
+      always_allow = "<LocalLeader>A",
+      always_reject = "<LocalLeader>R",
+      select = "<LocalLeader>l",
     },
     select = false,
     guard_ms = 400,
@@ -103,10 +106,10 @@ M.defaults = {
     keymaps = {
       next_hunk = "]h",
       prev_hunk = "[h",
-      keep_hunk = "ghk",
-      undo_hunk = "ghu",
-      keep_file = "ghK",
-      undo_file = "ghU",
+      keep_hunk = "<LocalLeader>k",
+      undo_hunk = "<LocalLeader>u",
+      keep_file = "<LocalLeader>K",
+      undo_file = "<LocalLeader>U",
     },
   },
   icons = { pending = "○", in_progress = "◐", completed = "✓", failed = "✗", rejected = "⊘", waiting = "?" },
@@ -128,6 +131,13 @@ local free = { cmd_env = true, init_options = true }
 
 ---@type tether.Config
 M.options = vim.deepcopy(M.defaults)
+
+--- A key as the user presses it: `<LocalLeader>a` reads `\a` (or the leader set).
+---@param lhs string
+---@return string
+function M.key_label(lhs)
+  return vim.fn.keytrans(vim.keycode(lhs))
+end
 
 ---@param msg string
 local function warn(msg)

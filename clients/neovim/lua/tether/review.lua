@@ -55,18 +55,51 @@ local function clear(buf)
   drawn[buf] = nil
 end
 
+--- The user's own buffer-local mappings the review keys went over (a gitsigns-style `]h`),
+--- per buffer and key: put back when the buffer has no hunk left.
+---@type table<integer, table<string, table>>
+local shadowed = {}
+
+---@param buf integer
+---@param lhs string
+---@return table? mapping the buffer-local mapping of `lhs` in `buf`, if any
+local function buffer_map(buf, lhs)
+  local found = vim.api.nvim_buf_call(buf, function()
+    return vim.fn.maparg(lhs, "n", false, true)
+  end)
+  return found.buffer == 1 and found or nil
+end
+
+---@param map table?
+---@return boolean
+local function is_ours(map)
+  return map ~= nil and type(map.desc) == "string" and vim.startswith(map.desc, "Tether: ")
+end
+
 ---@param buf integer
 local function keymaps(buf)
   local keys = config.options.review.keymaps
   local any = drawn[buf] and next(drawn[buf].hunks) ~= nil
   for action, lhs in pairs(keys) do
     if lhs then
-      if any then
+      local existing = buffer_map(buf, lhs)
+      if any and not is_ours(existing) then
+        if existing then
+          shadowed[buf] = shadowed[buf] or {}
+          shadowed[buf][lhs] = existing
+        end
         vim.keymap.set("n", lhs, function()
           M[action]()
         end, { buffer = buf, desc = "Tether: " .. action:gsub("_", " ") })
-      elseif vim.fn.maparg(lhs, "n", false, true).buffer == 1 then
+      elseif not any and is_ours(existing) then
         pcall(vim.keymap.del, "n", lhs, { buffer = buf })
+        local own = shadowed[buf] and shadowed[buf][lhs]
+        if own then
+          shadowed[buf][lhs] = nil
+          vim.api.nvim_buf_call(buf, function()
+            vim.fn.mapset(own)
+          end)
+        end
       end
     end
   end

@@ -27,6 +27,40 @@ end
 describe("review", function()
   after_each(H.reset)
 
+  it("puts back the user's own buffer-local ]h when its hunks are gone", function()
+    local root = H.workspace()
+    local app = root .. "/src/app.py"
+    H.setup(H.script(root, {
+      { H.tool("Read", { file_path = "src/app.py" }) },
+      { edit("src/app.py", "def greet(", "def welcome(") },
+      { H.say("done") },
+    }), { permission_mode = "acceptEdits" })
+    vim.cmd.edit(app)
+    local buf = vim.api.nvim_get_current_buf()
+    local theirs = 0
+    vim.keymap.set("n", "]h", function()
+      theirs = theirs + 1
+    end, { buffer = buf, desc = "next git hunk" })
+    local s = H.session()
+    assert.equals("end_turn", H.prompt(s, "rename").stopReason)
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 1
+    end, "one pending hunk")
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+    assert.equals("Tether: next hunk", vim.fn.maparg("]h", "n", false, true).desc)
+    keys("<LocalLeader>u")
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 0
+    end, "undone")
+    H.wait(5000, function()
+      return vim.fn.maparg("]h", "n", false, true).desc == "next git hunk"
+    end, "the user's ]h back")
+    keys("]h")
+    assert.equals(1, theirs)
+    assert.equals("", vim.fn.maparg("<LocalLeader>k", "n"), "Tether's own keys gone")
+    assert.equals("def greet(name: str) -> str:", vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1])
+  end)
+
   it("keeps and undoes a turn's hunks from the buffer and from the review list", function()
     local root = H.workspace()
     local app, readme = root .. "/src/app.py", root .. "/README.md"
@@ -55,7 +89,7 @@ describe("review", function()
     vim.api.nvim_win_set_cursor(win, { 3, 0 })
     keys("[h")
     assert.equals(1, vim.api.nvim_win_get_cursor(win)[1])
-    keys("ghu")
+    keys("<LocalLeader>u")
     H.wait(10000, function()
       return s.state.changes.counts.pending == 2
     end, "the first hunk undone")
@@ -74,7 +108,7 @@ describe("review", function()
     vim.api.nvim_win_set_cursor(win, { 1, 0 })
     keys("]h")
     assert.equals(5, vim.api.nvim_win_get_cursor(win)[1])
-    keys("ghk")
+    keys("<LocalLeader>k")
     H.wait(10000, function()
       return s.state.changes.counts.kept == 1
     end, "the second hunk kept")
@@ -86,7 +120,7 @@ describe("review", function()
     local marks = vim.api.nvim_buf_get_extmarks(0, require("tether.review").ns, 0, -1, { details = true })
     assert.equals(1, #marks)
     assert.same({ 2, "┃ " }, { marks[1][2], marks[1][4].sign_text })
-    assert.is_true(vim.fn.maparg("ghu", "n", false, true).buffer == 1, "the review keys are there")
+    assert.is_true(vim.fn.maparg("<LocalLeader>u", "n", false, true).buffer == 1, "the review keys are there")
     vim.cmd.close()
     vim.api.nvim_set_current_win(win)
 
@@ -101,7 +135,7 @@ describe("review", function()
     assert.equals(3, list[1].lnum)
     assert.matches("fixture workspace", list[1].text)
     H.screen("review-4-list")
-    keys("ghu")
+    keys("<LocalLeader>u")
     H.wait(10000, function()
       return s.state.changes.counts.pending == 0
     end, "the third hunk undone")
