@@ -89,6 +89,8 @@ def outcome_to_wire(outcome: Outcome, done: str, not_done: str) -> dict[str, Any
             }
             for r in outcome.refused
         ]
+    if outcome.notes:
+        out["notes"] = list(outcome.notes)
     return out
 
 

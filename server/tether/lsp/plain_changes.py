@@ -94,5 +94,7 @@ class PlainChanges:
             self.turns.say(f"{done} {count} change{'s' if count > 1 else ''} in {name}")
         for refusal in outcome.refused:
             self.turns.error(f"could not {do} a change in {name}: {refusal.reason}")
+        for note in outcome.notes:
+            self.turns.say(note)
         if not outcome.done and not outcome.refused:
             self.turns.say(f"no pending changes in {name}")
