@@ -213,7 +213,7 @@ end
 
 ---@param verb "keep"|"undo"
 local function settle_hunk(verb)
-  if vim.bo.buftype == "quickfix" then
+  if vim.bo.buftype == "quickfix" then -- a quickfix or a location list window
     return M.settle_list_entry(verb)
   end
   local hunk, s = hunk_at_cursor()
@@ -270,13 +270,24 @@ local function list_items(s)
   return items
 end
 
---- The id of the quickfix list that is the review list of `s`, if there is one.
+---@param info {title: string, context: any}
+---@return string? session id of the review list `info` describes
+local function review_of(info)
+  if info.title == QF_TITLE and type(info.context) == "table" then
+    return info.context.tether_session
+  end
+end
+
+--- The id of the quickfix list that is the review list of `s`, if there is one, anywhere
+--- in the quickfix stack (`:colder` does not hide it from updates).
 ---@param s tether.Session
 ---@return integer?
 local function list_id(s)
-  local info = vim.fn.getqflist({ id = 0, title = 0, context = 0 })
-  if info.title == QF_TITLE and type(info.context) == "table" and info.context.tether_session == s.id then
-    return info.id
+  for nr = vim.fn.getqflist({ nr = "$" }).nr, 1, -1 do
+    local info = vim.fn.getqflist({ nr = nr, id = 0, title = 0, context = 0 })
+    if review_of(info) == s.id then
+      return info.id
+    end
   end
 end
 
@@ -291,6 +302,11 @@ end
 --- Keep or undo the hunk of the review list's entry under the cursor.
 ---@param verb "keep"|"undo"
 function M.settle_list_entry(verb)
+  local win = vim.api.nvim_get_current_win()
+  local loclist = vim.fn.getwininfo(win)[1].loclist == 1
+  if loclist or not review_of(vim.fn.getqflist({ title = 0, context = 0 })) then
+    return log.info("this list is not Tether's review list (:TetherReview opens it)")
+  end
   local index = vim.fn.line(".")
   local item = vim.fn.getqflist()[index]
   local data = item and item.user_data
@@ -302,7 +318,7 @@ function M.settle_list_entry(verb)
     return log.warn("the session of this change is not open any more")
   end
   s:settle_changes(verb, { hunkIds = { data.tether_hunk } }, function()
-    local win = vim.fn.getqflist({ winid = 0 }).winid
+    win = vim.fn.getqflist({ winid = 0 }).winid
     if win ~= 0 then
       local count = vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(win))
       vim.api.nvim_win_set_cursor(win, { math.max(1, math.min(index, count)), 0 })

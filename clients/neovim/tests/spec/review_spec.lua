@@ -27,6 +27,51 @@ end
 describe("review", function()
   after_each(H.reset)
 
+  it("acts only on its own review list: not a location list, and it follows behind :colder", function()
+    local root = H.workspace()
+    local app = root .. "/src/app.py"
+    H.setup(H.script(root, {
+      { H.tool("Read", { file_path = "src/app.py" }) },
+      { edit("src/app.py", "def greet(", "def welcome("), edit("src/app.py", "def farewell(", "def goodbye(") },
+      { H.say("done") },
+    }), { permission_mode = "acceptEdits" })
+    vim.cmd.edit(app)
+    local s = H.session()
+    assert.equals("end_turn", H.prompt(s, "rename").stopReason)
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 2
+    end, "two pending hunks")
+    vim.cmd("TetherReview")
+    H.wait(10000, function()
+      return vim.bo.buftype == "quickfix"
+    end, "the review list")
+    vim.cmd.wincmd("p")
+    -- A location list whose window looks the same: its keys do nothing of Tether's.
+    vim.fn.setloclist(0, { { filename = app, lnum = 1, text = "a lint warning" } })
+    vim.cmd("lopen")
+    assert.equals(1, vim.fn.getwininfo(vim.api.nvim_get_current_win())[1].loclist)
+    keys("<Plug>(tether-undo-hunk)") -- as a global mapping of the user's would
+    vim.wait(300)
+    assert.equals(2, s.state.changes.counts.pending, "nothing undone from the location list")
+    vim.cmd("lclose")
+    -- The user's own list on top; the review list behind it still follows.
+    vim.fn.setqflist({}, " ", { title = "grep", items = { { filename = app, lnum = 2, text = "grep hit" } } })
+    vim.cmd("copen")
+    keys("<Plug>(tether-undo-hunk)")
+    vim.wait(300)
+    assert.equals(2, s.state.changes.counts.pending, "nothing undone from another quickfix list")
+    vim.cmd.wincmd("p")
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    keys("<LocalLeader>k")
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 1
+    end, "one kept")
+    vim.wait(100)
+    vim.cmd("colder")
+    assert.equals("Tether review", vim.fn.getqflist({ title = 0 }).title)
+    assert.equals(1, #vim.fn.getqflist(), "the review list has the one pending hunk left")
+  end)
+
   it("puts back the user's own buffer-local ]h when its hunks are gone", function()
     local root = H.workspace()
     local app = root .. "/src/app.py"
