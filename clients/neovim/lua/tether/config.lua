@@ -21,7 +21,7 @@
 --- allow_edits (a plan: start accepting edits), reject (a plan: keep planning), always_allow, always_reject
 --- (pressed twice), select (a list of all answers).
 ---@field select boolean Also ask each question with `vim.ui.select` as soon as it arrives.
----@field guard_ms integer With `select`: keys typed this long after the list opens are discarded.
+---@field guard_ms integer No key counts before a list has been on screen this long (0 to 5000 ms).
 ---@field notify boolean Say when a question arrives and no window shows the chat.
 ---@field preview boolean With a list: show an edit's diff in a float while it is open.
 
@@ -123,6 +123,9 @@ M.enums = {
   ["chat.position"] = { "right", "left", "above", "below" },
 }
 
+--- Largest sensible value of a number option: past it is a mistake (a guard of minutes).
+M.limits = { ["questions.guard_ms"] = 5000, ["chat.input_height"] = 50, ["chat.max_tool_lines"] = 10000 }
+
 --- Options that are nil by default, and their type.
 local optional = { cmd_env = "table", model = "string", permission_mode = "string" }
 
@@ -202,10 +205,22 @@ local function valid_value(path, value)
       warn(("option %s must be greater than %d, not %s; using the default"):format(path, math.max(min, 0), value))
       return false
     end
+    local max = M.limits[path]
+    if max and value > max then
+      warn(("option %s must be at most %d, not %s; using the default"):format(path, max, value))
+      return false
+    end
   end
-  if path:match("keymaps%.") and value ~= false and type(value) ~= "string" then
-    warn(("option %s must be a key (string) or false; using the default"):format(path))
+  if path:match("keymaps%.") and value ~= false and (type(value) ~= "string" or vim.trim(value) == "") then
+    warn(("option %s must be a key (a non-empty string) or false; using the default"):format(path))
     return false
+  end
+  if path:match("^review%.signs%.") and type(value) == "string" then
+    local cells = vim.fn.strdisplaywidth(value)
+    if cells < 1 or cells > 2 then
+      warn(("option %s must be 1 or 2 cells wide (the sign column), not %q; using the default"):format(path, value))
+      return false
+    end
   end
   return true
 end

@@ -75,6 +75,25 @@ describe("config", function()
     end
   end)
 
+  it("reports an empty key, a sign wider than the sign column and an absurd guard at setup", function()
+    local opts = config.setup({
+      questions = { keymaps = { allow = "", reject = "  " }, guard_ms = 600000 },
+      review = { signs = { pending = "+++", kept = "" }, keymaps = { undo_hunk = "" } },
+    })
+    said(6)
+    local all = table.concat(messages, "\n")
+    assert.matches("option questions.keymaps.allow must be a key (a non-empty string) or false", all, 1, true)
+    assert.matches("option questions.keymaps.reject must be a key", all, 1, true)
+    assert.matches("option review.keymaps.undo_hunk must be a key", all, 1, true)
+    assert.matches('option review.signs.pending must be 1 or 2 cells wide (the sign column), not "+++"', all, 1, true)
+    assert.matches("option review.signs.kept must be 1 or 2 cells wide", all, 1, true)
+    assert.matches("option questions.guard_ms must be at most 5000, not 600000", all, 1, true)
+    assert.equals(config.defaults.questions.keymaps.allow, opts.questions.keymaps.allow)
+    assert.equals(config.defaults.review.signs.pending, opts.review.signs.pending)
+    assert.equals(400, opts.questions.guard_ms)
+    assert.equals(0, config.setup({ questions = { guard_ms = 0 } }).questions.guard_ms)
+  end)
+
   it("names a bad option, suggests what was meant, and keeps the default", function()
     local opts = config.setup({
       cmd = "tether serve",
