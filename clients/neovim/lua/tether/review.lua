@@ -349,6 +349,10 @@ function M.review(s)
   end)
 end
 
+--- How long after the last change in a buffer the hunks' states are asked for again: past
+--- Neovim's own `didChange` debounce (150 ms), so the daemon has the text.
+M.REFRESH_MS = 400
+
 --- Draw `s`'s hunks as they change, in buffers as they are opened; stop when it is released.
 ---@param s tether.Session
 function M.attach(s)
@@ -367,9 +371,30 @@ function M.attach(s)
       end
     end,
   })
+  -- The daemon tells a hunk's state from the text (`u` after an undo makes it pending
+  -- again, typing in it a conflict): a change in a buffer of a file with hunks asks for the
+  -- states again, once typing pauses.
+  local files = {} ---@type table<string, true> files that have had hunks
+  local timer = assert(vim.uv.new_timer())
+  vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
+    group = group,
+    callback = function(args)
+      if files[vim.api.nvim_buf_get_name(args.buf)] then
+        timer:start(M.REFRESH_MS, 0, function()
+          vim.schedule(function()
+            if attached[s.id] then
+              s:refresh_changes()
+            end
+          end)
+        end)
+      end
+    end,
+  })
   s:subscribe(function(_, event)
     if event.type == "released" then
       attached[s.id] = nil
+      timer:stop()
+      timer:close()
       vim.api.nvim_del_augroup_by_id(group)
       for buf, entry in pairs(drawn) do
         if entry.session == s then
@@ -377,6 +402,9 @@ function M.attach(s)
         end
       end
     elseif event.action.type == "changes" then
+      for _, file in ipairs(s.state.changes.files or {}) do
+        files[vim.uri_to_fname(file.uri)] = true
+      end
       draw(s)
       refill(s)
     end

@@ -145,7 +145,17 @@ describe("review", function()
     -- `u` right afterwards takes the undo back (one undo step); redo and save put it again.
     vim.cmd("normal! u")
     assert.equals("def welcome(name: str) -> str:", vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1])
+    vim.api.nvim_exec_autocmds("TextChanged", { buffer = buf }) -- as after a key typed
+    -- The hunk is pending again, and its sign and the counts say so.
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 3
+    end, "the hunk pending again after u")
+    assert.same({ "┃", " ", " ", " ", "┃", " " }, signs_on_screen(H.screen("review-2b-after-u")))
     vim.cmd("redo")
+    vim.api.nvim_exec_autocmds("TextChanged", { buffer = buf })
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 2
+    end, "undone again after redo")
     vim.cmd("silent write")
     assert.equals("def greet(name: str) -> str:", vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1])
 
