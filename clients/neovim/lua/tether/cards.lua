@@ -2,7 +2,6 @@
 --- lines is the header of a block that folds. Questions are blocks with the keys that
 --- answer them; an answered question shrinks to the line that says what was decided.
 
-local config = require("tether.config")
 local render = require("tether.render")
 
 local M = {}
@@ -142,7 +141,6 @@ local function answer_lines(q, opts)
     local action = M.action_of(q, option)
     local key = action and opts.keys[action]
     if key then
-      key = config.key_label(key)
       if q.armed == option.optionId then
         out[#out + 1] = ("%s again saves the rule %s (for this workspace)"):format(key, M.code(option.rule or ""))
       else
@@ -154,7 +152,7 @@ local function answer_lines(q, opts)
     end
   end
   if opts.keys.select and (unkeyed or #out == 0) then
-    out[#out + 1] = ("%s  choose from a list"):format(config.key_label(opts.keys.select))
+    out[#out + 1] = ("%s  choose from a list"):format(opts.keys.select)
   end
   return out
 end

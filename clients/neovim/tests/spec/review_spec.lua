@@ -130,7 +130,7 @@ describe("review", function()
     local signs = signs_on_screen(H.screen("review-1-three-pending"))
     assert.same({ "┃", " ", " ", " ", "┃", " " }, signs)
 
-    -- [h from line 3 goes to the first hunk; ghu undoes it, in the buffer and on disk.
+    -- [h from line 3 goes to the first hunk; \u undoes it, in the buffer and on disk.
     vim.api.nvim_win_set_cursor(win, { 3, 0 })
     keys("[h")
     assert.equals(1, vim.api.nvim_win_get_cursor(win)[1])
@@ -159,7 +159,7 @@ describe("review", function()
     vim.cmd("silent write")
     assert.equals("def greet(name: str) -> str:", vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1])
 
-    -- ]h moves to the second hunk; ghk keeps it: its sign says kept.
+    -- ]h moves to the second hunk; \k keeps it: its sign says kept.
     vim.api.nvim_win_set_cursor(win, { 1, 0 })
     keys("]h")
     assert.equals(5, vim.api.nvim_win_get_cursor(win)[1])
@@ -179,7 +179,7 @@ describe("review", function()
     vim.cmd.close()
     vim.api.nvim_set_current_win(win)
 
-    -- The review list holds the one pending hunk left; ghu there undoes it.
+    -- The review list holds the one pending hunk left; \u there undoes it.
     vim.cmd("TetherReview")
     H.wait(10000, function()
       return vim.bo.buftype == "quickfix"
