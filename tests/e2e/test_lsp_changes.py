@@ -110,7 +110,8 @@ async def test_undo_one_of_three_hunks_after_a_later_turn(
         assert "return x + 100" in text and "return x - 7" in text  # the other hunks stay
         assert text.startswith('"""Small functions."""')  # and the later turn's change
         assert text.endswith("# my own note, not saved\n")  # and the user's unsaved text
-        assert calc.read_text() == text  # buffer and disk agree
+        # On disk the hunk is undone too, but the user's text stays unsaved.
+        assert calc.read_text() == text.removesuffix("# my own note, not saved\n")
         listed = await changes(editor, session, states=["pending", "kept", "undone"])
         assert hunks(listed)[middle["hunkId"]]["state"] == "undone"
         assert editor.updates_of(session, "changes")[-1]["uris"] == [calc.as_uri()]
@@ -129,6 +130,41 @@ async def test_undo_one_of_three_hunks_after_a_later_turn(
         text = str(note)
         assert "src/calc.py line" in text and '("return x * 4")' in text
         assert "return x + 100" not in text  # only what was undone
+
+
+async def test_a_hunk_taken_back_by_hand_is_undone_on_disk_too(
+    workspace: Path, daemon_env: dict[str, str], fake_api: Any
+) -> None:
+    """The user took the agent's lines back in the buffer (unsaved): undoing the hunk puts
+    them back on disk as well, and says "undone" truthfully; where the disk has other lines,
+    it is left as it is and the answer says so."""
+    calc = workspace / "src" / "calc.py"
+    calc.write_text(CALC)
+    api = fake_api(THREE_EDITS)
+    async with running_daemon([workspace], daemon_env, api, init_options=ACCEPT_EDITS) as editor:
+        editor.open(calc)
+        session = await editor.new_session()
+        await editor.prompt(session, "Change f1, f4 and f7.")
+        by_id = hunks(await changes(editor, session))
+        _first, middle, last = sorted(by_id)
+        assert "return x * 4\n" in calc.read_text()
+        editor.type(calc, editor.text(calc).replace("return x * 4\n", "return x + 4\n"))
+        undone = await editor.request(
+            "tether/undoChanges", {"sessionId": session, "hunkIds": [middle]}
+        )
+        assert undone == {"undone": [middle]}
+        assert "return x + 4\n" in calc.read_text() and "return x * 4" not in calc.read_text()
+        assert "return x + 100\n" in calc.read_text()  # the others stay
+
+        # The disk has other lines where the last hunk is: the buffer is undone, not the disk.
+        calc.write_text(calc.read_text().replace("return x - 7\n", "return x - 70\n"))
+        undone = await editor.request(
+            "tether/undoChanges", {"sessionId": session, "hunkIds": [last]}
+        )
+        assert undone["undone"] == [last]
+        assert "line 30 is undone in the editor" in undone["notes"][0], undone
+        assert "return x + 7\n" in editor.text(calc)
+        assert "return x - 70\n" in calc.read_text()
 
 
 async def test_a_conflicting_hunk_is_reported_not_merged(

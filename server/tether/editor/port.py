@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from tether.protocol.content import ToolContent
 from tether.protocol.updates import ToolKind
@@ -201,6 +201,28 @@ class Editor(Protocol):
         ...
 
     async def ask_permission(self, request: PermissionRequest) -> PermissionReply: ...
+
+
+@runtime_checkable
+class BufferOnlyWriter(Protocol):
+    """Optional part of the Editor port: put ``new_text`` in the editor's buffer of ``path``
+    (if it still holds ``base``) and leave the file on disk as it is, so the user's unsaved
+    text there stays unsaved. None when no buffer holds the file (then ``write``)."""
+
+    async def write_buffer_only(
+        self, path: Path, new_text: str, *, base: Document, label: str
+    ) -> WriteOutcome | None: ...
+
+
+def buffer_only_writer(editor: object) -> BufferOnlyWriter | None:
+    """``editor``, or an editor it wraps (``.inner``), that can write a buffer alone."""
+    for _ in range(4):
+        if isinstance(editor, BufferOnlyWriter):
+            return editor
+        editor = getattr(editor, "inner", None)
+        if editor is None:
+            break
+    return None
 
 
 class DiskSource(Protocol):

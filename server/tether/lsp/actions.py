@@ -31,6 +31,9 @@ KIND_TESTS = "source.tether.tests"
 KIND_INSTRUCTION = "source.tether.instruction"
 KIND_REVIEW = "source.tether.review"
 """Keep or undo the agent's changes under the cursor (``changes``)."""
+
+ReviewAction = tuple[str, types.Command, str | None]
+"""A review action: its kind, its command, and why it is disabled (None: it is not)."""
 KINDS: list[str] = [
     types.CodeActionKind.QuickFix.value,
     KIND_REVIEW,
@@ -74,20 +77,27 @@ def code_actions(
     path: PurePath,
     *,
     literals: bool,
-    review: Sequence[tuple[str, types.Command]] = (),
+    review: Sequence[ReviewAction] = (),
 ) -> list[Action]:
     """The actions for a request on a document with ``lines`` (the open buffer's text);
-    ``review``: (kind, command) of the changes under the request (after the fixes)."""
+    ``review``: (kind, command, why disabled) of the changes under the request (after the
+    fixes). A disabled one needs code action literals (LSP ``CodeAction.disabled``)."""
     uri = params.text_document.uri
     only = [str(getattr(k, "value", k)) for k in params.context.only or []] or None
     found: list[tuple[str, types.Command, list[types.Diagnostic] | None]] = []
+    disabled: dict[int, str] = {}
     for diagnostic in params.context.diagnostics:
         wire: Any = _CONVERTER.unstructure(diagnostic)
         command = types.Command(
             title="Tether: fix this", command=FIX, arguments=[{"uri": uri, "diagnostic": wire}]
         )
         found.append((types.CodeActionKind.QuickFix.value, command, [diagnostic]))
-    found += [(kind, command, None) for kind, command in review]
+    for kind, command, why in review:
+        if why is not None:
+            if not literals:
+                continue  # a bare command cannot say it is disabled
+            disabled[len(found)] = why
+        found.append((kind, command, None))
     selection = params.range
     first, last = lines_of(selection)
     for instruction in instructions.in_lines(lines, first, last, language_id, path):
@@ -103,10 +113,17 @@ def code_actions(
         ):
             found.append((kind, types.Command(title=title, command=name, arguments=args), None))
     out: list[Action] = []
-    for kind, command, diagnostics in found:
+    for index, (kind, command, diagnostics) in enumerate(found):
         if not _wanted(kind, only):
             continue
-        if literals:
+        why = disabled.get(index)
+        if why is not None:
+            out.append(
+                types.CodeAction(
+                    title=command.title, kind=kind, disabled=types.CodeActionDisabled(reason=why)
+                )
+            )
+        elif literals:
             out.append(
                 types.CodeAction(
                     title=command.title,

@@ -31,6 +31,7 @@ from tether.editor.port import (
     Unconfirmed,
     WriteOutcome,
     Written,
+    check_base,
     current_document,
 )
 from tether.lsp.confirm import REFUSED_WAIT_S, Unsettled, judge
@@ -109,6 +110,21 @@ class LspEditor:
             path, new_text, outcome.document if isinstance(outcome, Written) else outcome.likely
         )
         self.edited[path] = time.monotonic()
+        return outcome
+
+    async def write_buffer_only(
+        self, path: Path, new_text: str, *, base: Document, label: str
+    ) -> WriteOutcome | None:
+        """The edit in the client's buffer alone (one versioned ``workspace/applyEdit``):
+        the file on disk is not saved, so the user's unsaved text stays unsaved."""
+        current, stale = await check_base(self, path, base)
+        if stale is not None:
+            return stale
+        if current is None or not current.in_editor or not self.takes(current):
+            return None
+        outcome = await self._apply(path, current, new_text, label)
+        if not isinstance(outcome, Conflict):
+            self.edited[path] = time.monotonic()
         return outcome
 
     async def _apply(

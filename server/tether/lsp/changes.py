@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from tether.lsp.actions import KIND_REVIEW
+from tether.lsp.actions import KIND_REVIEW, ReviewAction
 from tether.lsp.textedits import Encoding, units
 from tether.session.change_model import FileListing, Located, Outcome
 from tether.transcript.payloads import HunkState
@@ -89,6 +89,8 @@ def outcome_to_wire(outcome: Outcome, done: str, not_done: str) -> dict[str, Any
             }
             for r in outcome.refused
         ]
+    if outcome.notes:
+        out["notes"] = list(outcome.notes)
     return out
 
 
@@ -110,27 +112,48 @@ def review_actions(
     located: list[Located],
     first: int,
     last: int,
-) -> list[tuple[str, types.Command]]:
-    """(kind, command) for the hunks of one session under a request's lines."""
+) -> list[ReviewAction]:
+    """(kind, command, why disabled) for the hunks of one session under a request's lines.
+    A conflicting hunk (its lines changed since; where it is cannot be told) near them is a
+    disabled action that says why nothing can be done to it."""
     uri = path.as_uri()
+    conflicts: list[ReviewAction] = []
+    for x in located:
+        start, end = x.hunk.new_range
+        if (
+            x.conflict
+            and x.hunk.state == "pending"
+            and start <= last
+            and first < max(end, start + 1)
+        ):
+            reason = f"its lines were changed after the turn made them ({x.hunk.summary})"
+            title = "Tether: conflict: this change cannot be kept or undone"
+            command = types.Command(title=title, command=UNDO, arguments=[])
+            conflicts.append((KIND_REVIEW, command, reason))
     here = [x for x in located if touches(x, first, last) and x.hunk.state != "undone"]
     if not here:
-        return []
-    found: list[tuple[str, types.Command]] = []
+        return conflicts
+    found: list[ReviewAction] = list(conflicts)
     pending = [x.hunk.hunk_id for x in here if x.hunk.state == "pending"]
     ids = [x.hunk.hunk_id for x in here]
     which = "this change" if len(ids) == 1 else f"these {len(ids)} changes"
     if pending:
         args = [{"uri": uri, "sessionId": session_id, "hunkIds": pending}]
         title = f"Tether: keep {which}" if len(pending) == len(ids) else "Tether: keep changes"
-        found.append((KIND_REVIEW, types.Command(title=title, command=KEEP, arguments=args)))
+        found.append((KIND_REVIEW, types.Command(title=title, command=KEEP, arguments=args), None))
     args = [{"uri": uri, "sessionId": session_id, "hunkIds": ids}]
     found.append(
-        (KIND_REVIEW, types.Command(title=f"Tether: undo {which}", command=UNDO, arguments=args))
+        (
+            KIND_REVIEW,
+            types.Command(title=f"Tether: undo {which}", command=UNDO, arguments=args),
+            None,
+        )
     )
     if sum(1 for x in located if x.hunk.state == "pending") > len(pending):
         args = [{"uri": uri, "sessionId": session_id}]
         for verb, name in (("keep", KEEP), ("undo", UNDO)):
             title = f"Tether: {verb} all changes in this file"
-            found.append((KIND_REVIEW, types.Command(title=title, command=name, arguments=args)))
+            found.append(
+                (KIND_REVIEW, types.Command(title=title, command=name, arguments=args), None)
+            )
     return found

@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types
 from pydantic import Field
 
 from tether.errors import SessionError
+from tether.lsp.actions import ReviewAction
 from tether.lsp.changes import review_actions
 from tether.lsp.hub import SessionHub, uri_to_path
 from tether.lsp.plain_turns import PlainTurns
@@ -39,11 +39,10 @@ class PlainChanges:
         self.hub = hub
         self.turns = turns
 
-    async def actions(
-        self, root: Path, path: Path, first: int, last: int
-    ) -> list[tuple[str, types.Command]]:
-        """(kind, command) for the changes on lines ``first..last`` of ``path``."""
-        found: list[tuple[str, types.Command]] = []
+    async def actions(self, root: Path, path: Path, first: int, last: int) -> list[ReviewAction]:
+        """(kind, command, why disabled) for the changes on lines ``first..last`` of
+        ``path``."""
+        found: list[ReviewAction] = []
         for session in self.hub.sessions_in(root):
             if not session.changes.touched(path):
                 continue
@@ -94,5 +93,7 @@ class PlainChanges:
             self.turns.say(f"{done} {count} change{'s' if count > 1 else ''} in {name}")
         for refusal in outcome.refused:
             self.turns.error(f"could not {do} a change in {name}: {refusal.reason}")
+        for note in outcome.notes:
+            self.turns.say(note)
         if not outcome.done and not outcome.refused:
             self.turns.say(f"no pending changes in {name}")

@@ -139,3 +139,5 @@ class Refusal:
 class Outcome:
     done: list[Hunk] = field(default_factory=lambda: list[Hunk]())
     refused: list[Refusal] = field(default_factory=lambda: list[Refusal]())
+    notes: list[str] = field(default_factory=lambda: list[str]())
+    """What the user should know besides: a file on disk left as it was, say."""

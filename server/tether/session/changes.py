@@ -259,6 +259,21 @@ class ChangeSet:
         located.sort(key=lambda x: (x.lines is None, (x.lines or x.hunk.new_range)[0]))
         return current, [_with_tail(x, current) for x in located]
 
+    def locate_in(self, path: Path, text: str) -> list[Located]:
+        """Where the hunks in ``path`` are in ``text`` (the file on disk, when a buffer holds
+        other text), changing no state: a hunk's own lines, else ``lines`` None with
+        ``conflict`` False when its lines before the turn are there instead."""
+        located: list[Located] = []
+        for change in self.files(path=path):
+            for hunk in change.hunks:
+                at = follow(change.diff_to(text).opcodes, *hunk.new_range)
+                if at is not None:
+                    located.append(_with_tail(Located(hunk, at), text))
+                    continue
+                back = follow(change.diff_to(text, from_before=True).opcodes, *hunk.old_range)
+                located.append(Located(hunk, None, conflict=back is None))
+        return located
+
     async def listing(
         self, editor: Editor, turn_id: str | None = None, path: Path | None = None
     ) -> list[FileListing]:

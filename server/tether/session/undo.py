@@ -4,7 +4,11 @@ buffer and on disk.
 All the chosen hunks of one file become one write through the editor (one versioned
 ``workspace/applyEdit`` labelled "Tether: undo change" for an LSP client), computed on the
 text the user has now: only the hunks' own lines are replaced, so the user's unsaved text
-elsewhere stays, and the editor's undo can take the undo back. The edit is based on the text
+elsewhere stays, and the editor's undo can take the undo back. When a buffer holds the file,
+the edit goes to the buffer alone and the hunks are put back in the file on disk separately,
+so the user's unsaved text stays unsaved (not written with the undo); where the disk's lines
+are not the turn's, the disk is left as it is and the outcome says so. A hunk the user took
+back by hand in the buffer is put back on disk the same way. The edit is based on the text
 it was computed on; when the user typed in between, the hunks are found again on the new text
 and the edit recomputed (a few times at most). A hunk whose lines changed since the turn made
 them is a conflict: it is reported, never merged.
@@ -18,7 +22,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tether.editor.port import Conflict, Document, Editor
+from tether.editor.disk import read_text_file, write_text_atomically
+from tether.editor.port import Conflict, Document, Editor, buffer_only_writer
 from tether.errors import SessionError
 from tether.session.change_model import Hunk, Located, Outcome, Refusal, Selection
 from tether.session.changes import ChangeSet
@@ -73,12 +78,19 @@ async def _undo_in_file(
             else:
                 ready.append(found)
         if not ready:
+            await _revert_on_disk(changes, editor, path, already, outcome)
             outcome.done += already
             outcome.refused += refused
             return
         new_text, places = _reverted(current or "", ready)
         base = Document(path=path, text=current) if current is not None else None
-        written = await editor.write(path, new_text, base=base, label=UNDO_LABEL)
+        writer = buffer_only_writer(editor)
+        written = None
+        if writer is not None and base is not None and await _disk_text(path) != current:
+            written = await writer.write_buffer_only(path, new_text, base=base, label=UNDO_LABEL)
+        in_buffer = written is not None
+        if written is None:
+            written = await editor.write(path, new_text, base=base, label=UNDO_LABEL)
         if isinstance(written, Conflict):
             problem = f"the file kept changing while the change was being undone: {written.reason}"
             continue
@@ -88,10 +100,54 @@ async def _undo_in_file(
             changes.unnoted[hunk.hunk_id] = place
         if not new_text and _created_by(changes, done):
             await asyncio.to_thread(path.unlink, missing_ok=True)
+        elif in_buffer:
+            await _revert_on_disk(changes, editor, path, done + already, outcome)
+        else:
+            await _revert_on_disk(changes, editor, path, already, outcome)
         outcome.done += already + done
         outcome.refused += refused
         return
     outcome.refused += [Refusal(h, problem) for h in hunks]
+
+
+async def _disk_text(path: Path) -> str | None:
+    try:
+        return await asyncio.to_thread(read_text_file, path)
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+        return None
+
+
+async def _revert_on_disk(
+    changes: ChangeSet, editor: Editor, path: Path, hunks: list[Hunk], outcome: Outcome
+) -> None:
+    """Put ``hunks``' lines back in the file on disk, when a buffer holds other text (the
+    user's unsaved lines, which stay unsaved). Where the disk does not have a hunk's lines
+    as the turn made them, the disk is left as it is, and ``outcome`` says so."""
+    if not hunks or buffer_only_writer(editor) is None:
+        return
+    disk = await _disk_text(path)
+    if disk is None:
+        return
+    wanted = {h.hunk_id for h in hunks}
+    ready: list[Located] = []
+    differs: list[Hunk] = []
+    for found in sorted(
+        (x for x in changes.locate_in(path, disk) if x.hunk.hunk_id in wanted),
+        key=lambda x: (x.lines or (-1, -1))[0],
+    ):
+        if found.lines is not None and (not ready or found.lines[0] >= ready[-1].lines[1]):  # type: ignore[index]
+            ready.append(found)
+        elif found.lines is not None or found.conflict:
+            differs.append(found.hunk)
+    if ready:
+        text, _ = _reverted(disk, ready)
+        await asyncio.to_thread(write_text_atomically, path, text)
+    for hunk in differs:
+        line = hunk.new_range[0] + 1
+        outcome.notes.append(
+            f"{path.name}: the change at line {line} is undone in the editor; the file on disk "
+            "has other lines there and was left as it is (save the buffer to write it)"
+        )
 
 
 def _reverted(current: str, ready: list[Located]) -> tuple[str, list[tuple[int, int]]]:

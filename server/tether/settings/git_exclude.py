@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -48,11 +49,23 @@ def _git_dirs(start: Path) -> tuple[Path, Path] | None:
     return None
 
 
-def exclude_pattern(top: Path, tether_dir: Path) -> str:
+GLOB_SPECIAL = re.compile(r"([\\\[\]*?])")
+"""Characters gitignore(5) reads as a pattern: each is quoted with a backslash."""
+
+
+def exclude_pattern(top: Path, tether_dir: Path) -> str | None:
     """The ``info/exclude`` line for ``tether_dir``'s local files, anchored at the work
-    tree's top (a workspace in a subfolder gets its own path)."""
+    tree's top (a workspace in a subfolder gets its own path). The path is quoted as
+    gitignore(5) says: a backslash before ``\\ [ ] * ?``, and before a leading ``#`` or
+    ``!`` (a comment, a negation); trailing spaces cannot occur (the line ends with the
+    glob). None for a path no line can name (a line break in it)."""
     relative = tether_dir.relative_to(top).as_posix()
-    return f"{relative}/{LOCAL_GLOB}"
+    if "\n" in relative or "\r" in relative:
+        return None
+    quoted = GLOB_SPECIAL.sub(r"\\\1", relative)
+    if quoted.startswith(("#", "!")):
+        quoted = "\\" + quoted
+    return f"{quoted}/{LOCAL_GLOB}"
 
 
 def exclude_local_files(tether_dir: Path) -> Path | None:
@@ -66,6 +79,9 @@ def exclude_local_files(tether_dir: Path) -> Path | None:
     top, git_dir = found
     pattern = exclude_pattern(top, tether_dir)
     exclude = git_dir / "info" / "exclude"
+    if pattern is None:
+        log.warning("not adding %s to %s: a line break in the path", tether_dir, exclude)
+        return None
     try:
         if exclude.is_symlink():
             log.warning("not adding %s to %s: it is a symbolic link", pattern, exclude)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
+from tether.lsp.actions import code_actions
 from tether.lsp.changes import hunk_range, review_actions
 from tether.lsp.textedits import Encoding
 from tether.session.change_model import Hunk, Located
@@ -38,7 +40,7 @@ def test_actions_only_on_the_lines_of_a_change() -> None:
     other = Hunk("t-2", "t", HUNK.path, Block(8, ("a\n",), 8, ("b\n",)))
     located = [Located(HUNK, (1, 2)), Located(other, (8, 9))]
     assert review_actions("s", HUNK.path, located, 4, 6) == []
-    titles = [c.title for _k, c in review_actions("s", HUNK.path, located, 1, 1)]
+    titles = [c.title for _k, c, _why in review_actions("s", HUNK.path, located, 1, 1)]
     assert titles == [
         "Tether: keep this change",
         "Tether: undo this change",
@@ -46,9 +48,31 @@ def test_actions_only_on_the_lines_of_a_change() -> None:
         "Tether: undo all changes in this file",
     ]
     other.state = "kept"
-    titles = [c.title for _k, c in review_actions("s", HUNK.path, located, 8, 8)]
+    titles = [c.title for _k, c, _why in review_actions("s", HUNK.path, located, 8, 8)]
     assert titles == [
         "Tether: undo this change",
         "Tether: keep all changes in this file",
         "Tether: undo all changes in this file",
     ]
+
+
+def test_a_conflicting_change_is_a_disabled_action_saying_why() -> None:
+    """Its lines changed since the turn: nothing can be done to it, and the code action
+    menu says so (LSP ``CodeAction.disabled``) instead of offering nothing."""
+    hunk = Hunk("t-3", "t", HUNK.path, Block(4, ("a\n",), 4, ("b\n",)))
+    located = [Located(hunk, None, conflict=True)]
+    assert review_actions("s", HUNK.path, located, 0, 2) == []  # elsewhere
+    ((kind, command, why),) = review_actions("s", HUNK.path, located, 4, 4)
+    assert command.title == "Tether: conflict: this change cannot be kept or undone"
+    assert why is not None and "changed after the turn made them" in why
+    params = types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=HUNK.path.as_uri()),
+        range=types.Range(start=types.Position(4, 0), end=types.Position(4, 0)),
+        context=types.CodeActionContext(diagnostics=[]),
+    )
+    review = [(kind, command, why)]
+    (action,) = code_actions(params, ["x"] * 6, None, HUNK.path, literals=True, review=review)
+    assert isinstance(action, types.CodeAction)
+    assert action.disabled is not None and action.disabled.reason == why
+    assert action.command is None  # nothing to run
+    assert code_actions(params, ["x"] * 6, None, HUNK.path, literals=False, review=review) == []

@@ -88,3 +88,25 @@ def test_an_exclude_without_final_newline_and_no_repository(tmp_path: Path) -> N
     plain.mkdir(parents=True)
     assert exclude_local_files(plain) is None
     assert not (tmp_path / "plain" / ".git").exists()
+
+
+@pytest.mark.parametrize(
+    "folder", ["a[b]c", "star*q?", "back\\slash", "#hash", "!bang", "sp ace ", "[ab]"]
+)
+def test_a_workspace_path_with_pattern_characters_is_quoted(tmp_path: Path, folder: str) -> None:
+    """The line names exactly this workspace's files (gitignore(5) quoting): git ignores
+    them, and a sibling folder the unquoted pattern would match still shows."""
+    top = repo(tmp_path / "ws")
+    root = top / folder
+    sibling = top / "ab" if folder == "[ab]" else top / f"x{folder}"
+    for where in (root, sibling):
+        (where / ".tether").mkdir(parents=True)
+        (where / ".tether" / "settings.local.json").write_text("{}\n")
+    (top / "b").mkdir()
+    (top / "b" / ".tether").mkdir()
+    (top / "b" / ".tether" / "settings.local.json").write_text("{}\n")
+    assert exclude_local_files(root / ".tether") is not None
+    status = git(top, "status", "--porcelain", "--untracked-files=all", "-z").split("\0")
+    assert f"?? {folder}/.tether/settings.local.json" not in status
+    assert f"?? {sibling.name}/.tether/settings.local.json" in status
+    assert "?? b/.tether/settings.local.json" in status

@@ -164,7 +164,9 @@ function Chat:_card_options()
     root = self.session.root,
     icons = config.options.icons,
     max_tool_lines = config.options.chat.max_tool_lines,
-    keys = config.options.questions.keymaps,
+    keys = vim.tbl_map(function(lhs) -- as pressed: `<LocalLeader>a` reads `\a`
+      return lhs and config.key_label(lhs)
+    end, config.options.questions.keymaps),
     waiting = waiting,
   }
 end

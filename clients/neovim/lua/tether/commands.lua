@@ -230,7 +230,7 @@ function M.TetherAnswer()
   end
   local chat = app.chat(s)
   chat:show()
-  require("tether.questions").select(chat, q, {})
+  require("tether.questions").select(chat, q)
 end
 
 --- A question key (`<Plug>(tether-allow)` …) pressed: it answers in the chat only.

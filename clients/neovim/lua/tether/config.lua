@@ -21,7 +21,7 @@
 --- allow_edits (a plan: start accepting edits), reject (a plan: keep planning), always_allow, always_reject
 --- (pressed twice), select (a list of all answers).
 ---@field select boolean Also ask each question with `vim.ui.select` as soon as it arrives.
----@field guard_ms integer With `select`: keys typed this long after the list opens are discarded.
+---@field guard_ms integer No key counts before a list has been on screen this long (0 to 5000 ms).
 ---@field notify boolean Say when a question arrives and no window shows the chat.
 ---@field preview boolean With a list: show an edit's diff in a float while it is open.
 
@@ -85,13 +85,16 @@ M.defaults = {
     },
   },
   questions = {
+    -- On <LocalLeader> (`\` unless set), which no built-in command uses: a default key must
+    -- never shadow, or be a prefix of, a command or motion (`:help index`, Neovim's own
+    -- default mappings such as `grn`).
     keymaps = {
-      allow = "ga",
-      allow_edits = "ge",
-      reject = "gr",
-      always_allow = "gA",
-      always_reject = "gR",
-      select = "g?",
+      allow = "<LocalLeader>a",
+      allow_edits = "<LocalLeader>e",
+      reject = "<LocalLeader>r",
+      always_allow = "<LocalLeader>A",
+      always_reject = "<LocalLeader>R",
+      select = "<LocalLeader>l",
     },
     select = false,
     guard_ms = 400,
@@ -103,10 +106,10 @@ M.defaults = {
     keymaps = {
       next_hunk = "]h",
       prev_hunk = "[h",
-      keep_hunk = "ghk",
-      undo_hunk = "ghu",
-      keep_file = "ghK",
-      undo_file = "ghU",
+      keep_hunk = "<LocalLeader>k",
+      undo_hunk = "<LocalLeader>u",
+      keep_file = "<LocalLeader>K",
+      undo_file = "<LocalLeader>U",
     },
   },
   icons = { pending = "○", in_progress = "◐", completed = "✓", failed = "✗", rejected = "⊘", waiting = "?" },
@@ -120,6 +123,9 @@ M.enums = {
   ["chat.position"] = { "right", "left", "above", "below" },
 }
 
+--- Largest sensible value of a number option: past it is a mistake (a guard of minutes).
+M.limits = { ["questions.guard_ms"] = 5000, ["chat.input_height"] = 50, ["chat.max_tool_lines"] = 10000 }
+
 --- Options that are nil by default, and their type.
 local optional = { cmd_env = "table", model = "string", permission_mode = "string" }
 
@@ -128,6 +134,13 @@ local free = { cmd_env = true, init_options = true }
 
 ---@type tether.Config
 M.options = vim.deepcopy(M.defaults)
+
+--- A key as the user presses it: `<LocalLeader>a` reads `\a` (or the leader set).
+---@param lhs string
+---@return string
+function M.key_label(lhs)
+  return vim.fn.keytrans(vim.keycode(lhs))
+end
 
 ---@param msg string
 local function warn(msg)
@@ -192,10 +205,22 @@ local function valid_value(path, value)
       warn(("option %s must be greater than %d, not %s; using the default"):format(path, math.max(min, 0), value))
       return false
     end
+    local max = M.limits[path]
+    if max and value > max then
+      warn(("option %s must be at most %d, not %s; using the default"):format(path, max, value))
+      return false
+    end
   end
-  if path:match("keymaps%.") and value ~= false and type(value) ~= "string" then
-    warn(("option %s must be a key (string) or false; using the default"):format(path))
+  if path:match("keymaps%.") and value ~= false and (type(value) ~= "string" or vim.trim(value) == "") then
+    warn(("option %s must be a key (a non-empty string) or false; using the default"):format(path))
     return false
+  end
+  if path:match("^review%.signs%.") and type(value) == "string" then
+    local cells = vim.fn.strdisplaywidth(value)
+    if cells < 1 or cells > 2 then
+      warn(("option %s must be 1 or 2 cells wide (the sign column), not %q; using the default"):format(path, value))
+      return false
+    end
   end
   return true
 end

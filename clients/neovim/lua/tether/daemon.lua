@@ -110,24 +110,48 @@ function M.deferred(fn)
       log.error(msg)
       return nil, vim.lsp.rpc.rpc_response_error(vim.lsp.protocol.ErrorCodes.InternalError, msg)
     end
+    if M.exiting then
+      return M.CANCELLED
+    end
     local answer, waiting = nil, false
     local function reply(result)
       if answer ~= nil then
         return
       end
       answer = result
+      M.pending[reply] = nil
       if waiting then
         vim.schedule(function()
           coroutine.resume(co)
         end)
       end
     end
+    M.pending[reply] = true
     fn(params, ctx, reply)
     if answer == nil then
       waiting = true
       coroutine.yield()
     end
     return answer
+  end
+end
+
+--- The answer to a question nobody can answer any more (Neovim is quitting).
+M.CANCELLED = { outcome = { outcome = "cancelled" } }
+
+--- Replies of the questions still waiting (`M.deferred`).
+---@type table<fun(result: table), true>
+M.pending = {}
+
+--- Set once Neovim quits: no question is asked, and waiting ones are answered "cancelled".
+M.exiting = false
+
+--- Neovim quits (`:qa`, or its terminal closed): answer every waiting question with a
+--- cancellation, so neither the request nor Neovim's exit waits for a user who is gone.
+function M.cancel_pending()
+  M.exiting = true
+  for reply in pairs(M.pending) do
+    reply(M.CANCELLED)
   end
 end
 
@@ -183,7 +207,9 @@ function Daemon:_lsp_handlers()
   local h = self.handlers
   return {
     ["tether/sessionUpdate"] = function(_, params, ctx)
-      h.on_update(params, ctx)
+      if not M.exiting then
+        h.on_update(params, ctx)
+      end
     end,
     ["tether/requestPermission"] = M.deferred(h.on_question),
     ["$/cancelRequest"] = function(_, params, ctx)
@@ -241,6 +267,10 @@ function Daemon:_watch_buffers()
   vim.api.nvim_create_autocmd("VimLeavePre", {
     group = self.augroup,
     callback = function()
+      -- No UI may be left to answer a "-- More --" prompt (the terminal closed): a message
+      -- during the wait must not block the exit.
+      vim.o.more = false
+      M.cancel_pending()
       self:stop_all(2000)
     end,
   })

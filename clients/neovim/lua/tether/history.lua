@@ -60,14 +60,15 @@ function M.add(root, text)
     table.remove(list, 1)
   end
   cache[root] = list
-  vim.fn.mkdir(vim.fs.dirname(path), "p")
+  vim.fn.mkdir(vim.fs.dirname(path), "p", 448) -- 0700: prompts are the user's own
   local tmp = path .. ".tmp" .. vim.uv.os_getpid()
-  local fd = io.open(tmp, "w")
+  -- 0600 from the start (O_EXCL: no file planted at the temporary name is followed).
+  local fd = vim.uv.fs_open(tmp, "wx", 384)
   if not fd then
     return
   end
-  fd:write(vim.json.encode({ root = root, prompts = list }))
-  fd:close()
+  vim.uv.fs_write(fd, vim.json.encode({ root = root, prompts = list }))
+  vim.uv.fs_close(fd)
   vim.uv.fs_rename(tmp, path)
 end
 

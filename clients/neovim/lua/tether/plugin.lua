@@ -76,7 +76,7 @@ function M.load()
       require("tether.commands").question_key(action)
     end, { desc = "Tether: answer the question: " .. action:gsub("_", " ") })
   end
-  -- Reviewing changed hunks (mapped to ]h, [h, ghk, ghu, ghK, ghU in buffers that have them,
+  -- Reviewing changed hunks (mapped to ]h, [h, \k, \u, \K, \U in buffers that have them,
   -- and in the review list; see :help tether-review).
   for _, action in ipairs({ "next_hunk", "prev_hunk", "keep_hunk", "undo_hunk", "keep_file", "undo_file" }) do
     vim.keymap.set("n", ("<Plug>(tether-%s)"):format(action:gsub("_", "-")), function()

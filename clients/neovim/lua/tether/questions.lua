@@ -11,9 +11,9 @@
 --- - an "always" answer saves a rule: its key must be pressed twice, and the block shows
 ---   the exact rule in between;
 --- - `vim.ui.select` is used only when the user asks (`<CR>` on the question,
----   `:TetherAnswer`, or `questions.select = true`); keys typed before it is drawn (and,
----   for one that opens by itself, during `questions.guard_ms` after) are discarded, and
----   an "always" choice is confirmed in a second list.
+---   `:TetherAnswer`, or `questions.select = true`); no key counts before the list has been
+---   on screen for `questions.guard_ms` (keys typed before are discarded), and an "always"
+---   choice is confirmed with a key ordinary typing cannot produce (`<C-y>`).
 
 local cards = require("tether.cards")
 local config = require("tether.config")
@@ -102,7 +102,7 @@ function M.press(chat, action, win)
     return log.info("here is the question; the key answers it now that it is in view")
   end
   if action == "select" then
-    return M.select(chat, q, {})
+    return M.select(chat, q)
   end
   local option = cards.option_for(q, action)
   if not option then
@@ -173,12 +173,84 @@ function M.label(option)
   return option.name
 end
 
---- Ask `q` with `vim.ui.select` (whatever picker the user has). `opts.guard`: it opened by
---- itself, so keys typed in its first moments are discarded too.
+--- Is `vim.ui.select` Neovim's own (`inputlist()`, which draws the list and reads its keys
+--- in one call), not a picker plugin's?
+---@return boolean
+local function builtin_select()
+  local info = debug.getinfo(vim.ui.select, "S")
+  return info ~= nil and info.source:find("vim/ui.lua", 1, true) ~= nil
+end
+
+--- Show `lines` where the built-in list draws itself (the message area) and let no key
+--- count until they have been on screen for `questions.guard_ms`: keys typed before they
+--- were drawn, and during the guard, are dropped. The mode the user typed in is kept.
+---@param lines string[]
+function M.guard(lines)
+  local chunks = {}
+  for i, line in ipairs(lines) do
+    chunks[#chunks + 1] = { line .. (i < #lines and "\n" or "") }
+  end
+  vim.api.nvim_echo(chunks, false, {})
+  vim.cmd.redraw()
+  M.discard_typeahead()
+  local ms = config.options.questions.guard_ms
+  if ms > 0 then
+    vim.wait(ms, function()
+      M.discard_typeahead()
+      return false
+    end, 10)
+  end
+  M.discard_typeahead()
+end
+
+--- `vim.ui.select` behind the guard: the list is drawn and stays `guard_ms` before a key
+--- counts. A picker plugin draws its own window after the guard; an answer it gives within
+--- `guard_ms` of opening was typed before the user could see it, and the list is asked again.
+---@param items any[]
+---@param opts table
+---@param on_choice fun(choice: any?)
+function M.guarded_select(items, opts, on_choice)
+  local lines = { opts.prompt }
+  for i, item in ipairs(items) do
+    lines[#lines + 1] = ("%d: %s"):format(i, opts.format_item and opts.format_item(item) or tostring(item))
+  end
+  M.guard(lines)
+  local builtin = builtin_select()
+  local opened = vim.uv.hrtime()
+  vim.ui.select(items, opts, function(choice)
+    -- Scheduled: pickers may answer from a fast event, where windows cannot be touched.
+    vim.schedule(function()
+      local ms = (vim.uv.hrtime() - opened) / 1e6
+      if choice and not builtin and ms < config.options.questions.guard_ms then
+        log.info("an answer came before the list was seen; asked again")
+        return M.guarded_select(items, opts, on_choice)
+      end
+      on_choice(choice)
+    end)
+  end)
+end
+
+--- The key that saves a rule: ordinary typing never produces it.
+M.CONFIRM_KEY = "<C-y>"
+
+--- Ask whether to save `rule`: one key after the guard; only `M.CONFIRM_KEY` says yes (no
+--- list, so neither a digit, Enter, nor a picker's first entry can save a rule).
+---@param rule string
+---@return boolean
+function M.confirm_rule(rule)
+  M.guard({
+    ("Save the rule %s for this workspace?"):format(rule),
+    ("%s saves it; any other key goes back to the question."):format(M.CONFIRM_KEY),
+  })
+  local ok, key = pcall(vim.fn.getcharstr)
+  vim.api.nvim_echo({ { "" } }, false, {})
+  return ok and key == vim.keycode(M.CONFIRM_KEY)
+end
+
+--- Ask `q` with `vim.ui.select` (whatever picker the user has), behind the guard.
 ---@param chat tether.ChatView
 ---@param q tether.QuestionState
----@param opts {guard?: boolean}
-function M.select(chat, q, opts)
+function M.select(chat, q)
   if asking[q.id] then
     return
   end
@@ -189,53 +261,36 @@ function M.select(chat, q, opts)
     asking[q.id] = nil
     require("tether.diff").close(float)
   end
-  -- Drawn first (the built-in picker blocks in inputlist() without redrawing), then only
-  -- keys typed after it is on screen count.
-  vim.cmd.redraw()
-  M.discard_typeahead()
-  if opts.guard and config.options.questions.guard_ms > 0 then
-    vim.wait(config.options.questions.guard_ms)
-    M.discard_typeahead()
-  end
-  vim.ui.select(q.options, {
+  M.guarded_select(q.options, {
     prompt = M.prompt_line(q, s.root),
     kind = q.kind == "plan" and "tether.plan" or "tether.permission",
     format_item = M.label,
   }, function(choice)
-    -- Scheduled: pickers may answer from a fast event, where windows cannot be touched.
-    vim.schedule(function()
-      if not choice or not s:question(q.id) then
-        return done() -- dismissed: the question stays open in the chat
-      end
-      if cards.is_always(choice) then
-        vim.cmd.redraw()
-        M.discard_typeahead()
-        local yes = ("Yes, save the rule %s"):format(choice.rule or choice.name)
-        return vim.ui.select({ "No, go back to the question", yes }, {
-          prompt = ("Save the rule %s for this workspace?"):format(choice.rule or choice.name),
-          kind = "tether.confirm",
-        }, function(confirm)
-          vim.schedule(function()
-            done()
-            if confirm == yes then
-              s:answer(q.id, choice.optionId)
-            end
-          end)
-        end)
-      end
-      if q.kind == "plan" and choice.optionId == "plan_keep" then
-        return vim.ui.input({ prompt = "What should change in the plan? " }, function(text)
-          vim.schedule(function()
-            done()
-            if text then
-              s:answer(q.id, choice.optionId, text)
-            end
-          end)
-        end)
-      end
+    if not choice or not s:question(q.id) then
+      return done() -- dismissed: the question stays open in the chat
+    end
+    if cards.is_always(choice) then
+      local yes = M.confirm_rule(choice.rule or choice.name)
       done()
-      s:answer(q.id, choice.optionId)
-    end)
+      if yes and s:question(q.id) then
+        s:answer(q.id, choice.optionId)
+      else
+        log.info("no rule saved; the question still waits in the chat")
+      end
+      return
+    end
+    if q.kind == "plan" and choice.optionId == "plan_keep" then
+      return vim.ui.input({ prompt = "What should change in the plan? " }, function(text)
+        vim.schedule(function()
+          done()
+          if text then
+            s:answer(q.id, choice.optionId, text)
+          end
+        end)
+      end)
+    end
+    done()
+    s:answer(q.id, choice.optionId)
   end)
 end
 
@@ -252,7 +307,7 @@ function M.on_change(chat, action)
   if opts.select then
     vim.schedule(function()
       if chat.session:question(q.id) then
-        M.select(chat, q, { guard = true })
+        M.select(chat, q)
       end
     end)
     return

@@ -55,18 +55,51 @@ local function clear(buf)
   drawn[buf] = nil
 end
 
+--- The user's own buffer-local mappings the review keys went over (a gitsigns-style `]h`),
+--- per buffer and key: put back when the buffer has no hunk left.
+---@type table<integer, table<string, table>>
+local shadowed = {}
+
+---@param buf integer
+---@param lhs string
+---@return table? mapping the buffer-local mapping of `lhs` in `buf`, if any
+local function buffer_map(buf, lhs)
+  local found = vim.api.nvim_buf_call(buf, function()
+    return vim.fn.maparg(lhs, "n", false, true)
+  end)
+  return found.buffer == 1 and found or nil
+end
+
+---@param map table?
+---@return boolean
+local function is_ours(map)
+  return map ~= nil and type(map.desc) == "string" and vim.startswith(map.desc, "Tether: ")
+end
+
 ---@param buf integer
 local function keymaps(buf)
   local keys = config.options.review.keymaps
   local any = drawn[buf] and next(drawn[buf].hunks) ~= nil
   for action, lhs in pairs(keys) do
     if lhs then
-      if any then
+      local existing = buffer_map(buf, lhs)
+      if any and not is_ours(existing) then
+        if existing then
+          shadowed[buf] = shadowed[buf] or {}
+          shadowed[buf][lhs] = existing
+        end
         vim.keymap.set("n", lhs, function()
           M[action]()
         end, { buffer = buf, desc = "Tether: " .. action:gsub("_", " ") })
-      elseif vim.fn.maparg(lhs, "n", false, true).buffer == 1 then
+      elseif not any and is_ours(existing) then
         pcall(vim.keymap.del, "n", lhs, { buffer = buf })
+        local own = shadowed[buf] and shadowed[buf][lhs]
+        if own then
+          shadowed[buf][lhs] = nil
+          vim.api.nvim_buf_call(buf, function()
+            vim.fn.mapset(own)
+          end)
+        end
       end
     end
   end
@@ -180,7 +213,7 @@ end
 
 ---@param verb "keep"|"undo"
 local function settle_hunk(verb)
-  if vim.bo.buftype == "quickfix" then
+  if vim.bo.buftype == "quickfix" then -- a quickfix or a location list window
     return M.settle_list_entry(verb)
   end
   local hunk, s = hunk_at_cursor()
@@ -237,13 +270,24 @@ local function list_items(s)
   return items
 end
 
---- The id of the quickfix list that is the review list of `s`, if there is one.
+---@param info {title: string, context: any}
+---@return string? session id of the review list `info` describes
+local function review_of(info)
+  if info.title == QF_TITLE and type(info.context) == "table" then
+    return info.context.tether_session
+  end
+end
+
+--- The id of the quickfix list that is the review list of `s`, if there is one, anywhere
+--- in the quickfix stack (`:colder` does not hide it from updates).
 ---@param s tether.Session
 ---@return integer?
 local function list_id(s)
-  local info = vim.fn.getqflist({ id = 0, title = 0, context = 0 })
-  if info.title == QF_TITLE and type(info.context) == "table" and info.context.tether_session == s.id then
-    return info.id
+  for nr = vim.fn.getqflist({ nr = "$" }).nr, 1, -1 do
+    local info = vim.fn.getqflist({ nr = nr, id = 0, title = 0, context = 0 })
+    if review_of(info) == s.id then
+      return info.id
+    end
   end
 end
 
@@ -258,6 +302,11 @@ end
 --- Keep or undo the hunk of the review list's entry under the cursor.
 ---@param verb "keep"|"undo"
 function M.settle_list_entry(verb)
+  local win = vim.api.nvim_get_current_win()
+  local loclist = vim.fn.getwininfo(win)[1].loclist == 1
+  if loclist or not review_of(vim.fn.getqflist({ title = 0, context = 0 })) then
+    return log.info("this list is not Tether's review list (:TetherReview opens it)")
+  end
   local index = vim.fn.line(".")
   local item = vim.fn.getqflist()[index]
   local data = item and item.user_data
@@ -269,7 +318,7 @@ function M.settle_list_entry(verb)
     return log.warn("the session of this change is not open any more")
   end
   s:settle_changes(verb, { hunkIds = { data.tether_hunk } }, function()
-    local win = vim.fn.getqflist({ winid = 0 }).winid
+    win = vim.fn.getqflist({ winid = 0 }).winid
     if win ~= 0 then
       local count = vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(win))
       vim.api.nvim_win_set_cursor(win, { math.max(1, math.min(index, count)), 0 })
@@ -300,6 +349,10 @@ function M.review(s)
   end)
 end
 
+--- How long after the last change in a buffer the hunks' states are asked for again: past
+--- Neovim's own `didChange` debounce (150 ms), so the daemon has the text.
+M.REFRESH_MS = 400
+
 --- Draw `s`'s hunks as they change, in buffers as they are opened; stop when it is released.
 ---@param s tether.Session
 function M.attach(s)
@@ -318,9 +371,30 @@ function M.attach(s)
       end
     end,
   })
+  -- The daemon tells a hunk's state from the text (`u` after an undo makes it pending
+  -- again, typing in it a conflict): a change in a buffer of a file with hunks asks for the
+  -- states again, once typing pauses.
+  local files = {} ---@type table<string, true> files that have had hunks
+  local timer = assert(vim.uv.new_timer())
+  vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
+    group = group,
+    callback = function(args)
+      if files[vim.api.nvim_buf_get_name(args.buf)] then
+        timer:start(M.REFRESH_MS, 0, function()
+          vim.schedule(function()
+            if attached[s.id] then
+              s:refresh_changes()
+            end
+          end)
+        end)
+      end
+    end,
+  })
   s:subscribe(function(_, event)
     if event.type == "released" then
       attached[s.id] = nil
+      timer:stop()
+      timer:close()
       vim.api.nvim_del_augroup_by_id(group)
       for buf, entry in pairs(drawn) do
         if entry.session == s then
@@ -328,6 +402,9 @@ function M.attach(s)
         end
       end
     elseif event.action.type == "changes" then
+      for _, file in ipairs(s.state.changes.files or {}) do
+        files[vim.uri_to_fname(file.uri)] = true
+      end
       draw(s)
       refill(s)
     end

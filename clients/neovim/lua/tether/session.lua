@@ -104,9 +104,19 @@ function Session:settle_changes(verb, what, cb)
     if err then
       return log.rpc_error(("could not %s the change"):format(verb), err)
     end
+    local lines = {} -- hunk id -> its first line, to name a hunk not settled
+    for _, file in ipairs(self.state.changes and self.state.changes.files or {}) do
+      for _, hunk in ipairs(file.hunks) do
+        lines[hunk.hunkId] = hunk.range and hunk.range.start.line + 1
+      end
+    end
     for _, miss in ipairs(result.notKept or result.notUndone or {}) do
       local path = require("tether.render").short_path(miss.uri, self.root)
-      log.warn(("%s: not %s: %s"):format(path, verb == "keep" and "kept" or "undone", miss.reason))
+      local at = lines[miss.hunkId] and (":%d"):format(lines[miss.hunkId]) or ""
+      log.warn(("%s%s: not %s: %s"):format(path, at, verb == "keep" and "kept" or "undone", miss.reason))
+    end
+    for _, note in ipairs(result.notes or {}) do
+      log.info(note)
     end
     self:refresh_changes(function()
       if cb then

@@ -37,6 +37,27 @@ describe("cancel", function()
     assert.matches("after the cancel", H.chat(s):contents(), 1, true)
   end)
 
+  it("answers a waiting question 'cancelled' when Neovim quits, so nothing waits for it", function()
+    local root = H.workspace()
+    H.setup(H.script(root, { { H.tool("Bash", { command = "echo ran > out.txt" }) }, { H.say("ok") } }))
+    local s = H.session()
+    local daemon = require("tether.daemon")
+    H.send(s, "write the file")
+    H.wait(15000, function()
+      return #s.state.questions == 1
+    end, "the question")
+    assert.is_not_nil(next(daemon.pending), "the request waits for its answer")
+    local client = assert(vim.lsp.get_clients({ name = "tether" })[1])
+    local more = vim.o.more
+    vim.api.nvim_exec_autocmds("VimLeavePre", {})
+    local after = { more = vim.o.more, pending = next(daemon.pending), stopped = client:is_stopped() }
+    daemon.exiting, vim.o.more = false, more
+    assert.is_nil(after.pending, "answered")
+    assert.is_false(after.more, "no -- More -- prompt can block the exit")
+    assert.is_true(after.stopped, "the daemon stopped within the wait")
+    assert.is_nil(vim.uv.fs_stat(root .. "/out.txt"), "the command did not run")
+  end)
+
   it("says so when nothing runs", function()
     local root = H.workspace()
     H.setup(H.script(root, {}))

@@ -64,9 +64,10 @@ local function typed_inputlist(seen)
 end
 
 describe("questions in the chat", function()
-  local inputlist = vim.fn.inputlist
+  local inputlist, getcharstr = vim.fn.inputlist, vim.fn.getcharstr
   after_each(function()
     vim.fn.inputlist = inputlist
+    vim.fn.getcharstr = getcharstr
     if H._notify then
       vim.notify = H._notify
       H._notify = nil
@@ -83,14 +84,14 @@ describe("questions in the chat", function()
     local q = require("tether.state").open_questions(s.state)[1]
     local text = block(s, q)
     assert.matches("? Run this command?\n```sh\n$ echo permitted > out.txt\n```", text, 1, true)
-    assert.matches("ga  allow once", text, 1, true)
-    assert.matches("gA  always allow `" .. RULE .. "` (press twice)", text, 1, true)
-    assert.matches("gr  reject", text, 1, true)
-    assert.matches("gR  always reject `" .. RULE .. "` (press twice)", text, 1, true)
+    assert.matches("\\a  allow once", text, 1, true)
+    assert.matches("\\A  always allow `" .. RULE .. "` (press twice)", text, 1, true)
+    assert.matches("\\r  reject", text, 1, true)
+    assert.matches("\\R  always reject `" .. RULE .. "` (press twice)", text, 1, true)
     local win = H.chat(s):windows()[1]
     assert.matches("answer needed: echo permitted", vim.wo[win].winbar, 1, true)
 
-    press(s, "ga")
+    press(s, "<LocalLeader>a")
     H.wait(10000, result, "the turn to end")
     assert.equals("end_turn", result().stopReason)
     assert.equals("permitted\n", H.read(root .. "/out.txt"))
@@ -105,7 +106,7 @@ describe("questions in the chat", function()
     H.setup(H.script(root, { { ECHO }, { H.say("ok") } }))
     local s = H.session()
     local result = ask(s, "write the file")
-    press(s, "gr")
+    press(s, "<LocalLeader>r")
     H.wait(10000, result, "the turn to end")
     assert.is_nil(vim.uv.fs_stat(root .. "/out.txt"))
     local chat = H.chat(s):contents()
@@ -121,18 +122,18 @@ describe("questions in the chat", function()
     -- gA, then another answer: the first press saved nothing, the second answer wins.
     local result = ask(s, "write the file")
     local q = require("tether.state").open_questions(s.state)[1]
-    press(s, "gA")
-    assert.matches("gA again saves the rule `" .. RULE .. "` (for this workspace)", block(s, q), 1, true)
+    press(s, "<LocalLeader>A")
+    assert.matches("\\A again saves the rule `" .. RULE .. "` (for this workspace)", block(s, q), 1, true)
     assert.is_true(s:question(q.id) ~= nil, "one press does not answer")
     assert.is_nil(rules(root))
-    press(s, "ga")
+    press(s, "<LocalLeader>a")
     H.wait(10000, result, "the first turn")
     assert.is_nil(rules(root))
 
     result = ask(s, "write it again")
     q = require("tether.state").open_questions(s.state)[1]
-    press(s, "gA")
-    press(s, "gA")
+    press(s, "<LocalLeader>A")
+    press(s, "<LocalLeader>A")
     H.wait(10000, result, "the second turn")
     assert.same({ RULE }, rules(root).allow)
     assert.equals("✓ Allowed: echo permitted > out.txt (saved the rule `" .. RULE .. "`)", block(s, q))
@@ -157,7 +158,7 @@ describe("questions in the chat", function()
     -- Typing all along, in insert mode: digits, Enter, the chat's own answer keys. All of it
     -- is in the typeahead at once; between chunks a mapping lets the daemon's messages in
     -- (still in insert mode, with the rest of the keys waiting to be read).
-    local chunks = { "y = 2\r", "2\r", "ga", "gA", "gA\r", "1\r", "\r", "gr" }
+    local chunks = { "y = 2\r", "2\r", "ga", "gA", "gA\r", "1\r", "\r", "gr", "\\a", "\\A\\A" }
     local after, modes = 0, {}
     vim.keymap.set("i", "<Plug>(test-wait)", function()
       if after < 10 then
@@ -191,7 +192,7 @@ describe("questions in the chat", function()
     end
     assert.same({}, notes, "the chat is on screen: nothing to announce")
 
-    press(s, "ga")
+    press(s, "<LocalLeader>a")
     H.wait(10000, function()
       return result
     end, "the turn")
@@ -201,7 +202,7 @@ describe("questions in the chat", function()
 
   it("with lists asked for, drop keys typed before the list was drawn", function()
     local root = H.workspace()
-    H.setup(H.script(root, { { ECHO }, { H.say("ok") } }), { questions = { select = true, guard_ms = 50 } })
+    H.setup(H.script(root, { { ECHO }, { H.say("ok") } }), { questions = { select = true, guard_ms = 200 } })
     local s = H.session()
     local seen = {}
     vim.fn.inputlist = typed_inputlist(seen)
@@ -221,21 +222,42 @@ describe("questions in the chat", function()
     assert.is_nil(rules(root))
     assert.is_nil(result)
 
-    -- Asked again with :TetherAnswer: "Always" needs a second, deliberate choice.
+    -- Asked again with :TetherAnswer: "Always" needs a deliberate key that ordinary typing
+    -- cannot produce; Enter, a digit, or <C-y> typed while the confirmation was drawn and
+    -- guarded are dropped.
     vim.fn.inputlist = function(choices)
       seen[#seen + 1] = choices
-      return #seen == 2 and 2 or 1 -- "Always allow …", then "No, go back to the question"
+      return 2 -- "Always allow …"
+    end
+    local asked = {}
+    vim.fn.getcharstr = function()
+      asked[#asked + 1] = true
+      vim.wait(150, function() -- blocks for a key, as the real one does (a while)
+        return vim.fn.getchar(1) ~= 0
+      end, 5)
+      local c = vim.fn.getchar(0)
+      return c == 0 and "" or vim.fn.nr2char(c)
+    end
+    for _, early in ipairs({ "\r", "1", vim.keycode("<C-y>") }) do
+      vim.defer_fn(function()
+        vim.api.nvim_feedkeys(early, "nt", false) -- during the confirmation's guard
+      end, 60)
+      vim.cmd("TetherAnswer")
+      H.wait(5000, function()
+        return #asked == #seen - 1
+      end, "the confirmation")
+      assert.equals(1, #s.state.questions, "no rule from a key typed early")
+      assert.is_nil(rules(root))
+    end
+    vim.fn.getcharstr = function()
+      return "y" -- ordinary text
     end
     vim.cmd("TetherAnswer")
-    H.wait(5000, function()
-      return #seen == 3
-    end, "the confirmation")
-    assert.matches("Save the rule " .. RULE .. " for this workspace?", seen[3][1], 1, true)
+    vim.wait(50)
     assert.equals(1, #s.state.questions)
     assert.is_nil(rules(root))
-    vim.fn.inputlist = function(choices)
-      seen[#seen + 1] = choices
-      return 2 -- "Always allow …", then "Yes, save the rule …"
+    vim.fn.getcharstr = function()
+      return vim.keycode("<C-y>") -- pressed once the question was on screen
     end
     vim.cmd("TetherAnswer")
     H.wait(10000, function()
@@ -254,9 +276,9 @@ describe("questions in the chat", function()
     vim.api.nvim_set_current_win(win)
     vim.api.nvim_win_set_cursor(win, { 1, 0 })
     vim.cmd("normal! zt")
-    press(s, "ga")
+    press(s, "<LocalLeader>a")
     assert.equals(1, #s.state.questions, "not answered: it was not on screen")
-    press(s, "ga")
+    press(s, "<LocalLeader>a")
     H.wait(10000, result, "the turn")
     assert.equals("permitted\n", H.read(root .. "/out.txt"))
   end)
@@ -345,7 +367,7 @@ describe("questions in the chat", function()
     local result = ask(s, "write the file")
     assert.equals(60, vim.api.nvim_win_get_width(win))
     assert.matches("^%%#WarningMsg#%? answer needed: echo permitted > out%.txt", vim.wo[win].winbar)
-    press(s, "gr")
+    press(s, "<LocalLeader>r")
     H.wait(10000, result, "the turn")
   end)
 end)

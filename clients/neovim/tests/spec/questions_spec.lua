@@ -43,13 +43,13 @@ describe("questions", function()
     -- The plan is in the chat, readable, and the block lists what each key does.
     assert.matches(PLAN_1, text, 1, true)
     assert.matches("? The plan is ready. Start it?", text, 1, true)
-    assert.matches("ga  start, asking before edits", text, 1, true)
-    assert.matches("ge  start, accepting edits", text, 1, true)
-    assert.matches("gr  keep planning (say what should change)", text, 1, true)
+    assert.matches("\\a  start, asking before edits", text, 1, true)
+    assert.matches("\\e  start, accepting edits", text, 1, true)
+    assert.matches("\\r  keep planning (say what should change)", text, 1, true)
 
     -- gr: the prompt area takes what should change; the plan stays in view above it.
     vim.api.nvim_set_current_win(chat:windows()[1])
-    vim.api.nvim_feedkeys("gr", "xt", false)
+    vim.api.nvim_feedkeys(vim.keycode("<LocalLeader>r"), "xt", false)
     assert.equals(chat.input.buf, vim.api.nvim_get_current_buf())
     local input_win = vim.api.nvim_get_current_win()
     assert.matches("What should change in the plan?", vim.wo[input_win].winbar, 1, true)
@@ -70,7 +70,7 @@ describe("questions", function()
     q = question()
     assert.matches(PLAN_2, chat:contents(), 1, true)
     vim.api.nvim_set_current_win(chat:windows()[1])
-    vim.api.nvim_feedkeys("ge", "xt", false)
+    vim.api.nvim_feedkeys(vim.keycode("<LocalLeader>e"), "xt", false)
     H.wait(20000, function()
       return result
     end, "the turn")
@@ -100,10 +100,10 @@ describe("questions", function()
     -- shows exactly that rule before it is saved.
     local always = H.find(q.options, "kind", "allow_always")
     assert.matches("^Bash%(python", always.rule)
-    assert.matches("gA  always allow `" .. always.rule .. "` (press twice)", H.chat(s):contents(), 1, true)
+    assert.matches("\\A  always allow `" .. always.rule .. "` (press twice)", H.chat(s):contents(), 1, true)
     vim.api.nvim_set_current_win(H.chat(s):windows()[1])
-    vim.api.nvim_feedkeys("gA", "xt", false)
-    assert.matches("gA again saves the rule `" .. always.rule, H.chat(s):contents(), 1, true)
+    vim.api.nvim_feedkeys(vim.keycode("<LocalLeader>A"), "xt", false)
+    assert.matches("\\A again saves the rule `" .. always.rule, H.chat(s):contents(), 1, true)
     -- On screen, exactly: Markdown does not eat the rule's `*`.
     local win = H.chat(s):windows()[1]
     vim.api.nvim_win_set_width(win, 100)
@@ -121,12 +121,12 @@ describe("questions", function()
       end
       return table.concat(screen, "\n")
     end
-    local exact = "gA again saves the rule " .. always.rule .. " (for this workspace)"
+    local exact = "\\A again saves the rule " .. always.rule .. " (for this workspace)"
     pcall(H.wait, 5000, function()
       return screen_text():find(exact, 1, true) ~= nil
     end, "the rule on screen")
     assert.matches(exact, screen_text(), 1, true)
-    vim.api.nvim_feedkeys("gr", "xt", false)
+    vim.api.nvim_feedkeys(vim.keycode("<LocalLeader>r"), "xt", false)
     H.wait(10000, function()
       return result
     end, "the turn")

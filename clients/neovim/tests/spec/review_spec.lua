@@ -27,6 +27,85 @@ end
 describe("review", function()
   after_each(H.reset)
 
+  it("acts only on its own review list: not a location list, and it follows behind :colder", function()
+    local root = H.workspace()
+    local app = root .. "/src/app.py"
+    H.setup(H.script(root, {
+      { H.tool("Read", { file_path = "src/app.py" }) },
+      { edit("src/app.py", "def greet(", "def welcome("), edit("src/app.py", "def farewell(", "def goodbye(") },
+      { H.say("done") },
+    }), { permission_mode = "acceptEdits" })
+    vim.cmd.edit(app)
+    local s = H.session()
+    assert.equals("end_turn", H.prompt(s, "rename").stopReason)
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 2
+    end, "two pending hunks")
+    vim.cmd("TetherReview")
+    H.wait(10000, function()
+      return vim.bo.buftype == "quickfix"
+    end, "the review list")
+    vim.cmd.wincmd("p")
+    -- A location list whose window looks the same: its keys do nothing of Tether's.
+    vim.fn.setloclist(0, { { filename = app, lnum = 1, text = "a lint warning" } })
+    vim.cmd("lopen")
+    assert.equals(1, vim.fn.getwininfo(vim.api.nvim_get_current_win())[1].loclist)
+    keys("<Plug>(tether-undo-hunk)") -- as a global mapping of the user's would
+    vim.wait(300)
+    assert.equals(2, s.state.changes.counts.pending, "nothing undone from the location list")
+    vim.cmd("lclose")
+    -- The user's own list on top; the review list behind it still follows.
+    vim.fn.setqflist({}, " ", { title = "grep", items = { { filename = app, lnum = 2, text = "grep hit" } } })
+    vim.cmd("copen")
+    keys("<Plug>(tether-undo-hunk)")
+    vim.wait(300)
+    assert.equals(2, s.state.changes.counts.pending, "nothing undone from another quickfix list")
+    vim.cmd.wincmd("p")
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    keys("<LocalLeader>k")
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 1
+    end, "one kept")
+    vim.wait(100)
+    vim.cmd("colder")
+    assert.equals("Tether review", vim.fn.getqflist({ title = 0 }).title)
+    assert.equals(1, #vim.fn.getqflist(), "the review list has the one pending hunk left")
+  end)
+
+  it("puts back the user's own buffer-local ]h when its hunks are gone", function()
+    local root = H.workspace()
+    local app = root .. "/src/app.py"
+    H.setup(H.script(root, {
+      { H.tool("Read", { file_path = "src/app.py" }) },
+      { edit("src/app.py", "def greet(", "def welcome(") },
+      { H.say("done") },
+    }), { permission_mode = "acceptEdits" })
+    vim.cmd.edit(app)
+    local buf = vim.api.nvim_get_current_buf()
+    local theirs = 0
+    vim.keymap.set("n", "]h", function()
+      theirs = theirs + 1
+    end, { buffer = buf, desc = "next git hunk" })
+    local s = H.session()
+    assert.equals("end_turn", H.prompt(s, "rename").stopReason)
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 1
+    end, "one pending hunk")
+    vim.api.nvim_set_current_win(vim.fn.bufwinid(buf))
+    assert.equals("Tether: next hunk", vim.fn.maparg("]h", "n", false, true).desc)
+    keys("<LocalLeader>u")
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 0
+    end, "undone")
+    H.wait(5000, function()
+      return vim.fn.maparg("]h", "n", false, true).desc == "next git hunk"
+    end, "the user's ]h back")
+    keys("]h")
+    assert.equals(1, theirs)
+    assert.equals("", vim.fn.maparg("<LocalLeader>k", "n"), "Tether's own keys gone")
+    assert.equals("def greet(name: str) -> str:", vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1])
+  end)
+
   it("keeps and undoes a turn's hunks from the buffer and from the review list", function()
     local root = H.workspace()
     local app, readme = root .. "/src/app.py", root .. "/README.md"
@@ -51,11 +130,11 @@ describe("review", function()
     local signs = signs_on_screen(H.screen("review-1-three-pending"))
     assert.same({ "┃", " ", " ", " ", "┃", " " }, signs)
 
-    -- [h from line 3 goes to the first hunk; ghu undoes it, in the buffer and on disk.
+    -- [h from line 3 goes to the first hunk; \u undoes it, in the buffer and on disk.
     vim.api.nvim_win_set_cursor(win, { 3, 0 })
     keys("[h")
     assert.equals(1, vim.api.nvim_win_get_cursor(win)[1])
-    keys("ghu")
+    keys("<LocalLeader>u")
     H.wait(10000, function()
       return s.state.changes.counts.pending == 2
     end, "the first hunk undone")
@@ -66,15 +145,25 @@ describe("review", function()
     -- `u` right afterwards takes the undo back (one undo step); redo and save put it again.
     vim.cmd("normal! u")
     assert.equals("def welcome(name: str) -> str:", vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1])
+    vim.api.nvim_exec_autocmds("TextChanged", { buffer = buf }) -- as after a key typed
+    -- The hunk is pending again, and its sign and the counts say so.
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 3
+    end, "the hunk pending again after u")
+    assert.same({ "┃", " ", " ", " ", "┃", " " }, signs_on_screen(H.screen("review-2b-after-u")))
     vim.cmd("redo")
+    vim.api.nvim_exec_autocmds("TextChanged", { buffer = buf })
+    H.wait(10000, function()
+      return s.state.changes.counts.pending == 2
+    end, "undone again after redo")
     vim.cmd("silent write")
     assert.equals("def greet(name: str) -> str:", vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1])
 
-    -- ]h moves to the second hunk; ghk keeps it: its sign says kept.
+    -- ]h moves to the second hunk; \k keeps it: its sign says kept.
     vim.api.nvim_win_set_cursor(win, { 1, 0 })
     keys("]h")
     assert.equals(5, vim.api.nvim_win_get_cursor(win)[1])
-    keys("ghk")
+    keys("<LocalLeader>k")
     H.wait(10000, function()
       return s.state.changes.counts.kept == 1
     end, "the second hunk kept")
@@ -86,11 +175,11 @@ describe("review", function()
     local marks = vim.api.nvim_buf_get_extmarks(0, require("tether.review").ns, 0, -1, { details = true })
     assert.equals(1, #marks)
     assert.same({ 2, "┃ " }, { marks[1][2], marks[1][4].sign_text })
-    assert.is_true(vim.fn.maparg("ghu", "n", false, true).buffer == 1, "the review keys are there")
+    assert.is_true(vim.fn.maparg("<LocalLeader>u", "n", false, true).buffer == 1, "the review keys are there")
     vim.cmd.close()
     vim.api.nvim_set_current_win(win)
 
-    -- The review list holds the one pending hunk left; ghu there undoes it.
+    -- The review list holds the one pending hunk left; \u there undoes it.
     vim.cmd("TetherReview")
     H.wait(10000, function()
       return vim.bo.buftype == "quickfix"
@@ -101,7 +190,7 @@ describe("review", function()
     assert.equals(3, list[1].lnum)
     assert.matches("fixture workspace", list[1].text)
     H.screen("review-4-list")
-    keys("ghu")
+    keys("<LocalLeader>u")
     H.wait(10000, function()
       return s.state.changes.counts.pending == 0
     end, "the third hunk undone")

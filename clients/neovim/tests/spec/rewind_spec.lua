@@ -111,7 +111,7 @@ describe(":TetherRewind", function()
     end, "the plan question")
     local win = H.chat(s):windows()[1]
     vim.api.nvim_set_current_win(win)
-    vim.api.nvim_feedkeys("ga", "xt", false) -- start, asking before edits
+    vim.api.nvim_feedkeys(vim.keycode("<LocalLeader>a"), "xt", false) -- start, asking before edits
     H.wait(10000, function()
       return result
     end, "the turn")

@@ -32,6 +32,68 @@ describe("config", function()
     assert.same({}, said(0))
   end)
 
+  it("has no default key that shadows, or is a prefix of, a built-in normal-mode command", function()
+    -- Every normal-mode command of `:help index` (its sections 2 to 2.6: plain, CTRL-W, [ ],
+    -- g, z commands), and Neovim's own default mappings (`grn`, `]d`, …).
+    local builtin = {}
+    local section
+    for line in io.lines(vim.env.VIMRUNTIME .. "/doc/index.txt") do
+      local number = line:match("^%d[%d.]*%. ") and line:match("^(%d[%d.]*)%.")
+      if number then
+        section = number
+      end
+      local keys = section and vim.startswith(section, "2") and line:match("^|[^|]+|\t+(%S+)")
+      if keys then
+        keys = keys:gsub("{.*$", ""):gsub("CTRL%-(.)", function(c)
+          return vim.keycode("<C-" .. c .. ">")
+        end)
+        -- `[{char}`, `g{char}`, … stand for the families their own sections list.
+        if not vim.tbl_contains({ "[", "]", "g", "z", vim.keycode("<C-W>") }, keys) then
+          builtin[#builtin + 1] = keys
+        end
+      end
+    end
+    assert.is_true(#builtin > 300, "read :help index")
+    for _, map in ipairs(vim.api.nvim_get_keymap("n")) do
+      builtin[#builtin + 1] = vim.keycode(map.lhs)
+    end
+    for _, group in ipairs({ "questions", "review" }) do
+      for action, lhs in pairs(config.defaults[group].keymaps) do
+        local key = vim.keycode(lhs)
+        for _, b in ipairs(builtin) do
+          if b ~= "" and (vim.startswith(key, b) or vim.startswith(b, key)) then
+            error(("%s.keymaps.%s = %s shadows the built-in %s"):format(group, action, lhs, vim.fn.keytrans(b)))
+          end
+        end
+      end
+    end
+    for _, old in ipairs({ "ga", "ge", "gr", "g?", "ghu", "gra" }) do
+      local hit = vim.iter(builtin):any(function(b)
+        return b ~= "" and (vim.startswith(old, b) or vim.startswith(b, old))
+      end)
+      assert.is_true(hit, old .. " is found to shadow a built-in")
+    end
+  end)
+
+  it("reports an empty key, a sign wider than the sign column and an absurd guard at setup", function()
+    local opts = config.setup({
+      questions = { keymaps = { allow = "", reject = "  " }, guard_ms = 600000 },
+      review = { signs = { pending = "+++", kept = "" }, keymaps = { undo_hunk = "" } },
+    })
+    said(6)
+    local all = table.concat(messages, "\n")
+    assert.matches("option questions.keymaps.allow must be a key (a non-empty string) or false", all, 1, true)
+    assert.matches("option questions.keymaps.reject must be a key", all, 1, true)
+    assert.matches("option review.keymaps.undo_hunk must be a key", all, 1, true)
+    assert.matches('option review.signs.pending must be 1 or 2 cells wide (the sign column), not "+++"', all, 1, true)
+    assert.matches("option review.signs.kept must be 1 or 2 cells wide", all, 1, true)
+    assert.matches("option questions.guard_ms must be at most 5000, not 600000", all, 1, true)
+    assert.equals(config.defaults.questions.keymaps.allow, opts.questions.keymaps.allow)
+    assert.equals(config.defaults.review.signs.pending, opts.review.signs.pending)
+    assert.equals(400, opts.questions.guard_ms)
+    assert.equals(0, config.setup({ questions = { guard_ms = 0 } }).questions.guard_ms)
+  end)
+
   it("names a bad option, suggests what was meant, and keeps the default", function()
     local opts = config.setup({
       cmd = "tether serve",
@@ -45,7 +107,7 @@ describe("config", function()
     assert.is_nil(opts.permission_mode)
     assert.equals("right", opts.chat.position)
     assert.equals(0.4, opts.chat.size)
-    assert.equals("ga", opts.questions.keymaps.allow)
+    assert.equals(config.defaults.questions.keymaps.allow, opts.questions.keymaps.allow)
     local all = table.concat(messages, "\n")
     assert.matches("option cmd should be a table, got string", all, 1, true)
     assert.matches("option permission_mode must be one of default, acceptEdits", all, 1, true)
@@ -303,5 +365,19 @@ describe("state (the session reducer)", function()
       render.turn_error("no Anthropic credentials: set ANTHROPIC_API_KEY")
     )
     assert.equals("the model refused", render.turn_error("the model refused"))
+  end)
+end)
+
+describe("history", function()
+  it("keeps a workspace's prompts in a file only the user can read", function()
+    local history = require("tether.history")
+    local root = vim.fn.tempname()
+    history.add(root, "a prompt with a secret in it")
+    local path = history.path(root)
+    assert.equals(384, bit.band(vim.uv.fs_stat(path).mode, 511), "0600")
+    assert.equals(448, bit.band(vim.uv.fs_stat(vim.fs.dirname(path)).mode, 511), "0700")
+    history.reset()
+    assert.same({ "a prompt with a secret in it" }, history.list(root))
+    os.remove(path)
   end)
 end)
