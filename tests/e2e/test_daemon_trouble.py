@@ -219,3 +219,36 @@ def test_an_upgrade_leaves_a_running_turn_alone(
         if running.poll() is None:
             running.kill()
     assert wait_gone(old_pid), "the old daemon did not leave once idle"
+
+
+async def test_an_editor_is_told_when_a_daemon_of_another_build_serves_others(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """``serve --connect`` of a new build finds the old build's daemon serving another
+    client: the old daemon is left running (nothing of the other client's is cut), and the
+    editor is told why it runs in a process of its own, in a message it shows, then works."""
+    from tether.daemon.client import connect_running
+    from tether.lsp.testing.editor_client import EditorOptions
+
+    from .conftest import make_editor
+
+    old = {**env, "TETHER_BUILD_ID": "old-build"}
+    assert tether(old, "daemon", "start").returncode == 0
+    old_pid = daemon_pid(old)
+    other = connect_running({**os.environ, **old})  # another client of the old daemon
+    assert other is not None
+    model = f"scripted:{tmp_path / 'answer.json'}"
+    (tmp_path / "answer.json").write_text(json.dumps([[{"type": "text", "text": "Done."}]]))
+    editor = make_editor(EditorOptions(init_options={"model": model}))
+    new = {**os.environ, **env, "TETHER_BUILD_ID": "new-build"}
+    await editor.start([sys.executable, "-m", "tether", "serve", "--connect"], [workspace], new)
+    try:
+        told = await editor.wait_for_message(lambda m: "another build" in m.message)
+        assert "old-build" in told.message and "serves 1 other caller(s)" in told.message
+        assert "served by a process of its own" in told.message
+        session = await editor.new_session()
+        assert (await editor.prompt(session, "hi"))["stopReason"] == "end_turn"
+        assert alive(old_pid)
+    finally:
+        await editor.stop()
+        other.close()

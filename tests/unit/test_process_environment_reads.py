@@ -32,7 +32,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "tether/cli/main.py": (2, CLIENT),
     "tether/cli/remote.py": (2, CLIENT),
     "tether/cli/sdk_choices.py": (1, "flags are read in the client, from its home"),
-    "tether/core/environ.py": (3, "the one place that builds a caller's world; None fallback"),
+    "tether/core/environ.py": (5, "the one place that builds a caller's world; None fallback"),
     "tether/daemon/build.py": (1, DAEMON),
     "tether/daemon/client.py": (3, CLIENT),
     "tether/daemon/commands.py": (3, DAEMON),
@@ -48,6 +48,11 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "tether/providers/openai_compat.py": (2, FALLBACK),
     "tether/providers/registry.py": (3, f"{FALLBACK}; a --model file path of the client"),
     "tether/providers/side.py": (1, FALLBACK),
+    "tether/permissions/rules.py": (1, f"{FALLBACK} (a ~/ rule)"),
+    "tether/sandbox/gitstore.py": (
+        1,
+        "the git the daemon runs itself, after a command, to check it",
+    ),
     "tether/sandbox/doors.py": (8, f"{FALLBACK}; ``~user`` from the account database"),
     "tether/sandbox/shell_sandbox.py": (2, FALLBACK),
     "tether/sandbox/outbound.py": (1, "the daemon's own runtime directory, for its sockets"),
@@ -55,14 +60,8 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "tether/transcript/store.py": (1, FALLBACK),
     # Known, not yet the caller's: ``~`` in paths and rules is this process's home (the
     # same user's, but a caller may set another HOME).
-    "tether/context/instructions.py": (1, "open: the user's instructions file under ~"),
-    "tether/permissions/policy.py": (1, "open: ~ in a tool's path"),
-    "tether/permissions/rules.py": (1, "open: ~/ in a rule"),
     "tether/permissions/shell/lexical.py": (1, "open: ~ in a shell word"),
     "tether/sandbox/exposure.py": (5, "open: the home the sandbox hides and exposes"),
-    "tether/tools/paths.py": (1, "open: ~ in a tool's path"),
-    "tether/tools/read.py": (1, "open: ~ in a tool's path"),
-    "tether/workspace/guard.py": (1, "open: ~ in a settings path"),
 }
 
 

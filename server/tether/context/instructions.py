@@ -9,11 +9,13 @@ user's config directory; every refusal leaves a visible note instead of failing.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
+from tether.core.environ import expand_home
 from tether.core.files import FileTooLargeError, read_regular_text
 
 MAX_DEPTH = 5
@@ -41,7 +43,14 @@ def _allowed_roots(root: Path) -> list[Path]:
     return [root.resolve(), platformdirs.user_config_path("tether", appauthor=False).resolve()]
 
 
-def expand_imports(text: str, base: Path, roots: list[Path], chain: tuple[Path, ...] = ()) -> str:
+def expand_imports(
+    text: str,
+    base: Path,
+    roots: list[Path],
+    chain: tuple[Path, ...] = (),
+    caller: Mapping[str, str] | None = None,
+) -> str:
+    """``@path`` imports expanded (``@~/…``: the ``caller``'s home; None: this process's)."""
     out: list[str] = []
     fenced = False
     for line in text.splitlines(keepends=True):
@@ -50,19 +59,33 @@ def expand_imports(text: str, base: Path, roots: list[Path], chain: tuple[Path, 
         if fenced or "@" not in line:
             out.append(line)
             continue
-        out.append(_expand_line(line, base, roots, chain))
+        out.append(_expand_line(line, base, roots, chain, caller))
     return "".join(out)
 
 
-def _expand_line(line: str, base: Path, roots: list[Path], chain: tuple[Path, ...]) -> str:
+def _expand_line(
+    line: str,
+    base: Path,
+    roots: list[Path],
+    chain: tuple[Path, ...],
+    caller: Mapping[str, str] | None,
+) -> str:
     pieces = line.split("`")
     for i in range(0, len(pieces), 2):  # even pieces are outside inline code spans
-        pieces[i] = _IMPORT.sub(lambda m: _import(m.group(1), base, roots, chain), pieces[i])
+        pieces[i] = _IMPORT.sub(
+            lambda m: _import(m.group(1), base, roots, chain, caller), pieces[i]
+        )
     return "`".join(pieces)
 
 
-def _import(raw: str, base: Path, roots: list[Path], chain: tuple[Path, ...]) -> str:
-    target = Path(raw).expanduser()
+def _import(
+    raw: str,
+    base: Path,
+    roots: list[Path],
+    chain: tuple[Path, ...],
+    caller: Mapping[str, str] | None,
+) -> str:
+    target = Path(expand_home(raw, caller))
     path = (target if target.is_absolute() else base.parent / target).resolve()
     if len(chain) >= MAX_DEPTH:
         return f"@{raw} (not imported: more than {MAX_DEPTH} levels deep)"
@@ -76,11 +99,13 @@ def _import(raw: str, base: Path, roots: list[Path], chain: tuple[Path, ...]) ->
         return f"@{raw} (not imported: larger than {MAX_FILE_BYTES} bytes)"
     except (OSError, UnicodeDecodeError):
         return f"@{raw} (not imported: not readable)"
-    body = expand_imports(text, path, roots, (*chain, base.resolve()))
+    body = expand_imports(text, path, roots, (*chain, base.resolve()), caller)
     return f'\n<imported path="{path}">\n{body.strip()}\n</imported>\n'
 
 
-def _read(path: Path, scope: str, roots: list[Path]) -> InstructionFile | None:
+def _read(
+    path: Path, scope: str, roots: list[Path], caller: Mapping[str, str] | None
+) -> InstructionFile | None:
     try:
         text = read_regular_text(path, max_bytes=MAX_FILE_BYTES)
     except FileTooLargeError as e:
@@ -93,25 +118,29 @@ def _read(path: Path, scope: str, roots: list[Path]) -> InstructionFile | None:
         return None
     if len(text) > MAX_FILE_CHARS:
         text = text[:MAX_FILE_CHARS] + f"\n[... cut at {MAX_FILE_CHARS} characters ...]\n"
-    return InstructionFile(path, scope, expand_imports(text, path, roots))
+    return InstructionFile(path, scope, expand_imports(text, path, roots, (), caller))
 
 
-def load_instructions(root: Path, user_file: Path | None = None) -> list[InstructionFile]:
+def load_instructions(
+    root: Path, user_file: Path | None = None, caller: Mapping[str, str] | None = None
+) -> list[InstructionFile]:
     """The user's global file first, then each directory from the filesystem root down to
-    the workspace (the most specific last, so it reads as the one that wins)."""
+    the workspace (the most specific last, so it reads as the one that wins); ``caller``:
+    whose home ``@~/…`` imports name (None: this process's)."""
     root = root.resolve()
     roots = _allowed_roots(root)
     found: list[InstructionFile] = []
     user = user_file if user_file is not None else user_instructions_path()
     if user.is_file():
-        item = _read(user, "user", roots)
+        item = _read(user, "user", roots, caller)
         if item is not None:
             found.append(item)
     for directory in [*reversed(root.parents), root]:
         for name in NAMES:
             path = directory / name
             if path.is_file():
-                item = _read(path, "local" if ".local." in name else "project", roots)
+                scope = "local" if ".local." in name else "project"
+                item = _read(path, scope, roots, caller)
                 if item is not None:
                     found.append(item)
     return found

@@ -88,6 +88,18 @@ def environ_of(caller: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if caller is None else caller
 
 
+def expand_home(raw: str, caller: Mapping[str, str] | None) -> str:
+    """``~`` and ``~/…`` as the caller's shell expands them: its ``HOME``, not the daemon's
+    (``~user``: the system's account database, like ``os.path.expanduser``); ``caller``
+    None: this process's."""
+    if not raw.startswith("~"):
+        return raw
+    home = environ_of(caller).get("HOME")
+    if home and (raw == "~" or raw.startswith("~/")):
+        return home.rstrip("/") + raw[1:] if home.rstrip("/") else "/" + raw[2:]
+    return os.path.expanduser(raw)
+
+
 def process_env(
     caller: Mapping[str, str] | None,
     *,

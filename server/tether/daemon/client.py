@@ -106,12 +106,18 @@ def daemon_info(channel: Channel) -> dict[str, Any]:
 
 def in_use(info: Mapping[str, Any]) -> int:
     """How many other callers a daemon serves: its clients besides the one asking, and its
-    running turns."""
+    sessions at work (a running turn, or a background task: a shell command, a subagent,
+    whose editor may have gone and come back for it)."""
     clients = info.get("clients")
     others = clients - 1 if isinstance(clients, int) else 0
     sessions: Any = info.get("sessions")
     rows = cast(list[Any], sessions) if isinstance(sessions, list) else []
-    running = sum(1 for s in rows if isinstance(s, dict) and cast(dict[str, Any], s).get("busy"))
+    running = sum(
+        1
+        for s in rows
+        if isinstance(s, dict)
+        and (cast(dict[str, Any], s).get("busy") or cast(dict[str, Any], s).get("tasks"))
+    )
     return max(others, running)
 
 

@@ -45,10 +45,14 @@ def proxy(env: Mapping[str, str] | None = None) -> int:
     try:
         channel = connect(env)
     except OSError as e:  # no daemon to use (stuck, of another user, another build's busy)
+        said = (
+            f"Tether: {e}. This editor is served by a process of its own meanwhile: its "
+            "sessions are not shared with the terminal or other editors."
+        )
         print(f"[tether] {e}; serving this editor in this process", file=sys.stderr)
         from tether.lsp.main import serve
 
-        return serve(tcp=None)
+        return serve(tcp=None, notice=said)  # the editor shows it, not only its log
     channel.notify("tether/clientEnvironment", client_environment(os.getcwd(), env))
     stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
 

@@ -240,7 +240,12 @@ class Daemon:
             "clients": self.clients,
             "warm": self.warm.is_set(),
             "sessions": [
-                {"sessionId": s.session_id, "workspace": str(s.cwd), "busy": s.busy}
+                {
+                    "sessionId": s.session_id,
+                    "workspace": str(s.cwd),
+                    "busy": s.busy,
+                    "tasks": s.tasks_running,
+                }
                 for w in self.sessions.workspaces.values()
                 for s in w.sessions.values()
             ]

@@ -115,7 +115,9 @@ class ContextAssembler:
             )
             sections = [env]
             if self.instructions:
-                sections.append(instructions_section(load_instructions(self.cwd)))
+                sections.append(
+                    instructions_section(load_instructions(self.cwd, caller=self.caller))
+                )
             dynamic = "\n\n".join(s for s in [*sections, *self.extra_sections] if s)
             identity = choose_identity(self.override, self.agent, self.custom)
             self._system = [

@@ -62,6 +62,12 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         ls.startup_facts = features.startup_facts(
             hub.folders[0] if hub.folders else None, hub.init_options, hub.client_env
         )
+        if ls.startup_notice:
+            # Allowed during initialize (LSP: window/showMessage, logMessage, telemetry).
+            notice = types.ShowMessageParams(
+                type=types.MessageType.Warning, message=ls.startup_notice
+            )
+            ls.window_show_message(notice)
         # Warm the engine and the model SDKs off the start-up path, before the first prompt
         # needs them. A daemon thread: an editor that quits at once must not wait for it.
         threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()

@@ -56,6 +56,8 @@ class TetherServer(LanguageServer):
         self.features = ClientFeatures()
         self.startup_facts: dict[str, Any] = {}
         """Added to ``capabilities.experimental.tether`` in the initialize result."""
+        self.startup_notice: str | None = None
+        """Shown to the user as the editor connects (why the warm daemon is not serving it)."""
         self.versions = VersionWatch()
         """Buffer versions the client reports, and the edits waiting for them."""
 

@@ -74,7 +74,7 @@ def _path_rule(rules: list[Rule], views: list[CommandPaths], ctx: ToolContext) -
             # A directory is read (or removed) with what is in it: `grep -r x secrets`.
             paths |= {p / "*" for p in paths if candidates and p.is_dir()}
             for rule in candidates:
-                if any(matches(rule, Subject(tool, str(p), ctx.cwd)) for p in paths):
+                if any(matches(rule, Subject(tool, str(p), ctx.cwd, ctx.home)) for p in paths):
                     return rule
     return None
 
@@ -83,7 +83,7 @@ def _read_allowed(seen: Seen, rules: list[Rule], ctx: ToolContext) -> bool:
     """Is an outside read allowed by a ``Read(path)`` allow rule?"""
     if seen.path is None or seen.why is not None:
         return False
-    subject = Subject("Read", str(seen.path), ctx.cwd)
+    subject = Subject("Read", str(seen.path), ctx.cwd, ctx.home)
     return any(r.spec is not None and matches(r, subject) for r in rules)
 
 

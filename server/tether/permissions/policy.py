@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tether.core.environ import expand_home
 from tether.permissions.bash_policy import decide_bash, suggest_for_bash
 from tether.permissions.controlplane import is_control_plane
 from tether.permissions.decision import Decision, RuleSet, effective_mode, refuse_or_ask
@@ -49,7 +50,7 @@ def _paths(tool: Tool[Any], content: str | None, ctx: ToolContext) -> tuple[Path
     """The path as written (made absolute) and its canonical form."""
     if content is None or tool.name not in PATH_TOOLS:
         return None
-    raw = Path(os.path.expanduser(content))
+    raw = Path(expand_home(content, ctx.config.caller_env))
     absolute = Path(os.path.normpath(raw if raw.is_absolute() else ctx.cwd / raw))
     return absolute, canonical(absolute)
 
@@ -57,8 +58,9 @@ def _paths(tool: Tool[Any], content: str | None, ctx: ToolContext) -> tuple[Path
 def _subjects(tool: Tool[Any], content: str | None, ctx: ToolContext) -> list[Subject]:
     paths = _paths(tool, content, ctx)
     if paths is None:
-        return [Subject(tool.name, content, ctx.cwd)]
-    return [Subject(tool.name, str(p), ctx.cwd) for p in dict.fromkeys(paths)]
+        return [Subject(tool.name, content, ctx.cwd, ctx.home)]
+    home = ctx.home
+    return [Subject(tool.name, str(p), ctx.cwd, home) for p in dict.fromkeys(paths)]
 
 
 def _first(rules: list[Rule], subjects: list[Subject]) -> Rule | None:

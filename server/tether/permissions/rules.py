@@ -50,6 +50,8 @@ class Subject:
     tool: str
     content: str | None
     cwd: Path
+    home: Path | None = None
+    """Where ``~/`` rules point: the caller's home (None: this process's)."""
 
 
 def tool_matches(rule: Rule, tool: str) -> bool:
@@ -83,7 +85,7 @@ def matches(rule: Rule, subject: Subject) -> bool:
         return fnmatch.fnmatchcase(subject.content, rule.spec)
     if rule.spec.startswith("domain:"):
         return domain_matches(rule.spec.removeprefix("domain:"), subject.content)
-    return path_matches(rule.spec, Path(subject.content), subject.cwd)
+    return path_matches(rule.spec, Path(subject.content), subject.cwd, subject.home)
 
 
 def url_host(url_or_host: str) -> str:
@@ -103,12 +105,13 @@ def domain_matches(pattern: str, url_or_host: str) -> bool:
     return host == pattern
 
 
-def path_matches(spec: str, path: Path, cwd: Path) -> bool:
-    """gitignore-style match with Claude Code's anchors."""
+def path_matches(spec: str, path: Path, cwd: Path, home: Path | None = None) -> bool:
+    """gitignore-style match with Claude Code's anchors (``~/``: ``home``, None: this
+    process's)."""
     if spec.startswith("//"):
         base, pattern = Path("/"), spec[2:]
     elif spec.startswith("~/"):
-        base, pattern = Path.home(), spec[2:]
+        base, pattern = home or Path.home(), spec[2:]
     elif spec.startswith("/"):
         base, pattern = cwd, spec[1:]
     else:

@@ -53,7 +53,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tether.core.environ import Caller
+from tether.core.environ import Caller, expand_home
 from tether.permissions.git_exec import executes, program_words
 
 log = logging.getLogger(__name__)
@@ -96,17 +96,8 @@ def door_key(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _home(raw: str, env: Mapping[str, str]) -> str:
-    """``~`` as the caller's shell and git expand it: its ``HOME`` (``~user``: the system's
-    account database, like ``os.path.expanduser``)."""
-    home = env.get("HOME")
-    if home and (raw == "~" or raw.startswith("~/")):
-        return home.rstrip("/") + raw[1:] if home != "/" else "/" + raw[2:]
-    return os.path.expanduser(raw) if raw.startswith("~") else raw
-
-
 def _absolute(raw: str, base: Path, env: Mapping[str, str] | None = None) -> Path:
-    path = Path(_home(raw, os.environ if env is None else env))
+    path = Path(expand_home(raw, env))
     return Path(os.path.normpath(path if path.is_absolute() else base / path))
 
 
@@ -234,7 +225,7 @@ def direnv_loads_dotenv(env: Mapping[str, str] | None = None) -> bool:
     """direnv's own setting that loads every ``.env`` like an ``.envrc``, as the caller's
     direnv reads it (``env``: its variables; None: this process's)."""
     env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME") or _home("~/.config", env)
+    xdg = env.get("XDG_CONFIG_HOME") or expand_home("~/.config", env)
     for name in ("direnv.toml", "config.toml"):
         try:
             with open(Path(xdg) / "direnv" / name, "rb") as f:
@@ -257,8 +248,8 @@ def user_configs(env: Mapping[str, str] | None = None) -> list[Path]:
         # A relative name is from the caller's directory.
         where = env.cwd if isinstance(env, Caller) else None
         out.append(_absolute(env["GIT_CONFIG_GLOBAL"], where or Path.cwd(), env))
-    xdg = env.get("XDG_CONFIG_HOME") or _home("~/.config", env)
-    out += [Path(xdg) / "git" / "config", Path(_home("~/.gitconfig", env))]
+    xdg = env.get("XDG_CONFIG_HOME") or expand_home("~/.config", env)
+    out += [Path(xdg) / "git" / "config", Path(expand_home("~/.gitconfig", env))]
     return out
 
 
@@ -367,7 +358,7 @@ def home_doors(roots: Sequence[Path], env: Mapping[str, str] | None = None) -> l
     opened the home folder, or a folder above it, as the workspace); ``env``: the caller's
     variables (None: this process's)."""
     env = os.environ if env is None else env
-    home = Path(_home("~", env))
+    home = Path(expand_home("~", env))
     homes = dict.fromkeys((Path(os.path.normpath(home)), Path(os.path.realpath(home))))
     if not any(h == r or h.is_relative_to(r) for h in homes for r in roots):
         return []

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from tether.core.environ import Caller
+from tether.core.environ import Caller, expand_home
 from tether.core.tool_threads import ToolLane, shared_pool
 from tether.editor.port import Document, Editor, PermissionReply
 from tether.network.hosts import Decide
@@ -280,6 +280,11 @@ class ToolContext:
 
     read_only_dirs: list[Path] = field(default_factory=lambda: list[Path]())
     """Directories the read tools may also use (the session's stored tool results)."""
+
+    @property
+    def home(self) -> Path:
+        """``~`` of the caller the session works for (in the warm daemon: not the daemon's)."""
+        return Path(expand_home("~", self.config.caller_env))
 
     @property
     def allowed_dirs(self) -> list[Path]:

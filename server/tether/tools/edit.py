@@ -112,7 +112,9 @@ async def plan_edit(inp: EditInput, ctx: ToolContext) -> EditPlan:
     """Every check of an edit, ending in the exact text to write; raises ToolError."""
     if inp.old_string == inp.new_string:
         raise ToolError(NO_CHANGE)
-    path = await ctx.threads.run(resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs)
+    path = await ctx.threads.run(
+        resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs, ctx.config.caller_env
+    )
     if path.suffix.lower() == ".ipynb":
         raise ToolError("This is a Jupyter notebook; edit it with NotebookEdit, not Edit.")
     doc = await read_document(ctx, path)

@@ -70,7 +70,7 @@ def file_tool(
     the plan's diff, located at the file it names, and matched by rules on that file."""
 
     def locations(inp: InputT, ctx: ToolContext) -> list[Location]:
-        return [Location(uri=file_uri(file_of(inp), ctx.cwd))]
+        return [Location(uri=file_uri(file_of(inp), ctx.cwd, ctx.config.caller_env))]
 
     return build_tool(
         name=name,

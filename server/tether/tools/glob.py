@@ -133,7 +133,9 @@ async def _call(inp: GlobInput, ctx: ToolContext) -> ToolResult:
         raise ToolError("The pattern is empty.")
     static, pattern = split_static_prefix(inp.pattern)
     where = os.path.join(inp.path or ".", static) if static else inp.path or "."
-    base = await ctx.threads.run(resolve_tool_path, where, ctx.cwd, ctx.allowed_dirs)
+    base = await ctx.threads.run(
+        resolve_tool_path, where, ctx.cwd, ctx.allowed_dirs, ctx.config.caller_env
+    )
     files = await find_files(base, pattern or "*", ctx.config.ripgrep, ctx.threads)
     if not files:
         return ToolResult(content="No files found")

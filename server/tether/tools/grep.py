@@ -341,7 +341,9 @@ def _kind(path: Path) -> str | None:
 
 
 async def _call(inp: GrepInput, ctx: ToolContext) -> ToolResult:
-    root = await ctx.threads.run(resolve_tool_path, inp.path or ".", ctx.cwd, ctx.readable_dirs)
+    root = await ctx.threads.run(
+        resolve_tool_path, inp.path or ".", ctx.cwd, ctx.readable_dirs, ctx.config.caller_env
+    )
     kind = await ctx.threads.run(_kind, root)
     if kind is None:
         raise ToolError(f"Path does not exist: {root}.")

@@ -116,7 +116,9 @@ async def plan_notebook_edit(inp: NotebookEditInput, ctx: ToolContext) -> Notebo
     # nbformat loads on first use: it would slow every daemon start.
     from tether.tools.notebook_io import dump_notebook, parse_notebook, validation_problem
 
-    path = await ctx.threads.run(resolve_tool_path, inp.notebook_path, ctx.cwd, ctx.allowed_dirs)
+    path = await ctx.threads.run(
+        resolve_tool_path, inp.notebook_path, ctx.cwd, ctx.allowed_dirs, ctx.config.caller_env
+    )
     if path.suffix.lower() != ".ipynb":
         raise ToolError(f"{path} is not a Jupyter notebook (.ipynb); use Edit for other files.")
     doc = await read_document(ctx, path)

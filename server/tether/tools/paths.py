@@ -18,12 +18,14 @@ import errno
 import itertools
 import os
 import stat
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import AfterValidator
 
+from tether.core.environ import expand_home
 from tether.core.files import kind_of, open_regular, read_capped
 from tether.errors import ToolError
 from tether.tools.names import read_shown_name
@@ -142,15 +144,21 @@ def check_hard_links(path: Path) -> None:
         )
 
 
-def resolve_tool_path(raw: str, cwd: Path, additional_dirs: list[Path] | None = None) -> Path:
-    """Resolve a path given by the model (absolute, or relative to the workspace root).
+def resolve_tool_path(
+    raw: str,
+    cwd: Path,
+    additional_dirs: list[Path] | None = None,
+    caller: Mapping[str, str] | None = None,
+) -> Path:
+    """Resolve a path given by the model (absolute, or relative to the workspace root;
+    ``~`` is the ``caller``'s home, None: this process's).
 
     Raises ToolError when the canonical path leaves the workspace and the additional
     directories, or names a multiply-linked file. The returned path is canonical.
     """
     if not raw or "\x00" in raw:
         raise ToolError("The path is empty or contains a NUL byte.")
-    expanded = Path(os.path.expanduser(raw))
+    expanded = Path(expand_home(raw, caller))
     candidate = expanded if expanded.is_absolute() else cwd / expanded
     resolved = canonical(candidate)
     roots = [canonical(cwd), *(canonical(d) for d in additional_dirs or [])]

@@ -11,12 +11,14 @@ import asyncio
 import difflib
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tether import prompts
+from tether.core.environ import expand_home
 from tether.core.files import (
     MAX_TEXT_FILE_BYTES,
     FileTooLargeError,
@@ -298,7 +300,9 @@ def _cut_note(line: str, cut: int) -> str:
 
 
 async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
-    path = await ctx.threads.run(resolve_tool_path, inp.file_path, ctx.cwd, ctx.readable_dirs)
+    path = await ctx.threads.run(
+        resolve_tool_path, inp.file_path, ctx.cwd, ctx.readable_dirs, ctx.config.caller_env
+    )
     probe = await ctx.threads.run(_probe, path)
     if probe.is_dir:
         raise ToolError(
@@ -354,13 +358,14 @@ async def _allow(_inp: ReadInput, _ctx: ToolContext) -> PermissionCheck:
     return PermissionCheck("allow")
 
 
-def file_uri(raw: str, cwd: Path) -> str:
-    """URI of a path the model gave, by path arithmetic only (no I/O: runs on the loop)."""
-    return Path(os.path.normpath(cwd / os.path.expanduser(raw))).as_uri()
+def file_uri(raw: str, cwd: Path, caller: Mapping[str, str] | None = None) -> str:
+    """URI of a path the model gave, by path arithmetic only (no I/O: runs on the loop);
+    ``~`` is the ``caller``'s home (None: this process's)."""
+    return Path(os.path.normpath(cwd / expand_home(raw, caller))).as_uri()
 
 
 def _locations(inp: ReadInput, ctx: ToolContext) -> list[Location]:
-    return [Location(uri=file_uri(inp.file_path, ctx.cwd), line=inp.offset)]
+    return [Location(uri=file_uri(inp.file_path, ctx.cwd, ctx.config.caller_env), line=inp.offset)]
 
 
 def _always(_inp: ReadInput) -> bool:

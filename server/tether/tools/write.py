@@ -53,7 +53,9 @@ class WritePlan:
 
 async def plan_write(inp: WriteInput, ctx: ToolContext) -> WritePlan:
     """Check the read-before-write rules and work out the exact text to write."""
-    path = await ctx.threads.run(resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs)
+    path = await ctx.threads.run(
+        resolve_tool_path, inp.file_path, ctx.cwd, ctx.allowed_dirs, ctx.config.caller_env
+    )
     base = await read_document(ctx, path)
     text = inp.content
     if base is not None:

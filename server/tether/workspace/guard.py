@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tether.core.environ import Caller
+from tether.core.environ import Caller, expand_home
 from tether.editor.port import Editor
 from tether.engine.engine import QueryEngine
 from tether.hooks.command_hooks import CommandHooks
@@ -174,17 +174,20 @@ class WorkspaceGuard:
         config.sandbox = settings.sandbox.enabled
         config.shell_sandbox = self.sandbox
         config.shell_env = dict(settings.env)
-        config.additional_dirs = self._extra_dirs()
+        config.additional_dirs = self._extra_dirs(config.caller_env)
         config.bypass_disabled = settings.permissions.disable_bypass_permissions_mode == "disable"
         config.network_allowed = list(settings.sandbox.network.allowed_domains)
         config.network_denied = list(settings.sandbox.network.denied_domains)
         return config
 
-    def _extra_dirs(self) -> list[Path]:
-        return [self._dir(d) for d in self.loaded.settings.permissions.additional_directories]
+    def _extra_dirs(self, caller: Mapping[str, str] | None = None) -> list[Path]:
+        """The settings' additional directories (``~``: the ``caller``'s home; None: this
+        process's, as the sandbox, shared by the workspace's callers, sees them)."""
+        dirs = self.loaded.settings.permissions.additional_directories
+        return [self._dir(d, caller) for d in dirs]
 
-    def _dir(self, raw: str) -> Path:
-        path = Path(os.path.expanduser(raw))
+    def _dir(self, raw: str, caller: Mapping[str, str] | None) -> Path:
+        path = Path(expand_home(raw, caller))
         return Path(os.path.realpath(path if path.is_absolute() else self.root / path))
 
     # -- sessions ----------------------------------------------------------------------------

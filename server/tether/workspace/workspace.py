@@ -204,10 +204,9 @@ class Workspace:
         if resumed is not None:
             state.todos = resumed.todos
             state.files.restore(resumed.files)
-        tool_config = self.guard.configure_tools(ToolConfig())
         # Commands run with the client's whole environment and umask, not the daemon's
-        # (model keys stay out, as this process's do: ``shell_env``).
-        tool_config.caller_env = options.caller
+        # (model keys stay out, as this process's do: ``shell_env``); ``~`` is its home.
+        tool_config = self.guard.configure_tools(ToolConfig(caller_env=options.caller))
         tool_config.small_model = small_model_for(provider, options.caller)
         command_hooks: CommandHooks | None = None
         if self.hooks is None:
@@ -379,6 +378,7 @@ class Workspace:
         engine = session.engine
         engine.set_provider(self.make_provider(parts.model, caller))
         parts.tools.caller_env = caller
+        self.guard.configure_tools(parts.tools)  # ``~`` in the settings: the new caller's
         engine.assembler.caller = caller  # its shell, named in the system prompt
         engine.assembler.invalidate()
         parts.tools.small_model = small_model_for(engine.provider, caller)

@@ -50,3 +50,16 @@ def test_the_client_path_imports_only_the_standard_library() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []
+
+
+def test_a_session_with_a_running_task_keeps_a_daemon_of_another_build() -> None:
+    """``in_use``: what stops a daemon of another build from being replaced under its
+    callers: other clients, a running turn, and a background task still at work."""
+    from tether.daemon.client import in_use
+
+    idle = {"sessionId": "a", "workspace": "/w", "busy": False, "tasks": False}
+    assert in_use({"clients": 1, "sessions": [idle]}) == 0
+    assert in_use({"clients": 1, "sessions": [{**idle, "tasks": True}]}) == 1
+    assert in_use({"clients": 1, "sessions": [{**idle, "busy": True}]}) == 1
+    assert in_use({"clients": 3, "sessions": [idle]}) == 2
+    assert in_use({"clients": 1, "sessions": [{"sessionId": "b", "busy": False}]}) == 0  # older
