@@ -53,7 +53,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
         1,
         "the git the daemon runs itself, after a command, to check it",
     ),
-    "tether/sandbox/doors.py": (8, f"{FALLBACK}; ``~user`` from the account database"),
+    "tether/sandbox/doors.py": (6, f"{FALLBACK}; ``~user`` from the account database"),
     "tether/sandbox/shell_sandbox.py": (2, FALLBACK),
     "tether/sandbox/outbound.py": (1, "the daemon's own runtime directory, for its sockets"),
     "tether/sandbox/gate/main.py": (1, "inside the sandbox: the command's, given the proxy"),
