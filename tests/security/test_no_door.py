@@ -916,3 +916,41 @@ def test_the_sandbox_starts_when_tether_lives_in_tmp(tmp_path: Path) -> None:
         [sys.executable, "-c", check], capture_output=True, text=True, timeout=60, check=False
     )
     assert "available=True" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("link", "swap"),
+    [
+        pytest.param("app/.envrc", "rm app/.envrc && rmdir app && ln -s {other} app", id="parent"),
+        pytest.param(
+            "a/b/.envrc", "rm a/b/.envrc; mv a/b a/x && ln -s {other}/b a/b", id="parent-moved"
+        ),
+        pytest.param("a/b/.envrc", "rm a/b/.envrc; mv a a2 && ln -s {other} a", id="grandparent"),
+    ],
+)
+async def test_putting_a_protected_link_back_never_follows_a_link_the_command_planted(
+    make_harness: MakeHarness, workspace: Path, tmp_path: Path, link: str, swap: str
+) -> None:
+    """The daemon puts protected links back after every command, unsandboxed: a folder on the
+    way replaced by a link to the user's other project must not take it there."""
+    other = tmp_path / "other-project"
+    (other / "b").mkdir(parents=True)
+    for rc in (other / ".envrc", other / "b" / ".envrc"):
+        rc.write_text("export B=2\n")
+    (workspace / "shared.envrc").write_text("export A=1\n")
+    (workspace / link).parent.mkdir(parents=True)
+    (workspace / link).symlink_to("../" * link.count("/") + "shared.envrc")
+
+    def listing() -> dict[str, str]:
+        return {str(p): p.read_text() for p in other.rglob("*") if p.is_file()}
+
+    before = listing()
+    h = make_harness(mode="bypassPermissions")
+    out = text_of(await h.call("Bash", command=swap.format(other=other)))
+    # The control: the command did plant the link, so a daemon following names lands there.
+    assert Path(os.path.realpath(workspace / link)).is_relative_to(other), out
+    assert listing() == before, out
+    sandbox = h.ctx.config.shell_sandbox
+    assert isinstance(sandbox, BwrapSandbox)
+    assert sandbox.restore_links() == []  # a background command's links: the same rule
+    assert listing() == before and sorted(os.listdir(other)) == [".envrc", "b"], out

@@ -16,7 +16,8 @@ planted. With ``gitWritable: false`` every git directory is read-only.
 A protected entry that is a symlink cannot be bound (bubblewrap follows it), and the
 directory holding it stays writable, so the link itself could be replaced. Its target is
 protected instead (when commands may write there), and the sandbox puts the link back
-after every command (``restore_links``); the replacement is kept beside it, renamed.
+after every command (``restore_links``), reaching it through real folders only (``host_fs``);
+the replacement is kept beside it, renamed.
 
 Limits: the walk is bounded (``WALK_MAX_DEPTH``, ``WALK_MAX_ENTRIES``, ``SKIPPED_DIRS``):
 an existing protected entry beyond it is not bound, though nothing new can be created there.
@@ -52,6 +53,7 @@ from tether.sandbox.doors import (
     user_configs,
 )
 from tether.sandbox.gate.policy import Policy
+from tether.sandbox.host_fs import restore_link
 
 log = logging.getLogger(__name__)
 
@@ -332,20 +334,15 @@ def plan(
     return Plan(tuple(items.values()), tuple(links), tuple(gate), tuple(doors))
 
 
-def restore_links(links: Sequence[tuple[Path, str]]) -> list[Path]:
+def restore_links(links: Sequence[tuple[Path, str]], roots: Sequence[Path]) -> list[Path]:
     """Put back protected symlinks a command replaced; the replacement is renamed aside.
-    Returns the links that had to be restored."""
+    Only inside ``roots``, through real folders (``host_fs``): a link the command planted
+    in a parent is never followed. Returns the links that had to be restored."""
     restored: list[Path] = []
     for path, target in links:
         try:
-            if path.is_symlink() and os.readlink(path) == target:
-                continue
-            if os.path.lexists(path):
-                aside = path.with_name(f"{path.name}.replaced-{int(time.time())}")
-                os.rename(path, aside)
-                log.warning("a command replaced the protected link %s; kept as %s", path, aside)
-            os.symlink(target, path)
-            restored.append(path)
+            if restore_link(path, target, roots):
+                restored.append(path)
         except OSError as e:
             log.warning("could not restore the protected link %s: %s", path, e)
     return restored
