@@ -591,6 +591,163 @@ ATTACKS = [
 ]
 
 
+def files(texts: dict[str, str]) -> Setup:
+    """Files of the user's project."""
+
+    def setup(ws: Path, _home: Path) -> None:
+        for rel, text in texts.items():
+            write(ws / rel, text, mode=0o755)
+
+    return setup
+
+
+def textconv_by_name(ws: Path, home: Path) -> None:
+    """A driver named without a slash: git runs it from the top of the work tree."""
+    textconv(ws, home)
+    write(ws / "conv.sh", 'cat "$1"\n')
+    config(ws, "diff.pdf.textconv", "sh conv.sh")
+
+
+def filter_by_name(ws: Path, _home: Path) -> None:
+    write(ws / "strip.py", "import sys; sys.stdout.write(sys.stdin.read())\n")
+    config(ws, "filter.strip.clean", "python3 strip.py")
+    write(ws / ".gitattributes", "*.dat filter=strip\n")
+
+
+FOLDER_OPEN = '"runOptions": {{"runOn": "folderOpen"}}'
+TASKS = '{{"version": "2.0.0", "tasks": [{tasks}]}}'
+
+
+def tasks(*items: str) -> str:
+    return TASKS.format(tasks=", ".join(items)).replace("{{", "{").replace("}}", "}")
+
+
+# -- every path a door names is a door (whatever the command that names it) ----------------
+ATTACKS += [
+    Attack("textconv-named-without-slash", f"{P} > conv.sh; echo two >> doc.pdf", textconv_by_name),
+    Attack(
+        "clean-filter-named-without-slash",
+        'echo \'open("{canary}", "w")\' >> strip.py; echo data > new.dat',
+        filter_by_name,
+    ),
+    Attack(
+        "envrc-source-if-exists",
+        "echo 'touch {canary}' > .env.local",
+        envrc("[ -f .env.local ] && source .env.local\n"),
+        door=".env.local",
+    ),
+    Attack(
+        "envrc-sourced-file-sources",
+        "echo 'touch {canary}' > more.sh",
+        files({".envrc": "source_env .envrc.local\n", ".envrc.local": ". ./more.sh\n"}),
+        door="more.sh",
+    ),
+    Attack(
+        "envrc-eval-tool",
+        f"{P} > bin/env-tool",
+        files({".envrc": 'eval "$(./bin/env-tool)"\n', "bin/env-tool": "#!/bin/sh\n"}),
+        door="bin/env-tool",
+    ),
+    Attack(
+        "envrc-python-module",
+        'mkdir -p tools && echo \'open("{canary}", "w")\' > tools/envgen.py',
+        envrc("python3 -m tools.envgen\n"),
+        door="tools/envgen.py",
+    ),
+    Attack(
+        "task-bare-script-name",
+        'echo \'open("{canary}", "w")\' > manage.py',
+        files(
+            {
+                ".vscode/tasks.json": tasks(
+                    f'{{"label": "a", "command": "python3 manage.py runserver", {FOLDER_OPEN}}}'
+                ),
+                "manage.py": "print('serve')\n",
+            }
+        ),
+        door="manage.py",
+    ),
+    Attack(
+        "task-cwd",
+        f"{P} > tools/watch.sh",
+        files(
+            {
+                ".vscode/tasks.json": tasks(
+                    '{"label": "w", "command": "./watch.sh", "options": {"cwd": "${workspaceFolder}/tools"},'
+                    f" {FOLDER_OPEN}}}"
+                ),
+                "tools/watch.sh": "#!/bin/sh\n",
+            }
+        ),
+        door="tools/watch.sh",
+    ),
+    Attack(
+        "task-depends-on",
+        f"mkdir -p scripts && {P} > scripts/dep.sh",
+        files(
+            {
+                ".vscode/tasks.json": tasks(
+                    f'{{"label": "a", "command": "echo", "dependsOn": ["b"], {FOLDER_OPEN}}}',
+                    '{"label": "b", "command": "./scripts/dep.sh"}',
+                )
+            }
+        ),
+        door="scripts/dep.sh",
+    ),
+    Attack(
+        "task-npm-script",
+        "mkdir -p tools && echo 'touch {canary}' > tools/o.sh",
+        files(
+            {
+                ".vscode/tasks.json": tasks(f'{{"type": "npm", "script": "watch", {FOLDER_OPEN}}}'),
+                "package.json": '{"scripts": {"watch": "npm run other", "other": "sh tools/o.sh"}}',
+            }
+        ),
+        door="tools/o.sh",
+    ),
+    Attack(
+        "terminal-profile-rcfile",
+        "echo 'touch {canary}' > tools/devrc.sh",
+        files(
+            {
+                ".vscode/settings.json": '{"terminal.integrated.profiles.linux": {"dev": {"path":'
+                ' "bash", "args": ["--rcfile", "tools/devrc.sh"]}}}',
+                "tools/devrc.sh": "PS1='dev$ '\n",
+            }
+        ),
+        door="tools/devrc.sh",
+    ),
+    Attack(
+        "npmrc-node-options-preload",
+        'echo \'require("fs").writeFileSync("{canary}", "")\' > preload.js',
+        files({".npmrc": "node-options=--require ./preload.js\n", "preload.js": "// env\n"}),
+        door="preload.js",
+    ),
+    Attack(
+        "yarn-plugin",
+        "mkdir -p .yarn/plugins && echo 'module.exports = 1' > .yarn/plugins/p.cjs",
+        files({".yarnrc.yml": "plugins:\n  - path: .yarn/plugins/p.cjs\n"}),
+        door=".yarn/plugins/p.cjs",
+    ),
+    Attack(
+        "pre-commit-python-module",
+        'mkdir -p tools && echo \'open("{canary}", "w")\' > tools/lint.py',
+        files(
+            {
+                ".pre-commit-config.yaml": "repos:\n- repo: local\n  hooks:\n  - id: l\n    entry: python -m tools.lint\n"
+            }
+        ),
+        door="tools/lint.py",
+    ),
+    Attack(
+        "nvim-lua-dofile",
+        "mkdir -p scripts && echo 'os.execute(\"touch {canary}\")' > scripts/nv.lua",
+        files({".nvim.lua": "dofile('scripts/nv.lua')\n"}),
+        door="scripts/nv.lua",
+    ),
+]
+
+
 def host_runs_git(ws: Path, where: tuple[str, ...], extra: tuple[str, ...] = ()) -> None:
     """What a user's host (and VS Code's git extension) runs in the workspace."""
     for rel in where:
@@ -737,6 +894,10 @@ DOOR_WRITES = [
     pytest.param(pre_commit_framework, ".pre-commit-config.yaml", id="pre-commit-config"),
     pytest.param(envrc("PATH_add bin\n"), "bin/git", id="direnv-path-add"),
     pytest.param(envrc("layout node\n"), "node_modules/.bin/jest", id="direnv-layout-node"),
+    pytest.param(textconv_by_name, "conv.sh", id="driver-named-without-slash"),
+    pytest.param(
+        files({".npmrc": "node-options=--require ./preload.js\n"}), "preload.js", id="npmrc-preload"
+    ),
 ]
 WRITING_LINES = [
     "echo x > {path}",

@@ -40,6 +40,7 @@ from tether.permissions.controlplane import (
     PROTECTED_NAMES,
     Protected,
 )
+from tether.sandbox.door_words import entry_doors, root_doors
 from tether.sandbox.doors import (
     Door,
     DoorFinder,
@@ -252,6 +253,10 @@ def doors_of(
                 doors += folder_open_tasks(path / "tasks.json")
             if (path / "settings.json").is_file():
                 doors += settings_programs(path / "settings.json")
+    for root, result in zip(roots, found, strict=False):  # every path a door names
+        doors += root_doors(root)
+        for path in result.entries:
+            doors += entry_doors(path, root)
     if dotenv:
         doors += [Door(root / ".env", "direnv loads it (load_dotenv)") for root in roots]
     for root in roots:
