@@ -985,6 +985,22 @@ HOME_ATTACKS = [
         id="ssh-config",
     ),
     pytest.param(
+        ".cargo/env", "mkdir -p .cargo && echo 'touch {canary}' > .cargo/env", None, id="cargo-env"
+    ),
+    pytest.param(".fzf.bash", "echo 'touch {canary}' > .fzf.bash", None, id="any-dot-file"),
+    pytest.param(
+        ".vim/plugin/x.vim",
+        "mkdir -p .vim/plugin && echo 'call system(\"touch {canary}\")' > .vim/plugin/x.vim",
+        None,
+        id="any-dot-folder",
+    ),
+    pytest.param(
+        ".node_modules/x/index.js",
+        "mkdir -p .node_modules/x && echo 'touch {canary}' > .node_modules/x/index.js",
+        None,
+        id="node-global-modules",
+    ),
+    pytest.param(
         ".config/fish/config.fish",
         "mkdir f && echo 'touch {canary}' > f/config.fish && mv f .config/fish",
         None,
@@ -1115,3 +1131,52 @@ async def test_putting_a_protected_link_back_never_follows_a_link_the_command_pl
     assert isinstance(sandbox, BwrapSandbox)
     assert sandbox.restore_links() == []  # a background command's links: the same rule
     assert listing() == before and sorted(os.listdir(other)) == [".envrc", "b"], out
+
+
+async def test_a_home_folder_opened_as_the_workspace_keeps_its_caches_writable(
+    make_harness: MakeHarness, home: Path
+) -> None:
+    """What builds and installs write in the home folder stays writable there."""
+    h = make_harness(mode="bypassPermissions")
+    h.ctx.cwd = home
+    h.ctx.config.shell_sandbox = BwrapSandbox(home, linger_s=0)
+    line = (
+        "mkdir -p .cache/pip .npm/_cacache .cargo/registry/cache notes"
+        " && for d in .cache/pip .npm/_cacache .cargo/registry/cache notes; do echo x > $d/f; done"
+    )
+    out = text_of(await h.call("Bash", command=line))
+    for d in (".cache/pip", ".npm/_cacache", ".cargo/registry/cache", "notes"):
+        assert (home / d / "f").is_file(), out
+
+
+@pytest.mark.parametrize(
+    ("link", "target"),
+    [
+        pytest.param(".bashrc", "bashrc", id="bashrc"),
+        pytest.param(".profile", "shell/profile", id="profile"),
+        pytest.param(".config/nvim", "nvim", id="config-folder"),
+        pytest.param(".local/bin/gs", "bin/gs", id="local-bin"),
+    ],
+)
+async def test_dotfiles_linked_from_the_home_folder_are_doors(
+    make_harness: MakeHarness, workspace: Path, home: Path, tmp_path: Path, link: str, target: str
+) -> None:
+    """A dotfiles repository opened as the workspace, its files linked from the home folder
+    (stow, yadm): the host's shells and tools load them through the links."""
+    canary = tmp_path / "canary"
+    real = workspace / target
+    if link == ".config/nvim":
+        write(real / "init.lua", "-- nvim\n")
+        path = f"{target}/init.lua"
+    else:
+        write(real, "# mine\n")
+        path = target
+    (home / link).parent.mkdir(parents=True, exist_ok=True)
+    (home / link).symlink_to(real)
+    before = (workspace / path).read_text()
+    h = make_harness(mode="bypassPermissions")
+    out = text_of(await h.call("Bash", command=f"echo 'touch {canary}' >> {path}"))
+    assert (workspace / path).read_text() == before, out
+    assert "refused" in out or "Read-only" in out, out
+    decision = await h.decide("Write", file_path=path, content="x\n")
+    assert decision.behavior == "ask" and decision.forced, decision

@@ -54,6 +54,7 @@ from tether.sandbox.doors import (
     user_configs,
 )
 from tether.sandbox.gate.policy import Policy
+from tether.sandbox.home_entries import home_entries
 from tether.sandbox.host_fs import restore_link
 
 log = logging.getLogger(__name__)
@@ -241,6 +242,7 @@ def doors_of(
     doors = finder.git(repos, env)
     doors += [Door(p, "git reads it as the user's configuration") for p in user_configs(env)]
     doors += home_doors(roots, env)
+    doors += home_entries(roots, env)
     entries = [p for r in found for p in r.entries]
     for root in roots:
         entries += [root / ".envrc", root / ".vscode"]
