@@ -1180,3 +1180,46 @@ async def test_dotfiles_linked_from_the_home_folder_are_doors(
     assert "refused" in out or "Read-only" in out, out
     decision = await h.decide("Write", file_path=path, content="x\n")
     assert decision.behavior == "ask" and decision.forced, decision
+
+
+@pytest.mark.parametrize("budget", [50, 5_000])
+async def test_a_repository_past_the_walks_budget_keeps_its_doors(
+    make_harness: MakeHarness,
+    workspace: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    budget: int,
+) -> None:
+    """A tree bigger than the walk's budget (lowered here; ``bench/sandbox.py`` measures
+    real sizes): a nested repository past it still has its hooks folder protected."""
+    import tether.sandbox.protect as protect
+
+    monkeypatch.setattr(protect, "WALK_MAX_ENTRIES", budget)
+    canary = tmp_path / "canary"
+    vendor = workspace / "third_party"
+    vendor.mkdir()
+    for i in range(120):
+        (vendor / f"f{i:03}.txt").touch()
+    lib = vendor / "zz" / "lib"
+    lib.mkdir(parents=True)
+    git(lib, "init", "-q")
+    config(lib, "core.hooksPath", ".githooks")
+    (lib / "x").write_text("x\n")
+    git(lib, "add", "-A")
+    git(lib, *GIT_ID, "commit", "-qm", "i")
+    payload = PAYLOAD.format(canary=canary)
+    line = (
+        f"mkdir -p third_party/zz/lib/.githooks && {payload} > third_party/zz/lib/.githooks/"
+        "pre-commit && chmod +x third_party/zz/lib/.githooks/pre-commit"
+    )
+    control = tmp_path / "control" / workspace.name
+    shutil.copytree(workspace, control, symlinks=True)
+    subprocess.run(["bash", "-c", line], cwd=control, capture_output=True, check=False)  # noqa: ASYNC221
+    await asyncio.to_thread(host_runs_git, control / "third_party" / "zz" / "lib", (".",))
+    assert canary.exists(), "the attack does not fire even unsandboxed"
+    canary.unlink()
+    h = make_harness(mode="bypassPermissions")
+    out = text_of(await h.call("Bash", command=line))
+    await asyncio.to_thread(host_runs_git, lib, (".",))
+    assert not canary.exists(), out
+    assert "refused" in out, out

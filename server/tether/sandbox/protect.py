@@ -19,8 +19,9 @@ protected instead (when commands may write there), and the sandbox puts the link
 after every command (``restore_links``), reaching it through real folders only (``host_fs``);
 the replacement is kept beside it, renamed.
 
-Limits: the walk is bounded (``WALK_MAX_DEPTH``, ``WALK_MAX_ENTRIES``, ``SKIPPED_DIRS``):
-an existing protected entry beyond it is not bound, though nothing new can be created there.
+A tree the bounded walk (``WALK_MAX_DEPTH``, ``WALK_MAX_ENTRIES``) cannot finish is walked
+whole, by name (``Discovery``). Limits: ``SKIPPED_DIRS`` are not entered: an existing
+protected entry there is not bound, though nothing new can be created there.
 """
 
 from __future__ import annotations
@@ -98,12 +99,14 @@ def _gitdir_of(dot_git_file: Path) -> Path | None:
     return Path(os.path.realpath(target))
 
 
-def walk(root: Path) -> Found:
-    """The protected entries under ``root`` (below its top level), bounded."""
+def walk(root: Path, *, bounded: bool = True) -> Found:
+    """The protected entries under ``root`` (below its top level): within
+    ``WALK_MAX_DEPTH`` and ``WALK_MAX_ENTRIES`` when ``bounded``, else the whole tree (but
+    ``SKIPPED_DIRS``). Names only: a ``Path`` is made for what is found, not for every entry."""
     entries: list[Path] = []
     git_dirs: list[Path] = []
     budget = WALK_MAX_ENTRIES
-    stack: list[tuple[Path, int]] = [(root, 0)]
+    stack: list[tuple[str, int]] = [(str(root), 0)]
     complete = True
     while stack:
         directory, depth = stack.pop()
@@ -112,18 +115,18 @@ def walk(root: Path) -> Found:
                 listing = list(it)
         except OSError:
             continue
-        budget -= len(listing)
-        if budget < 0:
-            complete = False
-            break
-        names = {e.name for e in listing}
-        if depth > 0 and names >= _GIT_DIR_MARKERS:
+        if bounded:
+            budget -= len(listing)
+            if budget < 0:
+                complete = False
+                break
+        if depth > 0 and {e.name for e in listing} >= _GIT_DIR_MARKERS:
             git_dirs.append(Path(os.path.realpath(directory)))
             continue
         for entry in listing:
             name = entry.name
-            path = Path(entry.path)
             if name.casefold() in PROTECTED_NAMES:
+                path = Path(entry.path)
                 if depth > 0:
                     entries.append(path)
                 if name == ".git" and entry.is_file(follow_symlinks=False):
@@ -133,15 +136,21 @@ def walk(root: Path) -> Found:
                 continue
             if name in SKIPPED_DIRS or not entry.is_dir(follow_symlinks=False):
                 continue
-            if depth + 1 < WALK_MAX_DEPTH:
-                stack.append((path, depth + 1))
+            if not bounded or depth + 1 < WALK_MAX_DEPTH:
+                stack.append((entry.path, depth + 1))
             else:
                 complete = False
     return Found(tuple(entries), tuple(dict.fromkeys(git_dirs)), complete)
 
 
 class Discovery:
-    """``walk`` results per root, reused for ``ttl_s`` seconds."""
+    """``walk`` results per root, reused for ``ttl_s`` seconds. A tree the bounded walk
+    cannot finish is walked whole (names only; ``bench/sandbox.py`` measures it) and that
+    result is kept ``FULL_TTL_FACTOR`` times longer: repositories and door files beyond any
+    budget are found however big the tree, and what a command creates does not need the
+    walk (the gate refuses it)."""
+
+    FULL_TTL_FACTOR = 10
 
     def __init__(self, ttl_s: float = DISCOVERY_TTL_S) -> None:
         self._ttl_s = ttl_s
@@ -152,9 +161,14 @@ class Discovery:
         now = time.monotonic()
         with self._lock:
             hit = self._cache.get(root)
-        if hit is not None and now - hit[0] < self._ttl_s:
-            return hit[1]
+        if hit is not None:
+            ttl = self._ttl_s * (1 if hit[1].complete else self.FULL_TTL_FACTOR)
+            if now - hit[0] < ttl:
+                return hit[1]
         result = walk(root)
+        if not result.complete:
+            whole = walk(root, bounded=False)
+            result = Found(whole.entries, whole.git_dirs, complete=False)
         with self._lock:
             self._cache[root] = (now, result)
         return result
