@@ -1223,3 +1223,31 @@ async def test_a_repository_past_the_walks_budget_keeps_its_doors(
     await asyncio.to_thread(host_runs_git, lib, (".",))
     assert not canary.exists(), out
     assert "refused" in out, out
+
+
+@pytest.mark.parametrize("lock", ["config.lock", "config.worktree.lock", "commondir.lock"])
+async def test_a_lock_beside_a_read_only_git_file_is_refused(
+    make_harness: MakeHarness, workspace: Path, tmp_path: Path, lock: str
+) -> None:
+    """git writes ``config.lock`` then renames it onto ``config``; the rename cannot happen
+    in the sandbox, and a lock left behind keeps the host's git from changing its config."""
+    git(workspace, "init", "-q")
+    control = tmp_path / "control"
+    shutil.copytree(workspace, control, symlinks=True)
+    line = f"touch .git/{lock}; git config branch.main.description x"
+    subprocess.run(["bash", "-c", line], cwd=control, capture_output=True, check=False)  # noqa: ASYNC221
+    if lock == "config.lock":  # the control: a lock left behind does stop the host's git
+        done = subprocess.run(["git", "config", "user.name", "H"], cwd=control, capture_output=True)  # noqa: ASYNC221
+        assert done.returncode != 0, "a lock left behind does not stop git even unsandboxed"
+    h = make_harness(mode="bypassPermissions")
+    out = text_of(await h.call("Bash", command=line))
+    assert not (workspace / ".git" / lock).exists(), out
+    assert "refused" in out, out
+    git(workspace, "config", "user.name", "H")  # the host's git still changes its config
+    out = text_of(
+        await h.call(
+            "Bash",
+            command="git add -A && git -c user.name=a -c user.email=a@b commit -qm x && git log --oneline | wc -l",
+        )
+    )
+    assert out.strip().endswith("1"), out  # git's own locks (index.lock, refs) still work
