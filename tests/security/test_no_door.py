@@ -622,8 +622,29 @@ def tasks(*items: str) -> str:
     return TASKS.format(tasks=", ".join(items)).replace("{{", "{").replace("}}", "}")
 
 
+def husky_v9(ws: Path, _home: Path) -> None:
+    """Husky v9, reduced: its ``_/h`` puts ``node_modules/.bin`` first on ``PATH`` and runs
+    ``.husky/<hook>``, whose default is ``npm test``."""
+    config(ws, "core.hooksPath", ".husky/_")
+    hook = (
+        '#!/bin/sh\nexport PATH="$PWD/node_modules/.bin:$PATH"\n. "$(dirname "$0")/../pre-commit"\n'
+    )
+    write(ws / ".husky" / "_" / "pre-commit", hook, mode=0o755)
+    write(ws / ".husky" / "pre-commit", "npx lint-staged\n", mode=0o755)
+
+
 # -- every path a door names is a door (whatever the command that names it) ----------------
 ATTACKS += [
+    Attack(
+        "husky-node-modules-bin",
+        f"mkdir -p node_modules/.bin && {P} > node_modules/.bin/npx && chmod +x node_modules/.bin/npx",
+        husky_v9,
+    ),
+    Attack(
+        "husky-node-modules-bin-renamed-in",
+        f"mkdir -p t && {P} > t/lint-staged && chmod +x t/lint-staged && mkdir -p node_modules && mv t node_modules/.bin",
+        husky_v9,
+    ),
     Attack("textconv-named-without-slash", f"{P} > conv.sh; echo two >> doc.pdf", textconv_by_name),
     Attack(
         "clean-filter-named-without-slash",
@@ -1251,3 +1272,17 @@ async def test_a_lock_beside_a_read_only_git_file_is_refused(
         )
     )
     assert out.strip().endswith("1"), out  # git's own locks (index.lock, refs) still work
+
+
+async def test_a_husky_project_still_links_other_programs_into_node_modules_bin(
+    make_harness: MakeHarness, workspace: Path, home: Path
+) -> None:
+    """What ``npm install`` does for a tool the hooks do not run: it links it there."""
+    prepare(workspace, home, Attack("husky", "true", husky_v9))
+    h = make_harness(mode="bypassPermissions")
+    line = (
+        "mkdir -p node_modules/eslint/bin node_modules/.bin && echo 'x' > node_modules/eslint/bin/"
+        "eslint.js && ln -s ../eslint/bin/eslint.js node_modules/.bin/eslint && echo linked"
+    )
+    out = text_of(await h.call("Bash", command=line))
+    assert "linked" in out and (workspace / "node_modules" / ".bin" / "eslint").is_symlink(), out

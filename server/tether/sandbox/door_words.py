@@ -10,6 +10,7 @@ loads. Git values that run are read in ``doors.py``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -239,6 +240,7 @@ def root_doors(root: Path) -> list[Door]:
         out += [Door(root / name, why) for name in PNP_FILES]
     for name in (".envrc", *EDITOR_LOADERS):
         out += entry_doors(root / name, root)
+    out += hook_doors(root)
     for name in HOOK_CONFIGS:
         path = root / name
         if path.is_file():
@@ -248,6 +250,36 @@ def root_doors(root: Path) -> list[Door]:
             out += vscode_doors(root / name)
         elif name.endswith(".code-workspace"):
             out += code_workspace_doors(root / name)
+    return out
+
+
+_BARE = re.compile(r"[A-Za-z0-9@_][A-Za-z0-9@._+-]*")
+HOOK_FOLDERS = (".husky", ".husky/_", ".git/hooks", ".githooks")
+MAX_HOOKS = 64
+
+
+def hook_doors(root: Path) -> list[Door]:
+    """What the git hooks of the workspace's own repository run: the paths their words name,
+    and, since Husky's hooks put ``node_modules/.bin`` first on ``PATH`` (npm scripts do
+    too), ``node_modules/.bin/<word>`` for every bare word (``npm``, ``npx``,
+    ``lint-staged``)."""
+    out: list[Door] = []
+    for folder in HOOK_FOLDERS:
+        try:
+            hooks = [
+                e.path
+                for e in os.scandir(root / folder)
+                if e.is_file() and not e.name.endswith(".sample")
+            ][:MAX_HOOKS]
+        except OSError:
+            continue
+        for hook in hooks:
+            why = f"the git hook {hook} runs it"
+            text = _read(Path(hook))
+            out += [Door(p, why) for p in named_paths(text, [root])]
+            bin_dir = root / "node_modules" / ".bin"
+            bare = [w for w in dict.fromkeys(words(text)) if _BARE.fullmatch(w)]
+            out += [Door(bin_dir / w, why) for w in bare]
     return out
 
 
