@@ -591,6 +591,184 @@ ATTACKS = [
 ]
 
 
+def files(texts: dict[str, str]) -> Setup:
+    """Files of the user's project."""
+
+    def setup(ws: Path, _home: Path) -> None:
+        for rel, text in texts.items():
+            write(ws / rel, text, mode=0o755)
+
+    return setup
+
+
+def textconv_by_name(ws: Path, home: Path) -> None:
+    """A driver named without a slash: git runs it from the top of the work tree."""
+    textconv(ws, home)
+    write(ws / "conv.sh", 'cat "$1"\n')
+    config(ws, "diff.pdf.textconv", "sh conv.sh")
+
+
+def filter_by_name(ws: Path, _home: Path) -> None:
+    write(ws / "strip.py", "import sys; sys.stdout.write(sys.stdin.read())\n")
+    config(ws, "filter.strip.clean", "python3 strip.py")
+    write(ws / ".gitattributes", "*.dat filter=strip\n")
+
+
+FOLDER_OPEN = '"runOptions": {{"runOn": "folderOpen"}}'
+TASKS = '{{"version": "2.0.0", "tasks": [{tasks}]}}'
+
+
+def tasks(*items: str) -> str:
+    return TASKS.format(tasks=", ".join(items)).replace("{{", "{").replace("}}", "}")
+
+
+def husky_v9(ws: Path, _home: Path) -> None:
+    """Husky v9, reduced: its ``_/h`` puts ``node_modules/.bin`` first on ``PATH`` and runs
+    ``.husky/<hook>``, whose default is ``npm test``."""
+    config(ws, "core.hooksPath", ".husky/_")
+    hook = (
+        '#!/bin/sh\nexport PATH="$PWD/node_modules/.bin:$PATH"\n. "$(dirname "$0")/../pre-commit"\n'
+    )
+    write(ws / ".husky" / "_" / "pre-commit", hook, mode=0o755)
+    write(ws / ".husky" / "pre-commit", "npx lint-staged\n", mode=0o755)
+
+
+# -- every path a door names is a door (whatever the command that names it) ----------------
+ATTACKS += [
+    Attack(
+        "husky-node-modules-bin",
+        f"mkdir -p node_modules/.bin && {P} > node_modules/.bin/npx && chmod +x node_modules/.bin/npx",
+        husky_v9,
+    ),
+    Attack(
+        "husky-node-modules-bin-renamed-in",
+        f"mkdir -p t && {P} > t/lint-staged && chmod +x t/lint-staged && mkdir -p node_modules && mv t node_modules/.bin",
+        husky_v9,
+    ),
+    Attack("textconv-named-without-slash", f"{P} > conv.sh; echo two >> doc.pdf", textconv_by_name),
+    Attack(
+        "clean-filter-named-without-slash",
+        'echo \'open("{canary}", "w")\' >> strip.py; echo data > new.dat',
+        filter_by_name,
+    ),
+    Attack(
+        "envrc-source-if-exists",
+        "echo 'touch {canary}' > .env.local",
+        envrc("[ -f .env.local ] && source .env.local\n"),
+        door=".env.local",
+    ),
+    Attack(
+        "envrc-sourced-file-sources",
+        "echo 'touch {canary}' > more.sh",
+        files({".envrc": "source_env .envrc.local\n", ".envrc.local": ". ./more.sh\n"}),
+        door="more.sh",
+    ),
+    Attack(
+        "envrc-eval-tool",
+        f"{P} > bin/env-tool",
+        files({".envrc": 'eval "$(./bin/env-tool)"\n', "bin/env-tool": "#!/bin/sh\n"}),
+        door="bin/env-tool",
+    ),
+    Attack(
+        "envrc-python-module",
+        'mkdir -p tools && echo \'open("{canary}", "w")\' > tools/envgen.py',
+        envrc("python3 -m tools.envgen\n"),
+        door="tools/envgen.py",
+    ),
+    Attack(
+        "task-bare-script-name",
+        'echo \'open("{canary}", "w")\' > manage.py',
+        files(
+            {
+                ".vscode/tasks.json": tasks(
+                    f'{{"label": "a", "command": "python3 manage.py runserver", {FOLDER_OPEN}}}'
+                ),
+                "manage.py": "print('serve')\n",
+            }
+        ),
+        door="manage.py",
+    ),
+    Attack(
+        "task-cwd",
+        f"{P} > tools/watch.sh",
+        files(
+            {
+                ".vscode/tasks.json": tasks(
+                    '{"label": "w", "command": "./watch.sh", "options": {"cwd": "${workspaceFolder}/tools"},'
+                    f" {FOLDER_OPEN}}}"
+                ),
+                "tools/watch.sh": "#!/bin/sh\n",
+            }
+        ),
+        door="tools/watch.sh",
+    ),
+    Attack(
+        "task-depends-on",
+        f"mkdir -p scripts && {P} > scripts/dep.sh",
+        files(
+            {
+                ".vscode/tasks.json": tasks(
+                    f'{{"label": "a", "command": "echo", "dependsOn": ["b"], {FOLDER_OPEN}}}',
+                    '{"label": "b", "command": "./scripts/dep.sh"}',
+                )
+            }
+        ),
+        door="scripts/dep.sh",
+    ),
+    Attack(
+        "task-npm-script",
+        "mkdir -p tools && echo 'touch {canary}' > tools/o.sh",
+        files(
+            {
+                ".vscode/tasks.json": tasks(f'{{"type": "npm", "script": "watch", {FOLDER_OPEN}}}'),
+                "package.json": '{"scripts": {"watch": "npm run other", "other": "sh tools/o.sh"}}',
+            }
+        ),
+        door="tools/o.sh",
+    ),
+    Attack(
+        "terminal-profile-rcfile",
+        "echo 'touch {canary}' > tools/devrc.sh",
+        files(
+            {
+                ".vscode/settings.json": '{"terminal.integrated.profiles.linux": {"dev": {"path":'
+                ' "bash", "args": ["--rcfile", "tools/devrc.sh"]}}}',
+                "tools/devrc.sh": "PS1='dev$ '\n",
+            }
+        ),
+        door="tools/devrc.sh",
+    ),
+    Attack(
+        "npmrc-node-options-preload",
+        'echo \'require("fs").writeFileSync("{canary}", "")\' > preload.js',
+        files({".npmrc": "node-options=--require ./preload.js\n", "preload.js": "// env\n"}),
+        door="preload.js",
+    ),
+    Attack(
+        "yarn-plugin",
+        "mkdir -p .yarn/plugins && echo 'module.exports = 1' > .yarn/plugins/p.cjs",
+        files({".yarnrc.yml": "plugins:\n  - path: .yarn/plugins/p.cjs\n"}),
+        door=".yarn/plugins/p.cjs",
+    ),
+    Attack(
+        "pre-commit-python-module",
+        'mkdir -p tools && echo \'open("{canary}", "w")\' > tools/lint.py',
+        files(
+            {
+                ".pre-commit-config.yaml": "repos:\n- repo: local\n  hooks:\n  - id: l\n    entry: python -m tools.lint\n"
+            }
+        ),
+        door="tools/lint.py",
+    ),
+    Attack(
+        "nvim-lua-dofile",
+        "mkdir -p scripts && echo 'os.execute(\"touch {canary}\")' > scripts/nv.lua",
+        files({".nvim.lua": "dofile('scripts/nv.lua')\n"}),
+        door="scripts/nv.lua",
+    ),
+]
+
+
 def host_runs_git(ws: Path, where: tuple[str, ...], extra: tuple[str, ...] = ()) -> None:
     """What a user's host (and VS Code's git extension) runs in the workspace."""
     for rel in where:
@@ -737,6 +915,10 @@ DOOR_WRITES = [
     pytest.param(pre_commit_framework, ".pre-commit-config.yaml", id="pre-commit-config"),
     pytest.param(envrc("PATH_add bin\n"), "bin/git", id="direnv-path-add"),
     pytest.param(envrc("layout node\n"), "node_modules/.bin/jest", id="direnv-layout-node"),
+    pytest.param(textconv_by_name, "conv.sh", id="driver-named-without-slash"),
+    pytest.param(
+        files({".npmrc": "node-options=--require ./preload.js\n"}), "preload.js", id="npmrc-preload"
+    ),
 ]
 WRITING_LINES = [
     "echo x > {path}",
@@ -822,6 +1004,22 @@ HOME_ATTACKS = [
         "mkdir -p .ssh && printf 'Host *\\n  ProxyCommand touch {canary}\\n' >> .ssh/config",
         None,
         id="ssh-config",
+    ),
+    pytest.param(
+        ".cargo/env", "mkdir -p .cargo && echo 'touch {canary}' > .cargo/env", None, id="cargo-env"
+    ),
+    pytest.param(".fzf.bash", "echo 'touch {canary}' > .fzf.bash", None, id="any-dot-file"),
+    pytest.param(
+        ".vim/plugin/x.vim",
+        "mkdir -p .vim/plugin && echo 'call system(\"touch {canary}\")' > .vim/plugin/x.vim",
+        None,
+        id="any-dot-folder",
+    ),
+    pytest.param(
+        ".node_modules/x/index.js",
+        "mkdir -p .node_modules/x && echo 'touch {canary}' > .node_modules/x/index.js",
+        None,
+        id="node-global-modules",
     ),
     pytest.param(
         ".config/fish/config.fish",
@@ -916,3 +1114,175 @@ def test_the_sandbox_starts_when_tether_lives_in_tmp(tmp_path: Path) -> None:
         [sys.executable, "-c", check], capture_output=True, text=True, timeout=60, check=False
     )
     assert "available=True" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("link", "swap"),
+    [
+        pytest.param("app/.envrc", "rm app/.envrc && rmdir app && ln -s {other} app", id="parent"),
+        pytest.param(
+            "a/b/.envrc", "rm a/b/.envrc; mv a/b a/x && ln -s {other}/b a/b", id="parent-moved"
+        ),
+        pytest.param("a/b/.envrc", "rm a/b/.envrc; mv a a2 && ln -s {other} a", id="grandparent"),
+    ],
+)
+async def test_putting_a_protected_link_back_never_follows_a_link_the_command_planted(
+    make_harness: MakeHarness, workspace: Path, tmp_path: Path, link: str, swap: str
+) -> None:
+    """The daemon puts protected links back after every command, unsandboxed: a folder on the
+    way replaced by a link to the user's other project must not take it there."""
+    other = tmp_path / "other-project"
+    (other / "b").mkdir(parents=True)
+    for rc in (other / ".envrc", other / "b" / ".envrc"):
+        rc.write_text("export B=2\n")
+    (workspace / "shared.envrc").write_text("export A=1\n")
+    (workspace / link).parent.mkdir(parents=True)
+    (workspace / link).symlink_to("../" * link.count("/") + "shared.envrc")
+
+    def listing() -> dict[str, str]:
+        return {str(p): p.read_text() for p in other.rglob("*") if p.is_file()}
+
+    before = listing()
+    h = make_harness(mode="bypassPermissions")
+    out = text_of(await h.call("Bash", command=swap.format(other=other)))
+    # The control: the command did plant the link, so a daemon following names lands there.
+    assert Path(os.path.realpath(workspace / link)).is_relative_to(other), out
+    assert listing() == before, out
+    sandbox = h.ctx.config.shell_sandbox
+    assert isinstance(sandbox, BwrapSandbox)
+    assert sandbox.restore_links() == []  # a background command's links: the same rule
+    assert listing() == before and sorted(os.listdir(other)) == [".envrc", "b"], out
+
+
+async def test_a_home_folder_opened_as_the_workspace_keeps_its_caches_writable(
+    make_harness: MakeHarness, home: Path
+) -> None:
+    """What builds and installs write in the home folder stays writable there."""
+    h = make_harness(mode="bypassPermissions")
+    h.ctx.cwd = home
+    h.ctx.config.shell_sandbox = BwrapSandbox(home, linger_s=0)
+    line = (
+        "mkdir -p .cache/pip .npm/_cacache .cargo/registry/cache notes"
+        " && for d in .cache/pip .npm/_cacache .cargo/registry/cache notes; do echo x > $d/f; done"
+    )
+    out = text_of(await h.call("Bash", command=line))
+    for d in (".cache/pip", ".npm/_cacache", ".cargo/registry/cache", "notes"):
+        assert (home / d / "f").is_file(), out
+
+
+@pytest.mark.parametrize(
+    ("link", "target"),
+    [
+        pytest.param(".bashrc", "bashrc", id="bashrc"),
+        pytest.param(".profile", "shell/profile", id="profile"),
+        pytest.param(".config/nvim", "nvim", id="config-folder"),
+        pytest.param(".local/bin/gs", "bin/gs", id="local-bin"),
+    ],
+)
+async def test_dotfiles_linked_from_the_home_folder_are_doors(
+    make_harness: MakeHarness, workspace: Path, home: Path, tmp_path: Path, link: str, target: str
+) -> None:
+    """A dotfiles repository opened as the workspace, its files linked from the home folder
+    (stow, yadm): the host's shells and tools load them through the links."""
+    canary = tmp_path / "canary"
+    real = workspace / target
+    if link == ".config/nvim":
+        write(real / "init.lua", "-- nvim\n")
+        path = f"{target}/init.lua"
+    else:
+        write(real, "# mine\n")
+        path = target
+    (home / link).parent.mkdir(parents=True, exist_ok=True)
+    (home / link).symlink_to(real)
+    before = (workspace / path).read_text()
+    h = make_harness(mode="bypassPermissions")
+    out = text_of(await h.call("Bash", command=f"echo 'touch {canary}' >> {path}"))
+    assert (workspace / path).read_text() == before, out
+    assert "refused" in out or "Read-only" in out, out
+    decision = await h.decide("Write", file_path=path, content="x\n")
+    assert decision.behavior == "ask" and decision.forced, decision
+
+
+@pytest.mark.parametrize("budget", [50, 5_000])
+async def test_a_repository_past_the_walks_budget_keeps_its_doors(
+    make_harness: MakeHarness,
+    workspace: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    budget: int,
+) -> None:
+    """A tree bigger than the walk's budget (lowered here; ``bench/sandbox.py`` measures
+    real sizes): a nested repository past it still has its hooks folder protected."""
+    import tether.sandbox.protect as protect
+
+    monkeypatch.setattr(protect, "WALK_MAX_ENTRIES", budget)
+    canary = tmp_path / "canary"
+    vendor = workspace / "third_party"
+    vendor.mkdir()
+    for i in range(120):
+        (vendor / f"f{i:03}.txt").touch()
+    lib = vendor / "zz" / "lib"
+    lib.mkdir(parents=True)
+    git(lib, "init", "-q")
+    config(lib, "core.hooksPath", ".githooks")
+    (lib / "x").write_text("x\n")
+    git(lib, "add", "-A")
+    git(lib, *GIT_ID, "commit", "-qm", "i")
+    payload = PAYLOAD.format(canary=canary)
+    line = (
+        f"mkdir -p third_party/zz/lib/.githooks && {payload} > third_party/zz/lib/.githooks/"
+        "pre-commit && chmod +x third_party/zz/lib/.githooks/pre-commit"
+    )
+    control = tmp_path / "control" / workspace.name
+    shutil.copytree(workspace, control, symlinks=True)
+    subprocess.run(["bash", "-c", line], cwd=control, capture_output=True, check=False)  # noqa: ASYNC221
+    await asyncio.to_thread(host_runs_git, control / "third_party" / "zz" / "lib", (".",))
+    assert canary.exists(), "the attack does not fire even unsandboxed"
+    canary.unlink()
+    h = make_harness(mode="bypassPermissions")
+    out = text_of(await h.call("Bash", command=line))
+    await asyncio.to_thread(host_runs_git, lib, (".",))
+    assert not canary.exists(), out
+    assert "refused" in out, out
+
+
+@pytest.mark.parametrize("lock", ["config.lock", "config.worktree.lock", "commondir.lock"])
+async def test_a_lock_beside_a_read_only_git_file_is_refused(
+    make_harness: MakeHarness, workspace: Path, tmp_path: Path, lock: str
+) -> None:
+    """git writes ``config.lock`` then renames it onto ``config``; the rename cannot happen
+    in the sandbox, and a lock left behind keeps the host's git from changing its config."""
+    git(workspace, "init", "-q")
+    control = tmp_path / "control"
+    shutil.copytree(workspace, control, symlinks=True)
+    line = f"touch .git/{lock}; git config branch.main.description x"
+    subprocess.run(["bash", "-c", line], cwd=control, capture_output=True, check=False)  # noqa: ASYNC221
+    if lock == "config.lock":  # the control: a lock left behind does stop the host's git
+        done = subprocess.run(["git", "config", "user.name", "H"], cwd=control, capture_output=True)  # noqa: ASYNC221
+        assert done.returncode != 0, "a lock left behind does not stop git even unsandboxed"
+    h = make_harness(mode="bypassPermissions")
+    out = text_of(await h.call("Bash", command=line))
+    assert not (workspace / ".git" / lock).exists(), out
+    assert "refused" in out, out
+    git(workspace, "config", "user.name", "H")  # the host's git still changes its config
+    out = text_of(
+        await h.call(
+            "Bash",
+            command="git add -A && git -c user.name=a -c user.email=a@b commit -qm x && git log --oneline | wc -l",
+        )
+    )
+    assert out.strip().endswith("1"), out  # git's own locks (index.lock, refs) still work
+
+
+async def test_a_husky_project_still_links_other_programs_into_node_modules_bin(
+    make_harness: MakeHarness, workspace: Path, home: Path
+) -> None:
+    """What ``npm install`` does for a tool the hooks do not run: it links it there."""
+    prepare(workspace, home, Attack("husky", "true", husky_v9))
+    h = make_harness(mode="bypassPermissions")
+    line = (
+        "mkdir -p node_modules/eslint/bin node_modules/.bin && echo 'x' > node_modules/eslint/bin/"
+        "eslint.js && ln -s ../eslint/bin/eslint.js node_modules/.bin/eslint && echo linked"
+    )
+    out = text_of(await h.call("Bash", command=line))
+    assert "linked" in out and (workspace / "node_modules" / ".bin" / "eslint").is_symlink(), out

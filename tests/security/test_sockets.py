@@ -152,18 +152,34 @@ async def test_an_abstract_socket_on_the_host(
     assert "CONNECTED" not in out and daemon.got == []
 
 
-async def test_sockets_inside_the_workspace_still_work(
+async def test_a_host_daemons_socket_inside_the_workspace(
     make_harness: MakeHarness, workspace: Path, listen: list[Listener]
 ) -> None:
-    """The control: the sandbox does not forbid Unix sockets, only reaching out."""
-    daemon = _start(listen, workspace / "dev.sock")
-    out = await _attack(make_harness, daemon.address)
-    assert "CONNECTED" in out, out
-    for _ in range(50):
-        if daemon.got:
-            break
-        threading.Event().wait(0.02)
-    assert daemon.got == [b"order"]
+    """``tmux -S ./dev.sock``, ``nvim --listen ./x``, a dev database's socket in the project:
+    the daemon is the host's, and so is what it runs when told to."""
+    (workspace / ".devenv" / "state").mkdir(parents=True)
+    for address in (workspace / "dev.sock", workspace / ".devenv" / "state" / "pg.sock"):
+        daemon = _start(listen, address)
+        probe = connect(address.name if address.parent == workspace else str(address))
+        h = make_harness(mode="bypassPermissions")
+        out = text_of(await h.call("Bash", command=probe))
+        assert "refused" in out and daemon.got == [], out
+
+
+async def test_sockets_a_command_binds_in_the_workspace_still_work(
+    make_harness: MakeHarness, workspace: Path
+) -> None:
+    """The control: the sandbox does not forbid Unix sockets, only reaching the host's."""
+    code = (
+        "import socket\n"
+        "s=socket.socket(socket.AF_UNIX); s.bind('own.sock'); s.listen()\n"
+        "c=socket.socket(socket.AF_UNIX); c.connect('own.sock'); c.sendall(b'order')\n"
+        "print('GOT', s.accept()[0].recv(10))\n"
+    )
+    python = os.path.realpath(sys.executable)
+    h = make_harness(mode="bypassPermissions")
+    out = text_of(await h.call("Bash", command=f"{shlex.quote(python)} -c {shlex.quote(code)}"))
+    assert "GOT b'order'" in out, out
 
 
 async def test_the_warm_daemons_own_socket(

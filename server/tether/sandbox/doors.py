@@ -55,6 +55,7 @@ from pathlib import Path
 
 from tether.core.environ import Caller, expand_home
 from tether.permissions.git_exec import executes, program_words
+from tether.sandbox.door_rule import git_value_paths
 
 log = logging.getLogger(__name__)
 
@@ -307,10 +308,11 @@ class DoorFinder:
             for config, key, value in (*shared, *own):
                 if key.lower() == "core.hookspath" or not executes(key, value):
                     continue
+                why = f"git runs it ({key} in {config})"
                 for word in program_words(value):
                     if "/" in word and "://" not in word:
-                        why = f"git runs it ({key} in {config})"
                         doors.append(Door(_absolute(word, base, env), why))
+                doors += [Door(p, why) for p in git_value_paths(value, base)]
             if repo.worktree is not None:
                 doors += hook_frameworks(hooks_dirs, repo.worktree)
         return doors

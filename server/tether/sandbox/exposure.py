@@ -16,9 +16,13 @@ forkserver, test servers). The robust choice is to hide: ``/tmp`` and ``/run`` a
 the home directory is hidden, and every other socket bound on the host when the command
 starts (the kernel lists them in ``/proc/net/unix``) is covered with ``/dev/null``.
 Abstract sockets belong to the network namespace, which the sandbox does not share.
+The workspace is no exception: the table lists the sockets of the host's network namespace
+only, never those of sandboxed commands (they have their own), so a socket it lists in the
+workspace is a host daemon's (``tmux -S ./dev.sock``, ``nvim --listen``, a dev database).
 Limits: a socket bound after the command started, or bound by a relative name, is not
 covered unless it lies in a hidden directory; with ``allowNetwork`` the host's abstract
-sockets are reachable.
+sockets are reachable, and a socket a background command with ``allowNetwork`` bound in the
+workspace is covered for the commands after it (it shares the host's table).
 """
 
 from __future__ import annotations
@@ -165,10 +169,13 @@ def exposure(
             secret.append(path)
 
     def visible(path: Path) -> bool:
-        if _under(path, (root, *secret)):
-            return False  # the workspace's own sockets are the command's business
-        if _under(path, (*writable, *reveal)):
-            return True  # bound back in, wherever it is
+        if _under(path, secret):
+            return False  # hidden already
+        if _under(path, (root, *writable, *reveal)):
+            # Bound back in, wherever it is; in the workspace too: the table lists the
+            # host's sockets only (commands have a network namespace of their own), so a
+            # socket there is a host daemon's (``tmux -S ./x``, ``nvim --listen``).
+            return True
         return not _under(path, (*PRIVATE_DIRS, *hide))
 
     covered = [s for s in sockets if visible(s)]

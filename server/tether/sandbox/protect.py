@@ -16,10 +16,12 @@ planted. With ``gitWritable: false`` every git directory is read-only.
 A protected entry that is a symlink cannot be bound (bubblewrap follows it), and the
 directory holding it stays writable, so the link itself could be replaced. Its target is
 protected instead (when commands may write there), and the sandbox puts the link back
-after every command (``restore_links``); the replacement is kept beside it, renamed.
+after every command (``restore_links``), reaching it through real folders only (``host_fs``);
+the replacement is kept beside it, renamed.
 
-Limits: the walk is bounded (``WALK_MAX_DEPTH``, ``WALK_MAX_ENTRIES``, ``SKIPPED_DIRS``):
-an existing protected entry beyond it is not bound, though nothing new can be created there.
+A tree the bounded walk (``WALK_MAX_DEPTH``, ``WALK_MAX_ENTRIES``) cannot finish is walked
+whole, by name (``Discovery``). Limits: ``SKIPPED_DIRS`` are not entered: an existing
+protected entry there is not bound, though nothing new can be created there.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from tether.permissions.controlplane import (
     PROTECTED_NAMES,
     Protected,
 )
+from tether.sandbox.door_words import entry_doors, root_doors
 from tether.sandbox.doors import (
     Door,
     DoorFinder,
@@ -54,6 +57,8 @@ from tether.sandbox.doors import (
 )
 from tether.sandbox.gate.policy import Policy
 from tether.sandbox.gitstore import IsDoor, Watched
+from tether.sandbox.home_entries import home_entries
+from tether.sandbox.host_fs import restore_link
 from tether.sandbox.venv import find_venvs, venv_doors
 
 log = logging.getLogger(__name__)
@@ -97,12 +102,14 @@ def _gitdir_of(dot_git_file: Path) -> Path | None:
     return Path(os.path.realpath(target))
 
 
-def walk(root: Path) -> Found:
-    """The protected entries under ``root`` (below its top level), bounded."""
+def walk(root: Path, *, bounded: bool = True) -> Found:
+    """The protected entries under ``root`` (below its top level): within
+    ``WALK_MAX_DEPTH`` and ``WALK_MAX_ENTRIES`` when ``bounded``, else the whole tree (but
+    ``SKIPPED_DIRS``). Names only: a ``Path`` is made for what is found, not for every entry."""
     entries: list[Path] = []
     git_dirs: list[Path] = []
     budget = WALK_MAX_ENTRIES
-    stack: list[tuple[Path, int]] = [(root, 0)]
+    stack: list[tuple[str, int]] = [(str(root), 0)]
     complete = True
     while stack:
         directory, depth = stack.pop()
@@ -111,18 +118,18 @@ def walk(root: Path) -> Found:
                 listing = list(it)
         except OSError:
             continue
-        budget -= len(listing)
-        if budget < 0:
-            complete = False
-            break
-        names = {e.name for e in listing}
-        if depth > 0 and names >= _GIT_DIR_MARKERS:
+        if bounded:
+            budget -= len(listing)
+            if budget < 0:
+                complete = False
+                break
+        if depth > 0 and {e.name for e in listing} >= _GIT_DIR_MARKERS:
             git_dirs.append(Path(os.path.realpath(directory)))
             continue
         for entry in listing:
             name = entry.name
-            path = Path(entry.path)
             if name.casefold() in PROTECTED_NAMES:
+                path = Path(entry.path)
                 if depth > 0:
                     entries.append(path)
                 if name == ".git" and entry.is_file(follow_symlinks=False):
@@ -132,15 +139,21 @@ def walk(root: Path) -> Found:
                 continue
             if name in SKIPPED_DIRS or not entry.is_dir(follow_symlinks=False):
                 continue
-            if depth + 1 < WALK_MAX_DEPTH:
-                stack.append((path, depth + 1))
+            if not bounded or depth + 1 < WALK_MAX_DEPTH:
+                stack.append((entry.path, depth + 1))
             else:
                 complete = False
     return Found(tuple(entries), tuple(dict.fromkeys(git_dirs)), complete)
 
 
 class Discovery:
-    """``walk`` results per root, reused for ``ttl_s`` seconds."""
+    """``walk`` results per root, reused for ``ttl_s`` seconds. A tree the bounded walk
+    cannot finish is walked whole (names only; ``bench/sandbox.py`` measures it) and that
+    result is kept ``FULL_TTL_FACTOR`` times longer: repositories and door files beyond any
+    budget are found however big the tree, and what a command creates does not need the
+    walk (the gate refuses it)."""
+
+    FULL_TTL_FACTOR = 10
 
     def __init__(self, ttl_s: float = DISCOVERY_TTL_S) -> None:
         self._ttl_s = ttl_s
@@ -151,9 +164,14 @@ class Discovery:
         now = time.monotonic()
         with self._lock:
             hit = self._cache.get(root)
-        if hit is not None and now - hit[0] < self._ttl_s:
-            return hit[1]
+        if hit is not None:
+            ttl = self._ttl_s * (1 if hit[1].complete else self.FULL_TTL_FACTOR)
+            if now - hit[0] < ttl:
+                return hit[1]
         result = walk(root)
+        if not result.complete:
+            whole = walk(root, bounded=False)
+            result = Found(whole.entries, whole.git_dirs, complete=False)
         with self._lock:
             self._cache[root] = (now, result)
         return result
@@ -266,6 +284,7 @@ def doors_of(
     doors = finder.git(repos, env)
     doors += [Door(p, "git reads it as the user's configuration") for p in user_configs(env)]
     doors += home_doors(roots, env)
+    doors += home_entries(roots, env)
     entries = [p for r in found for p in r.entries]
     for root in roots:
         entries += [root / ".envrc", root / ".vscode"]
@@ -278,6 +297,10 @@ def doors_of(
                 doors += folder_open_tasks(path / "tasks.json")
             if (path / "settings.json").is_file():
                 doors += settings_programs(path / "settings.json")
+    for root, result in zip(roots, found, strict=False):  # every path a door names
+        doors += root_doors(root)
+        for path in result.entries:
+            doors += entry_doors(path, root)
     if dotenv:
         doors += [Door(root / ".env", "direnv loads it (load_dotenv)") for root in roots]
     for root in roots:
@@ -367,20 +390,15 @@ def plan(
     return Plan(tuple(items.values()), tuple(links), tuple(gate), tuple(doors), tuple(watched))
 
 
-def restore_links(links: Sequence[tuple[Path, str]]) -> list[Path]:
+def restore_links(links: Sequence[tuple[Path, str]], roots: Sequence[Path]) -> list[Path]:
     """Put back protected symlinks a command replaced; the replacement is renamed aside.
-    Returns the links that had to be restored."""
+    Only inside ``roots``, through real folders (``host_fs``): a link the command planted
+    in a parent is never followed. Returns the links that had to be restored."""
     restored: list[Path] = []
     for path, target in links:
         try:
-            if path.is_symlink() and os.readlink(path) == target:
-                continue
-            if os.path.lexists(path):
-                aside = path.with_name(f"{path.name}.replaced-{int(time.time())}")
-                os.rename(path, aside)
-                log.warning("a command replaced the protected link %s; kept as %s", path, aside)
-            os.symlink(target, path)
-            restored.append(path)
+            if restore_link(path, target, roots):
+                restored.append(path)
         except OSError as e:
             log.warning("could not restore the protected link %s: %s", path, e)
     return restored

@@ -173,7 +173,7 @@ class BwrapSandbox:
             if proxy is not None:
                 proxy.close()
             refusals[0].discard()
-            restore_links(protected.links)
+            restore_links(protected.links, roots)
             if started and self._prestart is not None and not self._closed:
                 argv, env, umask = started[-1]
                 self._prestart.prepare(argv, env, umask, cwd)
@@ -226,7 +226,7 @@ class BwrapSandbox:
         """Put back protected symlinks a (background) command replaced."""
         with self._links_lock:
             links = list(self._links.items())
-        return restore_links(links)
+        return restore_links(links, [self.policy.root, *self.policy.writable])
 
     def close(self) -> None:
         """End the prepared sandbox (the workspace is closing)."""

@@ -128,6 +128,14 @@ class Policy:
             first = path[len(gitdir) + 1 :].split("/", 1)[0]
             if _fold(first) in self.locked:
                 return f"{first} in the git directory {gitdir} is read-only (git reads or runs it)"
+            if (
+                first.endswith(".lock")
+                and _fold(first[:-5]) in self.locked
+                and "/" not in path[len(gitdir) + 1 :]
+            ):
+                # git's lock beside a read-only file: it could never be renamed onto it, and
+                # left behind it would keep the host's git from changing that file.
+                return f"{first[:-5]} in the git directory {gitdir} is read-only, so is its lock"
             return None
         for part in path[len(root) + 1 :].split("/"):
             if _fold(part) in self.names:
