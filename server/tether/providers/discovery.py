@@ -79,9 +79,9 @@ async def ollama_window(
     make = network.client if network is not None else httpx2.AsyncClient
     try:
         async with make(timeout=TIMEOUT_S, headers=headers) as client:
-            trained = _trained(await _show(client, root, model))
-            window = None if settled else await _from_ollama(client, root, model)
-            return window, trained
+            show = await _show(client, root, model)
+            window = None if settled else await _from_ollama(client, root, model, show)
+            return window, _trained(show)
     except (httpx2.HTTPError, ValueError) as e:
         log.info("could not ask %s for the context window of %s: %s", root, model, e)
         return None, None
@@ -141,8 +141,11 @@ async def _from_llamacpp(client: Any, root: str, model: str) -> int | None:
     return None
 
 
-async def _from_ollama(client: Any, root: str, model: str) -> int | None:
-    show = await _show(client, root, model)
+async def _from_ollama(
+    client: Any, root: str, model: str, show: dict[str, Any] | None = None
+) -> int | None:
+    """``show``: the model's ``/api/show`` answer when it was asked already."""
+    show = show if show is not None else await _show(client, root, model)
     if show is None:
         return None
     match = _NUM_CTX.search(str(show.get("parameters") or ""))
