@@ -237,14 +237,15 @@ class AnthropicProvider:
         return tuple(betas)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        asked = request.model or self.model  # the window learned is that model's only
         try:
             async with aclosing(self._stream(request)) as events:
                 async for event in events:
                     if isinstance(event, Completed):
-                        self._window.accepted(event.usage.context_tokens)
+                        self._window.accepted(asked, event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
-            self._window.refused(e.limit)
+            self._window.refused(asked, e.limit)
             raise
         except ModelError as e:
             if e.status not in (401, 403):

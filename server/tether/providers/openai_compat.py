@@ -149,10 +149,10 @@ class OpenAICompatProvider:
                 async for event in events:
                     if isinstance(event, Completed):
                         check_not_empty(event, self._base_url)
-                        self._window.accepted(event.usage.context_tokens)
+                        self._window.accepted(request.model, event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
-            self._window.refused(e.limit)
+            self._window.refused(request.model, e.limit)
             raise
 
 

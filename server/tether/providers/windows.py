@@ -160,9 +160,11 @@ class LearnedWindow:
             self.value, self._earlier = None, False
             self._book.forget(self.endpoint, self.model, self.credential)
 
-    def refused(self, limit: int | None) -> None:
-        """A refusal named ``limit``: it is the window from now on (and for next sessions)."""
-        if limit is None or limit <= 0:
+    def refused(self, model: str, limit: int | None) -> None:
+        """A refusal of a request to ``model`` named ``limit``: it is the window from now on
+        (and for next sessions), if ``model`` is this window's (a side request to another
+        model, such as the small one, says nothing about this model's window)."""
+        if limit is None or limit <= 0 or model != self.model:
             return
         self._earlier = False
         if limit == self.value:
@@ -170,9 +172,11 @@ class LearnedWindow:
         self.value = limit
         self._book.learn(self.endpoint, self.model, limit, self.credential)
 
-    def accepted(self, context_tokens: int) -> None:
-        """The server took a request of ``context_tokens``: a learned window smaller than
-        that is out of date."""
+    def accepted(self, model: str, context_tokens: int) -> None:
+        """The server took a request of ``context_tokens`` to ``model``: if that is this
+        window's model, a learned window smaller than that is out of date."""
+        if model != self.model:
+            return
         if self.value is not None and context_tokens > self.value:
             self.value, self._earlier = None, False
             self._book.forget(self.endpoint, self.model, self.credential)
