@@ -46,6 +46,10 @@ UNKNOWN_WINDOW = 32_768
 """The window when Ollama does not say (``/api/show`` fails: no such model, or no Ollama
 there): the request goes out with it, and Ollama's own answer says what is wrong."""
 CHAT_PATH = "/api/chat"
+OLLAMA_SETTING = (
+    "modelOptions.contextWindow (sent to Ollama as num_ctx; it loads no more than the "
+    "model's trained length)"
+)
 STREAM_TYPES = ("application/x-ndjson", "application/json")
 """The content type of a streamed answer (docs/api/streaming.mdx), or plain JSON, which a
 proxy in front of Ollama may say of the same lines."""
@@ -104,7 +108,9 @@ class OllamaProvider:
     def limits(self) -> ModelLimits:
         window = self.context_window
         cap = self._options.max_output_tokens or min(DEFAULT_OUTPUT_CAP, max(window // 4, 256))
-        return ModelLimits(window, cap, cap, "none")
+        return ModelLimits(
+            window, cap, cap, "none", window_setting=OLLAMA_SETTING, refuses_over_window=True
+        )
 
     async def discover_window(self, *, again: bool = False) -> None:
         """Ask Ollama for the model's window once; ``again`` only if it did not say: the

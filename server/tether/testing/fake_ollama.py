@@ -36,6 +36,11 @@ source: ``api/types.go``, ``server/routes.go`` ``ChatHandler``, ``server/prompt.
   ``arguments``), then ``done: true`` with ``done_reason`` (``stop``, ``length``) and
   ``prompt_eval_count`` (the prompt it kept), ``eval_count``. An error after the stream
   began is a line ``{"error": "..."}`` (docs/api/errors.mdx).
+* ``counts_cached=False``: ``prompt_eval_count`` leaves out the prompt's front that the
+  previous request shared (the KV cache's hit), as Ollama 0.30's llama-server backend did
+  before ollama/ollama#16428 ("preserve Ollama's pre-0.30 full-context prompt_eval_count
+  semantics") and older runners did too (ollama/ollama#3427, #5370): a low count with
+  nothing cut.
 
 Every chat request's ``options.num_ctx`` is kept in ``num_ctx`` (None: not sent); a request
 without one ran with a context Tether did not choose, and is a problem.
@@ -108,6 +113,7 @@ class FakeOllamaServer(FakeOpenAIServer):
         trained_context: int = TRAINED_CONTEXT,
         knows_truncate: bool = True,
         remote: bool = False,
+        counts_cached: bool = True,
     ):
         super().__init__(
             script,
@@ -126,6 +132,9 @@ class FakeOllamaServer(FakeOpenAIServer):
         decoder drops fields it does not know): it cuts whatever a request says."""
         self.num_ctx: list[int | None] = []
         """``options.num_ctx`` of every chat request (None: it sent none)."""
+        self.counts_cached = counts_cached
+        """False: ``prompt_eval_count`` leaves out what the previous request shared."""
+        self._previous: list[Any] = []
 
     @property
     def base_url(self) -> str:
@@ -217,6 +226,8 @@ class FakeOllamaServer(FakeOpenAIServer):
             return self.fail(reply, 500, f"turn {index + 1}: Ollama has no redacted thinking")
         model = str(body.get("model"))
         prompt = fit.prompt if turn.usage.input_tokens is None else turn.usage.input_tokens
+        if not self.counts_cached:
+            prompt = max(prompt - self._cached(body), 1)
         counts = {"prompt_eval_count": prompt, "eval_count": turn.usage.output_tokens}
         if body.get("stream") is False:
             if fault == "overloaded_mid_stream":
@@ -225,6 +236,19 @@ class FakeOllamaServer(FakeOpenAIServer):
                 return reply.cut()
             return reply.json(200, _whole(index, model, turn, counts))
         _stream(index, model, turn, counts, reply)
+
+    def _cached(self, body: dict[str, Any]) -> int:
+        """The tokens of the messages this request shares with the previous one's front."""
+        messages = cast("list[Any]", body.get("messages") or [])
+        shared = 0
+        for before, now in zip(self._previous, messages, strict=False):
+            if before != now:
+                break
+            shared += 1
+        self._previous = messages
+        if not shared:
+            return 0
+        return count_prompt_tokens({"messages": messages[:shared], "tools": body.get("tools")})
 
 
 def exceeds(sent: int, num_ctx: int) -> str:
