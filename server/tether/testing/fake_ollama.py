@@ -36,6 +36,11 @@ source: ``api/types.go``, ``server/routes.go`` ``ChatHandler``, ``server/prompt.
   ``arguments``), then ``done: true`` with ``done_reason`` (``stop``, ``length``) and
   ``prompt_eval_count`` (the prompt it kept), ``eval_count``. An error after the stream
   began is a line ``{"error": "..."}`` (docs/api/errors.mdx).
+* A message's ``images`` cost ``IMAGE_TOKENS`` (768) each, whatever their pixels, not the
+  length of their base64: what Ollama's ``chatPrompt`` counts for each image of a model
+  with a projector when it fits a prompt to ``num_ctx`` (``server/prompt.go``:
+  ``imageNumTokens := 768``, "Clip images are represented as 768 tokens"); the text of the
+  request is counted by ``openai_rules``'s rule without the images.
 * ``counts_cached=False``: ``prompt_eval_count`` leaves out the prompt's front that the
   previous request shared (the KV cache's hit), as Ollama 0.30's llama-server backend did
   before ollama/ollama#16428 ("preserve Ollama's pre-0.30 full-context prompt_eval_count
@@ -66,7 +71,8 @@ from tether.providers.script import (
 )
 from tether.testing.fake_openai import FakeOpenAIServer
 from tether.testing.openai_discovery import TRAINED_CONTEXT
-from tether.testing.openai_rules import ServerError, count_prompt_tokens
+from tether.testing.openai_rules import ServerError
+from tether.testing.openai_rules import count_prompt_tokens as count_text_tokens
 from tether.testing.serve import serve_main
 from tether.testing.sse import Refusal, Reply
 
@@ -85,6 +91,8 @@ FAULTS: dict[str, tuple[int, str]] = {
     "500": (500, "model runner has unexpectedly stopped"),
 }
 _PIECES = 3
+IMAGE_TOKENS = 768
+"""What Ollama counts for each image of a message (``server/prompt.go`` ``chatPrompt``)."""
 
 
 @dataclass(frozen=True)
@@ -363,6 +371,22 @@ def _split(text: str) -> list[str]:
 
 def _tagged(model: str) -> str:
     return model if ":" in model.rsplit("/", 1)[-1] else f"{model}:latest"
+
+
+def count_prompt_tokens(body: dict[str, Any]) -> int:
+    """The request's prompt tokens as Ollama counts them: the text (without the images'
+    base64) by the fakes' rule, and ``IMAGE_TOKENS`` per image."""
+    images = 0
+    messages: list[Any] = []
+    for message in cast("list[Any]", body.get("messages") or []):
+        if isinstance(message, dict) and "images" in message:
+            fields = dict(cast("dict[str, Any]", message))
+            found = fields.pop("images")
+            images += len(cast("list[Any]", found)) if isinstance(found, list) else 0
+            message = fields
+        messages.append(message)
+    text = count_text_tokens({"messages": messages, "tools": body.get("tools")})
+    return text + IMAGE_TOKENS * images
 
 
 def _drop_oldest(body: dict[str, Any], num_ctx: int) -> int:
