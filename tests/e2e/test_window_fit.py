@@ -238,3 +238,44 @@ async def test_a_message_too_long_for_the_window_is_named_with_the_servers_own_s
     assert stop.reason == "prompt_too_long", stop
     assert "A larger window: llama.cpp's -c/--ctx-size" in stop.message
     assert "Your message" not in stop.message and "Fewer tools" in stop.message
+
+
+async def test_a_window_an_earlier_session_learned_is_tried_again_once(tmp_path: Path) -> None:
+    """A server that reports no window refused at 4096, then restarted on the same URL: the
+    next session whose context does not fit the learned window sends one request above it.
+    Taken, the window is forgotten; refused again, the stop says when it was learned."""
+    (tmp_path / "ws").mkdir()
+    learned = tmp_path / "data" / "windows.json"
+
+    ports: list[int] = []
+
+    async def session(window: int, port: int = 0) -> tuple[QueryEngine, FakeOpenAIServer]:
+        reply = [[{"type": "text", "text": FINAL}]]
+        with FakeOpenAIServer(
+            reply, context_window=window, served_model="local", announce_window=False, port=port
+        ) as server:
+            ports.append(server.port)
+            ws = workspace(tmp_path, f"openai:local@{server.base_url}", 0)
+            try:
+                engine = ws.new_session(DiskEditor(), BYPASS).engine
+                _ = [u async for u in engine.submit("hi")]
+            finally:
+                await ws.close()
+        return engine, server
+
+    engine, _ = await session(4_096)
+    assert engine.last_result is not None
+    stop = engine.last_result.terminal
+    assert stop.reason == "prompt_too_long", stop
+    assert "The window of 4096 tokens was learned by this session on " in stop.message
+    assert "maximum context length is 4096" in stop.message and str(learned) in stop.message
+    port = ports[0]
+    engine, again = await session(4_096, port)  # the same server: one refusal, then the stop
+    assert engine.last_result is not None and len(again.rejected) == 1
+    assert "learned by this session" in engine.last_result.terminal.message
+    engine, restarted = await session(32_768, port)
+    assert engine.last_result is not None
+    assert engine.last_result.terminal.reason == "completed", engine.last_result.terminal
+    assert len(restarted.requests) == 1 and restarted.rejected == []
+    assert engine.provider.context_window == 32_768
+    assert "local" not in learned.read_text()  # forgotten for the next sessions

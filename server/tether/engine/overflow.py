@@ -69,6 +69,8 @@ class OverflowRecovery:
         """The size of the last refused request, until a request is accepted."""
         self._lowered = False
         """The last refusal was met by a smaller ``max_tokens``, not a compaction."""
+        self._retried = False
+        """The provider was asked to set a learned window aside (once a turn)."""
 
     def accepted(self, size: int) -> None:
         """The server answered a request of ``size`` tokens."""
@@ -86,6 +88,16 @@ class OverflowRecovery:
         size = compactor.context_tokens(conversation)
         if size + room <= window:
             return None
+        if conversation.provider.limits.learned and not self._retried:
+            # A window an earlier session learned may be out of date (the server restarted
+            # with more) and this one cannot say: the provider sets it aside for one try.
+            self._retried = True
+            await conversation.provider.discover_window(again=True)
+            window = compactor.window(conversation)
+            room = reply_room(window)
+            self.meter.context_window = window
+            if size + room <= window:
+                return None
         try:
             reduced = await compactor.shrink(conversation, turn_id, emit, "auto")
         except ModelError as e:
@@ -224,9 +236,10 @@ class OverflowRecovery:
             )
         else:
             text += " Fewer tools (MCP servers) leave more room."
+        learned = f" {limits.learned}." if limits.learned else ""
         if limits.window_setting:
-            return f"{text} A larger window: {limits.window_setting}."
-        return f"{text} The model's window is fixed by its provider."
+            return f"{text}{learned} A larger window: {limits.window_setting}."
+        return f"{text}{learned} The model's window is fixed by its provider."
 
 
 def _prompt(messages: list[Message]) -> Message | None:

@@ -35,6 +35,9 @@ class ModelLimits:
     """The larger window the context-1m beta unlocks, where the model has one."""
     window_setting: str = ""
     """What gives the model a larger window where it is served ("": nothing does)."""
+    learned: str = ""
+    """When and from which refusal ``window`` was learned, and how to forget it ("": it
+    was not learned)."""
     refuses_over_window: bool = False
     """The server refuses a prompt over the window rather than cutting it, and may leave
     cached tokens out of its prompt count: a count below what was sent is no cut."""

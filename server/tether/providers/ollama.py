@@ -109,7 +109,13 @@ class OllamaProvider:
         window = self.context_window
         cap = self._options.max_output_tokens or min(DEFAULT_OUTPUT_CAP, max(window // 4, 256))
         return ModelLimits(
-            window, cap, cap, "none", window_setting=OLLAMA_SETTING, refuses_over_window=True
+            window,
+            cap,
+            cap,
+            "none",
+            window_setting=OLLAMA_SETTING,
+            learned=self._window.learned(window),
+            refuses_over_window=True,
         )
 
     async def discover_window(self, *, again: bool = False) -> None:
@@ -117,6 +123,8 @@ class OllamaProvider:
         window it said is the one every request sends, and asking again would load the
         model once more without it."""
         if self._asked and (not again or self._discovered is not None):
+            if again:  # an earlier session's window may be out of date
+                self._window.retry()
             return
         self._asked = True
         settled = bool(self._options.context_window)
@@ -128,6 +136,8 @@ class OllamaProvider:
         if found is not None:
             self._window.announced()
             self._discovered = found
+        elif again:
+            self._window.retry()
 
     async def aclose(self) -> None:
         if self._http is not None:
@@ -174,7 +184,7 @@ class OllamaProvider:
                         self._window.accepted(request.model, event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
-            self._window.refused(request.model, e.limit)
+            self._window.refused(request.model, e.limit, str(e))
             raise
 
 

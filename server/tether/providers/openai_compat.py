@@ -97,7 +97,8 @@ class OpenAICompatProvider:
         window = self.context_window
         # Output shares the window on these servers: at most a quarter of it by default.
         cap = self._max_output_tokens or min(DEFAULT_OUTPUT_CAP, max(window // 4, 256))
-        return ModelLimits(window, cap, cap, "none", window_setting=self._setting)
+        learned = self._window.learned(window)
+        return ModelLimits(window, cap, cap, "none", window_setting=self._setting, learned=learned)
 
     async def discover_window(self, *, again: bool = False) -> None:
         """Ask the server for the model's window once, or ``again`` (no-op when a setting
@@ -111,6 +112,8 @@ class OpenAICompatProvider:
             self._discovered, self._setting = found.window, found.setting
         elif not again:
             self._discovered = None
+        else:  # the server does not say: an earlier session's window may be out of date
+            self._window.retry()
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -154,7 +157,7 @@ class OpenAICompatProvider:
                         self._window.accepted(request.model, event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
-            self._window.refused(request.model, e.limit)
+            self._window.refused(request.model, e.limit, str(e))
             raise
 
 
