@@ -50,6 +50,15 @@ OLLAMA_SETTING = (
     "modelOptions.contextWindow (sent to Ollama as num_ctx; it loads no more than the "
     "model's trained length)"
 )
+RUNNER_OVERFLOWS = (
+    "the input length exceeds the context length",
+    "the prompt is longer than the context length currently available",
+)
+"""Ollama's own runner's refusals of a prompt over ``num_ctx`` (``runner/ollamarunner``
+``errorInputTooLong``; ``shift: false``). The runner answers them 400, but Ollama versions
+whose ``llm`` client did not relay a runner's status as ``api.StatusError`` (the chat route
+then answers ``gin.H{"error": err.Error()}``, a 500) pass them on at 500: these exact words
+are an overflow at either status (other 500s stay server errors)."""
 STREAM_TYPES = ("application/x-ndjson", "application/json")
 """The content type of a streamed answer (docs/api/streaming.mdx), or plain JSON, which a
 proxy in front of Ollama may say of the same lines."""
@@ -347,11 +356,12 @@ def _classify(exc: Exception, root: str, model: str) -> retry.Failure | None:
 
 def _status_failure(exc: OllamaError, server: str, model: str) -> retry.Failure:
     message, status = exc.message, exc.status
-    if status in (*OVERFLOW_STATUSES, 200) and is_overflow(message):
+    runner = status == 500 and any(w in message.lower() for w in RUNNER_OVERFLOWS)
+    if runner or (status in (*OVERFLOW_STATUSES, 200) and is_overflow(message)):
         found = read_overflow(message, {})
         error = PromptTooLongError(
             message,
-            status=status if status != 200 else 400,
+            status=status if status not in (200, 500) else 400,
             tokens=found.tokens,
             limit=found.limit,
             output=found.output,
