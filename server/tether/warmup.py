@@ -24,6 +24,7 @@ ENGINE_MODULES = (
     "tether.transcript.replay",
     "tether.providers.anthropic",
     "tether.providers.openai_compat",
+    "tether.providers.ollama",
     "openai",
 )
 """What an editor's first prompt needs. Not the Anthropic SDK: a key or a token never needs

@@ -16,7 +16,7 @@ import pytest
 
 from tether.editor.disk import DiskEditor
 from tether.engine.engine import QueryEngine
-from tether.protocol.updates import AgentMessageChunk, Compaction
+from tether.protocol.updates import AgentMessageChunk, Compaction, Notice
 from tether.testing.fake_ollama import FakeOllamaServer
 from tether.transcript.store import TranscriptStore
 from tether.workspace import Workspace
@@ -124,10 +124,28 @@ async def test_ollamas_own_small_default_stops_before_any_request_and_names_the_
     terminal = engine.last_result.terminal
     assert terminal.reason == "prompt_too_long", terminal
     assert "for a window of 4096 tokens" in terminal.message
-    assert "modelOptions.contextWindow: an ollama: model's Ollama loads that much" in (
+    assert "A larger window: modelOptions.contextWindow (sent to Ollama as num_ctx" in (
         terminal.message
     )
+    assert "/v1" not in terminal.message
     assert server.num_ctx == [] and server.truncated == []
+
+
+async def test_a_count_that_leaves_out_the_cache_is_not_taken_for_a_cut(tmp_path: Path) -> None:
+    """Ollama's prompt_eval_count without the KV cache's hit (fake: ``counts_cached``): with
+    ``truncate: false`` Ollama refuses rather than cuts, so a low count is no cut, and the
+    window stays what Ollama runs."""
+    with FakeOllamaServer(
+        script(12), context_window=32_768, served_model="qwen", counts_cached=False
+    ) as server:
+        server.summary_reply = SUMMARY
+        ws = workspace(tmp_path, {"model": f"ollama:qwen@{server.base_url}"})
+        try:
+            engine, updates = await turn(ws, 12)
+        finally:
+            await ws.close()
+    assert not [u for u in updates if isinstance(u, Notice)]
+    check(engine, updates, server, 32_768)
 
 
 class Untold(FakeOllamaServer):

@@ -89,7 +89,7 @@ async def test_ollama_smaller_than_the_prompt_and_tools_stops_before_any_request
     terminal = engine.last_result.terminal
     assert terminal.reason == "prompt_too_long", terminal
     assert f"for a window of {window} tokens" in terminal.message
-    assert "system prompt and tools alone take about" in terminal.message
+    assert "the system prompt and tools take about" in terminal.message
     assert "OLLAMA_CONTEXT_LENGTH" in terminal.message
     assert server.prompt_tokens == [] and server.truncated == []
 
@@ -145,7 +145,7 @@ async def test_a_prompt_the_server_cut_is_noticed_and_not_taken_as_the_size(
     assert len(server.truncated) == 1, server.truncated
     cut = [u for u in updates if isinstance(u, Notice) and "cut the prompt" in u.message]
     assert len(cut) == 1 and cut[0].level == "warning"
-    assert "an ollama:<model> spec tells Ollama the window" in cut[0].message
+    assert "an ollama:<model> spec sets it per request" in cut[0].message
     assert engine.provider.context_window == 9_000
     assert engine.meter.context_window == 9_000
     assert server.errors == [] and server.remaining == 0
@@ -203,3 +203,79 @@ async def test_an_empty_answer_to_an_over_long_prompt_is_met_like_a_refusal(
     empty = [u for u in updates if isinstance(u, Notice) and "no content at all" in u.message]
     assert len(empty) == len(server.rejected) and empty[0].level == "warning"
     assert server.errors == [] and server.remaining == 0
+
+
+async def test_a_message_too_long_for_the_window_is_named_with_the_servers_own_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's own message is what cannot fit: the stop says so and suggests a file; the
+    window's advice is the server's (Anthropic: none to give; llama.cpp: ``--ctx-size``)."""
+    message = "Summarise this log:\n" + "error at line 12 of the parser\n" * 3_000
+    with FakeAnthropicServer([[{"type": "text", "text": FINAL}]], context_window=16_000) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        ws = workspace(tmp_path, "anthropic:claude-sonnet-4-6", 0)
+        try:
+            engine = ws.new_session(DiskEditor(), BYPASS).engine
+            _ = [u async for u in engine.submit(message)]
+        finally:
+            await ws.close()
+    assert engine.last_result is not None
+    stop = engine.last_result.terminal
+    assert stop.reason == "prompt_too_long", stop
+    assert "for a window of 16000 tokens" in stop.message
+    assert "the system prompt and tools take about" in stop.message
+    assert "Your message alone takes about" in stop.message and "as a file" in stop.message
+    assert "fixed by its provider" in stop.message and "OLLAMA" not in stop.message
+    with FakeOpenAIServer(reads(1), context_window=2_048, flavor="llamacpp") as server:
+        ws = workspace(tmp_path, f"openai:qwen@{server.base_url}", 1)
+        try:
+            engine, _ = await turn(ws)
+        finally:
+            await ws.close()
+    assert engine.last_result is not None
+    stop = engine.last_result.terminal
+    assert stop.reason == "prompt_too_long", stop
+    assert "A larger window: llama.cpp's -c/--ctx-size" in stop.message
+    assert "Your message" not in stop.message and "Fewer tools" in stop.message
+
+
+async def test_a_window_an_earlier_session_learned_is_tried_again_once(tmp_path: Path) -> None:
+    """A server that reports no window refused at 4096, then restarted on the same URL: the
+    next session whose context does not fit the learned window sends one request above it.
+    Taken, the window is forgotten; refused again, the stop says when it was learned."""
+    (tmp_path / "ws").mkdir()
+    learned = tmp_path / "data" / "windows.json"
+
+    ports: list[int] = []
+
+    async def session(window: int, port: int = 0) -> tuple[QueryEngine, FakeOpenAIServer]:
+        reply = [[{"type": "text", "text": FINAL}]]
+        with FakeOpenAIServer(
+            reply, context_window=window, served_model="local", announce_window=False, port=port
+        ) as server:
+            ports.append(server.port)
+            ws = workspace(tmp_path, f"openai:local@{server.base_url}", 0)
+            try:
+                engine = ws.new_session(DiskEditor(), BYPASS).engine
+                _ = [u async for u in engine.submit("hi")]
+            finally:
+                await ws.close()
+        return engine, server
+
+    engine, _ = await session(4_096)
+    assert engine.last_result is not None
+    stop = engine.last_result.terminal
+    assert stop.reason == "prompt_too_long", stop
+    assert "The window of 4096 tokens was learned by this session on " in stop.message
+    assert "maximum context length is 4096" in stop.message and str(learned) in stop.message
+    port = ports[0]
+    engine, again = await session(4_096, port)  # the same server: one refusal, then the stop
+    assert engine.last_result is not None and len(again.rejected) == 1
+    assert "learned by this session" in engine.last_result.terminal.message
+    engine, restarted = await session(32_768, port)
+    assert engine.last_result is not None
+    assert engine.last_result.terminal.reason == "completed", engine.last_result.terminal
+    assert len(restarted.requests) == 1 and restarted.rejected == []
+    assert engine.provider.context_window == 32_768
+    assert "local" not in learned.read_text()  # forgotten for the next sessions

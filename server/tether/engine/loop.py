@@ -181,9 +181,10 @@ class TurnLoop:
         ):
             self._escalate(limits.max_output)
         history.append_assistant(self.turn_id, assistant, provider.model, completed)
-        if self.overflow.counted(sent, completed.usage, self.emit):
+        counted = self.overflow.counted(sent, completed.usage, self.emit)
+        if counted == "size":
             parts.compactor.observe(parts.conversation, completed.usage)
-        else:  # the server cut the prompt: its window is not what it said
+        elif counted == "cut":  # the server cut the prompt: its window is not what it said
             await provider.discover_window(again=True)
         self._partial, self._partial_text = [], ""
         # A server may have reported its window with this first response (discovery).

@@ -29,8 +29,10 @@ retrying while that helps.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 from tether.context.compaction import Compactor, Conversation, Reduced
+from tether.core.messages import Message
 from tether.engine.transitions import CompactRetry, OutputLowered, Step, Terminal
 from tether.engine.usage import UsageMeter
 from tether.errors import EmptyAnswerError, ModelError, PromptTooLongError
@@ -45,11 +47,10 @@ CUT_SHARE = 0.5
 estimate, which is never that far off on a whole request) has cut it."""
 CUT_MIN_TOKENS = 1_000
 """Below this many tokens sent, a low count is an estimate's noise, not a cut."""
-HINT = (
-    "Give the model a larger window (modelOptions.contextWindow: an ollama: model's Ollama "
-    "loads that much; another server needs its own context setting, e.g. Ollama's "
-    "OLLAMA_CONTEXT_LENGTH or a Modelfile's num_ctx behind /v1), or fewer tools (MCP servers)."
-)
+Counted = Literal["size", "partial", "cut"]
+"""What a response's prompt count is: the context's size; less than that with nothing cut
+(a server that refuses rather than cuts, leaving cached tokens out of the count); or a
+sign that the server cut the prompt."""
 
 
 def reply_room(window: int) -> int:
@@ -68,6 +69,8 @@ class OverflowRecovery:
         """The size of the last refused request, until a request is accepted."""
         self._lowered = False
         """The last refusal was met by a smaller ``max_tokens``, not a compaction."""
+        self._retried = False
+        """The provider was asked to set a learned window aside (once a turn)."""
 
     def accepted(self, size: int) -> None:
         """The server answered a request of ``size`` tokens."""
@@ -85,6 +88,16 @@ class OverflowRecovery:
         size = compactor.context_tokens(conversation)
         if size + room <= window:
             return None
+        if conversation.provider.limits.learned and not self._retried:
+            # A window an earlier session learned may be out of date (the server restarted
+            # with more) and this one cannot say: the provider sets it aside for one try.
+            self._retried = True
+            await conversation.provider.discover_window(again=True)
+            window = compactor.window(conversation)
+            room = reply_room(window)
+            self.meter.context_window = window
+            if size + room <= window:
+                return None
         try:
             reduced = await compactor.shrink(conversation, turn_id, emit, "auto")
         except ModelError as e:
@@ -96,7 +109,9 @@ class OverflowRecovery:
         self.meter.context_window = compactor.window(conversation)
         if reduced.after + room <= reduced.window:
             return None
-        return Terminal("prompt_too_long", _cannot_fit("The request cannot fit", reduced, room))
+        return Terminal(
+            "prompt_too_long", self._cannot_fit("The request cannot fit", reduced, room)
+        )
 
     def max_tokens(self, wanted: int) -> int:
         """``wanted``, or less where the window bounds prompt and reply together and the
@@ -110,27 +125,32 @@ class OverflowRecovery:
 
     # -- after a response ----------------------------------------------------------------
 
-    def counted(self, sent: int, usage: TokenUsage, emit: Emit) -> bool:
+    def counted(self, sent: int, usage: TokenUsage, emit: Emit) -> Counted:
         """The server counted ``usage`` for a request Tether estimated at ``sent`` tokens:
-        False when that count is far below the estimate (the server cut the prompt), and
-        then the user hears of it and the count is not taken as the context's size."""
+        "cut" when that count is far below the estimate from a server that may cut the
+        prompt (the user hears of it); "partial" when the server refuses rather than cuts,
+        so a low count left cached tokens out; either way it is not the context's size."""
         counted = usage.context_tokens
         if counted <= 0 or sent < CUT_MIN_TOKENS or counted >= sent * CUT_SHARE:
-            return True
+            return "size"
+        limits = self.conversation.provider.limits
+        if limits.refuses_over_window:
+            return "partial"
         compactor, conversation = self.compactor, self.conversation
         scaled = round(sent * (compactor.gauge.ratio if compactor.gauge else 1.0))
         compactor.cut_by_server(conversation, scaled)
         self.meter.context_window = compactor.window(conversation)
+        setting = f" ({limits.window_setting})" if limits.window_setting else ""
         emit(
             Notice(
                 level="warning",
                 message=f"The model server counted {counted} tokens of a prompt of about "
                 f"{sent}: it cut the prompt to fit a smaller window than it reported. Asking "
-                "it for its window again; the context is compacted to fit. (Ollama behind /v1 "
-                "does this; an ollama:<model> spec tells Ollama the window instead.)",
+                "it for its window again; the context is compacted to fit. Its window is "
+                f"set on the server{setting}.",
             )
         )
-        return False
+        return "cut"
 
     # -- on a refusal --------------------------------------------------------------------
 
@@ -162,7 +182,7 @@ class OverflowRecovery:
         if reduced.after >= reduced.before or reduced.after > reduced.window:
             return Terminal(
                 "prompt_too_long",
-                _cannot_fit(f"{error}. The context cannot be made to fit", reduced),
+                self._cannot_fit(f"{error}. The context cannot be made to fit", reduced),
             )
         return CompactRetry()
 
@@ -193,15 +213,38 @@ class OverflowRecovery:
             )
         return step
 
+    def _cannot_fit(self, lead: str, reduced: Reduced, room: int = 0) -> str:
+        conversation = self.conversation
+        limits = conversation.provider.limits
+        reply = f", with {room} left for the reply" if room else ""
+        size = f"about {reduced.after} tokens"
+        if reduced.after < reduced.before:
+            size += f" after compaction (from {reduced.before})"
+        else:
+            size += " (nothing left to compact)"
+        text = (
+            f"{lead}: {size} for a window of {reduced.window} tokens{reply}; the system "
+            f"prompt and tools take about {reduced.prefix}."
+        )
+        prompt = _prompt(conversation.messages)
+        own = self.compactor.counter.message(prompt) if prompt is not None else 0
+        fixed = reduced.prefix + room
+        if fixed <= reduced.window < fixed + own:  # the message is what does not fit
+            text += (
+                f" Your message alone takes about {own}: attach its text as a file instead "
+                "(the model reads a file in parts), or shorten it."
+            )
+        else:
+            text += " Fewer tools (MCP servers) leave more room."
+        learned = f" {limits.learned}." if limits.learned else ""
+        if limits.window_setting:
+            return f"{text}{learned} A larger window: {limits.window_setting}."
+        return f"{text}{learned} The model's window is fixed by its provider."
 
-def _cannot_fit(lead: str, reduced: Reduced, room: int = 0) -> str:
-    reply = f", with {room} left for the reply" if room else ""
-    size = f"about {reduced.after} tokens"
-    if reduced.after < reduced.before:
-        size += f" after compaction (from {reduced.before}"
-    else:
-        size += " (nothing left to compact"
-    return (
-        f"{lead}: {size}; the system prompt and tools alone take about {reduced.prefix}) for "
-        f"a window of {reduced.window} tokens{reply}. {HINT}"
-    )
+
+def _prompt(messages: list[Message]) -> Message | None:
+    """The user's latest message of their own (not tool results)."""
+    for message in reversed(messages):
+        if message.role == "user" and not message.tool_results:
+            return message
+    return None

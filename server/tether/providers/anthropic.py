@@ -153,10 +153,13 @@ class AnthropicProvider:
         window = self.context_window
         if window == self._limits.window:
             return self._limits
-        return replace(self._limits, window=window)
+        return replace(self._limits, window=window, learned=self._window.learned(window))
 
     async def discover_window(self, *, again: bool = False) -> None:
-        """The Messages API reports no window: the model table's (or a learned one) holds."""
+        """The Messages API reports no window: the model table's (or a learned one) holds;
+        ``again``: an earlier session's learned window may be out of date."""
+        if again:
+            self._window.retry()
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -238,14 +241,15 @@ class AnthropicProvider:
         return tuple(betas)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        asked = request.model or self.model  # the window learned is that model's only
         try:
             async with aclosing(self._stream(request)) as events:
                 async for event in events:
                     if isinstance(event, Completed):
-                        self._window.accepted(event.usage.context_tokens)
+                        self._window.accepted(asked, event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
-            self._window.refused(e.limit)
+            self._window.refused(asked, e.limit, str(e))
             raise
         except ModelError as e:
             if e.status not in (401, 403):

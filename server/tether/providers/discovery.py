@@ -16,7 +16,8 @@ Each server says it its own way (the fake serves each, ``testing/openai_discover
   list it gets ``OLLAMA_OLD_DEFAULT``. A prompt over that window would be cut silently, so
   the compaction thresholds must follow it.
 
-Anything else (LM Studio, an error): None, and the caller falls back.
+Anything else (LM Studio, an error): None, and the caller falls back. With the window comes
+the server's own setting for it (``Announced.setting``), for advice when a context cannot fit.
 
 Ollama's native API (``providers/ollama``) asks ``ollama_window``: the same window, which it
 then sends as ``num_ctx`` with every request, and the model's trained length, which bounds
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -39,11 +41,31 @@ LOAD_TIMEOUT_S = 120.0
 OLLAMA_OLD_DEFAULT = 4_096
 """Ollama's default context before it sized it by VRAM (and listed it in ``/api/ps``)."""
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
+VLLM_SETTING = "vLLM's --max-model-len"
+LITELLM_SETTING = "the deployment's max_input_tokens in LiteLLM's config, and its backend's"
+LLAMACPP_SETTING = "llama.cpp's -c/--ctx-size"
+OLLAMA_V1_SETTING = (
+    "Ollama's OLLAMA_CONTEXT_LENGTH or a Modelfile's num_ctx (behind /v1 nothing else; an "
+    "ollama:<model> spec sets it per request from modelOptions.contextWindow)"
+)
+ANY_SETTING = (
+    "the server's context length (llama.cpp -c/--ctx-size, vLLM --max-model-len, LM "
+    "Studio's context length, Ollama's OLLAMA_CONTEXT_LENGTH), then "
+    "modelOptions.contextWindow to match"
+)
+"""A server that did not say which it is."""
+
+
+@dataclass(frozen=True)
+class Announced:
+    window: int
+    setting: str
+    """The server's own setting for its window."""
 
 
 async def discover_window(
     base_url: str, model: str, api_key: str, network: NetworkSettings | None = None
-) -> int | None:
+) -> Announced | None:
     """``network``: the caller's proxies and CA certificates (None: this process's)."""
     import httpx2
 
@@ -53,11 +75,16 @@ async def discover_window(
     make = network.client if network is not None else httpx2.AsyncClient
     try:
         async with make(timeout=TIMEOUT_S, headers=headers) as client:
-            for ask in (_from_models, _from_litellm, _from_llamacpp):
+            for ask, setting in (
+                (_from_models, VLLM_SETTING),
+                (_from_litellm, LITELLM_SETTING),
+                (_from_llamacpp, LLAMACPP_SETTING),
+            ):
                 window = await ask(client, base if ask is not _from_llamacpp else root, model)
                 if window is not None:
-                    return window
-            return await _from_ollama(client, root, model)
+                    return Announced(window, setting)
+            window = await _from_ollama(client, root, model)
+            return Announced(window, OLLAMA_V1_SETTING) if window is not None else None
     except (httpx2.HTTPError, ValueError) as e:
         log.info("could not ask %s for the context window of %s: %s", base, model, e)
         return None
@@ -79,9 +106,9 @@ async def ollama_window(
     make = network.client if network is not None else httpx2.AsyncClient
     try:
         async with make(timeout=TIMEOUT_S, headers=headers) as client:
-            trained = _trained(await _show(client, root, model))
-            window = None if settled else await _from_ollama(client, root, model)
-            return window, trained
+            show = await _show(client, root, model)
+            window = None if settled else await _from_ollama(client, root, model, show)
+            return window, _trained(show)
     except (httpx2.HTTPError, ValueError) as e:
         log.info("could not ask %s for the context window of %s: %s", root, model, e)
         return None, None
@@ -141,8 +168,11 @@ async def _from_llamacpp(client: Any, root: str, model: str) -> int | None:
     return None
 
 
-async def _from_ollama(client: Any, root: str, model: str) -> int | None:
-    show = await _show(client, root, model)
+async def _from_ollama(
+    client: Any, root: str, model: str, show: dict[str, Any] | None = None
+) -> int | None:
+    """``show``: the model's ``/api/show`` answer when it was asked already."""
+    show = show if show is not None else await _show(client, root, model)
     if show is None:
         return None
     match = _NUM_CTX.search(str(show.get("parameters") or ""))

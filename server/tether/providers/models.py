@@ -12,7 +12,7 @@ default); a reply cut off there is retried once with ``max_output``, the model's
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from typing import Any, Literal, cast
@@ -35,6 +35,14 @@ class ModelLimits:
     thinking: ThinkingKind = "none"
     window_1m: int | None = None
     """The larger window the context-1m beta unlocks, where the model has one."""
+    window_setting: str = ""
+    """What gives the model a larger window where it is served ("": nothing does)."""
+    learned: str = ""
+    """When and from which refusal ``window`` was learned, and how to forget it ("": it
+    was not learned)."""
+    refuses_over_window: bool = False
+    """The server refuses a prompt over the window rather than cutting it, and may leave
+    cached tokens out of its prompt count: a count below what was sent is no cut."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +97,7 @@ def effective_limits(limits: ModelLimits, options: ModelOptions) -> ModelLimits:
         window = options.context_window
     max_output = options.max_output_tokens or limits.max_output
     default_output = min(limits.default_output, max_output)
-    return ModelLimits(window, max_output, default_output, limits.thinking, limits.window_1m)
+    return replace(limits, window=window, max_output=max_output, default_output=default_output)
 
 
 def thinking_kind(limits: ModelLimits, setting: ThinkingSetting) -> ThinkingKind:

@@ -47,6 +47,19 @@ UNKNOWN_WINDOW = 32_768
 """The window when Ollama does not say (``/api/show`` fails: no such model, or no Ollama
 there): the request goes out with it, and Ollama's own answer says what is wrong."""
 CHAT_PATH = "/api/chat"
+OLLAMA_SETTING = (
+    "modelOptions.contextWindow (sent to Ollama as num_ctx; it loads no more than the "
+    "model's trained length)"
+)
+RUNNER_OVERFLOWS = (
+    "the input length exceeds the context length",
+    "the prompt is longer than the context length currently available",
+)
+"""Ollama's own runner's refusals of a prompt over ``num_ctx`` (``runner/ollamarunner``
+``errorInputTooLong``; ``shift: false``). The runner answers them 400, but Ollama versions
+whose ``llm`` client did not relay a runner's status as ``api.StatusError`` (the chat route
+then answers ``gin.H{"error": err.Error()}``, a 500) pass them on at 500: these exact words
+are an overflow at either status (other 500s stay server errors)."""
 STREAM_TYPES = ("application/x-ndjson", "application/json")
 """The content type of a streamed answer (docs/api/streaming.mdx), or plain JSON, which a
 proxy in front of Ollama may say of the same lines."""
@@ -105,13 +118,23 @@ class OllamaProvider:
     def limits(self) -> ModelLimits:
         window = self.context_window
         cap = self._options.max_output_tokens or min(DEFAULT_OUTPUT_CAP, max(window // 4, 256))
-        return ModelLimits(window, cap, cap, "none")
+        return ModelLimits(
+            window,
+            cap,
+            cap,
+            "none",
+            window_setting=OLLAMA_SETTING,
+            learned=self._window.learned(window),
+            refuses_over_window=True,
+        )
 
     async def discover_window(self, *, again: bool = False) -> None:
         """Ask Ollama for the model's window once; ``again`` only if it did not say: the
         window it said is the one every request sends, and asking again would load the
         model once more without it."""
         if self._asked and (not again or self._discovered is not None):
+            if again:  # an earlier session's window may be out of date
+                self._window.retry()
             return
         self._asked = True
         settled = bool(self._options.context_window)
@@ -123,6 +146,8 @@ class OllamaProvider:
         if found is not None:
             self._window.announced()
             self._discovered = found
+        elif again:
+            self._window.retry()
 
     async def aclose(self) -> None:
         if self._http is not None:
@@ -167,10 +192,10 @@ class OllamaProvider:
                 async for event in events:
                     if isinstance(event, Completed):
                         check_not_empty(event, self._root)
-                        self._window.accepted(event.usage.context_tokens)
+                        self._window.accepted(request.model, event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
-            self._window.refused(e.limit)
+            self._window.refused(request.model, e.limit, str(e))
             raise
 
 
@@ -333,11 +358,12 @@ def _classify(exc: Exception, root: str, model: str) -> retry.Failure | None:
 
 def _status_failure(exc: OllamaError, server: str, model: str) -> retry.Failure:
     message, status = exc.message, exc.status
-    if status in (*OVERFLOW_STATUSES, 200) and is_overflow(message):
+    runner = status == 500 and any(w in message.lower() for w in RUNNER_OVERFLOWS)
+    if runner or (status in (*OVERFLOW_STATUSES, 200) and is_overflow(message)):
         found = read_overflow(message, {})
         error = PromptTooLongError(
             message,
-            status=status if status != 200 else 400,
+            status=status if status not in (200, 500) else 400,
             tokens=found.tokens,
             limit=found.limit,
             output=found.output,

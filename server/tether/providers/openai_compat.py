@@ -36,7 +36,7 @@ from tether.providers.convert_openai import (
     tool_use,
     usage,
 )
-from tether.providers.discovery import discover_window
+from tether.providers.discovery import ANY_SETTING, discover_window
 from tether.providers.models import DEFAULT_OUTPUT_CAP, ModelLimits, ModelOptions
 from tether.providers.network import NetworkSettings
 from tether.providers.openai_body import ChatBodyEncoder
@@ -77,6 +77,8 @@ class OpenAICompatProvider:
         self._options = self._conn.options
         self._max_output_tokens = self._options.max_output_tokens
         self._discovered: int | None = None
+        self._setting = ANY_SETTING
+        """The server's own setting for its window, once it said which server it is."""
         self._asked = False
         self._clients: ClientCache[AsyncOpenAI] = ClientCache(self._make_client)
         self._encoder = ChatBodyEncoder()
@@ -96,7 +98,8 @@ class OpenAICompatProvider:
         window = self.context_window
         # Output shares the window on these servers: at most a quarter of it by default.
         cap = self._max_output_tokens or min(DEFAULT_OUTPUT_CAP, max(window // 4, 256))
-        return ModelLimits(window, cap, cap, "none")
+        learned = self._window.learned(window)
+        return ModelLimits(window, cap, cap, "none", window_setting=self._setting, learned=learned)
 
     async def discover_window(self, *, again: bool = False) -> None:
         """Ask the server for the model's window once, or ``again`` (no-op when a setting
@@ -107,9 +110,11 @@ class OpenAICompatProvider:
         found = await discover_window(self._base_url, self.model, self._api_key, self._conn.network)
         if found is not None:
             self._window.announced()  # fresher than what an earlier session learned
-            self._discovered = found
+            self._discovered, self._setting = found.window, found.setting
         elif not again:
             self._discovered = None
+        else:  # the server does not say: an earlier session's window may be out of date
+            self._window.retry()
 
     async def aclose(self) -> None:
         await self._clients.aclose()
@@ -151,10 +156,10 @@ class OpenAICompatProvider:
                 async for event in events:
                     if isinstance(event, Completed):
                         check_not_empty(event, self._base_url)
-                        self._window.accepted(event.usage.context_tokens)
+                        self._window.accepted(request.model, event.usage.context_tokens)
                     yield event
         except PromptTooLongError as e:
-            self._window.refused(e.limit)
+            self._window.refused(request.model, e.limit, str(e))
             raise
 
 

@@ -36,6 +36,16 @@ source: ``api/types.go``, ``server/routes.go`` ``ChatHandler``, ``server/prompt.
   ``arguments``), then ``done: true`` with ``done_reason`` (``stop``, ``length``) and
   ``prompt_eval_count`` (the prompt it kept), ``eval_count``. An error after the stream
   began is a line ``{"error": "..."}`` (docs/api/errors.mdx).
+* A message's ``images`` cost ``IMAGE_TOKENS`` (768) each, whatever their pixels, not the
+  length of their base64: what Ollama's ``chatPrompt`` counts for each image of a model
+  with a projector when it fits a prompt to ``num_ctx`` (``server/prompt.go``:
+  ``imageNumTokens := 768``, "Clip images are represented as 768 tokens"); the text of the
+  request is counted by ``openai_rules``'s rule without the images.
+* ``counts_cached=False``: ``prompt_eval_count`` leaves out the prompt's front that the
+  previous request shared (the KV cache's hit), as Ollama 0.30's llama-server backend did
+  before ollama/ollama#16428 ("preserve Ollama's pre-0.30 full-context prompt_eval_count
+  semantics") and older runners did too (ollama/ollama#3427, #5370): a low count with
+  nothing cut.
 
 Every chat request's ``options.num_ctx`` is kept in ``num_ctx`` (None: not sent); a request
 without one ran with a context Tether did not choose, and is a problem.
@@ -61,7 +71,8 @@ from tether.providers.script import (
 )
 from tether.testing.fake_openai import FakeOpenAIServer
 from tether.testing.openai_discovery import TRAINED_CONTEXT
-from tether.testing.openai_rules import ServerError, count_prompt_tokens
+from tether.testing.openai_rules import ServerError
+from tether.testing.openai_rules import count_prompt_tokens as count_text_tokens
 from tether.testing.serve import serve_main
 from tether.testing.sse import Refusal, Reply
 
@@ -80,6 +91,8 @@ FAULTS: dict[str, tuple[int, str]] = {
     "500": (500, "model runner has unexpectedly stopped"),
 }
 _PIECES = 3
+IMAGE_TOKENS = 768
+"""What Ollama counts for each image of a message (``server/prompt.go`` ``chatPrompt``)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,7 @@ class FakeOllamaServer(FakeOpenAIServer):
         trained_context: int = TRAINED_CONTEXT,
         knows_truncate: bool = True,
         remote: bool = False,
+        counts_cached: bool = True,
     ):
         super().__init__(
             script,
@@ -126,6 +140,9 @@ class FakeOllamaServer(FakeOpenAIServer):
         decoder drops fields it does not know): it cuts whatever a request says."""
         self.num_ctx: list[int | None] = []
         """``options.num_ctx`` of every chat request (None: it sent none)."""
+        self.counts_cached = counts_cached
+        """False: ``prompt_eval_count`` leaves out what the previous request shared."""
+        self._previous: list[Any] = []
 
     @property
     def base_url(self) -> str:
@@ -217,6 +234,8 @@ class FakeOllamaServer(FakeOpenAIServer):
             return self.fail(reply, 500, f"turn {index + 1}: Ollama has no redacted thinking")
         model = str(body.get("model"))
         prompt = fit.prompt if turn.usage.input_tokens is None else turn.usage.input_tokens
+        if not self.counts_cached:
+            prompt = max(prompt - self._cached(body), 1)
         counts = {"prompt_eval_count": prompt, "eval_count": turn.usage.output_tokens}
         if body.get("stream") is False:
             if fault == "overloaded_mid_stream":
@@ -225,6 +244,19 @@ class FakeOllamaServer(FakeOpenAIServer):
                 return reply.cut()
             return reply.json(200, _whole(index, model, turn, counts))
         _stream(index, model, turn, counts, reply)
+
+    def _cached(self, body: dict[str, Any]) -> int:
+        """The tokens of the messages this request shares with the previous one's front."""
+        messages = cast("list[Any]", body.get("messages") or [])
+        shared = 0
+        for before, now in zip(self._previous, messages, strict=False):
+            if before != now:
+                break
+            shared += 1
+        self._previous = messages
+        if not shared:
+            return 0
+        return count_prompt_tokens({"messages": messages[:shared], "tools": body.get("tools")})
 
 
 def exceeds(sent: int, num_ctx: int) -> str:
@@ -339,6 +371,22 @@ def _split(text: str) -> list[str]:
 
 def _tagged(model: str) -> str:
     return model if ":" in model.rsplit("/", 1)[-1] else f"{model}:latest"
+
+
+def count_prompt_tokens(body: dict[str, Any]) -> int:
+    """The request's prompt tokens as Ollama counts them: the text (without the images'
+    base64) by the fakes' rule, and ``IMAGE_TOKENS`` per image."""
+    images = 0
+    messages: list[Any] = []
+    for message in cast("list[Any]", body.get("messages") or []):
+        if isinstance(message, dict) and "images" in message:
+            fields = dict(cast("dict[str, Any]", message))
+            found = fields.pop("images")
+            images += len(cast("list[Any]", found)) if isinstance(found, list) else 0
+            message = fields
+        messages.append(message)
+    text = count_text_tokens({"messages": messages, "tools": body.get("tools")})
+    return text + IMAGE_TOKENS * images
 
 
 def _drop_oldest(body: dict[str, Any], num_ctx: int) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tether.testing.fake_ollama import FakeOllamaServer
+from tether.testing.fake_ollama import IMAGE_TOKENS, FakeOllamaServer
 
 OK = [{"type": "text", "text": "ok"}]
 LONG = [{"role": "user", "content": "old " * 400}, {"role": "assistant", "content": "ok"}]
@@ -124,3 +124,24 @@ def test_an_error_after_the_stream_began_is_an_error_line() -> None:
         assert answer.status_code == 200
         last = json.loads(answer.text.splitlines()[-1])
         assert last == {"error": "an error was encountered while running the model"}
+
+
+def test_an_image_costs_what_ollama_counts_not_its_base64() -> None:
+    plain = chat(options={"num_ctx": 8_192}, stream=False)
+    with FakeOllamaServer([OK, OK, OK], served_model="qwen") as server:
+        base = post(server, plain).json()["prompt_eval_count"]
+        for data in ("A" * 400, "A" * 40_000):  # a small and a large image: the same cost
+            message = {"role": "user", "content": "hi", "images": [data, data]}
+            answer = post(server, {**plain, "messages": [message]})
+            assert answer.json()["prompt_eval_count"] == base + 2 * IMAGE_TOKENS
+
+
+def test_a_count_without_the_cached_front_leaves_out_what_the_last_request_shared() -> None:
+    first = [{"role": "user", "content": "old " * 400}]
+    later = [*first, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "new"}]
+    with FakeOllamaServer([OK, OK, OK], served_model="qwen", counts_cached=False) as server:
+        body = chat(options={"num_ctx": 8_192}, stream=False)
+        full = post(server, {**body, "messages": first}).json()["prompt_eval_count"]
+        again = post(server, {**body, "messages": later}).json()["prompt_eval_count"]
+        assert full > 400 and again < 50  # only what was new was counted
+        assert server.truncated == [] and server.prompt_tokens[1] > full  # nothing was cut

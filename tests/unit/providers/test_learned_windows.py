@@ -4,6 +4,7 @@ window at once, keeps it for the next session, and forgets it when the server ta
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from tether.providers.base import Completed, ModelRequest
 from tether.providers.models import ModelOptions
 from tether.providers.openai_compat import FALLBACK_WINDOW, OpenAICompatProvider
 from tether.providers.overflow import Overflow, is_overflow, read_overflow
+from tether.providers.side import SideModel
 from tether.providers.windows import WindowBook, credential_id
 from tether.testing.fake_anthropic import FakeAnthropicServer
 from tether.testing.fake_openai import FakeOpenAIServer
@@ -362,3 +364,36 @@ async def test_refusals_of_each_server_teach_the_window(flavor: Flavor, tmp_path
         assert provider.context_window == 2_000
         await drain(provider, "small")
         await provider.aclose()
+
+
+async def test_a_side_request_to_another_model_leaves_the_main_window_alone(
+    tmp_path: Path,
+) -> None:
+    """WebFetch's small model goes through the session's provider: what the server takes
+    from it, or refuses, says nothing of the main model's window."""
+    book = WindowBook.in_dir(tmp_path)
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeAnthropicServer([ok, ok]) as api:
+        base = api.base_url
+        book.learn(base, "claude-sonnet-4-6", 20_000, "k")
+        provider = AnthropicProvider(
+            "claude-sonnet-4-6", base_url=api.base_url, api_key="k", windows=book
+        )
+        side = SideModel(provider, "claude-haiku-4-5")
+        await side.answer("Answer.", "x" * 200_000)  # taken, far above 20k
+        assert api.input_tokens[-1] > 20_000
+        api.context_window = 3_000
+        with pytest.raises(PromptTooLongError):
+            await side.answer("Answer.", "x" * 20_000)
+        assert provider.context_window == 20_000
+        assert book.entries(api.base_url, "claude-haiku-4-5") == {}
+        await provider.aclose()
+    assert book.get(base, "claude-sonnet-4-6", "k") == 20_000
+    ok = [{"type": "text", "text": "ok"}]
+    with FakeOpenAIServer([ok, ok], announce_window=False) as server:
+        book.learn(server.base_url, "qwen", 2_000)
+        compat = OpenAICompatProvider("qwen", base_url=server.base_url, windows=book)
+        async for _ in compat.stream(replace(request("x" * 40_000), model="qwen-small")):
+            pass
+        assert compat.context_window == 2_000
+        await compat.aclose()

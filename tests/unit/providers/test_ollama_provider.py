@@ -29,7 +29,7 @@ from tether.providers.base import (
     ToolUseStarted,
 )
 from tether.providers.models import ModelOptions
-from tether.providers.ollama import OllamaProvider
+from tether.providers.ollama import OllamaError, OllamaProvider, _status_failure  # pyright: ignore[reportPrivateUsage]
 from tether.testing.fake_ollama import FakeOllamaServer
 
 FAST = {"base_delay_s": 0.01, "max_delay_s": 0.05}
@@ -328,3 +328,12 @@ def test_bad_ollama_specs_say_what_to_write(spec: str, said: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_model_spec(spec, env={})
     assert said in str(caught.value)
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_the_runners_own_refusal_is_an_overflow_at_400_or_500(status: int) -> None:
+    refusal = OllamaError(status, "the input length exceeds the context length")
+    failure = _status_failure(refusal, "Ollama at http://x", "qwen")
+    assert isinstance(failure.error, PromptTooLongError) and not failure.retryable
+    other = _status_failure(OllamaError(500, "context length unknown: runner crashed"), "x", "q")
+    assert not isinstance(other.error, PromptTooLongError)

@@ -83,9 +83,9 @@ export function modelSetup(facts: StartupFacts, env: Record<string, string | und
   return null;
 }
 
-/** Model specs without `openai:` or `scripted:` are Anthropic models (as the daemon parses them). */
+/** Model specs without `openai:`, `ollama:` or `scripted:` are Anthropic models (as the daemon parses them). */
 export function needsAnthropicKey(model: string): boolean {
-  return !/^(openai|scripted):/.test(model);
+  return !/^(openai|ollama|scripted):/.test(model);
 }
 
 export function hasAnthropicKey(env: Record<string, string | undefined>): boolean {
@@ -93,12 +93,13 @@ export function hasAnthropicKey(env: Record<string, string | undefined>): boolea
 }
 
 /** The model as the header shows it: `anthropic:claude-sonnet-4-6` → `claude-sonnet-4-6`,
- * `openai:qwen2.5-coder@http://…` → `qwen2.5-coder`, `scripted:/x/turns.json` → `turns.json`. */
+ * `openai:qwen2.5-coder@http://…` or `ollama:qwen2.5-coder:14b@http://…` → the model,
+ * `scripted:/x/turns.json` → `turns.json`. */
 export function modelName(model: string): string {
   const [kind, ...rest] = model.split(':');
   const body = rest.join(':');
   if (kind === 'anthropic') return body;
-  if (kind === 'openai') return body.replace(/@.*$/, '');
+  if (kind === 'openai' || kind === 'ollama') return body.replace(/@.*$/, '');
   if (kind === 'scripted') return `scripted ${body.slice(body.lastIndexOf('/') + 1)}`;
   return model;
 }

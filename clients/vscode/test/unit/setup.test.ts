@@ -45,12 +45,16 @@ describe('set-up card', () => {
     assert.equal(modelSetup({ model: 'anthropic (default model)' }, { ANTHROPIC_API_KEY: 'sk' }), null);
     assert.equal(modelSetup({ model: 'anthropic:x' }, { ANTHROPIC_AUTH_TOKEN: 't' }), null);
     assert.equal(modelSetup({ model: 'openai:qwen@http://localhost:11434/v1' }, {}), null, 'local models need no key');
+    assert.equal(modelSetup({ model: 'ollama:qwen2.5-coder:14b@http://127.0.0.1:11434' }, {}), null, 'Ollama needs no Anthropic key');
+    assert.equal(modelSetup({ model: 'ollama:qwen' }, {}), null);
     assert.equal(modelSetup({ model: 'scripted:/s.json' }, {}), null);
   });
 
   it('names the model briefly for the header', () => {
     assert.equal(modelName('anthropic:claude-sonnet-4-6'), 'claude-sonnet-4-6');
     assert.equal(modelName('openai:qwen2.5-coder:14b@http://localhost:11434/v1'), 'qwen2.5-coder:14b');
+    assert.equal(modelName('ollama:qwen2.5-coder:14b@http://127.0.0.1:11434'), 'qwen2.5-coder:14b');
+    assert.equal(modelName('ollama:qwen'), 'qwen');
     assert.equal(modelName('scripted:/tmp/run/turns.json'), 'scripted turns.json');
     assert.equal(modelName('anthropic (default model)'), 'anthropic (default model)');
   });
