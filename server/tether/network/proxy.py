@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from tether.network.hosts import Decide, Verdict, normal_host
+from tether.network.hosts import Decide, Verdict, host_name, normal_host
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +227,11 @@ class FilteringProxy:
             writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
             return
         port = int.from_bytes(await reader.readexactly(2), "big")
+        name = host_name(host)
+        if name is None:
+            writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
+            return
+        host = name
         if command != 1:
             writer.write(_socks_reply(SOCKS_BAD_COMMAND))
             return
@@ -253,8 +258,9 @@ class FilteringProxy:
         method, target, version = parts
         if method.upper() == "CONNECT":
             host, port = _authority(target, 443)
+            host = host_name(host) if host is not None else None
             if host is None:
-                _answer(writer, 400, f"cannot read the destination {target!r}")
+                _answer(writer, 400, f"{target!r} is not a host name or address (with a port)")
                 return
             verdict = await self._allowed(host, port)
             if not verdict.allowed:
@@ -272,7 +278,10 @@ class FilteringProxy:
         if url.scheme.lower() != "http" or not url.hostname:
             _answer(writer, 400, "a proxy request names an absolute http:// URL (https: CONNECT)")
             return
-        host, port = url.hostname, url.port or 80
+        host, port = host_name(url.hostname), url.port or 80
+        if host is None:
+            _answer(writer, 400, f"{url.hostname!r} is not a host name or address")
+            return
         verdict = await self._allowed(host, port)
         if not verdict.allowed:
             _answer(writer, 403, _refusal(host, port, verdict))

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from tether.editor.port import Editor, PermissionRequest
-from tether.network.hosts import Verdict, first_match, host_matches, valid_pattern
+from tether.network.hosts import Verdict, first_match, host_matches, normal_host, valid_pattern
 from tether.network.registries import suggested_hosts
 from tether.permissions.decision import RuleSet
 from tether.permissions.display import visible
@@ -95,14 +95,21 @@ def settled(
     return None
 
 
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+"""Names Debian's and Fedora's /etc/hosts give to loopback."""
+
+
 def _local(host: str) -> bool:
-    if host == "localhost" or host.endswith((".localhost", ".local")):
+    host = normal_host(host)
+    if host in _LOOPBACK_NAMES or host.endswith((".localhost", ".local")):
         return True
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         return False
-    return address.is_loopback or address.is_private or address.is_link_local
+    return (
+        address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+    )
 
 
 @dataclass

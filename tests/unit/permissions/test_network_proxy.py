@@ -12,7 +12,7 @@ import pytest
 
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionAnswer, PermissionRequest
-from tether.network.hosts import Verdict, host_matches, valid_pattern
+from tether.network.hosts import Verdict, host_matches, host_name, valid_pattern
 from tether.network.proxy import FilteringProxy, Upstream, listening_socket
 from tether.permissions.decision import RuleSet
 from tether.permissions.network import HostQuestions, settled
@@ -33,6 +33,15 @@ from tether.tools.context import SessionRunState, ToolConfig
         ("github.com:443", "github.com", 22, False),
         ("github.com:*", "github.com", 22, True),
         ("[::1]:8080", "::1", 8080, True),
+        ("127.0.0.1", "127.1", 80, True),
+        ("127.0.0.1", "2130706433", 80, True),
+        ("127.0.0.1", "0x7f000001", 80, True),
+        ("127.0.0.1", "0177.0.0.1", 80, True),
+        ("127.0.0.1", "0.0.0.0", 80, True),
+        ("127.0.0.1", "::ffff:7f00:1", 80, True),
+        ("[::ffff:127.0.0.1]", "127.0.0.1", 80, True),
+        ("::1", "0:0:0:0:0:0:0:1", 80, True),
+        ("::1", "::", 80, True),
     ],
 )
 def test_host_patterns(pattern: str, host: str, port: int, expected: bool) -> None:
@@ -44,6 +53,44 @@ def test_bad_patterns_say_what_is_wrong() -> None:
     assert valid_pattern("pypi.org:99999") is not None
     assert valid_pattern("a*b.org") is not None
     assert valid_pattern("*.pypi.org:443") is None
+    assert valid_pattern("*") is not None
+    assert valid_pattern("pypi.org\n") is None  # stripped
+    assert valid_pattern("py pi.org") is not None
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("PyPI.org.", "pypi.org"),
+        ("bücher.example", "xn--bcher-kva.example"),
+        ("_acme.example.org", "_acme.example.org"),
+        ("127.1", "127.0.0.1"),
+        ("[::ffff:10.0.0.1]", "10.0.0.1"),
+        ("*", None),
+        ("*.com", None),
+        ("a b.org", None),
+        ("evil.org\r\nX-Injected: 1", None),
+        ("a\x1b[2Jb.org", None),
+        ("host(1).org", None),
+        ("a..b", None),
+        ("999.1.1.1", None),
+        ("fe80::1%eth0", None),
+        ("x" * 64 + ".org", None),
+    ],
+)
+def test_only_host_names_and_addresses_are_destinations(given: str, expected: str | None) -> None:
+    assert host_name(given) == expected
+
+
+async def test_a_name_that_is_no_host_is_refused_before_any_question(served: Served) -> None:
+    name = b"*.example.org"
+    socks = b"\x05\x01\x00\x05\x01\x00\x03" + bytes([len(name)]) + name + b"\x01\xbb"
+    assert (await served.exchange(socks))[:4] == b"\x05\x00\x05\x08"
+    connect = await served.exchange(b"CONNECT a\x1bb.org:443 HTTP/1.1\r\n\r\n")
+    assert connect.startswith(b"HTTP/1.1 400 "), connect
+    plain = await served.exchange(b"GET http://*.org/ HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert plain.startswith(b"HTTP/1.1 400 ") and b"not a host name" in plain, plain
+    assert served.asked == []
 
 
 def test_decision_order() -> None:
@@ -173,3 +220,16 @@ async def test_a_question_about_this_machine_says_so(tmp_path: Path) -> None:
     local, remote = (str(q.content[0]) for q in asked)
     assert "127.0.0.1 is this machine" in local and "this machine" not in remote
     assert "curl http://127.0.0.1:8080/" in local
+
+
+def test_a_fifo_under_a_manifests_name_is_never_read(tmp_path: Path) -> None:
+    """A command can leave a FIFO where a manifest goes; reading it would block forever."""
+    import os
+
+    from tether.network.registries import suggested_hosts
+
+    for name in ("requirements.txt", "pip.conf", ".npmrc", ".yarnrc.yml"):
+        os.mkfifo(tmp_path / name)
+    (tmp_path / "pyproject.toml").write_text('url = "https://mirror.test/simple"\n')
+    hosts = [s.host for s in suggested_hosts(tmp_path)]
+    assert hosts == ["mirror.test", "pypi.org", "files.pythonhosted.org"]
