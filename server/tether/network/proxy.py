@@ -47,6 +47,8 @@ MAX_HEAD = 64 * 1024
 CHUNK = 256 * 1024
 CONNECT_TIMEOUT_S = 15.0
 HEAD_TIMEOUT_S = 30.0
+MAX_CONNECTIONS = 64
+"""Open at once per command (package managers use 10 to 50); more are closed at once."""
 SOCKS_NOT_ALLOWED = 0x02
 SOCKS_UNREACHABLE = 0x04
 SOCKS_BAD_COMMAND = 0x07
@@ -123,10 +125,15 @@ class FilteringProxy:
         self._blocked: dict[tuple[str, int], Blocked] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
+        self._over_limit = 0
 
     @property
     def blocked(self) -> list[Blocked]:
-        return list(self._blocked.values())
+        over = []
+        if self._over_limit:
+            why = f"refused {self._over_limit} connections beyond {MAX_CONNECTIONS} open at once"
+            over = [Blocked("network proxy", 0, why)]
+        return [*over, *self._blocked.values()]
 
     async def serve(self, listener: socket.socket) -> None:
         """Accept on ``listener`` (already listening) until ``close``."""
@@ -146,6 +153,10 @@ class FilteringProxy:
     async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
+        if len(self._tasks) >= MAX_CONNECTIONS:  # each holds descriptors in the daemon
+            self._over_limit += 1
+            writer.close()
+            return
         self._tasks.add(task)
         try:
             first = await asyncio.wait_for(reader.readexactly(1), HEAD_TIMEOUT_S)
@@ -206,35 +217,13 @@ class FilteringProxy:
         return r, w, False
 
     async def _socks(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        count = (await reader.readexactly(1))[0]
-        await reader.readexactly(count)  # offered methods: "no authentication" is answered
-        writer.write(b"\x05\x00")
-        version, command, _reserved, kind = await reader.readexactly(4)
-        if version != 5:
+        # the whole handshake within the time an HTTP head gets: a stalled one holds a socket
+        destination = await asyncio.wait_for(
+            self._socks_destination(reader, writer), HEAD_TIMEOUT_S
+        )
+        if destination is None:
             return
-        if kind == 1:
-            host = str(ipaddress.IPv4Address(await reader.readexactly(4)))
-        elif kind == 3:
-            size = (await reader.readexactly(1))[0]
-            try:
-                host = (await reader.readexactly(size)).decode("ascii")
-            except UnicodeDecodeError:  # clients send names IDNA-encoded (xn--)
-                writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
-                return
-        elif kind == 4:
-            host = str(ipaddress.IPv6Address(await reader.readexactly(16)))
-        else:
-            writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
-            return
-        port = int.from_bytes(await reader.readexactly(2), "big")
-        name = host_name(host)
-        if name is None:
-            writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
-            return
-        host = name
-        if command != 1:
-            writer.write(_socks_reply(SOCKS_BAD_COMMAND))
-            return
+        host, port = destination
         if not (await self._allowed(host, port)).allowed:
             writer.write(_socks_reply(SOCKS_NOT_ALLOWED))
             return
@@ -245,6 +234,40 @@ class FilteringProxy:
             return
         writer.write(_socks_reply(0))
         await _relay(reader, writer, up_r, up_w)
+
+    async def _socks_destination(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[str, int] | None:
+        """The CONNECT request's destination, or None once the client has been answered."""
+        count = (await reader.readexactly(1))[0]
+        await reader.readexactly(count)  # offered methods: "no authentication" is answered
+        writer.write(b"\x05\x00")
+        version, command, _reserved, kind = await reader.readexactly(4)
+        if version != 5:
+            return None
+        if kind == 1:
+            host = str(ipaddress.IPv4Address(await reader.readexactly(4)))
+        elif kind == 3:
+            size = (await reader.readexactly(1))[0]
+            try:
+                host = (await reader.readexactly(size)).decode("ascii")
+            except UnicodeDecodeError:  # clients send names IDNA-encoded (xn--)
+                writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
+                return None
+        elif kind == 4:
+            host = str(ipaddress.IPv6Address(await reader.readexactly(16)))
+        else:
+            writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
+            return None
+        port = int.from_bytes(await reader.readexactly(2), "big")
+        name = host_name(host)
+        if name is None:
+            writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
+            return None
+        if command != 1:
+            writer.write(_socks_reply(SOCKS_BAD_COMMAND))
+            return None
+        return name, port
 
     async def _http(
         self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter

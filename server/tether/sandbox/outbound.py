@@ -109,7 +109,10 @@ def explain(blocked: Sequence[Blocked]) -> list[str]:
     blocked)."""
     if not blocked:
         return []
-    lines = [f"deny network-outbound {b.host}:{b.port} ({b.why})" for b in blocked[:SHOWN]]
+    lines = [
+        f"deny network-outbound {b.host}:{b.port} ({b.why})" if b.port else f"{b.host}: {b.why}"
+        for b in blocked[:SHOWN]
+    ]
     if len(blocked) > SHOWN:
         lines.append(f"and {len(blocked) - SHOWN} more")
     body = "\n".join(lines)

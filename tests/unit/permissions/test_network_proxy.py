@@ -233,3 +233,31 @@ def test_a_fifo_under_a_manifests_name_is_never_read(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('url = "https://mirror.test/simple"\n')
     hosts = [s.host for s in suggested_hosts(tmp_path)]
     assert hosts == ["mirror.test", "pypi.org", "files.pythonhosted.org"]
+
+
+async def test_stalled_handshakes_time_out_and_open_connections_are_capped(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.network import proxy as proxy_module
+    from tether.sandbox.outbound import explain
+
+    monkeypatch.setattr(proxy_module, "HEAD_TIMEOUT_S", 0.3)
+    reader, writer = await asyncio.open_unix_connection(served.path)
+    writer.write(b"\x05\x01\x00\x05")  # methods, then nothing more of the request
+    assert await asyncio.wait_for(reader.read(), 5) == b"\x05\x00"  # closed by the timeout
+    writer.close()
+
+    monkeypatch.setattr(proxy_module, "HEAD_TIMEOUT_S", 30.0)
+    held: list[asyncio.StreamWriter] = []
+    for _ in range(proxy_module.MAX_CONNECTIONS):
+        r, w = await asyncio.open_unix_connection(served.path)
+        w.write(b"\x05\x01\x00")
+        assert await asyncio.wait_for(r.readexactly(2), 5) == b"\x05\x00"  # being served
+        held.append(w)
+    late, late_w = await asyncio.open_unix_connection(served.path)
+    assert await asyncio.wait_for(late.read(), 5) == b""
+    late_w.close()
+    for w in held:
+        w.close()
+    notes = explain(served.proxy.blocked)
+    assert "refused 1 connections beyond 64 open at once" in notes[0], notes
