@@ -30,6 +30,7 @@ hosts; ``TETHER_PROXY_RESOLVE`` (``name=address,…``) pins names to addresses, 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ipaddress
 import logging
@@ -37,7 +38,7 @@ import os
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from tether.network.hosts import Decide, Verdict, host_name, normal_host
 
@@ -82,7 +83,7 @@ class Upstream:
             no_proxy=var("no_proxy") or "",
         )
 
-    def via(self, host: str, *, tunnel: bool) -> tuple[str, int] | None:
+    def via(self, host: str, *, tunnel: bool) -> Via | None:
         """The upstream proxy to reach ``host`` through, or None (direct)."""
         url = self.https_proxy if tunnel else self.http_proxy
         if not url or host in self.resolve:
@@ -92,7 +93,25 @@ class Upstream:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         if parts.hostname is None:
             return None
-        return parts.hostname, parts.port or 80
+        auth = None
+        if parts.username is not None:  # percent-encoded in the URL, as curl reads it
+            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            auth = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+        return Via(parts.hostname, parts.port or 80, auth)
+
+
+@dataclass(frozen=True)
+class Via:
+    """An upstream proxy, and the ``Proxy-Authorization`` its URL's credentials make."""
+
+    host: str
+    port: int
+    authorization: str | None = None
+
+    def header(self) -> bytes:
+        if self.authorization is None:
+            return b""
+        return f"Proxy-Authorization: {self.authorization}\r\n".encode("latin-1")
 
 
 def _exempt(host: str, no_proxy: str) -> bool:
@@ -195,26 +214,30 @@ class FilteringProxy:
 
     async def _open(
         self, host: str, port: int, *, tunnel: bool
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bool]:
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Via | None]:
         """A connection to ``host:port`` (through the caller's proxy where it has one);
-        True when that is an upstream HTTP proxy expecting an absolute-URI request."""
+        the upstream HTTP proxy when it expects an absolute-URI request."""
         host = normal_host(host)
         via = self._upstream.via(host, tunnel=tunnel)
         if via is None:
             address = self._upstream.resolve.get(host, host)
             r, w = await asyncio.wait_for(asyncio.open_connection(address, port), CONNECT_TIMEOUT_S)
-            return r, w, False
-        r, w = await asyncio.wait_for(asyncio.open_connection(*via), CONNECT_TIMEOUT_S)
+            return r, w, None
+        r, w = await asyncio.wait_for(
+            asyncio.open_connection(via.host, via.port), CONNECT_TIMEOUT_S
+        )
         if not tunnel:
-            return r, w, True
+            return r, w, via
         target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        w.write(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+        w.write(
+            f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n".encode() + via.header() + b"\r\n"
+        )
         head = await asyncio.wait_for(reader_head(r), CONNECT_TIMEOUT_S)
         status = head.split(b"\r\n", 1)[0].split()
         if len(status) < 2 or status[1] != b"200":
             w.close()
-            raise ConnectionError(f"the upstream proxy refused {target}")
-        return r, w, False
+            raise ConnectionError(f"the upstream proxy refused {target}: {head_line(head)}")
+        return r, w, None
 
     async def _socks(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # the whole handshake within the time an HTTP head gets: a stalled one holds a socket
@@ -314,12 +337,18 @@ class FilteringProxy:
         except (OSError, TimeoutError, ConnectionError) as e:
             _answer(writer, 502, f"cannot reach {host}:{port}: {e}")
             return
-        path = target if absolute else (url.path or "/") + (f"?{url.query}" if url.query else "")
+        path = (
+            target
+            if absolute is not None
+            else (url.path or "/") + (f"?{url.query}" if url.query else "")
+        )
         kept = [
             h
             for h in rest.split(b"\r\n")
             if h and h.split(b":", 1)[0].strip().lower().decode("latin-1") not in _HOP
         ]
+        if absolute is not None and absolute.authorization is not None:
+            kept.append(absolute.header().rstrip(b"\r\n"))
         request = [f"{method} {path} {version}".encode("latin-1"), *kept, b"Connection: close"]
         up_w.write(b"\r\n".join(request) + b"\r\n\r\n")
         await _relay(reader, writer, up_r, up_w)
@@ -331,6 +360,10 @@ async def reader_head(reader: asyncio.StreamReader) -> bytes:
         return await reader.readuntil(b"\r\n\r\n")
     except asyncio.LimitOverrunError as e:
         raise ConnectionError("the request head is too long") from e
+
+
+def head_line(head: bytes) -> str:
+    return head.split(b"\r\n", 1)[0].decode("latin-1", "replace")
 
 
 def _authority(text: str, default: int) -> tuple[str | None, int]:

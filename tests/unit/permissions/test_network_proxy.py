@@ -13,7 +13,7 @@ import pytest
 from tether.editor.disk import DiskEditor
 from tether.editor.port import PermissionAnswer, PermissionRequest
 from tether.network.hosts import Verdict, host_matches, host_name, valid_pattern
-from tether.network.proxy import FilteringProxy, Upstream, listening_socket
+from tether.network.proxy import FilteringProxy, Upstream, listening_socket, reader_head
 from tether.permissions.decision import RuleSet
 from tether.permissions.network import HostQuestions, settled
 from tether.protocol.updates import Mode
@@ -261,3 +261,35 @@ async def test_stalled_handshakes_time_out_and_open_connections_are_capped(
         w.close()
     notes = explain(served.proxy.blocked)
     assert "refused 1 connections beyond 64 open at once" in notes[0], notes
+
+
+async def test_the_callers_proxy_credentials_go_on_requests_and_tunnels(tmp_path: Path) -> None:
+    async def allow(host: str, port: int) -> Verdict:
+        return Verdict(True, "")
+
+    with FakeRegistry() as registry, FakeProxy(credentials="corp user:p@ss") as upstream:
+        assert "corp%20user:p%40ss@" in upstream.url
+        env = {"http_proxy": upstream.url, "no_proxy": "localhost"}
+        proxy = FilteringProxy(allow, Upstream.from_env(env))
+        path = str(tmp_path / "p.sock")
+        await proxy.serve(listening_socket(path))
+        where = f"127.0.0.1:{registry.port}"
+        try:
+            reader, writer = await asyncio.open_unix_connection(path)
+            writer.write(f"GET http://{where}/hello HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            plain = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            reader, writer = await asyncio.open_unix_connection(path)
+            writer.write(f"CONNECT {where} HTTP/1.1\r\n\r\n".encode())
+            assert (await asyncio.wait_for(reader_head(reader), 10)).startswith(b"HTTP/1.1 200")
+            writer.write(
+                f"GET /hello HTTP/1.1\r\nHost: {where}\r\nConnection: close\r\n\r\n".encode()
+            )
+            tunnelled = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+        finally:
+            proxy.close()
+    assert upstream.errors == []
+    assert plain.endswith(b"hello from the registry\n"), plain
+    assert tunnelled.endswith(b"hello from the registry\n"), tunnelled
+    assert upstream.requests == [f"GET http://{where}/hello", f"CONNECT {where}"]
