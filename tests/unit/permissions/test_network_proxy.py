@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tether.editor.disk import DiskEditor
-from tether.editor.port import PermissionAnswer, PermissionRequest
+from tether.editor.port import PermissionAnswer, PermissionReply, PermissionRequest
 from tether.network.hosts import Verdict, host_matches, host_name, valid_pattern
 from tether.network.proxy import FilteringProxy, Upstream, listening_socket, reader_head
 from tether.permissions.decision import RuleSet
@@ -293,3 +293,43 @@ async def test_the_callers_proxy_credentials_go_on_requests_and_tunnels(tmp_path
     assert plain.endswith(b"hello from the registry\n"), plain
     assert tunnelled.endswith(b"hello from the registry\n"), tunnelled
     assert upstream.requests == [f"GET http://{where}/hello", f"CONNECT {where}"]
+
+
+async def test_a_commands_questions_come_one_at_a_time_and_can_reject_the_rest(
+    tmp_path: Path,
+) -> None:
+    open_now: list[str] = []
+    most = 0
+    asked: list[PermissionRequest] = []
+
+    async def answer(request: PermissionRequest) -> PermissionAnswer:
+        nonlocal most
+        asked.append(request)
+        open_now.append(request.title)
+        most = max(most, len(open_now))
+        await asyncio.sleep(0)  # another question would open now if nothing queued it
+        open_now.remove(request.title)
+        return "reject_once" if len(asked) == 1 else "cancelled"
+
+    class RejectsTheRest(DiskEditor):
+        async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
+            reply = await super().ask_permission(request)
+            return request.reply("reject_command") if len(asked) == 2 else reply
+
+    questions = HostQuestions(
+        editor=RejectsTheRest(answer),
+        session_id="s",
+        tool_call_id="t",
+        state=SessionRunState(),
+        config=ToolConfig(),
+        root=tmp_path,
+        rules=RuleSet(),
+        remember=None,
+    ).for_command("for h in $(seq 40); do curl h$h.test & done")
+    verdicts = await asyncio.gather(*(questions(f"h{i}.test", 443) for i in range(40)))
+    assert most == 1 and len(asked) == 2
+    assert verdicts[0] == Verdict(False, "user denied")
+    assert verdicts[1] == Verdict(False, "user denied")
+    assert {v.why for v in verdicts[2:]} == {"user rejected every other host of this command"}
+    assert asked[0].title == "Connect to h0.test:443"
+    assert asked[0].options()[-1].option_id == "reject_command"
