@@ -74,6 +74,10 @@ async def test_an_allowed_host_serves_curl_pip_and_npm(
     assert h.answers.asked == []
     assert set(registry.hosts()) == {f"registry.test:{registry.port}"}
 
+    # the other commands' proxies sit beside this one's: their names cannot be listed
+    out = await h.call("Bash", command="ls /tmp/.tether-network; echo rc=$?")
+    assert "Permission denied" in text_of(out) and "rc=2" in text_of(out), text_of(out)
+
 
 async def test_a_refused_host_is_reported_and_never_reached(
     make_harness: MakeHarness, registry: FakeRegistry

@@ -120,6 +120,9 @@ class PermissionRequest:
     kind: QuestionKind = "tool"
     plan: str | None = None
     """For ``kind == "plan"``: the plan (Markdown) the user approves or sends back."""
+    more_options: tuple[PermissionOption, ...] = ()
+    """Answers this question offers after the usual ones (a network question's "reject the
+    rest of this command")."""
 
     def options(self) -> list[PermissionOption]:
         """The answers, in the order every front door shows them."""
@@ -136,7 +139,7 @@ class PermissionRequest:
             options.append(
                 PermissionOption("reject_always", f"Always reject {rule}", "reject_always", rule)
             )
-        return options
+        return [*options, *self.more_options]
 
     def reply(self, option_id: str | None, feedback: str | None = None) -> PermissionReply:
         """The reply for an answer given by id (or by name, for plain dialogs); an id this

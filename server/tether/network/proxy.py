@@ -30,6 +30,7 @@ hosts; ``TETHER_PROXY_RESOLVE`` (``name=address,…``) pins names to addresses, 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ipaddress
 import logging
@@ -37,9 +38,9 @@ import os
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-from tether.network.hosts import Decide, Verdict, normal_host
+from tether.network.hosts import Decide, Verdict, host_name, normal_host
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,8 @@ MAX_HEAD = 64 * 1024
 CHUNK = 256 * 1024
 CONNECT_TIMEOUT_S = 15.0
 HEAD_TIMEOUT_S = 30.0
+MAX_CONNECTIONS = 64
+"""Open at once per command (package managers use 10 to 50); more are closed at once."""
 SOCKS_NOT_ALLOWED = 0x02
 SOCKS_UNREACHABLE = 0x04
 SOCKS_BAD_COMMAND = 0x07
@@ -80,7 +83,7 @@ class Upstream:
             no_proxy=var("no_proxy") or "",
         )
 
-    def via(self, host: str, *, tunnel: bool) -> tuple[str, int] | None:
+    def via(self, host: str, *, tunnel: bool) -> Via | None:
         """The upstream proxy to reach ``host`` through, or None (direct)."""
         url = self.https_proxy if tunnel else self.http_proxy
         if not url or host in self.resolve:
@@ -90,7 +93,25 @@ class Upstream:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         if parts.hostname is None:
             return None
-        return parts.hostname, parts.port or 80
+        auth = None
+        if parts.username is not None:  # percent-encoded in the URL, as curl reads it
+            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            auth = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+        return Via(parts.hostname, parts.port or 80, auth)
+
+
+@dataclass(frozen=True)
+class Via:
+    """An upstream proxy, and the ``Proxy-Authorization`` its URL's credentials make."""
+
+    host: str
+    port: int
+    authorization: str | None = None
+
+    def header(self) -> bytes:
+        if self.authorization is None:
+            return b""
+        return f"Proxy-Authorization: {self.authorization}\r\n".encode("latin-1")
 
 
 def _exempt(host: str, no_proxy: str) -> bool:
@@ -123,10 +144,15 @@ class FilteringProxy:
         self._blocked: dict[tuple[str, int], Blocked] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
+        self._over_limit = 0
 
     @property
     def blocked(self) -> list[Blocked]:
-        return list(self._blocked.values())
+        over = []
+        if self._over_limit:
+            why = f"refused {self._over_limit} connections beyond {MAX_CONNECTIONS} open at once"
+            over = [Blocked("network proxy", 0, why)]
+        return [*over, *self._blocked.values()]
 
     async def serve(self, listener: socket.socket) -> None:
         """Accept on ``listener`` (already listening) until ``close``."""
@@ -146,6 +172,10 @@ class FilteringProxy:
     async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
+        if len(self._tasks) >= MAX_CONNECTIONS:  # each holds descriptors in the daemon
+            self._over_limit += 1
+            writer.close()
+            return
         self._tasks.add(task)
         try:
             first = await asyncio.wait_for(reader.readexactly(1), HEAD_TIMEOUT_S)
@@ -184,52 +214,39 @@ class FilteringProxy:
 
     async def _open(
         self, host: str, port: int, *, tunnel: bool
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bool]:
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Via | None]:
         """A connection to ``host:port`` (through the caller's proxy where it has one);
-        True when that is an upstream HTTP proxy expecting an absolute-URI request."""
+        the upstream HTTP proxy when it expects an absolute-URI request."""
         host = normal_host(host)
         via = self._upstream.via(host, tunnel=tunnel)
         if via is None:
             address = self._upstream.resolve.get(host, host)
             r, w = await asyncio.wait_for(asyncio.open_connection(address, port), CONNECT_TIMEOUT_S)
-            return r, w, False
-        r, w = await asyncio.wait_for(asyncio.open_connection(*via), CONNECT_TIMEOUT_S)
+            return r, w, None
+        r, w = await asyncio.wait_for(
+            asyncio.open_connection(via.host, via.port), CONNECT_TIMEOUT_S
+        )
         if not tunnel:
-            return r, w, True
+            return r, w, via
         target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        w.write(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+        w.write(
+            f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n".encode() + via.header() + b"\r\n"
+        )
         head = await asyncio.wait_for(reader_head(r), CONNECT_TIMEOUT_S)
         status = head.split(b"\r\n", 1)[0].split()
         if len(status) < 2 or status[1] != b"200":
             w.close()
-            raise ConnectionError(f"the upstream proxy refused {target}")
-        return r, w, False
+            raise ConnectionError(f"the upstream proxy refused {target}: {head_line(head)}")
+        return r, w, None
 
     async def _socks(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        count = (await reader.readexactly(1))[0]
-        await reader.readexactly(count)  # offered methods: "no authentication" is answered
-        writer.write(b"\x05\x00")
-        version, command, _reserved, kind = await reader.readexactly(4)
-        if version != 5:
+        # the whole handshake within the time an HTTP head gets: a stalled one holds a socket
+        destination = await asyncio.wait_for(
+            self._socks_destination(reader, writer), HEAD_TIMEOUT_S
+        )
+        if destination is None:
             return
-        if kind == 1:
-            host = str(ipaddress.IPv4Address(await reader.readexactly(4)))
-        elif kind == 3:
-            size = (await reader.readexactly(1))[0]
-            try:
-                host = (await reader.readexactly(size)).decode("ascii")
-            except UnicodeDecodeError:  # clients send names IDNA-encoded (xn--)
-                writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
-                return
-        elif kind == 4:
-            host = str(ipaddress.IPv6Address(await reader.readexactly(16)))
-        else:
-            writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
-            return
-        port = int.from_bytes(await reader.readexactly(2), "big")
-        if command != 1:
-            writer.write(_socks_reply(SOCKS_BAD_COMMAND))
-            return
+        host, port = destination
         if not (await self._allowed(host, port)).allowed:
             writer.write(_socks_reply(SOCKS_NOT_ALLOWED))
             return
@@ -240,6 +257,40 @@ class FilteringProxy:
             return
         writer.write(_socks_reply(0))
         await _relay(reader, writer, up_r, up_w)
+
+    async def _socks_destination(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[str, int] | None:
+        """The CONNECT request's destination, or None once the client has been answered."""
+        count = (await reader.readexactly(1))[0]
+        await reader.readexactly(count)  # offered methods: "no authentication" is answered
+        writer.write(b"\x05\x00")
+        version, command, _reserved, kind = await reader.readexactly(4)
+        if version != 5:
+            return None
+        if kind == 1:
+            host = str(ipaddress.IPv4Address(await reader.readexactly(4)))
+        elif kind == 3:
+            size = (await reader.readexactly(1))[0]
+            try:
+                host = (await reader.readexactly(size)).decode("ascii")
+            except UnicodeDecodeError:  # clients send names IDNA-encoded (xn--)
+                writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
+                return None
+        elif kind == 4:
+            host = str(ipaddress.IPv6Address(await reader.readexactly(16)))
+        else:
+            writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
+            return None
+        port = int.from_bytes(await reader.readexactly(2), "big")
+        name = host_name(host)
+        if name is None:
+            writer.write(_socks_reply(SOCKS_BAD_ADDRESS))
+            return None
+        if command != 1:
+            writer.write(_socks_reply(SOCKS_BAD_COMMAND))
+            return None
+        return name, port
 
     async def _http(
         self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -253,8 +304,9 @@ class FilteringProxy:
         method, target, version = parts
         if method.upper() == "CONNECT":
             host, port = _authority(target, 443)
+            host = host_name(host) if host is not None else None
             if host is None:
-                _answer(writer, 400, f"cannot read the destination {target!r}")
+                _answer(writer, 400, f"{target!r} is not a host name or address (with a port)")
                 return
             verdict = await self._allowed(host, port)
             if not verdict.allowed:
@@ -272,7 +324,10 @@ class FilteringProxy:
         if url.scheme.lower() != "http" or not url.hostname:
             _answer(writer, 400, "a proxy request names an absolute http:// URL (https: CONNECT)")
             return
-        host, port = url.hostname, url.port or 80
+        host, port = host_name(url.hostname), url.port or 80
+        if host is None:
+            _answer(writer, 400, f"{url.hostname!r} is not a host name or address")
+            return
         verdict = await self._allowed(host, port)
         if not verdict.allowed:
             _answer(writer, 403, _refusal(host, port, verdict))
@@ -282,12 +337,18 @@ class FilteringProxy:
         except (OSError, TimeoutError, ConnectionError) as e:
             _answer(writer, 502, f"cannot reach {host}:{port}: {e}")
             return
-        path = target if absolute else (url.path or "/") + (f"?{url.query}" if url.query else "")
+        path = (
+            target
+            if absolute is not None
+            else (url.path or "/") + (f"?{url.query}" if url.query else "")
+        )
         kept = [
             h
             for h in rest.split(b"\r\n")
             if h and h.split(b":", 1)[0].strip().lower().decode("latin-1") not in _HOP
         ]
+        if absolute is not None and absolute.authorization is not None:
+            kept.append(absolute.header().rstrip(b"\r\n"))
         request = [f"{method} {path} {version}".encode("latin-1"), *kept, b"Connection: close"]
         up_w.write(b"\r\n".join(request) + b"\r\n\r\n")
         await _relay(reader, writer, up_r, up_w)
@@ -299,6 +360,10 @@ async def reader_head(reader: asyncio.StreamReader) -> bytes:
         return await reader.readuntil(b"\r\n\r\n")
     except asyncio.LimitOverrunError as e:
         raise ConnectionError("the request head is too long") from e
+
+
+def head_line(head: bytes) -> str:
+    return head.split(b"\r\n", 1)[0].decode("latin-1", "replace")
 
 
 def _authority(text: str, default: int) -> tuple[str | None, int]:

@@ -7,7 +7,9 @@ a few small files at most: a question is rare, and this runs only then.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -53,15 +55,24 @@ def suggested_hosts(root: Path) -> list[Suggestion]:
             if host:
                 found.setdefault(host, Suggestion(host, name))
     for name, hosts in DEFAULTS:
-        if (root / name).is_file():
+        if (root / name).is_file():  # a stat: never opens the file
             for host in hosts:
                 found.setdefault(host, Suggestion(host, name))
     return list(found.values())
 
 
 def _read(path: Path) -> str:
+    """A regular file's first bytes, or "": a FIFO or device the workspace's commands made
+    under a manifest's name is never read (opening or reading one would block a worker)."""
     try:
-        with path.open("rb") as f:
-            return f.read(MAX_READ).decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
         return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, MAX_READ).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)

@@ -23,12 +23,12 @@ import asyncio
 import ipaddress
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from tether.editor.port import Editor, PermissionRequest
-from tether.network.hosts import Verdict, first_match, host_matches, valid_pattern
+from tether.editor.port import Editor, PermissionOption, PermissionRequest
+from tether.network.hosts import Verdict, first_match, host_matches, normal_host, valid_pattern
 from tether.network.registries import suggested_hosts
 from tether.permissions.decision import RuleSet
 from tether.permissions.display import visible
@@ -95,14 +95,35 @@ def settled(
     return None
 
 
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+"""Names Debian's and Fedora's /etc/hosts give to loopback."""
+
+
 def _local(host: str) -> bool:
-    if host == "localhost" or host.endswith((".localhost", ".local")):
+    host = normal_host(host)
+    if host in _LOOPBACK_NAMES or host.endswith((".localhost", ".local")):
         return True
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         return False
-    return address.is_loopback or address.is_private or address.is_link_local
+    return (
+        address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+    )
+
+
+REJECT_REST = PermissionOption(
+    "reject_command", "Reject every other host this command asks for", "reject_once"
+)
+
+
+@dataclass
+class CommandQuestions:
+    """One command's questions: one open at a time (a command reaching 40 hosts at once
+    asks them in turn), and whether the user rejected the rest."""
+
+    turn: asyncio.Lock = field(default_factory=asyncio.Lock)
+    rejected_rest: bool = False
 
 
 @dataclass
@@ -119,19 +140,28 @@ class HostQuestions:
     rules: RuleSet
     remember: Remember | None
     command: str = ""
+    questions: CommandQuestions = field(default_factory=CommandQuestions)
 
     def for_command(self, command: str) -> HostQuestions:
-        return replace(self, command=command)
+        return replace(self, command=command, questions=CommandQuestions())
 
     async def __call__(self, host: str, port: int) -> Verdict:
+        if (verdict := self._settled(host, port)) is not None:
+            return verdict
+        async with self.questions.turn:
+            # an answer given meanwhile ("always", "reject the rest") may settle this one
+            if (verdict := self._settled(host, port)) is not None:
+                return verdict
+            if self.questions.rejected_rest:
+                return Verdict(False, "user rejected every other host of this command")
+            return await self._ask(host, port)
+
+    def _settled(self, host: str, port: int) -> Verdict | None:
         cfg = self.config
         mode = self.state.mode
         if mode == "bypassPermissions" and cfg.bypass_disabled:
             mode = "default"
-        verdict = settled(host, port, self.rules, cfg.network_allowed, cfg.network_denied, mode)
-        if verdict is not None:
-            return verdict
-        return await self._ask(host, port)
+        return settled(host, port, self.rules, cfg.network_allowed, cfg.network_denied, mode)
 
     async def _ask(self, host: str, port: int) -> Verdict:
         rule = network_rule(host)
@@ -156,11 +186,12 @@ class HostQuestions:
             session_id=self.session_id,
             tool_call_id=self.tool_call_id,
             tool_name=TOOL,
-            title=f"Network access to {visible(where)}",
+            title=f"Connect to {visible(where)}",
             tool_kind="fetch",
             raw_input={"host": host, "port": port, "command": self.command},
             content=[TextToolContent(text="\n".join(text))],
             always_rule=rule,
+            more_options=(REJECT_REST,),
         )
         try:
             reply = await self.editor.ask_permission(request)
@@ -177,6 +208,8 @@ class HostQuestions:
                 self.remember("deny", option.rule)
         if reply.allowed:
             return Verdict(True, "user allowed")
+        if option == REJECT_REST:
+            self.questions.rejected_rest = True
         if option is None:
             return Verdict(False, "the question was cancelled")
         if reply.feedback:

@@ -25,6 +25,8 @@ from tether.network.proxy import Blocked, FilteringProxy, Upstream, listening_so
 from tether.sandbox.bwrap import PROXY_DIR
 
 SHOWN = 8
+UNLISTED = 0o300
+"""The sockets' directory: the owner may add, remove and reach entries, not list them."""
 MAX_BASE = 107 - len("/tether-net-12345678/") - len("0123456789ab.sock")
 """The longest directory the sockets' directory can be made in (``sun_path``)."""
 
@@ -45,12 +47,18 @@ class ProxySockets:
                 fits = [b for b in bases if b and os.path.isdir(b) and len(b) < MAX_BASE]
                 where = fits[0] if fits else None
                 self._dir = Path(tempfile.mkdtemp(prefix="tether-net-", dir=where))
+                # Searchable, never listable: a command reaches its own socket by the name
+                # only its gate is told, and cannot list the other commands' (the directory
+                # is read-only in the sandbox, so it cannot change the mode back).
+                os.chmod(self._dir, UNLISTED)
             return self._dir
 
     def close(self) -> None:
         with self._lock:
             found, self._dir = self._dir, None
         if found is not None:
+            with contextlib.suppress(OSError):
+                os.chmod(found, 0o700)  # listable again, to be removed
             shutil.rmtree(found, ignore_errors=True)
 
 
@@ -109,7 +117,10 @@ def explain(blocked: Sequence[Blocked]) -> list[str]:
     blocked)."""
     if not blocked:
         return []
-    lines = [f"deny network-outbound {b.host}:{b.port} ({b.why})" for b in blocked[:SHOWN]]
+    lines = [
+        f"deny network-outbound {b.host}:{b.port} ({b.why})" if b.port else f"{b.host}: {b.why}"
+        for b in blocked[:SHOWN]
+    ]
     if len(blocked) > SHOWN:
         lines.append(f"and {len(blocked) - SHOWN} more")
     body = "\n".join(lines)

@@ -2,18 +2,21 @@
 
 Strict as a real proxy is: a request must name its target in absolute form
 (``POST http://host:port/path``), as clients send to a proxy, else 400; a target it cannot
-reach is a 502. It relays plain ``http://`` only (no ``CONNECT``), which is what the fake
-model servers speak. The response is relayed whole once the upstream has finished.
+reach is a 502. It relays plain ``http://`` whole once the upstream has finished, and
+tunnels ``CONNECT``; given credentials, it answers 407 to a request without them.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import http.client
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Self
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 _HOP_BY_HOP = frozenset(
     {
@@ -32,7 +35,10 @@ _HOP_BY_HOP = frozenset(
 
 
 class FakeProxy:
-    def __init__(self) -> None:
+    def __init__(self, credentials: str | None = None) -> None:
+        self.credentials = credentials
+        """``user:password`` a request must send as ``Proxy-Authorization: Basic`` (else
+        407 with ``Proxy-Authenticate``, as Squid answers), or None: no authentication."""
         self.requests: list[str] = []
         """``METHOD absolute-url`` of every request relayed, in order."""
         self.errors: list[str] = []
@@ -45,7 +51,9 @@ class FakeProxy:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        """With the credentials, percent-encoded, when it has them."""
+        user = f"{quote(self.credentials, safe=':')}@" if self.credentials else ""
+        return f"http://{user}127.0.0.1:{self._httpd.server_address[1]}"
 
     def start(self) -> str:
         self._thread.start()
@@ -83,7 +91,50 @@ def _handler(proxy: FakeProxy) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
+        def _authorized(self) -> bool:
+            if proxy.credentials is None:
+                return True
+            want = "Basic " + base64.b64encode(proxy.credentials.encode()).decode("ascii")
+            if self.headers.get("Proxy-Authorization") == want:
+                return True
+            proxy.fail(f"no proxy credentials: {self.command} {self.path}")
+            self.send_response(407)
+            self.send_header("Proxy-Authenticate", 'Basic realm="fake"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return False
+
+        def do_CONNECT(self) -> None:
+            if not self._authorized():
+                return
+            host, _, port = self.path.rpartition(":")
+            try:
+                upstream = socket.create_connection((host.strip("[]"), int(port)), timeout=60)
+            except (OSError, ValueError) as e:
+                self._answer(502, f"upstream unreachable: {e}".encode())
+                return
+            proxy.record(f"CONNECT {self.path}")
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.flush()
+            both = [self.connection, upstream]
+
+            def pipe(src: socket.socket, dst: socket.socket) -> None:
+                with contextlib.suppress(OSError):
+                    while data := src.recv(65536):
+                        dst.sendall(data)
+                    dst.shutdown(socket.SHUT_WR)
+
+            back = threading.Thread(target=pipe, args=(upstream, both[0]), daemon=True)
+            back.start()
+            pipe(both[0], upstream)
+            back.join(60)
+            upstream.close()
+            self.close_connection = True
+
         def _relay(self) -> None:
+            if not self._authorized():
+                return
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             target = urlsplit(self.path)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tether.editor.disk import DiskEditor
-from tether.editor.port import PermissionAnswer, PermissionRequest
-from tether.network.hosts import Verdict, host_matches, valid_pattern
-from tether.network.proxy import FilteringProxy, Upstream, listening_socket
+from tether.editor.port import PermissionAnswer, PermissionReply, PermissionRequest
+from tether.network.hosts import Verdict, host_matches, host_name, valid_pattern
+from tether.network.proxy import FilteringProxy, Upstream, listening_socket, reader_head
 from tether.permissions.decision import RuleSet
 from tether.permissions.network import HostQuestions, settled
 from tether.protocol.updates import Mode
@@ -33,6 +33,15 @@ from tether.tools.context import SessionRunState, ToolConfig
         ("github.com:443", "github.com", 22, False),
         ("github.com:*", "github.com", 22, True),
         ("[::1]:8080", "::1", 8080, True),
+        ("127.0.0.1", "127.1", 80, True),
+        ("127.0.0.1", "2130706433", 80, True),
+        ("127.0.0.1", "0x7f000001", 80, True),
+        ("127.0.0.1", "0177.0.0.1", 80, True),
+        ("127.0.0.1", "0.0.0.0", 80, True),
+        ("127.0.0.1", "::ffff:7f00:1", 80, True),
+        ("[::ffff:127.0.0.1]", "127.0.0.1", 80, True),
+        ("::1", "0:0:0:0:0:0:0:1", 80, True),
+        ("::1", "::", 80, True),
     ],
 )
 def test_host_patterns(pattern: str, host: str, port: int, expected: bool) -> None:
@@ -44,6 +53,44 @@ def test_bad_patterns_say_what_is_wrong() -> None:
     assert valid_pattern("pypi.org:99999") is not None
     assert valid_pattern("a*b.org") is not None
     assert valid_pattern("*.pypi.org:443") is None
+    assert valid_pattern("*") is not None
+    assert valid_pattern("pypi.org\n") is None  # stripped
+    assert valid_pattern("py pi.org") is not None
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("PyPI.org.", "pypi.org"),
+        ("bücher.example", "xn--bcher-kva.example"),
+        ("_acme.example.org", "_acme.example.org"),
+        ("127.1", "127.0.0.1"),
+        ("[::ffff:10.0.0.1]", "10.0.0.1"),
+        ("*", None),
+        ("*.com", None),
+        ("a b.org", None),
+        ("evil.org\r\nX-Injected: 1", None),
+        ("a\x1b[2Jb.org", None),
+        ("host(1).org", None),
+        ("a..b", None),
+        ("999.1.1.1", None),
+        ("fe80::1%eth0", None),
+        ("x" * 64 + ".org", None),
+    ],
+)
+def test_only_host_names_and_addresses_are_destinations(given: str, expected: str | None) -> None:
+    assert host_name(given) == expected
+
+
+async def test_a_name_that_is_no_host_is_refused_before_any_question(served: Served) -> None:
+    name = b"*.example.org"
+    socks = b"\x05\x01\x00\x05\x01\x00\x03" + bytes([len(name)]) + name + b"\x01\xbb"
+    assert (await served.exchange(socks))[:4] == b"\x05\x00\x05\x08"
+    connect = await served.exchange(b"CONNECT a\x1bb.org:443 HTTP/1.1\r\n\r\n")
+    assert connect.startswith(b"HTTP/1.1 400 "), connect
+    plain = await served.exchange(b"GET http://*.org/ HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert plain.startswith(b"HTTP/1.1 400 ") and b"not a host name" in plain, plain
+    assert served.asked == []
 
 
 def test_decision_order() -> None:
@@ -173,3 +220,116 @@ async def test_a_question_about_this_machine_says_so(tmp_path: Path) -> None:
     local, remote = (str(q.content[0]) for q in asked)
     assert "127.0.0.1 is this machine" in local and "this machine" not in remote
     assert "curl http://127.0.0.1:8080/" in local
+
+
+def test_a_fifo_under_a_manifests_name_is_never_read(tmp_path: Path) -> None:
+    """A command can leave a FIFO where a manifest goes; reading it would block forever."""
+    import os
+
+    from tether.network.registries import suggested_hosts
+
+    for name in ("requirements.txt", "pip.conf", ".npmrc", ".yarnrc.yml"):
+        os.mkfifo(tmp_path / name)
+    (tmp_path / "pyproject.toml").write_text('url = "https://mirror.test/simple"\n')
+    hosts = [s.host for s in suggested_hosts(tmp_path)]
+    assert hosts == ["mirror.test", "pypi.org", "files.pythonhosted.org"]
+
+
+async def test_stalled_handshakes_time_out_and_open_connections_are_capped(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.network import proxy as proxy_module
+    from tether.sandbox.outbound import explain
+
+    monkeypatch.setattr(proxy_module, "HEAD_TIMEOUT_S", 0.3)
+    reader, writer = await asyncio.open_unix_connection(served.path)
+    writer.write(b"\x05\x01\x00\x05")  # methods, then nothing more of the request
+    assert await asyncio.wait_for(reader.read(), 5) == b"\x05\x00"  # closed by the timeout
+    writer.close()
+
+    monkeypatch.setattr(proxy_module, "HEAD_TIMEOUT_S", 30.0)
+    held: list[asyncio.StreamWriter] = []
+    for _ in range(proxy_module.MAX_CONNECTIONS):
+        r, w = await asyncio.open_unix_connection(served.path)
+        w.write(b"\x05\x01\x00")
+        assert await asyncio.wait_for(r.readexactly(2), 5) == b"\x05\x00"  # being served
+        held.append(w)
+    late, late_w = await asyncio.open_unix_connection(served.path)
+    assert await asyncio.wait_for(late.read(), 5) == b""
+    late_w.close()
+    for w in held:
+        w.close()
+    notes = explain(served.proxy.blocked)
+    assert "refused 1 connections beyond 64 open at once" in notes[0], notes
+
+
+async def test_the_callers_proxy_credentials_go_on_requests_and_tunnels(tmp_path: Path) -> None:
+    async def allow(host: str, port: int) -> Verdict:
+        return Verdict(True, "")
+
+    with FakeRegistry() as registry, FakeProxy(credentials="corp user:p@ss") as upstream:
+        assert "corp%20user:p%40ss@" in upstream.url
+        env = {"http_proxy": upstream.url, "no_proxy": "localhost"}
+        proxy = FilteringProxy(allow, Upstream.from_env(env))
+        path = str(tmp_path / "p.sock")
+        await proxy.serve(listening_socket(path))
+        where = f"127.0.0.1:{registry.port}"
+        try:
+            reader, writer = await asyncio.open_unix_connection(path)
+            writer.write(f"GET http://{where}/hello HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            plain = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            reader, writer = await asyncio.open_unix_connection(path)
+            writer.write(f"CONNECT {where} HTTP/1.1\r\n\r\n".encode())
+            assert (await asyncio.wait_for(reader_head(reader), 10)).startswith(b"HTTP/1.1 200")
+            writer.write(
+                f"GET /hello HTTP/1.1\r\nHost: {where}\r\nConnection: close\r\n\r\n".encode()
+            )
+            tunnelled = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+        finally:
+            proxy.close()
+    assert upstream.errors == []
+    assert plain.endswith(b"hello from the registry\n"), plain
+    assert tunnelled.endswith(b"hello from the registry\n"), tunnelled
+    assert upstream.requests == [f"GET http://{where}/hello", f"CONNECT {where}"]
+
+
+async def test_a_commands_questions_come_one_at_a_time_and_can_reject_the_rest(
+    tmp_path: Path,
+) -> None:
+    open_now: list[str] = []
+    most = 0
+    asked: list[PermissionRequest] = []
+
+    async def answer(request: PermissionRequest) -> PermissionAnswer:
+        nonlocal most
+        asked.append(request)
+        open_now.append(request.title)
+        most = max(most, len(open_now))
+        await asyncio.sleep(0)  # another question would open now if nothing queued it
+        open_now.remove(request.title)
+        return "reject_once" if len(asked) == 1 else "cancelled"
+
+    class RejectsTheRest(DiskEditor):
+        async def ask_permission(self, request: PermissionRequest) -> PermissionReply:
+            reply = await super().ask_permission(request)
+            return request.reply("reject_command") if len(asked) == 2 else reply
+
+    questions = HostQuestions(
+        editor=RejectsTheRest(answer),
+        session_id="s",
+        tool_call_id="t",
+        state=SessionRunState(),
+        config=ToolConfig(),
+        root=tmp_path,
+        rules=RuleSet(),
+        remember=None,
+    ).for_command("for h in $(seq 40); do curl h$h.test & done")
+    verdicts = await asyncio.gather(*(questions(f"h{i}.test", 443) for i in range(40)))
+    assert most == 1 and len(asked) == 2
+    assert verdicts[0] == Verdict(False, "user denied")
+    assert verdicts[1] == Verdict(False, "user denied")
+    assert {v.why for v in verdicts[2:]} == {"user rejected every other host of this command"}
+    assert asked[0].title == "Connect to h0.test:443"
+    assert asked[0].options()[-1].option_id == "reject_command"
