@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -230,17 +231,18 @@ def test_hooks_mcp_servers_and_bash_run_with_the_callers_environment(
         seen[name] = {
             kind: (workspace / f"{kind}-{name}").read_text() for kind in ("hook", "mcp", "bash")
         }
+    # Bash runs in the sandbox: its proxy variables name the sandbox's filtering proxy
+    # (which goes on through the caller's own proxy: tests/unit/permissions/
+    # test_network_proxy.py), never the other caller's.
+    bash = {name: seen[name].pop("bash") for name in seen}
+    assert re.fullmatch(r"/venv-one\|\|http://127\.0\.0\.1:\d+", bash["one"]), bash
+    assert re.fullmatch(r"\|\|http://127\.0\.0\.1:\d+", bash["two"]), bash
     assert seen == {
         # Hooks and MCP servers get the caller's keys, as in Claude Code; Bash never does.
-        "one": {
-            "hook": "/venv-one|key-one|",
-            "mcp": "/venv-one|key-one||/venv-one",
-            "bash": "/venv-one||",
-        },
+        "one": {"hook": "/venv-one|key-one|", "mcp": "/venv-one|key-one||/venv-one"},
         "two": {
             "hook": "||http://proxy-two.invalid:3128",
             "mcp": "||http://proxy-two.invalid:3128|",
-            "bash": "||http://proxy-two.invalid:3128",
         },
     }
 
