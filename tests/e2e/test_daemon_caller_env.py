@@ -302,6 +302,12 @@ ADDED = {
         "TMPDIR",
         "GIT_DISCOVERY_ACROSS_FILESYSTEM",
         "GIT_OPTIONAL_LOCKS",
+        # The sandbox's filtering proxy (sandbox/gate/forward.py), in place of the caller's.
+        *(f"{k}_proxy" for k in ("http", "https", "all", "no")),
+        *(f"{k}_PROXY" for k in ("HTTP", "HTTPS", "ALL", "NO")),
+        "npm_config_proxy",
+        "npm_config_https_proxy",
+        "CARGO_HTTP_PROXY",
     },
     "hook": {"CLAUDE_PROJECT_DIR", "TETHER_PROJECT_DIR"},
     "mcp": {"FROM_CONFIG"},

@@ -53,6 +53,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
         1,
         "the git the daemon runs itself, after a command, to check it",
     ),
+    "tether/sandbox/home_entries.py": (2, FALLBACK),
     "tether/sandbox/doors.py": (6, f"{FALLBACK}; ``~user`` from the account database"),
     "tether/sandbox/shell_sandbox.py": (2, FALLBACK),
     "tether/sandbox/outbound.py": (1, "the daemon's own runtime directory, for its sockets"),
