@@ -78,7 +78,7 @@ describe("questions in the chat", function()
 
   it("are answered with ga: the command runs, no rule is saved", function()
     local root = H.workspace()
-    H.setup(H.script(root, { { ECHO }, { H.say("ok") } }))
+    H.setup(H.script(root, { { ECHO }, { H.say("ok") } }), { chat = { size = 64 } })
     local s = H.session()
     local result = ask(s, "write the file")
     local q = require("tether.state").open_questions(s.state)[1]
@@ -90,6 +90,7 @@ describe("questions in the chat", function()
     assert.matches("\\R  always reject `" .. RULE .. "` (press twice)", text, 1, true)
     local win = H.chat(s):windows()[1]
     assert.matches("answer needed: echo permitted", vim.wo[win].winbar, 1, true)
+    H.screen("chat-64-question-pending")
 
     press(s, "<LocalLeader>a")
     H.wait(10000, result, "the turn to end")

@@ -81,6 +81,7 @@ describe(":TetherRewind", function()
         assert.is_nil(dimmed[i], line .. " is not dimmed")
       end
     end
+    H.screen("chat-64-after-rewind")
     -- Without 'termguicolors' the dimming still shows: the group has a terminal colour.
     vim.o.termguicolors = false
     vim.cmd("doautocmd ColorScheme")
