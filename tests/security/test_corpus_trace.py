@@ -1,8 +1,9 @@
 """The sandbox leaves no trace: over the whole shell corpus, the host changes exactly as
 much as the command itself changed, and a read-only line changes nothing.
 
-Each line runs for real in the sandbox (for at most a second: test runners and package
-managers are cut short, which changes nothing for the property), in a small project that is a git repository
+Each line runs for real in the sandbox (for at most a second, with what it started in the
+background: test runners and package managers are cut short, which changes nothing for the
+property; a job left writing would be counted against the next line), in a small project that is a git repository
 missing every other protected name. The command's own view is recorded by snapshots taken
 inside the sandbox right before and after it (names, types, sizes, modification times of
 the workspace, recursively, and of the folder around it); the host takes the same
@@ -75,7 +76,7 @@ before = snapshot(root)
 report(before, before)
 for line in json.loads(sys.argv[2]):
     subprocess.run(
-        ["timeout", "-k", "1", "1", "bash", "-c", line], cwd=root,
+        ["timeout", "-k", "1", "1", "bash", "-c", line + "\nwait"], cwd=root,
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     after = snapshot(root)
