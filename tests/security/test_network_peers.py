@@ -93,3 +93,24 @@ async def test_another_commands_sandbox_is_refused_by_a_proxy_it_names(
     assert "network proxy: refused a connection from outside this command" in mine, mine
     assert registry.log and all("stolen" not in str(entry) for entry in registry.log)
     assert a.answers.asked == [] and b.answers.asked == []
+
+
+async def test_a_background_command_and_what_it_leaves_running_are_its_own(
+    make_harness: MakeHarness, registry: FakeRegistry
+) -> None:
+    h = make_harness(allow=("Bash",), answer="reject_once")
+    _network(h, allowed=("registry.test",))
+    url = f"http://registry.test:{registry.port}/hello"
+    # a grandchild that outlives its shell is re-parented inside the sandbox: still served
+    settle = (
+        "for i in $(seq 400); do grep -q hello orphan.txt 2>/dev/null && break; sleep 0.05; done"
+    )
+    command = f"(sh -c 'curl -sS {url} > orphan.txt' &) ; curl -sS {url}; {settle}"
+    out = await h.call("Bash", command=command, run_in_background=True)
+    assert not out.failed
+    (task,) = h.ctx.tasks.all()
+    done = await h.ctx.tasks.wait(task.id, timeout=30)
+    assert done is not None and done.finished
+    text = done.output_path.read_text()
+    assert "hello from the registry" in text and "outside this command" not in text, text
+    assert "hello from the registry" in (h.ctx.cwd / "orphan.txt").read_text()
