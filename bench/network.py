@@ -10,7 +10,9 @@ One run, one machine, one local registry (``tether.testing.fake_registry``, reac
 
 Per connection: connect, one small request and its answer, close (``--connections`` of
 them, one after another; the first one's decision is made by the settings' list, then
-reused). Per MB: one ``--megabytes`` body read to the end. Times are taken inside the
+reused). Those through the proxy include its check of who connects (``network/peer.py``);
+that check alone is also timed, on a peer three processes below the daemon (a sandbox's
+gate sits as deep below its ``bwrap``), and printed against the proxy's cost. Per MB: one ``--megabytes`` body read to the end. Times are taken inside the
 client, so the sandbox's own start is not counted; the median of ``--rounds`` interleaved
 rounds is printed, with the load average (wall times on a loaded machine are noisy).
 
@@ -23,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -114,14 +117,55 @@ async def measure(connections: int, megabytes: int, rounds: int) -> dict[str, An
                             max_output_chars=10_000,
                             wrap=confined,
                             pass_fds=confined.pass_fds,
+                            started=confined.started,
                         )
                     runs[mode].append(_result(done.output))
         finally:
             sandbox.close()
+        check = await peer_check(connections, ws)
     return {
-        mode: {key: statistics.median(r[key] for r in got) for key in got[0]}
-        for mode, got in runs.items()
+        **{
+            mode: {key: statistics.median(r[key] for r in got) for key in got[0]}
+            for mode, got in runs.items()
+        },
+        "peer": {"per_connection": check},
     }
+
+
+PEER = "import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(30)"
+
+
+async def peer_check(n: int, where: Path) -> float:
+    """Seconds per ``SO_PEERCRED`` read and walk up ``/proc`` to this process (median of
+    five runs of ``n``), for a peer three processes down."""
+    import socket
+    import time
+
+    from tether.network.peer import descends, peer_pid
+
+    path = str(where / "peer.sock")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(path)
+    listener.listen(1)
+    inner = f"{sys.executable} -c '{PEER}' {path}"
+    chain = await asyncio.create_subprocess_exec(
+        "sh", "-c", f'sh -c "{inner}; :"; :', start_new_session=True
+    )
+    try:
+        conn, _ = await asyncio.to_thread(listener.accept)
+        with conn:
+            times: list[float] = []
+            for _ in range(5):
+                start = time.perf_counter()
+                for _ in range(n):
+                    pid = peer_pid(conn)
+                    assert pid is not None and descends(pid, os.getpid())
+                times.append((time.perf_counter() - start) / n)
+    finally:
+        listener.close()
+        os.killpg(chain.pid, signal.SIGKILL)  # the whole chain
+        await chain.wait()
+    return statistics.median(times)
 
 
 def _result(text: str) -> dict[str, float]:
@@ -154,6 +198,12 @@ def main() -> None:
             f"{label:24}{ms(r['per_connection']):>16}{added:>10}{ms(r['per_mb']):>12}"
             f"{r['per_mb'] / base['per_mb']:>7.1f}x"
         )
+    check = got["peer"]["per_connection"]
+    share = check / (got["connect"]["per_connection"] - base["per_connection"])
+    print(
+        f"{'peer check alone':24}{ms(check):>16}"
+        f"  ({share:.1%} of the proxy's added cost per connection)"
+    )
 
 
 if __name__ == "__main__":

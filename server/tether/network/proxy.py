@@ -38,9 +38,11 @@ import os
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
 from tether.network.hosts import Decide, Verdict, host_name, normal_host
+from tether.network.peer import Peer
 
 log = logging.getLogger(__name__)
 
@@ -133,13 +135,31 @@ class Blocked:
     why: str
 
 
+class Admission(Protocol):
+    """Who may use the proxy at all (``tether.network.peer.Lineage``: the command's own
+    processes)."""
+
+    async def admits(self, peer: Peer) -> bool: ...
+
+
+OUTSIDER = "refused a connection from outside this command"
+
+
 class FilteringProxy:
     """Serves one sandboxed command's connections (``serve``); ``blocked`` lists what it
-    refused, each destination once."""
+    refused, each destination once. ``admission``: who may connect (None: anyone who can
+    reach the socket)."""
 
-    def __init__(self, decide: Decide, upstream: Upstream | None = None) -> None:
+    def __init__(
+        self,
+        decide: Decide,
+        upstream: Upstream | None = None,
+        admission: Admission | None = None,
+    ) -> None:
         self._decide = decide
         self._upstream = upstream or Upstream()
+        self._admission = admission
+        self._outsiders = 0
         self._verdicts: dict[tuple[str, int], asyncio.Future[Verdict]] = {}
         self._blocked: dict[tuple[str, int], Blocked] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -152,6 +172,9 @@ class FilteringProxy:
         if self._over_limit:
             why = f"refused {self._over_limit} connections beyond {MAX_CONNECTIONS} open at once"
             over = [Blocked("network proxy", 0, why)]
+        if self._outsiders:
+            times = f" ({self._outsiders} times)" if self._outsiders > 1 else ""
+            over.append(Blocked("network proxy", 0, OUTSIDER + times))
         return [*over, *self._blocked.values()]
 
     async def serve(self, listener: socket.socket) -> None:
@@ -178,6 +201,8 @@ class FilteringProxy:
             return
         self._tasks.add(task)
         try:
+            if self._admission is not None and not await self._admitted(writer):
+                return
             first = await asyncio.wait_for(reader.readexactly(1), HEAD_TIMEOUT_S)
             if first == b"\x05":
                 await self._socks(reader, writer)
@@ -192,6 +217,15 @@ class FilteringProxy:
         finally:
             self._tasks.discard(task)
             writer.close()
+
+    async def _admitted(self, writer: asyncio.StreamWriter) -> bool:
+        assert self._admission is not None
+        peer = writer.get_extra_info("socket")
+        if peer is not None and await self._admission.admits(peer):
+            return True
+        self._outsiders += 1
+        log.warning("the network proxy refused a connection from outside its command")
+        return False
 
     async def _allowed(self, host: str, port: int) -> Verdict:
         key = (normal_host(host), port)

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tether.network.hosts import Decide, Verdict, first_match
+from tether.network.peer import Lineage
 from tether.network.proxy import Blocked, FilteringProxy, Upstream, listening_socket
 from tether.sandbox.bwrap import PROXY_DIR
 
@@ -64,12 +65,16 @@ class ProxySockets:
 
 class CommandProxy:
     """One command's proxy: started on the running loop, listening before the command
-    starts (connections wait in the backlog until it accepts)."""
+    starts (connections wait in the backlog until it accepts). It serves the command's own
+    processes only: those below the pid given to ``own`` (``tether.network.peer``); a
+    connection from any other (another command's sandbox that learnt the socket's name) is
+    closed and reported."""
 
     def __init__(self, sockets: ProxySockets, decide: Decide, env: Mapping[str, str]) -> None:
         self.name = f"{secrets.token_hex(6)}.sock"
         self._path = sockets.directory() / self.name
-        self._proxy = FilteringProxy(decide, Upstream.from_env(env))
+        self._lineage = Lineage()
+        self._proxy = FilteringProxy(decide, Upstream.from_env(env), self._lineage)
         self._listener = listening_socket(str(self._path))
         self._task = asyncio.get_running_loop().create_task(self._proxy.serve(self._listener))
 
@@ -82,9 +87,14 @@ class CommandProxy:
     def blocked(self) -> list[Blocked]:
         return self._proxy.blocked
 
+    def own(self, pid: int) -> None:
+        """The command's process, as the daemon started or took it (its ``bwrap``)."""
+        self._lineage.own(pid)
+
     def close(self) -> None:
         if not self._task.done():
             self._task.cancel()
+        self._lineage.close()
         self._proxy.close()
         self._listener.close()
         with contextlib.suppress(OSError):

@@ -153,7 +153,12 @@ class BwrapSandbox:
             if isinstance(process, PreparedProcess):
                 refusals[0].discard()
                 refusals[0] = process.refusals
+                follow(process.pid)
             return process
+
+        def follow(pid: int) -> None:
+            if proxy is not None:
+                proxy.own(pid)
 
         store = self._store.before(protected.watched)
         undone: list[str] | None = None
@@ -166,7 +171,9 @@ class BwrapSandbox:
             return [*explain(*refusals[0].collect()), *undone_note(undone), *blocked]
 
         try:
-            yield Confined(wrap, prepared, pass_fds=(refusals[0].write_fd,), notes=notes)
+            yield Confined(
+                wrap, prepared, pass_fds=(refusals[0].write_fd,), notes=notes, started=follow
+            )
         finally:
             if undone is None:
                 undone = self._store.after(store)

@@ -165,6 +165,7 @@ def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> To
                 env=ctx.config.shell_env,
                 caller=ctx.config.caller_env,
                 pass_fds=confined.pass_fds if isinstance(confined, Confined) else (),
+                started=confined.started if isinstance(confined, Confined) else None,
             )
             if isinstance(confined, Confined) and (refused := confined.notes()):
                 text = "\n" + "\n\n".join(refused) + "\n"
@@ -221,6 +222,7 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
                     caller=cfg.caller_env,
                     prepared=session.prepared if session else None,
                     pass_fds=session.pass_fds if session else (),
+                    started=session.started if session else None,
                 )
                 refused = session.notes() if session else []
         except OSError as e:  # no bash, or the sandbox wrapper is missing

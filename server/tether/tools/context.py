@@ -132,6 +132,10 @@ def _no_notes() -> list[str]:
     return []
 
 
+def _not_followed(pid: int) -> None:
+    pass
+
+
 @dataclass(frozen=True)
 class Confined:
     """What a sandbox session gives a command: the argv wrapper, and the start of a sandbox
@@ -143,6 +147,9 @@ class Confined:
     """Descriptors the wrapped command inherits (the sandbox's report pipe)."""
     notes: Callable[[], list[str]] = _no_notes
     """After the command: what the sandbox refused it, for the model (once)."""
+    started: Callable[[int], None] = _not_followed
+    """The pid of the wrapped command's process once spawned (the network proxy serves its
+    processes only)."""
 
     def __call__(self, argv: list[str]) -> list[str]:
         return self.wrap(argv)

@@ -197,11 +197,13 @@ async def run_shell(
     caller: Caller | None = None,
     prepared: PreparedStart | None = None,
     pass_fds: tuple[int, ...] = (),
+    started: Callable[[int], None] | None = None,
 ) -> ShellResult:
     """Run ``command`` to completion; ``on_output`` gets the output so far, throttled.
     ``caller``: whose environment and umask it runs with (None: this process's).
     ``prepared``: where a sandbox started ahead for this very command line may be taken.
-    ``pass_fds``: descriptors the (wrapped) command inherits."""
+    ``pass_fds``: descriptors the (wrapped) command inherits. ``started``: told the pid of
+    the process spawned here (a prepared one is followed by whoever prepared it)."""
     argv, full_env, umask = shell_argv(command, wrap), shell_env(env, caller), process_umask(caller)
     proc: ShellProcess | None = (
         await prepared(argv, env=full_env, umask=umask) if prepared else None
@@ -215,6 +217,8 @@ async def run_shell(
             umask=umask,
             pass_fds=pass_fds,
         )
+        if started is not None:
+            started(proc.pid)
     buf = OutputBuffer(max_output_chars)
     reader = asyncio.create_task(_pump(proc, buf))
     ticker = asyncio.create_task(_tick(buf, on_output)) if on_output is not None else None
@@ -287,9 +291,10 @@ async def run_shell_to_file(
     env: Mapping[str, str] | None = None,
     caller: Caller | None = None,
     pass_fds: tuple[int, ...] = (),
+    started: Callable[[int], None] | None = None,
 ) -> int:
     """Run ``command`` with its output appended to ``output_path``; returns the exit code.
-    Cancelling kills the process group."""
+    Cancelling kills the process group. ``started``: told the pid of the process."""
     out = await asyncio.to_thread(output_path.open, "ab")
     try:
         proc = await _spawn(
@@ -302,6 +307,8 @@ async def run_shell_to_file(
         )
     finally:
         out.close()  # the child holds its own copy of the descriptor
+    if started is not None:
+        started(proc.pid)
     try:
         return await proc.wait()
     except BaseException:
