@@ -76,7 +76,7 @@ before = snapshot(root)
 report(before, before)
 for line in json.loads(sys.argv[2]):
     subprocess.run(
-        ["timeout", "-k", "1", "1", "bash", "-c", line + "\nwait"], cwd=root,
+        ["timeout", "-k", "1", "1", "bash", "-c", line + "\\nwait"], cwd=root,
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     after = snapshot(root)
