@@ -533,10 +533,18 @@ describe(`Tether in VS Code${OLDEST ? ' 1.100 (the oldest declared)' : ''}: a tw
       assert.ok((await active.locator('.view-overlays .cdr[class*="ced-"]').count()) >= 3, 'the changed lines have a background');
       await shot('21-changes-in-the-editor');
       // Undo the first change (add) from its CodeLens: the topmost "Undo" (the file's is "Undo all").
-      const undos = await lens(/^\s*Undo\s*$/).all();
-      const tops = await Promise.all(undos.map(async (u) => (await u.boundingBox())?.y ?? Infinity));
-      const nearest = { i: tops.indexOf(Math.min(...tops)) };
-      await undos[nearest.i].click();
+      // The element itself is clicked, not the n-th match: lenses drawn again in between
+      // (a changes update) may come in another order, and a redrawn one is tried again.
+      for (let attempt = 1; ; attempt++) {
+        const undos = await lens(/^\s*Undo\s*$/).elementHandles();
+        const tops = await Promise.all(undos.map(async (u) => (await u.boundingBox())?.y ?? Infinity));
+        try {
+          await undos[tops.indexOf(Math.min(...tops))].click({ timeout: 2000 });
+          break;
+        } catch (error) {
+          if (attempt === 5) throw error;
+        }
+      }
       await waitForEditorText(page, ADD_UNDONE);
       // Saved right after the edit (the daemon asks the editor to save it).
       const onDisk = await fileReads(file, /def add\(a: float, b: float\) -> float:\n    return a \+ b\n/);
