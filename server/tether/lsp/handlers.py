@@ -73,17 +73,22 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    async def folders_changed(
-        ls: TetherServer, params: types.DidChangeWorkspaceFoldersParams
-    ) -> None:
-        # Additions first and synchronously: a request right behind this notification
-        # may already name the new folder.
+    def folders_changed(ls: TetherServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        # In the handler itself, not a task: the reader hands over every message that came
+        # in at once, so a request right behind this notification may already name the new
+        # folder (or the removed one). Only closing a removed folder's sessions waits.
         for folder in params.event.added:
             hub.add_folder(folder.uri)
-        for folder in params.event.removed:
-            hub.forget_folder(folder.uri)
-        for folder in params.event.removed:
-            await hub.remove_folder(folder.uri)
+        removed = [folder.uri for folder in params.event.removed]
+        for uri in removed:
+            hub.forget_folder(uri)
+
+        async def close_removed() -> None:
+            for uri in removed:
+                await hub.remove_folder(uri)
+
+        if removed:
+            turns.spawn(close_removed())
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TetherServer, params: types.DidChangeTextDocumentParams) -> None:
