@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -178,8 +179,13 @@ async def test_read_tool_refuses_file_swapped_for_symlink_after_check(
 
     real_resolve = read_module.resolve_tool_path
 
-    def resolve_then_swap(raw: str, cwd: Path, extra: list[Path] | None = None) -> Path:
-        path = real_resolve(raw, cwd, extra)
+    def resolve_then_swap(
+        raw: str,
+        cwd: Path,
+        extra: list[Path] | None = None,
+        caller: Mapping[str, str] | None = None,
+    ) -> Path:
+        path = real_resolve(raw, cwd, extra, caller)
         path.unlink()
         path.symlink_to(outside / "secret.txt")  # the attacker wins the race
         return path
