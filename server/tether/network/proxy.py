@@ -246,6 +246,21 @@ class FilteringProxy:
             self._blocked.setdefault(key, Blocked(key[0], port, verdict.why))
         return verdict
 
+    async def _decide_and_open(
+        self, writer: asyncio.StreamWriter, host: str, port: int, *, tunnel: bool
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Via | None] | None:
+        """The upstream connection for an HTTP proxy request, or None once the client was
+        answered 403 (refused) or 502 (unreachable)."""
+        verdict = await self._allowed(host, port)
+        if not verdict.allowed:
+            _answer(writer, 403, _refusal(host, port, verdict))
+            return None
+        try:
+            return await self._open(host, port, tunnel=tunnel)
+        except (OSError, TimeoutError, ConnectionError) as e:
+            _answer(writer, 502, f"cannot reach {host}:{port}: {e}")
+            return None
+
     async def _open(
         self, host: str, port: int, *, tunnel: bool
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Via | None]:
@@ -342,15 +357,10 @@ class FilteringProxy:
             if host is None:
                 _answer(writer, 400, f"{target!r} is not a host name or address (with a port)")
                 return
-            verdict = await self._allowed(host, port)
-            if not verdict.allowed:
-                _answer(writer, 403, _refusal(host, port, verdict))
+            upstream = await self._decide_and_open(writer, host, port, tunnel=True)
+            if upstream is None:
                 return
-            try:
-                up_r, up_w, _ = await self._open(host, port, tunnel=True)
-            except (OSError, TimeoutError, ConnectionError) as e:
-                _answer(writer, 502, f"cannot reach {host}:{port}: {e}")
-                return
+            up_r, up_w, _ = upstream
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             await _relay(reader, writer, up_r, up_w)
             return
@@ -362,15 +372,10 @@ class FilteringProxy:
         if host is None:
             _answer(writer, 400, f"{url.hostname!r} is not a host name or address")
             return
-        verdict = await self._allowed(host, port)
-        if not verdict.allowed:
-            _answer(writer, 403, _refusal(host, port, verdict))
+        upstream = await self._decide_and_open(writer, host, port, tunnel=False)
+        if upstream is None:
             return
-        try:
-            up_r, up_w, absolute = await self._open(host, port, tunnel=False)
-        except (OSError, TimeoutError, ConnectionError) as e:
-            _answer(writer, 502, f"cannot reach {host}:{port}: {e}")
-            return
+        up_r, up_w, absolute = upstream
         path = (
             target
             if absolute is not None
