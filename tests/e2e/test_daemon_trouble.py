@@ -72,6 +72,7 @@ def daemon_pid(env: dict[str, str]) -> int:
 
 
 def test_a_stopped_daemon(env: dict[str, str], workspace: Path, tmp_path: Path) -> None:
+    env = {**env, "TETHER_DAEMON_ANSWER_S": "2"}  # each call waits this long for an answer
     assert tether(env, "daemon", "start").returncode == 0
     pid = daemon_pid(env)
     os.kill(pid, signal.SIGSTOP)

@@ -23,6 +23,18 @@ ANSWER_TIMEOUT_S = 10.0
 """How long a request that should be answered at once may take (``tether/daemonInfo``,
 ``tether/daemonStop``); a daemon that takes longer is stopped or hung. Generous: a daemon
 importing its modules on a loaded machine can keep a request waiting for seconds."""
+ANSWER_ENV = "TETHER_DAEMON_ANSWER_S"
+
+
+def answer_timeout() -> float:
+    """How long a call waits for the daemon's answer: ``$TETHER_DAEMON_ANSWER_S`` (seconds,
+    for a machine too loaded for the default) or ``ANSWER_TIMEOUT_S``."""
+    raw = os.environ.get(ANSWER_ENV, "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return ANSWER_TIMEOUT_S
+    return value if 0 < value < 3600 else ANSWER_TIMEOUT_S
 
 
 class DaemonUnavailable(ConnectionError):
@@ -147,11 +159,11 @@ class Channel:
                 return None
             self._buffer += chunk
 
-    def result(self, method: str, params: Any = None, *, timeout: float = ANSWER_TIMEOUT_S) -> Any:
+    def result(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any:
         """A request and its result within ``timeout`` (messages in between are dropped:
         for simple calls). A daemon answers these at once: a connection closed unanswered
         is ``NotADaemon``."""
-        self.sock.settimeout(timeout)
+        self.sock.settimeout(answer_timeout() if timeout is None else timeout)
         try:
             try:
                 msg_id = self.request(method, params)
@@ -176,7 +188,7 @@ class Channel:
                 self.sock.settimeout(None)
 
     def call_object(
-        self, method: str, params: Any = None, *, timeout: float = ANSWER_TIMEOUT_S
+        self, method: str, params: Any = None, *, timeout: float | None = None
     ) -> dict[str, Any]:
         result = self.result(method, params, timeout=timeout)
         if not isinstance(result, dict):
