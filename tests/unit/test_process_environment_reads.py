@@ -34,6 +34,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "tether/cli/sdk_choices.py": (1, "flags are read in the client, from its home"),
     "tether/core/environ.py": (5, "the one place that builds a caller's world; None fallback"),
     "tether/daemon/build.py": (1, DAEMON),
+    "tether/daemon/channel.py": (1, CLIENT),
     "tether/daemon/client.py": (3, CLIENT),
     "tether/daemon/commands.py": (3, DAEMON),
     "tether/daemon/paths.py": (2, FALLBACK),
