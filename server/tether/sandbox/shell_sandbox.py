@@ -168,20 +168,28 @@ class BwrapSandbox:
         undone: list[str] | None = None
         self._demand.begin()
 
-        def notes() -> list[str]:
+        settling = threading.Lock()
+
+        def settle() -> list[str]:
+            """Git's state looked at once (``notes`` may run on a thread while a cancelled
+            command's session ends)."""
             nonlocal undone
-            if undone is None:
-                undone = self._store.after(store)
+            with settling:
+                if undone is None:
+                    undone = self._store.after(store)
+                return undone
+
+        def notes() -> list[str]:
+            lines = settle()
             blocked = explain_blocked(proxy.blocked) if proxy is not None else []
-            return [*explain(*refusals[0].collect()), *undone_note(undone), *blocked]
+            return [*explain(*refusals[0].collect()), *undone_note(lines), *blocked]
 
         try:
             yield Confined(
                 wrap, prepared, pass_fds=(refusals[0].write_fd,), notes=notes, started=follow
             )
         finally:
-            if undone is None:
-                undone = self._store.after(store)
+            settle()
             if proxy is not None:
                 proxy.close()
             refusals[0].discard()
