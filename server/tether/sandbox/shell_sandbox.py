@@ -151,6 +151,7 @@ class BwrapSandbox:
             if self._prestart is None:
                 return None
             started.append((argv, dict(env), umask))
+            self._demand.begin()  # a command waiting for its result (not a background one)
             process = await self._prestart.take(argv, env, umask)
             # The next command's, made ready while this one runs and its result goes back.
             self._prestart.prepare(argv, env, umask, cwd, want=self._demand.want())
@@ -166,7 +167,6 @@ class BwrapSandbox:
 
         store = self._store.before(protected.watched)
         undone: list[str] | None = None
-        self._demand.begin()
 
         settling = threading.Lock()
 
@@ -194,7 +194,8 @@ class BwrapSandbox:
                 proxy.close()
             refusals[0].discard()
             restore_links(protected.links, roots)
-            self._demand.end()
+            if started:
+                self._demand.end()
             if started and self._prestart is not None and not self._closed:
                 argv, env, umask = started[-1]
                 want = self._demand.want()
