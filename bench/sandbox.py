@@ -10,7 +10,13 @@ Measured in one run, on the same machine, for this tree and for the ``main`` bra
   git's object store is undone: ``gitstore``), when git was left alone and after a commit;
 - the cost per file creation: a command creating ``--files`` files (each ``O_CREAT`` open
   goes through the gate's supervisor here, straight to the kernel on main), timed inside
-  the command, against the same loop run directly.
+  the command, against the same loop run directly;
+- where the time of a sandboxed ``echo`` goes, phase by phase (``--think`` between commands,
+  and back to back as an agent with a fast model runs them): the layout (control plane,
+  exposure, git's state before), the bubblewrap command line, taking a prepared sandbox or
+  starting one, the command to its exit (gate, seccomp, the shell), the look at git's state
+  after it, and the session's end (protected links, the next sandbox started). Each phase
+  is timed by wrapping the function that does it, in the process measuring that tree.
 
     python bench/sandbox.py [--runs 40] [--files 10000] [--ref main] [--think 0.5]
 
@@ -106,7 +112,101 @@ async def measure(root: Path, runs: int, files: int, think: float) -> dict[str, 
         out[name] = {"wall": wall, "inside": inside}
     shutil.rmtree(root / "many", ignore_errors=True)
     out["store"] = store_check(root, runs)
+    out["phases"] = {
+        "fresh": await phases(root, runs, think, linger_s=0),
+        "prepared": await phases(root, runs, think, linger_s=2.0),
+        "back to back": await phases(root, runs, 0.005, linger_s=2.0),
+    }
     return out
+
+
+PHASES = (
+    ("layout", "session enter (layout, git's state before, proxy)"),
+    ("plan", "  of which the control plane (protect.plan)"),
+    ("exposure", "  of which what is exposed (exposure)"),
+    ("argv", "bubblewrap command line"),
+    ("take", "taking a prepared sandbox"),
+    ("spawn", "starting one (on the loop or a thread)"),
+    ("command", "start or take -> exit seen (gate, shell)"),
+    ("notes", "git's state after, refusals"),
+    ("end", "session end (links, next sandbox)"),
+    ("total", "total"),
+)
+
+
+async def phases(root: Path, runs: int, think: float, linger_s: float) -> dict[str, list[float]]:
+    """Where the time of ``echo hi`` in the sandbox goes (``PHASES``): each phase's time per
+    command (0 when it did not happen)."""
+    import tether.sandbox.shell_sandbox as boxed
+    import tether.tools.shell as shell
+    from tether.sandbox import BwrapSandbox
+
+    spent: dict[str, float] = {}
+
+    def timed(owner: object, name: str, key: str) -> None:
+        original = getattr(owner, name)
+        if inspect.iscoroutinefunction(original):
+
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                started = time.perf_counter()
+                try:
+                    return await original(*args, **kwargs)
+                finally:
+                    spent[key] = spent.get(key, 0.0) + time.perf_counter() - started
+
+            setattr(owner, name, async_wrapper)
+            return
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[key] = spent.get(key, 0.0) + time.perf_counter() - started
+
+        setattr(owner, name, wrapper)
+
+    timed(boxed, "plan", "plan")
+    timed(boxed, "exposure", "exposure")
+    timed(boxed, "bwrap_argv", "argv")
+    timed(boxed.Prestarter, "take", "take")
+    timed(shell, "_spawn", "spawn")
+    sandbox = BwrapSandbox(root, linger_s=linger_s)
+    rows: dict[str, list[float]] = {key: [] for key, _ in PHASES}
+    for i in range(runs + 1):
+        await asyncio.sleep(think)
+        spent.clear()
+        t0 = time.perf_counter()
+        session = sandbox.session(root)
+        confined = session.__enter__()
+        t1 = time.perf_counter()
+        try:
+            result = await shell.run_shell(
+                "echo hi",
+                cwd=root,
+                timeout_s=60,
+                max_output_chars=1000,
+                wrap=confined,
+                prepared=confined.prepared,
+                pass_fds=confined.pass_fds,
+                started=confined.started,
+            )
+            t2 = time.perf_counter()
+            confined.notes()
+            t3 = time.perf_counter()
+        finally:
+            session.__exit__(None, None, None)
+        t4 = time.perf_counter()
+        assert result.exit_code == 0, result.output
+        if i == 0:
+            continue  # the first has nothing prepared
+        run = t2 - t1 - spent.get("argv", 0.0)
+        measured = {"layout": t1 - t0, "command": run, "notes": t3 - t2, "end": t4 - t3}
+        measured["total"] = t4 - t0
+        for key, _ in PHASES:
+            rows[key].append(measured.get(key, spent.get(key, 0.0)))
+    sandbox.close()
+    return rows
 
 
 def store_check(root: Path, runs: int) -> dict[str, list[float]] | None:
@@ -199,6 +299,13 @@ def report(ours: dict[str, Any], base: dict[str, Any], ref: str, files: int) -> 
         for key, label in (("unchanged", "git left alone"), ("committed", "after a git commit")):
             a = median(store[key])
             print(f"  {label:<34}{ms(a):>12}  ({a / direct:.2f}x a direct `true`)")
+    for kind in ("fresh", "prepared", "back to back"):
+        print(f"\nwhere a sandboxed `echo hi` spends its time, {kind} (median):")
+        print(f"  {'':<52}{'this tree':>11}{ref:>11}")
+        for key, label in PHASES:
+            a = median(ours["phases"][kind][key])
+            b = median(base["phases"][kind][key]) if "phases" in base else float("nan")
+            print(f"  {label:<52}{ms(a):>11}{ms(b):>11}")
     print(f"\nper file creation ({files} files, timed inside the command):")
     for name, data in (("this tree", ours), (ref, base)):
         direct = data["create_direct"]["inside"] / files

@@ -9,6 +9,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,81 @@ async def test_an_unused_prepared_sandbox_ends_and_leaves_no_trace(workspace: Pa
     assert prepared_pids() == []
     assert sorted(p.name for p in workspace.iterdir()) == ["src"]
     sandbox.close()
+
+
+def runner(sandbox: BwrapSandbox, workspace: Path) -> Callable[[str], Awaitable[str]]:
+    """Runs a command in ``sandbox`` as the Bash tool does; returns its output."""
+    from tether.tools.shell import run_shell
+
+    async def run(command: str) -> str:
+        with sandbox.session(workspace) as confined:
+            result = await run_shell(
+                command,
+                cwd=workspace,
+                timeout_s=20,
+                max_output_chars=10_000,
+                wrap=confined,
+                prepared=confined.prepared,
+                pass_fds=confined.pass_fds,
+            )
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    return run
+
+
+@needs_bwrap
+async def test_commands_running_at_once_draw_on_a_pool_each_sandbox_serving_one(
+    workspace: Path,
+) -> None:
+    sandbox = BwrapSandbox(workspace, linger_s=30)
+    run = runner(sandbox, workspace)
+    try:
+        outs = await asyncio.gather(*(run(f"{WHERE}; sleep 0.3") for _ in range(3)))
+        assert sum(o.split()[0] == "FRESH" for o in outs) >= 1
+        # Three ran at once: three are prepared for the next ones, no more.
+        ready = await settled(3)
+        assert len(ready) == 3
+        await asyncio.sleep(0.2)
+        assert sorted(prepared_pids()) == sorted(ready)
+        outs = await asyncio.gather(*(run(f"{WHERE}; sleep 0.3") for _ in range(3)))
+        assert [o.split()[0] for o in outs] == ["PREPARED"] * 3, outs
+        # Each served one command: the three it had are gone, three new ones wait.
+        again = await settled(3)
+        assert len(again) == 3 and not set(again) & set(ready)
+    finally:
+        sandbox.close()
+    assert prepared_pids() == []
+
+
+@needs_bwrap
+async def test_a_sandbox_prepared_before_a_host_change_is_replaced_when_the_command_ends(
+    workspace: Path,
+) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)  # noqa: ASYNC221
+    sandbox = BwrapSandbox(workspace, linger_s=30)
+    run = runner(sandbox, workspace)
+    config = workspace / ".git" / "config"
+
+    async def host_rewrites_config() -> None:
+        await asyncio.sleep(0.15)
+        replacement = workspace / ".git" / "config.new"
+        replacement.write_text(config.read_text() + "# the user's\n")
+        replacement.rename(config)
+
+    try:
+        assert (await run(WHERE)).strip() == "FRESH"
+        (before,) = await settled(1)
+        # The next command's sandbox is prepared as this one starts, before the host
+        # replaces a file it covers; when the command ends it is replaced by one that
+        # covers the new file, so the next command still finds one ready.
+        out, _ = await asyncio.gather(run(f"{WHERE}; sleep 0.5"), host_rewrites_config())
+        assert out.split()[0] == "PREPARED"
+        (after,) = await settled(1)
+        assert after != before
+        out = await run(f"{WHERE}; echo '[core]' >> .git/config || true")
+        assert out.split()[0] == "PREPARED", out
+        assert config.read_text().endswith("# the user's\n")
+    finally:
+        sandbox.close()
+    assert prepared_pids() == []

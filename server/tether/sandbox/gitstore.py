@@ -49,6 +49,7 @@ import logging
 import os
 import stat
 import subprocess
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -315,6 +316,8 @@ class StoreWatch:
 
     def __init__(self) -> None:
         self._seen: dict[Path, tuple[tuple[tuple[str, int, int, int], ...], _Refs]] = {}
+        self._after_lock = threading.Lock()
+        """``after`` runs on a thread (it may run git); two commands' ends take turns."""
 
     def before(self, watched: Sequence[Watched]) -> list[_Before]:
         out: list[_Before] = []
@@ -336,7 +339,8 @@ class StoreWatch:
         lines: list[str] = []
         for b in befores:
             try:
-                lines += self._after(b)
+                with self._after_lock:
+                    lines += self._after(b)
             except (OSError, subprocess.SubprocessError) as e:
                 log.warning("could not check git's state in %s: %s", b.watched.git_dir, e)
                 lines.append(f"- could not check {b.watched.git_dir} for staged doors: {e}")

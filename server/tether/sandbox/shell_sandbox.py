@@ -27,7 +27,7 @@ from tether.sandbox.gitstore import StoreWatch
 from tether.sandbox.launch import Refusals, gate_argv, runtime
 from tether.sandbox.outbound import CommandProxy, ProxySockets, by_settings
 from tether.sandbox.outbound import explain as explain_blocked
-from tether.sandbox.prestart import LINGER_S, PreparedProcess, Prestarter
+from tether.sandbox.prestart import LINGER_S, Demand, PreparedProcess, Prestarter
 from tether.sandbox.protect import (
     DISCOVERY_TTL_S,
     Discovery,
@@ -61,8 +61,10 @@ class BwrapSandbox:
         self.root = Path(os.path.realpath(root))
         self._probe = probe_result or probe()
         self._prestart = Prestarter(linger_s) if linger_s > 0 else None
-        """The next command's sandbox, started ahead (``prestart.py``), waiting at most
+        """The next commands' sandboxes, started ahead (``prestart.py``), waiting at most
         ``linger_s`` (none when 0)."""
+        self._demand = Demand(linger_s)
+        """How many commands ran at once lately: how many sandboxes to prepare."""
         self._doors = DoorFinder()
         self._doors_seen: dict[tuple[tuple[str, str], ...], tuple[float, tuple[Door, ...]]] = {}
         """The doors found last per kind of caller (``door_key``), and when (reused like the
@@ -149,7 +151,10 @@ class BwrapSandbox:
             if self._prestart is None:
                 return None
             started.append((argv, dict(env), umask))
+            self._demand.begin()  # a command waiting for its result (not a background one)
             process = await self._prestart.take(argv, env, umask)
+            # The next command's, made ready while this one runs and its result goes back.
+            self._prestart.prepare(argv, env, umask, cwd, want=self._demand.want())
             if isinstance(process, PreparedProcess):
                 refusals[0].discard()
                 refusals[0] = process.refusals
@@ -163,27 +168,38 @@ class BwrapSandbox:
         store = self._store.before(protected.watched)
         undone: list[str] | None = None
 
-        def notes() -> list[str]:
+        settling = threading.Lock()
+
+        def settle() -> list[str]:
+            """Git's state looked at once (``notes`` may run on a thread while a cancelled
+            command's session ends)."""
             nonlocal undone
-            if undone is None:
-                undone = self._store.after(store)
+            with settling:
+                if undone is None:
+                    undone = self._store.after(store)
+                return undone
+
+        def notes() -> list[str]:
+            lines = settle()
             blocked = explain_blocked(proxy.blocked) if proxy is not None else []
-            return [*explain(*refusals[0].collect()), *undone_note(undone), *blocked]
+            return [*explain(*refusals[0].collect()), *undone_note(lines), *blocked]
 
         try:
             yield Confined(
                 wrap, prepared, pass_fds=(refusals[0].write_fd,), notes=notes, started=follow
             )
         finally:
-            if undone is None:
-                undone = self._store.after(store)
+            settle()
             if proxy is not None:
                 proxy.close()
             refusals[0].discard()
             restore_links(protected.links, roots)
+            if started:
+                self._demand.end()
             if started and self._prestart is not None and not self._closed:
                 argv, env, umask = started[-1]
-                self._prestart.prepare(argv, env, umask, cwd)
+                want = self._demand.want()
+                self._prestart.prepare(argv, env, umask, cwd, want=want, recheck=True)
 
     def _proxy(self, network: Decide | None, env: Mapping[str, str] | None) -> CommandProxy | None:
         """The command's filtering proxy, when its network is filtered (no proxy without a

@@ -167,7 +167,11 @@ def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> To
                 pass_fds=confined.pass_fds if isinstance(confined, Confined) else (),
                 started=confined.started if isinstance(confined, Confined) else None,
             )
-            if isinstance(confined, Confined) and (refused := confined.notes()):
+            # git's state looked at off the loop (after a commit, git itself runs)
+            refused = (
+                await asyncio.to_thread(confined.notes) if isinstance(confined, Confined) else []
+            )
+            if refused:
                 text = "\n" + "\n\n".join(refused) + "\n"
                 await asyncio.to_thread(_append, task.output_path, text)
         status = "completed" if code == 0 else "failed"
@@ -224,7 +228,8 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
                     pass_fds=session.pass_fds if session else (),
                     started=session.started if session else None,
                 )
-                refused = session.notes() if session else []
+                # git's state looked at off the loop (after a commit, git itself runs)
+                refused = await asyncio.to_thread(session.notes) if session else []
         except OSError as e:  # no bash, or the sandbox wrapper is missing
             raise ToolError(f"Could not start the shell: {e}.")
         return render_result(inp.command, result, timeout_ms, sandboxed=sandboxed, refused=refused)

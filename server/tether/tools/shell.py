@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import functools
 import os
 import signal
+import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import IO
 from tether.core.environ import Caller, process_env, process_umask
 from tether.tools.context import PreparedStart, ShellProcess
 from tether.tools.context import Wrap as Wrap
+from tether.tools.follow import CAN_FOLLOW, FollowedProcess, popen, starter
 
 KILL_GRACE_S = 1.0
 DRAIN_S = 0.25
@@ -135,11 +138,68 @@ async def _spawn(
     env: dict[str, str],
     umask: int,
     pass_fds: tuple[int, ...] = (),
-) -> asyncio.subprocess.Process:
-    """Start ``argv`` as a new process group. Cancelled while starting, the group is killed
+) -> ShellProcess:
+    """Start ``argv`` as a new process group, off the event loop where the platform lets
+    the loop follow it (``follow.py``). Cancelled while starting, the group is killed
     before the cancellation goes on: the shell may already be running (and have started
-    children) before the event loop hands its process back, and asyncio alone would only
-    kill the shell — its children would live on and hold the output pipe."""
+    children) before its process is handed back, and killing the shell alone would leave
+    its children holding the output pipe."""
+    if not CAN_FOLLOW:
+        return await _spawn_on_loop(
+            argv, cwd=cwd, stdout=stdout, env=env, umask=umask, pass_fds=pass_fds
+        )
+    loop = asyncio.get_running_loop()
+    start = functools.partial(
+        popen,
+        argv,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        env=env,
+        umask=umask,
+        pass_fds=pass_fds,
+    )
+    starting = loop.run_in_executor(starter(), start)
+    try:
+        started = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        await asyncio.shield(_abandon_popen(starting))
+        raise
+    try:
+        return await FollowedProcess.attach(started)
+    except BaseException:
+        await asyncio.shield(_end_popen(started))
+        raise
+
+
+async def _abandon_popen(starting: asyncio.Future[subprocess.Popen[bytes]]) -> None:
+    try:
+        started = await starting
+    except Exception:
+        return  # it did not start
+    await _end_popen(started)
+
+
+async def _end_popen(started: subprocess.Popen[bytes]) -> None:
+    await kill_process_group(started.pid)
+    with contextlib.suppress(ProcessLookupError):
+        started.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        await asyncio.to_thread(started.wait, 1.0)
+    for pipe in (started.stdout,):
+        if pipe is not None:
+            pipe.close()
+
+
+async def _spawn_on_loop(
+    argv: list[str],
+    *,
+    cwd: Path,
+    stdout: int | IO[bytes],
+    env: dict[str, str],
+    umask: int,
+    pass_fds: tuple[int, ...],
+) -> ShellProcess:
     spawning = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,

@@ -112,9 +112,9 @@ class _Fprog(ctypes.Structure):
     _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
 
 
-def install(libc: abi.Libc, arch: str) -> int:
-    """Install the filter on this (single-threaded) process; returns the listener."""
-    code = program(arch)
+def install(libc: abi.Libc, code: bytes, arch: str) -> int:
+    """Install the filter ``code`` (``program(arch)``) on this (single-threaded) process;
+    returns the listener."""
     buffer = ctypes.create_string_buffer(code, len(code))
     fprog = _Fprog(len(code) // 8, ctypes.addressof(buffer))
     pointer = ctypes.c_void_p(ctypes.addressof(fprog))

@@ -5,22 +5,24 @@ policy names a proxy socket (bound into the sandbox), the gate listens on a free
 127.0.0.1 in the sandbox's own network namespace, points the command's proxy variables at
 it, and relays every connection made there to the socket, where the daemon's filtering
 proxy decides (``tether/network/proxy.py``). Threads in the gate's parent process, which
-the command cannot trace; standard library only.
+the command cannot trace; standard library only, and only its C modules (``_socket``,
+``_thread``): ``socket`` and ``threading`` would double the gate's start-up, which every
+sandboxed command waits for.
 """
 
 from __future__ import annotations
 
+import _socket
+import _thread
 import os
-import socket
-import threading
 
 CHUNK = 1 << 16
 
 
-def listen() -> socket.socket:
+def listen() -> _socket.socket:
     """The loopback listener (not inherited by the command: Python sockets are
     close-on-exec)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     return sock
@@ -45,23 +47,25 @@ def proxy_env(port: int) -> dict[str, str]:
     return out
 
 
-def serve(listener: socket.socket, target: str) -> None:
-    """Relay each connection to ``target`` (a Unix socket path), in daemon threads."""
-    threading.Thread(target=_accept, args=(listener, target), daemon=True).start()
+def serve(listener: _socket.socket, target: str) -> None:
+    """Relay each connection to ``target`` (a Unix socket path), on threads of their own."""
+    _thread.start_new_thread(_accept, (listener, target))
 
 
-def _accept(listener: socket.socket, target: str) -> None:
+def _accept(listener: _socket.socket, target: str) -> None:
     while True:
         try:
-            client, _address = listener.accept()
+            # accept4 with SOCK_CLOEXEC: what ``socket.socket.accept`` calls (not in the stubs)
+            accepted: tuple[int, object] = getattr(listener, "_accept")()  # noqa: B009
         except OSError:
             return
-        threading.Thread(target=_connect, args=(client, target), daemon=True).start()
+        client = _socket.socket(fileno=accepted[0])
+        _thread.start_new_thread(_connect, (client, target))
 
 
-def _connect(client: socket.socket, target: str) -> None:
-    client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # relayed as it comes
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _connect(client: _socket.socket, target: str) -> None:
+    client.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)  # relayed as it comes
+    upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         upstream.connect(target)
     except OSError as e:
@@ -69,23 +73,28 @@ def _connect(client: socket.socket, target: str) -> None:
         client.close()
         upstream.close()
         return
-    back = threading.Thread(target=_copy, args=(upstream, client), daemon=True)
-    back.start()
+    back = _thread.allocate_lock()
+    back.acquire()
+    _thread.start_new_thread(_copy, (upstream, client, back))
     _copy(client, upstream)
-    back.join()
+    back.acquire()  # the other direction is done
     client.close()
     upstream.close()
 
 
-def _copy(src: socket.socket, dst: socket.socket) -> None:
-    """One direction; its end is passed on as a half-close (a failure ends both)."""
+def _copy(src: _socket.socket, dst: _socket.socket, done: _thread.LockType | None = None) -> None:
+    """One direction; its end is passed on as a half-close (a failure ends both).
+    ``done``: released when it ends."""
     try:
         while data := src.recv(CHUNK):
             dst.sendall(data)
-        dst.shutdown(socket.SHUT_WR)
+        dst.shutdown(_socket.SHUT_WR)
     except OSError:
         for s in (src, dst):
             try:
-                s.shutdown(socket.SHUT_RDWR)
+                s.shutdown(_socket.SHUT_RDWR)
             except OSError:
                 pass
+    finally:
+        if done is not None:
+            done.release()

@@ -51,12 +51,17 @@ def _fail(why: str) -> None:
 
 
 def _child(
-    libc: abi.Libc, arch: str, sock: _socket.socket, command: list[str], env: dict[str, str]
+    libc: abi.Libc,
+    code: bytes,
+    arch: str,
+    sock: _socket.socket,
+    command: list[str],
+    env: dict[str, str],
 ) -> None:
     try:
         os.environ.update(env)
         os.setpgid(0, 0)  # a `kill 0` of the command's own does not reach the gate
-        listener = bpf.install(libc, arch)
+        listener = bpf.install(libc, code, arch)
         sock.sendmsg([b"L"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("i", listener))])
         os.close(listener)  # the command must never hold it
         sock.recv(1)
@@ -77,6 +82,12 @@ def run(argv: list[str]) -> None:
     if arch is None:
         _fail(f"this architecture ({os.uname().machine}) is not supported")
         return
+    # What does not depend on the job, done before it is read: a prepared sandbox's gate
+    # does it while it waits. (``warnings``: what ``os.execvp`` imports to search PATH.)
+    import warnings as _warnings  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+    libc = abi.Libc()
+    code = bpf.program(arch)
     report_fd, tokens = _job(argv)
     if report_fd is not None:
         try:
@@ -101,12 +112,11 @@ def run(argv: list[str]) -> None:
             _fail(f"cannot open the network proxy's port on loopback: {e.strerror}")
             return
         env = forward.proxy_env(loopback.getsockname()[1])
-    libc = abi.Libc()
     parent, child = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:
         parent.close()
-        _child(libc, arch, child, command, env)
+        _child(libc, code, arch, child, command, env)
     child.close()
     if loopback is not None and proxy is not None:
         forward.serve(loopback, proxy)
