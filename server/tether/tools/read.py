@@ -154,6 +154,14 @@ def _probe(path: Path) -> _Probe:
     return _Probe(exists=True, size=st.st_size, head=head)
 
 
+def _located(
+    raw: str, cwd: Path, readable: list[Path], caller: Mapping[str, str] | None
+) -> tuple[Path, _Probe]:
+    """The path a Read names, confined (``resolve_tool_path``), and what is there."""
+    path = resolve_tool_path(raw, cwd, readable, caller)
+    return path, _probe(path)
+
+
 def not_a_file_message(path: Path, kind: str) -> str:
     return (
         f"{path} is {kind}, not a regular file. File tools only read and write regular "
@@ -300,10 +308,10 @@ def _cut_note(line: str, cut: int) -> str:
 
 
 async def _call(inp: ReadInput, ctx: ToolContext) -> ToolResult:
-    path = await ctx.threads.run(
-        resolve_tool_path, inp.file_path, ctx.cwd, ctx.readable_dirs, ctx.config.caller_env
+    # One trip to a tool thread for both (each trip is two wake-ups of the loop).
+    path, probe = await ctx.threads.run(
+        _located, inp.file_path, ctx.cwd, ctx.readable_dirs, ctx.config.caller_env
     )
-    probe = await ctx.threads.run(_probe, path)
     if probe.is_dir:
         raise ToolError(
             f"{path} is a directory. Use Glob to find files in it, or Bash with `ls` to list it."
