@@ -11,6 +11,7 @@ and asks permission before every call.
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
@@ -112,8 +113,16 @@ class Tool(Generic[InputT]):
     """For a tool the provider runs on its side: its options, read at each request."""
 
     def spec(self) -> ToolSpec:
-        server = self.server() if self.server is not None else None
-        return ToolSpec(self.name, self.description, input_schema(self.input_model), server)
+        if self.server is not None:  # its options are read at each request
+            schema = input_schema(self.input_model)
+            return ToolSpec(self.name, self.description, schema, self.server())
+        return self._spec
+
+    @functools.cached_property
+    def _spec(self) -> ToolSpec:
+        """What the model is offered of this tool, made once: every request sends it (a
+        tool's fields never change; a changed tool is another one)."""
+        return ToolSpec(self.name, self.description, input_schema(self.input_model))
 
     def parse(self, raw: dict[str, Any]) -> InputT | str:
         """Validate raw model input; on failure return a message naming the bad fields."""
