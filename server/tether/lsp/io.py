@@ -7,11 +7,11 @@ the next ``Content-Length`` header, and on stdin EOF (the editor died) stops the
 flushes transcripts and exits within a second.
 
 pygls reads stdin in a thread, a line at a time: each header line and each body is a trip
-to a worker thread and back to the loop, so a busy loop (many sessions streaming) read the
-editor's messages one every few of its turns, and a reply the agent waits for (an applied
-edit) queued behind them. A pipe or socket is read by the loop itself instead (what
-arrived is parsed at once, every message of it); a regular file or a terminal keeps the
-thread.
+to a worker thread and back to the loop. A pipe or socket is read by the loop itself
+instead, and first: between any two of its callbacks (``editor_first``), so the editor's
+messages (and the answers the agent waits for, such as an applied edit) do not queue
+behind the work of every session streaming; what arrived is framed and handled in that
+same call (``frames``). A regular file or a terminal keeps the thread.
 
 pygls writes to stdout with a blocking ``write`` and ``flush``: a message bigger than the
 pipe's buffer (64 KiB) stalls the whole event loop until the editor has read it. Messages
@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import stat
 import sys
 from collections.abc import Awaitable, Callable
@@ -37,6 +36,8 @@ from pygls.protocol import JsonRPCProtocol
 
 from tether.core.executor import install_default_executor
 from tether.core.json_input import JsonTooDeepError, parse_json
+from tether.lsp.editor_first import EditorFirstLoop, FdInput
+from tether.lsp.frames import Frames
 from tether.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -46,9 +47,6 @@ from tether.protocol.jsonrpc import (
 )
 
 log = logging.getLogger(__name__)
-
-HEADER = re.compile(rb"content-length:[ \t]*([^\r\n]*?)[ \t]*\r?\n?$", re.IGNORECASE)
-MAX_BODY = 256 * 1024 * 1024
 
 
 def send_error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> None:
@@ -99,39 +97,30 @@ def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
         log.exception("failed to handle a message")
 
 
+def protocol_frames(protocol: JsonRPCProtocol) -> Frames:
+    """The framing of the editor's messages to ``protocol``: each is handled as it is
+    complete, a bad ``Content-Length`` answered."""
+    return Frames(
+        lambda body: handle_body(protocol, body),
+        lambda message: send_error(protocol, None, PARSE_ERROR, message),
+    )
+
+
 async def read_loop(
     read_line: Callable[[], Awaitable[bytes]],
     read_exactly: Callable[[int], Awaitable[bytes]],
     protocol: JsonRPCProtocol,
 ) -> None:
-    """Read framed messages until EOF."""
-    length: int | None = None
+    """Read framed messages until EOF (a line at a time, a body at once)."""
+    frames = protocol_frames(protocol)
     while True:
-        line = await read_line()
-        if not line:
+        wanted = frames.body_wanted()
+        data = await (read_exactly(wanted) if wanted else read_line())
+        if not data:
             return
-        match = HEADER.search(line)
-        if match is not None:
-            value = match.group(1)
-            try:
-                length = int(value)
-                if not 0 <= length <= MAX_BODY:
-                    raise ValueError
-            except ValueError:
-                length = None
-                send_error(
-                    protocol, None, PARSE_ERROR, f"Parse error: bad Content-Length {value!r}"
-                )
-            continue
-        if length is None:
-            continue  # garbage between messages: skip until the next header
-        if line.strip():
-            continue  # another header (Content-Type)
-        body = await read_exactly(length)
-        if len(body) < length:
+        frames.feed(data)
+        if len(data) < wanted:
             return
-        length = None
-        handle_body(protocol, body)
 
 
 class TransportWriter:
@@ -158,44 +147,24 @@ async def nonblocking_writer(stdout: BinaryIO) -> TransportWriter | StdoutWriter
     return TransportWriter(transport)
 
 
-class PipeReader:
-    """The reading side of ``read_loop`` over an asyncio stream: EOF reads as short."""
-
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self._stream = stream
-
-    async def readline(self) -> bytes:
-        try:
-            return await self._stream.readline()
-        except ValueError:  # a line longer than the limit: garbage, skipped by read_loop
-            return b"\0\n"
-
-    async def readexactly(self, n: int) -> bytes:
-        try:
-            return await self._stream.readexactly(n)
-        except asyncio.IncompleteReadError as e:
-            return e.partial
-
-
-LINE_LIMIT = 1 << 20
-
-
-async def nonblocking_reader(stdin: BinaryIO, thread_pool: Any) -> PipeReader | StdinAsyncReader:
-    """A reader of ``stdin`` in the loop when it is a pipe or a socket; else pygls's."""
+async def read_editor(stdin: BinaryIO, thread_pool: Any, protocol: JsonRPCProtocol) -> None:
+    """Handle the editor's messages until EOF: a pipe or a socket is read by the loop
+    itself, between any two of its callbacks (``editor_first``), each message handled as
+    it is complete; a regular file or a terminal is read by pygls's thread."""
     try:
         mode = os.fstat(stdin.fileno()).st_mode
     except (OSError, ValueError):
         mode = 0
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
         try:
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin)
+            editor = FdInput(stdin.fileno(), protocol_frames(protocol).feed)
         except (OSError, ValueError) as e:
             log.debug("stdin is read in a thread: %s", e)
         else:
-            return PipeReader(stream)
-    return StdinAsyncReader(stdin, thread_pool)
+            await editor.closed
+            return
+    reader = StdinAsyncReader(stdin, thread_pool)
+    await read_loop(reader.readline, reader.readexactly, protocol)
 
 
 def serve_stdio(
@@ -207,9 +176,8 @@ def serve_stdio(
 ) -> int:
     async def main() -> None:
         install_default_executor()  # a thread stuck for good must not hold the exit
-        reader = await nonblocking_reader(stdin or sys.stdin.buffer, thread_pool)
         protocol.set_writer(await nonblocking_writer(stdout or sys.stdout.buffer))
-        await read_loop(reader.readline, reader.readexactly, protocol)
+        await read_editor(stdin or sys.stdin.buffer, thread_pool, protocol)
         try:
             await asyncio.wait_for(on_eof(), timeout=0.8)
         except (TimeoutError, Exception):
@@ -217,7 +185,8 @@ def serve_stdio(
 
     code = 0
     try:
-        asyncio.run(main())
+        with asyncio.Runner(loop_factory=EditorFirstLoop) as runner:
+            runner.run(main())
     except SystemExit as e:  # the `exit` notification
         code = int(e.code or 0)
     except KeyboardInterrupt:

@@ -4,6 +4,8 @@ for custom methods (validated by pydantic in the handlers, so bad params get -32
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from typing import Any, cast
 
 from lsprotocol import types
@@ -23,6 +25,7 @@ from pygls.protocol.json_rpc import (
 
 from tether import PROTOCOL_VERSION
 from tether.lsp.documents import LspWorkspace
+from tether.lsp.eager import start_eagerly
 
 
 def tether_converter() -> Any:
@@ -97,6 +100,27 @@ class TetherProtocol(LanguageServerProtocol):
         features = cast("dict[str, Any]", self.fm.features)  # pyright: ignore[reportUnknownMemberType]
         if (user_handler := features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield user_handler, (params,), None
+
+    eager: frozenset[str] = frozenset({types.TEXT_DOCUMENT_CODE_ACTION})
+    """Requests whose handler runs as the request is read, up to its first real wait: the
+    editor asks them while the user types, and most are answered without one."""
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if self._methods.get(msg_id) not in self.eager or not inspect.iscoroutinefunction(handler):
+            super()._execute_handler(msg_id, handler, callback, args, kwargs)  # pyright: ignore[reportUnknownMemberType]
+            return
+        future = start_eagerly(handler(*(args or ()), **(kwargs or {})))
+        if isinstance(future, asyncio.Task):
+            # Cancellable, as pygls's own tasks (which it keeps in the same table).
+            self._request_futures[msg_id] = cast("Any", future)
+        future.add_done_callback(callback)
 
     before_initialize: frozenset[str] = frozenset({types.INITIALIZE, types.EXIT})
     """Methods answered before ``initialize``; every other request gets -32002."""
