@@ -5,16 +5,20 @@ request; the framing is the same whatever the chunks the bytes come in."""
 from __future__ import annotations
 
 import asyncio
+import linecache
 import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from tether.lsp import editor_first
 from tether.lsp.eager import start_eagerly
 from tether.lsp.editor_first import EditorFirstLoop, FdInput
 from tether.lsp.frames import LINE_LIMIT, Frames
+from tether.lsp.main import create_server
+from tether.lsp.protocol import TetherProtocol
 
 
 def test_this_python_s_loop_lets_the_editor_in_between_callbacks() -> None:
@@ -225,3 +229,46 @@ async def test_failures_and_cancellation_reach_the_caller() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert cleaned == ["cleaned"]
+
+
+# -- the converter, made before the first message needs it ------------------------------
+
+
+def _generated() -> set[str]:
+    return {str(name) for name in linecache.cache if str(name).startswith("<cattrs generated")}
+
+
+def test_the_warm_up_makes_what_the_first_edit_and_code_action_need() -> None:
+    server, _hub = create_server()
+    protocol = server.protocol
+    assert isinstance(protocol, TetherProtocol)
+    protocol.warm_converter()
+    made = _generated()
+    converter: Any = protocol._converter  # pyright: ignore[reportPrivateUsage]
+    at = types.Position(line=0, character=0)
+    edit = types.TextDocumentEdit(
+        text_document=types.OptionalVersionedTextDocumentIdentifier(uri="file:///a.py", version=1),
+        edits=[types.TextEdit(range=types.Range(start=at, end=at), new_text="x")],
+    )
+    params = types.ApplyWorkspaceEditParams(edit=types.WorkspaceEdit(document_changes=[edit]))
+    converter.unstructure(types.ApplyWorkspaceEditRequest(id="1", params=params))
+    action = types.CodeAction(title="Keep", command=types.Command(title="Keep", command="k"))
+    converter.unstructure(types.CodeActionResponse(id=2, result=[action]))
+    change = {
+        "jsonrpc": "2.0",
+        "method": types.TEXT_DOCUMENT_DID_CHANGE,
+        "params": {
+            "textDocument": {"uri": "file:///a.py", "version": 2},
+            "contentChanges": [
+                {
+                    "range": {
+                        "start": {"line": 0, "character": 0},
+                        "end": {"line": 0, "character": 0},
+                    },
+                    "text": "y",
+                }
+            ],
+        },
+    }
+    protocol.structure_message(change)
+    assert _generated() == made
