@@ -134,7 +134,8 @@ class TetherProtocol(LanguageServerProtocol):
         features = cast("dict[str, Any]", self.fm.features)  # pyright: ignore[reportUnknownMemberType]
         builtin = cast("dict[str, Any]", self.fm.builtin_features)  # pyright: ignore[reportUnknownMemberType]
         kinds: list[Any] = [JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage]
-        for method in sorted({*features, *builtin, *SENT_METHODS}):
+        # Not initialize's: answered already (and their capabilities are most of the LSP).
+        for method in sorted({*features, *builtin, *SENT_METHODS} - {types.INITIALIZE}):
             kinds += [self.get_message_type(method), self.get_result_type(method)]
         converter = self._converter
         for kind in _classes_within(kinds):
