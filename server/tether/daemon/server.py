@@ -46,7 +46,7 @@ from tether.daemon.warm import few_malloc_arenas, warm_up
 from tether.lsp.editor_first import EditorFirstLoop, FdInput
 from tether.lsp.handlers import register
 from tether.lsp.hub import SessionHub
-from tether.lsp.io import protocol_frames
+from tether.lsp.io import EditorMessages
 from tether.lsp.params import InvalidParamsError, parse_params
 from tether.lsp.protocol import TetherProtocol
 from tether.lsp.server import TetherServer
@@ -286,7 +286,7 @@ class Daemon:
         printing = self._register_daemon_methods(server, hub)
         self._printing.add(printing)
         server.protocol.set_writer(SocketWriter(writer))
-        client = FdInput(fd, protocol_frames(server.protocol).feed)
+        client = FdInput(fd, EditorMessages(server.protocol).feed)
         # Until the client leaves, or ``exit`` closes the connection from this side.
         closed = asyncio.ensure_future(_closed(writer))
         try:

@@ -57,7 +57,7 @@ class _ReadyQueue(collections.deque[asyncio.Handle]):
 class EditorFirstLoop(asyncio.SelectorEventLoop):
     def __init__(self) -> None:
         super().__init__()
-        self._inputs: dict[int, Callable[[], None]] = {}
+        self._inputs: dict[int, Callable[[bool], None]] = {}
         self._poll = select.poll()
         self._next_check = 0.0
         missing = _hook_missing(self)
@@ -70,10 +70,10 @@ class EditorFirstLoop(asyncio.SelectorEventLoop):
         queue.extend(self._ready)  # pyright: ignore[reportAttributeAccessIssue]
         self._ready = queue  # a private attribute of asyncio's loop, checked above
 
-    def add_priority_reader(self, fd: int, reader: Callable[[], None]) -> None:
-        """Call ``reader`` when ``fd`` is readable: as the selector says so, and between
-        callbacks while the loop is busy."""
-        self.add_reader(fd, reader)
+    def add_priority_reader(self, fd: int, reader: Callable[[bool], None]) -> None:
+        """Call ``reader`` when ``fd`` is readable: as the selector says so (with False),
+        and between callbacks while the loop is busy (with True)."""
+        self.add_reader(fd, reader, False)
         self._inputs[fd] = reader
         self._poll.register(fd, select.POLLIN)
 
@@ -94,16 +94,17 @@ class EditorFirstLoop(asyncio.SelectorEventLoop):
             if reader is None:
                 continue
             try:
-                reader()
+                reader(True)
             except Exception:  # outside any callback: nothing else would catch it
                 log.exception("reading the editor's input failed")
 
 
 class FdInput:
     """A pipe or socket read in the loop's callbacks (first, on an ``EditorFirstLoop``):
-    each read's bytes go to ``take``; ``closed`` is done at end of input."""
+    each read's bytes go to ``take``, with whether they were read between two callbacks;
+    ``closed`` is done at end of input."""
 
-    def __init__(self, fd: int, take: Callable[[bytes], None]) -> None:
+    def __init__(self, fd: int, take: Callable[[bytes, bool], None]) -> None:
         self._fd = fd
         self._take = take
         self._loop = asyncio.get_running_loop()
@@ -112,9 +113,9 @@ class FdInput:
         if isinstance(self._loop, EditorFirstLoop):
             self._loop.add_priority_reader(fd, self._read_ready)
         else:
-            self._loop.add_reader(fd, self._read_ready)
+            self._loop.add_reader(fd, self._read_ready, False)
 
-    def _read_ready(self) -> None:
+    def _read_ready(self, first: bool) -> None:
         if self.closed.done():
             return
         try:
@@ -127,7 +128,7 @@ class FdInput:
         if not data:
             self.close()
             return
-        self._take(data)
+        self._take(data, first)
 
     def close(self) -> None:
         if self.closed.done():

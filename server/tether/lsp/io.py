@@ -23,6 +23,7 @@ the editor.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import os
 import stat
@@ -30,6 +31,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO, cast
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
@@ -56,6 +58,13 @@ def send_error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) 
 
 
 def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
+    message = parse_body(protocol, body)
+    if message is not None:
+        handle_parsed(protocol, message)
+
+
+def parse_body(protocol: JsonRPCProtocol, body: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC message in ``body``; None when it is not one (answered as an error)."""
     try:
         raw = parse_json(body)
     except JsonTooDeepError as e:
@@ -66,15 +75,18 @@ def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
             send_error(protocol, msg_id, INVALID_REQUEST, f"Invalid Request: {e}")
         else:
             send_error(protocol, None, PARSE_ERROR, f"Parse error: {e}")
-        return
+        return None
     except ValueError as e:
         send_error(protocol, None, PARSE_ERROR, f"Parse error: {e}")
-        return
+        return None
     refused = envelope_error(raw)
     if refused is not None:
         send_error(protocol, refused.msg_id, refused.code, refused.message)
-        return
-    message: dict[str, Any] = raw
+        return None
+    return raw
+
+
+def handle_parsed(protocol: JsonRPCProtocol, message: dict[str, Any]) -> None:
     try:
         structured = protocol.structure_message(message)
     except JsonRpcException as e:
@@ -104,6 +116,54 @@ def protocol_frames(protocol: JsonRPCProtocol) -> Frames:
         lambda body: handle_body(protocol, body),
         lambda message: send_error(protocol, None, PARSE_ERROR, message),
     )
+
+
+FIRST = frozenset(
+    {
+        types.TEXT_DOCUMENT_DID_OPEN,
+        types.TEXT_DOCUMENT_DID_CHANGE,
+        types.TEXT_DOCUMENT_DID_CLOSE,
+        types.TEXT_DOCUMENT_DID_SAVE,
+        types.TEXT_DOCUMENT_CODE_ACTION,
+    }
+)
+"""What the editor sends as the user types: handled as soon as it is read, even between
+two callbacks of the agent's work."""
+
+
+class EditorMessages:
+    """The editor's messages to ``protocol``, in order. Read by the loop between two
+    callbacks (``first``), a message of ``FIRST`` is handled there and then; any other
+    one, and every one behind it, waits for its turn as if read the usual way (a
+    callback at the end of the loop's queue): its handler may rely on what the messages
+    before it queued (a turn a prompt started, that a cancel stops) having run."""
+
+    def __init__(self, protocol: JsonRPCProtocol) -> None:
+        self._protocol = protocol
+        self._frames = Frames(
+            self._take, lambda message: send_error(protocol, None, PARSE_ERROR, message)
+        )
+        self._first = False
+        self._waiting: collections.deque[dict[str, Any]] = collections.deque()
+
+    def feed(self, data: bytes, first: bool) -> None:
+        self._first = first
+        self._frames.feed(data)
+
+    def _take(self, body: bytes) -> None:
+        message = parse_body(self._protocol, body)
+        if message is None:
+            return
+        if self._waiting or (self._first and message.get("method") not in FIRST):
+            self._waiting.append(message)
+            if len(self._waiting) == 1:
+                asyncio.get_running_loop().call_soon(self._handle_waiting)
+            return
+        handle_parsed(self._protocol, message)
+
+    def _handle_waiting(self) -> None:
+        while self._waiting:
+            handle_parsed(self._protocol, self._waiting.popleft())
 
 
 async def read_loop(
@@ -157,7 +217,7 @@ async def read_editor(stdin: BinaryIO, thread_pool: Any, protocol: JsonRPCProtoc
         mode = 0
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         try:
-            editor = FdInput(stdin.fileno(), protocol_frames(protocol).feed)
+            editor = FdInput(stdin.fileno(), EditorMessages(protocol).feed)
         except (OSError, ValueError) as e:
             log.debug("stdin is read in a thread: %s", e)
         else:

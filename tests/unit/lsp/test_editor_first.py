@@ -5,6 +5,7 @@ request; the framing is the same whatever the chunks the bytes come in."""
 from __future__ import annotations
 
 import asyncio
+import json
 import linecache
 import os
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from tether.lsp import editor_first
 from tether.lsp.eager import start_eagerly
 from tether.lsp.editor_first import EditorFirstLoop, FdInput
 from tether.lsp.frames import LINE_LIMIT, Frames
+from tether.lsp.io import EditorMessages
 from tether.lsp.main import create_server
 from tether.lsp.protocol import TetherProtocol
 
@@ -51,7 +53,7 @@ def _busy_loop_then_input(
 
     async def main() -> None:
         read, write = pipe
-        editor = FdInput(read, lambda data: order.append(data.decode()))
+        editor = FdInput(read, lambda data, first: order.append(data.decode()))
         loop.call_soon(os.write, write, b"editor")
         for n in range(queued):
             loop.call_soon(order.append, str(n))
@@ -88,7 +90,7 @@ def test_a_failing_reader_is_logged_and_the_loop_goes_on(
     loop = EditorFirstLoop()
     ran: list[int] = []
 
-    def take(data: bytes) -> None:
+    def take(data: bytes, first: bool) -> None:
         raise ValueError("broken reader")
 
     async def main() -> None:
@@ -113,7 +115,7 @@ def test_end_of_input_closes(pipe: tuple[int, int]) -> None:
     async def main() -> list[bytes]:
         read, write = pipe
         got: list[bytes] = []
-        editor = FdInput(read, got.append)
+        editor = FdInput(read, lambda data, first: got.append(data))
         os.write(write, b"last words")
         os.close(write)
         await asyncio.wait_for(editor.closed, 5)
@@ -272,3 +274,48 @@ def test_the_warm_up_makes_what_the_first_edit_and_code_action_need() -> None:
     }
     protocol.structure_message(change)
     assert _generated() == made
+
+
+# -- which messages go first ------------------------------------------------------------
+
+
+class Recorder:
+    """The protocol side of ``EditorMessages``: records what it is handed, in order."""
+
+    def __init__(self, order: list[str]) -> None:
+        self.order = order
+
+    def structure_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        return message
+
+    def handle_message(self, message: dict[str, Any]) -> None:
+        self.order.append(str(message.get("method")))
+
+    def _send_data(self, data: Any) -> None:
+        self.order.append("error")
+
+
+def _message(method: str, msg_id: int | None = None) -> bytes:
+    body = {"jsonrpc": "2.0", "method": method, "params": {}}
+    if msg_id is not None:
+        body["id"] = msg_id
+    return _frame(json.dumps(body).encode())
+
+
+async def test_typing_goes_first_and_everything_else_keeps_its_turn() -> None:
+    order: list[str] = []
+    messages = EditorMessages(Recorder(order))  # type: ignore[arg-type]
+    asyncio.get_running_loop().call_soon(order.append, "queued before")
+    messages.feed(_message("textDocument/didChange") + _message("textDocument/codeAction", 1), True)
+    assert order == ["textDocument/didChange", "textDocument/codeAction"]
+    # A command waits for what is queued (a turn it would stop may not have started yet),
+    # and so does the keystroke behind it: the order of the editor's messages holds.
+    messages.feed(
+        _message("workspace/executeCommand", 2) + _message("textDocument/didChange"), True
+    )
+    assert order == ["textDocument/didChange", "textDocument/codeAction"]
+    await asyncio.sleep(0)
+    assert order[2:] == ["queued before", "workspace/executeCommand", "textDocument/didChange"]
+    # Read the usual way, every message is handled as it is read.
+    messages.feed(_message("workspace/executeCommand", 3), False)
+    assert order[-1] == "workspace/executeCommand"
