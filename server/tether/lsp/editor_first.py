@@ -1,14 +1,14 @@
-"""The editor never waits for the agent: its messages are read and handled between any two
-callbacks of the event loop, not behind every callback already queued.
+"""The editor never waits for the agent: its input is read between any two callbacks of
+the event loop, not behind every callback already queued, and what the user types is
+handled there and then (which messages: ``io.EditorMessages``).
 
 With many sessions streaming, each iteration of the loop runs hundreds of ready callbacks
 (the agent's work); asyncio runs them first in, first out, so a message from the editor
 waited behind all of them, and then took a few more trips through the queue before its
 answer was written. ``EditorFirstLoop`` checks the editor's input (a non-blocking
 ``poll``, at most once per ``POLL_INTERVAL_S``) before running each ready callback, and
-reads it there and then: what arrived is framed and handled in that same call (see
-``frames``), on the loop's own thread, so documents and review state need no locks. An
-idle loop reads the editor as usual, when the selector says so.
+reads it there and then, on the loop's own thread, so documents and review state need no
+locks. An idle loop reads the editor as usual, when the selector says so.
 
 It relies on CPython's ``BaseEventLoop`` running its ready callbacks with
 ``self._ready.popleft()``; where that is not so, the loop is the plain one and says why in

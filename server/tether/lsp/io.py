@@ -8,10 +8,10 @@ flushes transcripts and exits within a second.
 
 pygls reads stdin in a thread, a line at a time: each header line and each body is a trip
 to a worker thread and back to the loop. A pipe or socket is read by the loop itself
-instead, and first: between any two of its callbacks (``editor_first``), so the editor's
-messages (and the answers the agent waits for, such as an applied edit) do not queue
-behind the work of every session streaming; what arrived is framed and handled in that
-same call (``frames``). A regular file or a terminal keeps the thread.
+instead, and first: between any two of its callbacks (``editor_first``), so what the user
+types (document sync, code actions: ``EditorMessages``) does not queue behind the work of
+every session streaming; it is framed and handled in that same call (``frames``). A
+regular file or a terminal keeps the thread.
 
 pygls writes to stdout with a blocking ``write`` and ``flush``: a message bigger than the
 pipe's buffer (64 KiB) stalls the whole event loop until the editor has read it. Messages
