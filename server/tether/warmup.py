@@ -26,9 +26,13 @@ ENGINE_MODULES = (
     "tether.providers.openai_compat",
     "tether.providers.ollama",
     "openai",
+    "httpcore2",
+    "anyio._backends._asyncio",
 )
 """What an editor's first prompt needs. Not the Anthropic SDK: a key or a token never needs
-it (``providers/anthropic_transport.py``); the OpenAI-compatible provider does use its SDK."""
+it (``providers/anthropic_transport.py``); the OpenAI-compatible provider does use its SDK.
+The HTTP client imports its transport and async backend at its first request, on the event
+loop (about 100 ms in one callback, while the editor waits): imported here instead."""
 
 
 def warm_imports(modules: Sequence[str]) -> None:

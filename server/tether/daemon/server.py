@@ -43,9 +43,10 @@ from tether.daemon.printing import (
     route_standard_streams,
 )
 from tether.daemon.warm import few_malloc_arenas, warm_up
+from tether.lsp.editor_first import EditorFirstLoop, FdInput
 from tether.lsp.handlers import register
 from tether.lsp.hub import SessionHub
-from tether.lsp.io import read_loop
+from tether.lsp.io import EditorMessages
 from tether.lsp.params import InvalidParamsError, parse_params
 from tether.lsp.protocol import TetherProtocol
 from tether.lsp.server import TetherServer
@@ -143,6 +144,7 @@ class Daemon:
         self._last_activity = time.monotonic()
         self._stop = asyncio.Event()
         self._retiring: asyncio.Task[None] | None = None
+        self._connections: set[asyncio.Task[None]] = set()
         self.warm = threading.Event()
         """Set once the warm-up call is done (``daemon/warm.py``)."""
 
@@ -258,12 +260,24 @@ class Daemon:
 
     # -- clients ----------------------------------------------------------------------
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A client connected (called as the connection is made, before the transport
+        reads anything): the loop reads the socket itself, between any two callbacks
+        (``lsp.editor_first``), through a descriptor of its own; the transport writes."""
         sock = writer.get_extra_info("socket")
         if sock is None or peer_uid(sock) != os.getuid():
             log.warning("refused a connection from another user")
             writer.close()
             return
+        transport = writer.transport
+        if isinstance(transport, asyncio.ReadTransport):
+            transport.pause_reading()
+        fd = os.dup(sock.fileno())
+        task = asyncio.get_running_loop().create_task(self._serve(fd, writer))
+        self._connections.add(task)
+        task.add_done_callback(self._connections.discard)
+
+    async def _serve(self, fd: int, writer: asyncio.StreamWriter) -> None:
         self.clients += 1
         self._last_activity = time.monotonic()
         server = ConnectionServer()
@@ -272,11 +286,17 @@ class Daemon:
         printing = self._register_daemon_methods(server, hub)
         self._printing.add(printing)
         server.protocol.set_writer(SocketWriter(writer))
+        client = FdInput(fd, EditorMessages(server.protocol).feed)
+        # Until the client leaves, or ``exit`` closes the connection from this side.
+        closed = asyncio.ensure_future(_closed(writer))
         try:
-            await read_loop(reader.readline, reader.readexactly, server.protocol)
-        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
-            pass  # the client went away, or the daemon is stopping
+            await asyncio.wait([client.closed, closed], return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            pass  # the daemon is stopping
         finally:
+            client.close()
+            closed.cancel()
+            os.close(fd)
             self.clients -= 1
             self._last_activity = time.monotonic()
             _abandon_questions(server)
@@ -343,6 +363,11 @@ class Daemon:
         return printing
 
 
+async def _closed(writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(Exception):  # a lost connection is how a client leaves
+        await writer.wait_closed()
+
+
 def _abandon_questions(server: TetherServer) -> None:
     """The client left: what the daemon asked it (permission questions) will never be
     answered there; the session asks another attached client instead."""
@@ -376,7 +401,8 @@ def run_daemon(socket_path: Path, idle_timeout: float, run_command: RunCommand) 
         install_default_executor()  # a thread stuck for good must not hold the exit
         return await daemon.run()
 
-    code = asyncio.run(main())
+    with asyncio.Runner(loop_factory=EditorFirstLoop) as runner:
+        code = runner.run(main())
     # Nor may one at the interpreter's exit: the sessions are saved, the socket is gone.
     sys.stderr.flush()
     os._exit(code)

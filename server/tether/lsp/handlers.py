@@ -29,6 +29,7 @@ from tether.lsp.params import (
 )
 from tether.lsp.plain_changes import PlainChanges
 from tether.lsp.plain_turns import PlainTurns
+from tether.lsp.protocol import TetherProtocol
 from tether.lsp.server import TetherServer
 from tether.lsp.wire import wire_errors
 from tether.protocol.updates import SessionUpdate
@@ -70,7 +71,10 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
             ls.window_show_message(notice)
         # Warm the engine and the model SDKs off the start-up path, before the first prompt
         # needs them. A daemon thread: an editor that quits at once must not wait for it.
-        threading.Thread(target=_warm_imports, name="tether-warm-imports", daemon=True).start()
+        protocol = ls.protocol if isinstance(ls.protocol, TetherProtocol) else None
+        threading.Thread(
+            target=_warm_up, args=(protocol,), name="tether-warm-imports", daemon=True
+        ).start()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(ls: TetherServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
@@ -219,5 +223,7 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
         hub.diagnostics.publish(parsed.uri, parsed.diagnostics)
 
 
-def _warm_imports() -> None:
+def _warm_up(protocol: TetherProtocol | None) -> None:
     warm_imports(ENGINE_MODULES)
+    if protocol is not None:
+        protocol.warm_converter()

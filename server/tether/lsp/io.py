@@ -7,11 +7,11 @@ the next ``Content-Length`` header, and on stdin EOF (the editor died) stops the
 flushes transcripts and exits within a second.
 
 pygls reads stdin in a thread, a line at a time: each header line and each body is a trip
-to a worker thread and back to the loop, so a busy loop (many sessions streaming) read the
-editor's messages one every few of its turns, and a reply the agent waits for (an applied
-edit) queued behind them. A pipe or socket is read by the loop itself instead (what
-arrived is parsed at once, every message of it); a regular file or a terminal keeps the
-thread.
+to a worker thread and back to the loop. A pipe or socket is read by the loop itself
+instead, and first: between any two of its callbacks (``editor_first``), so what the user
+types (document sync, code actions: ``EditorMessages``) does not queue behind the work of
+every session streaming; it is framed and handled in that same call (``frames``). A
+regular file or a terminal keeps the thread.
 
 pygls writes to stdout with a blocking ``write`` and ``flush``: a message bigger than the
 pipe's buffer (64 KiB) stalls the whole event loop until the editor has read it. Messages
@@ -23,20 +23,23 @@ the editor.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import os
-import re
 import stat
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO, cast
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
 from tether.core.executor import install_default_executor
 from tether.core.json_input import JsonTooDeepError, parse_json
+from tether.lsp.editor_first import EditorFirstLoop, FdInput
+from tether.lsp.frames import Frames
 from tether.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -47,9 +50,6 @@ from tether.protocol.jsonrpc import (
 
 log = logging.getLogger(__name__)
 
-HEADER = re.compile(rb"content-length:[ \t]*([^\r\n]*?)[ \t]*\r?\n?$", re.IGNORECASE)
-MAX_BODY = 256 * 1024 * 1024
-
 
 def send_error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> None:
     protocol._send_data(  # pyright: ignore[reportPrivateUsage]
@@ -58,6 +58,13 @@ def send_error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) 
 
 
 def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
+    message = parse_body(protocol, body)
+    if message is not None:
+        handle_parsed(protocol, message)
+
+
+def parse_body(protocol: JsonRPCProtocol, body: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC message in ``body``; None when it is not one (answered as an error)."""
     try:
         raw = parse_json(body)
     except JsonTooDeepError as e:
@@ -68,15 +75,18 @@ def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
             send_error(protocol, msg_id, INVALID_REQUEST, f"Invalid Request: {e}")
         else:
             send_error(protocol, None, PARSE_ERROR, f"Parse error: {e}")
-        return
+        return None
     except ValueError as e:
         send_error(protocol, None, PARSE_ERROR, f"Parse error: {e}")
-        return
+        return None
     refused = envelope_error(raw)
     if refused is not None:
         send_error(protocol, refused.msg_id, refused.code, refused.message)
-        return
-    message: dict[str, Any] = raw
+        return None
+    return raw
+
+
+def handle_parsed(protocol: JsonRPCProtocol, message: dict[str, Any]) -> None:
     try:
         structured = protocol.structure_message(message)
     except JsonRpcException as e:
@@ -99,39 +109,78 @@ def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
         log.exception("failed to handle a message")
 
 
+def protocol_frames(protocol: JsonRPCProtocol) -> Frames:
+    """The framing of the editor's messages to ``protocol``: each is handled as it is
+    complete, a bad ``Content-Length`` answered."""
+    return Frames(
+        lambda body: handle_body(protocol, body),
+        lambda message: send_error(protocol, None, PARSE_ERROR, message),
+    )
+
+
+FIRST = frozenset(
+    {
+        types.TEXT_DOCUMENT_DID_OPEN,
+        types.TEXT_DOCUMENT_DID_CHANGE,
+        types.TEXT_DOCUMENT_DID_CLOSE,
+        types.TEXT_DOCUMENT_DID_SAVE,
+        types.TEXT_DOCUMENT_CODE_ACTION,
+    }
+)
+"""What the editor sends as the user types: handled as soon as it is read, even between
+two callbacks of the agent's work."""
+
+
+class EditorMessages:
+    """The editor's messages to ``protocol``, in order. Read by the loop between two
+    callbacks (``first``), a message of ``FIRST`` is handled there and then; any other
+    one, and every one behind it, waits for its turn as if read the usual way (a
+    callback at the end of the loop's queue): its handler may rely on what the messages
+    before it queued (a turn a prompt started, that a cancel stops) having run."""
+
+    def __init__(self, protocol: JsonRPCProtocol) -> None:
+        self._protocol = protocol
+        self._frames = Frames(
+            self._take, lambda message: send_error(protocol, None, PARSE_ERROR, message)
+        )
+        self._first = False
+        self._waiting: collections.deque[dict[str, Any]] = collections.deque()
+
+    def feed(self, data: bytes, first: bool) -> None:
+        self._first = first
+        self._frames.feed(data)
+
+    def _take(self, body: bytes) -> None:
+        message = parse_body(self._protocol, body)
+        if message is None:
+            return
+        if self._waiting or (self._first and message.get("method") not in FIRST):
+            self._waiting.append(message)
+            if len(self._waiting) == 1:
+                asyncio.get_running_loop().call_soon(self._handle_waiting)
+            return
+        handle_parsed(self._protocol, message)
+
+    def _handle_waiting(self) -> None:
+        while self._waiting:
+            handle_parsed(self._protocol, self._waiting.popleft())
+
+
 async def read_loop(
     read_line: Callable[[], Awaitable[bytes]],
     read_exactly: Callable[[int], Awaitable[bytes]],
     protocol: JsonRPCProtocol,
 ) -> None:
-    """Read framed messages until EOF."""
-    length: int | None = None
+    """Read framed messages until EOF (a line at a time, a body at once)."""
+    frames = protocol_frames(protocol)
     while True:
-        line = await read_line()
-        if not line:
+        wanted = frames.body_wanted()
+        data = await (read_exactly(wanted) if wanted else read_line())
+        if not data:
             return
-        match = HEADER.search(line)
-        if match is not None:
-            value = match.group(1)
-            try:
-                length = int(value)
-                if not 0 <= length <= MAX_BODY:
-                    raise ValueError
-            except ValueError:
-                length = None
-                send_error(
-                    protocol, None, PARSE_ERROR, f"Parse error: bad Content-Length {value!r}"
-                )
-            continue
-        if length is None:
-            continue  # garbage between messages: skip until the next header
-        if line.strip():
-            continue  # another header (Content-Type)
-        body = await read_exactly(length)
-        if len(body) < length:
+        frames.feed(data)
+        if len(data) < wanted:
             return
-        length = None
-        handle_body(protocol, body)
 
 
 class TransportWriter:
@@ -158,44 +207,24 @@ async def nonblocking_writer(stdout: BinaryIO) -> TransportWriter | StdoutWriter
     return TransportWriter(transport)
 
 
-class PipeReader:
-    """The reading side of ``read_loop`` over an asyncio stream: EOF reads as short."""
-
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self._stream = stream
-
-    async def readline(self) -> bytes:
-        try:
-            return await self._stream.readline()
-        except ValueError:  # a line longer than the limit: garbage, skipped by read_loop
-            return b"\0\n"
-
-    async def readexactly(self, n: int) -> bytes:
-        try:
-            return await self._stream.readexactly(n)
-        except asyncio.IncompleteReadError as e:
-            return e.partial
-
-
-LINE_LIMIT = 1 << 20
-
-
-async def nonblocking_reader(stdin: BinaryIO, thread_pool: Any) -> PipeReader | StdinAsyncReader:
-    """A reader of ``stdin`` in the loop when it is a pipe or a socket; else pygls's."""
+async def read_editor(stdin: BinaryIO, thread_pool: Any, protocol: JsonRPCProtocol) -> None:
+    """Handle the editor's messages until EOF: a pipe or a socket is read by the loop
+    itself, between any two of its callbacks (``editor_first``), each message handled as
+    it is complete; a regular file or a terminal is read by pygls's thread."""
     try:
         mode = os.fstat(stdin.fileno()).st_mode
     except (OSError, ValueError):
         mode = 0
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        loop = asyncio.get_running_loop()
-        stream = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
         try:
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin)
+            editor = FdInput(stdin.fileno(), EditorMessages(protocol).feed)
         except (OSError, ValueError) as e:
             log.debug("stdin is read in a thread: %s", e)
         else:
-            return PipeReader(stream)
-    return StdinAsyncReader(stdin, thread_pool)
+            await editor.closed
+            return
+    reader = StdinAsyncReader(stdin, thread_pool)
+    await read_loop(reader.readline, reader.readexactly, protocol)
 
 
 def serve_stdio(
@@ -207,9 +236,8 @@ def serve_stdio(
 ) -> int:
     async def main() -> None:
         install_default_executor()  # a thread stuck for good must not hold the exit
-        reader = await nonblocking_reader(stdin or sys.stdin.buffer, thread_pool)
         protocol.set_writer(await nonblocking_writer(stdout or sys.stdout.buffer))
-        await read_loop(reader.readline, reader.readexactly, protocol)
+        await read_editor(stdin or sys.stdin.buffer, thread_pool, protocol)
         try:
             await asyncio.wait_for(on_eof(), timeout=0.8)
         except (TimeoutError, Exception):
@@ -217,7 +245,8 @@ def serve_stdio(
 
     code = 0
     try:
-        asyncio.run(main())
+        with asyncio.Runner(loop_factory=EditorFirstLoop) as runner:
+            runner.run(main())
     except SystemExit as e:  # the `exit` notification
         code = int(e.code or 0)
     except KeyboardInterrupt:

@@ -4,8 +4,14 @@ for custom methods (validated by pydantic in the handlers, so bad params get -32
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import inspect
+import logging
+import typing
 from typing import Any, cast
 
+import attrs
 from lsprotocol import types
 from lsprotocol.types import ResponseError
 from pygls.exceptions import (
@@ -23,6 +29,9 @@ from pygls.protocol.json_rpc import (
 
 from tether import PROTOCOL_VERSION
 from tether.lsp.documents import LspWorkspace
+from tether.lsp.eager import start_eagerly
+
+log = logging.getLogger(__name__)
 
 
 def tether_converter() -> Any:
@@ -40,6 +49,25 @@ def tether_converter() -> Any:
     )
     conv.register_structure_hook(JsonRPCResponseMessage, lambda o, cls: cls(**o))  # type: ignore[misc]
     return conv
+
+
+SENT_METHODS = (
+    types.WORKSPACE_APPLY_EDIT,
+    types.WINDOW_SHOW_MESSAGE,
+    types.WINDOW_SHOW_MESSAGE_REQUEST,
+    types.WINDOW_LOG_MESSAGE,
+    types.WINDOW_SHOW_DOCUMENT,
+    types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+    types.PROGRESS,
+)
+"""The LSP methods the server sends (its answers' types come with them)."""
+
+
+@functools.cache
+def server_converter() -> Any:
+    """The servers' one converter: the functions cattrs makes for each message type are
+    made once per process (a warm daemon's connections share them), not per server."""
+    return tether_converter()
 
 
 class TetherProtocol(LanguageServerProtocol):
@@ -98,6 +126,46 @@ class TetherProtocol(LanguageServerProtocol):
         if (user_handler := features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield user_handler, (params,), None
 
+    def warm_converter(self) -> None:
+        """Make the converter's functions for every LSP message this server reads or sends
+        now (from the start-up warm-up thread): cattrs makes each one the first time its
+        type is met, a few milliseconds in the callback of that first message (the first
+        applied edit, the first code action), while the editor waits."""
+        features = cast("dict[str, Any]", self.fm.features)  # pyright: ignore[reportUnknownMemberType]
+        builtin = cast("dict[str, Any]", self.fm.builtin_features)  # pyright: ignore[reportUnknownMemberType]
+        kinds: list[Any] = [JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage]
+        # Not initialize's: answered already (and their capabilities are most of the LSP).
+        for method in sorted({*features, *builtin, *SENT_METHODS} - {types.INITIALIZE}):
+            kinds += [self.get_message_type(method), self.get_result_type(method)]
+        converter = self._converter
+        for kind in _classes_within(kinds):
+            try:
+                converter.get_structure_hook(kind)
+                converter.get_unstructure_hook(kind)
+            except Exception:  # warming is best effort: the first message makes it then
+                log.debug("warming the converter for %s failed", kind, exc_info=True)
+
+    eager: frozenset[str] = frozenset({types.TEXT_DOCUMENT_CODE_ACTION})
+    """Requests whose handler runs as the request is read, up to its first real wait: the
+    editor asks them while the user types, and most are answered without one."""
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if self._methods.get(msg_id) not in self.eager or not inspect.iscoroutinefunction(handler):
+            super()._execute_handler(msg_id, handler, callback, args, kwargs)  # pyright: ignore[reportUnknownMemberType]
+            return
+        future = start_eagerly(handler(*(args or ()), **(kwargs or {})))
+        if isinstance(future, asyncio.Task):
+            # Cancellable, as pygls's own tasks (which it keeps in the same table).
+            self._request_futures[msg_id] = cast("Any", future)
+        future.add_done_callback(callback)
+
     before_initialize: frozenset[str] = frozenset({types.INITIALIZE, types.EXIT})
     """Methods answered before ``initialize``; every other request gets -32002."""
 
@@ -131,6 +199,27 @@ class TetherProtocol(LanguageServerProtocol):
         if error is not None and _unexpected(error):
             error = internal_error(error, method)
         super()._send_response(msg_id, result, error)  # pyright: ignore[reportArgumentType]
+
+
+def _classes_within(kinds: list[Any]) -> list[type]:
+    """The attrs classes of ``kinds`` and of their fields, all the way down. Members of a
+    union count too: cattrs picks their functions by the value's class, so making a
+    message's function does not make theirs."""
+    found: dict[type, None] = {}
+    todo = list(kinds)
+    while todo:
+        kind = todo.pop()
+        if kind is None or isinstance(kind, str):
+            continue
+        todo += typing.get_args(kind)
+        if not (isinstance(kind, type) and attrs.has(kind)) or kind in found:
+            continue
+        found[kind] = None
+        try:
+            todo += typing.get_type_hints(kind).values()
+        except Exception:  # an annotation that does not resolve: its fields are left out
+            continue
+    return list(found)
 
 
 def _unexpected(error: ResponseError) -> bool:

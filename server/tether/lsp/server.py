@@ -20,7 +20,7 @@ from pygls.workspace import TextDocument
 from tether import __version__
 from tether.lsp.confirm import VersionWatch
 from tether.lsp.features import ClientFeatures
-from tether.lsp.protocol import TetherProtocol, tether_converter
+from tether.lsp.protocol import TetherProtocol, server_converter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -51,7 +51,7 @@ class TetherServer(LanguageServer):
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=protocol_cls,
-            converter_factory=tether_converter,
+            converter_factory=server_converter,
         )
         self.features = ClientFeatures()
         self.startup_facts: dict[str, Any] = {}
