@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -240,16 +241,60 @@ async def test_a_sandbox_prepared_before_a_host_change_is_replaced_when_the_comm
     try:
         assert (await run(WHERE)).strip() == "FRESH"
         (before,) = await settled(1)
-        # The next command's sandbox is prepared as this one starts, before the host
-        # replaces a file it covers; when the command ends it is replaced by one that
-        # covers the new file, so the next command still finds one ready.
+        # The host replaces a file the sandbox covers while a command runs.
         out, _ = await asyncio.gather(run(f"{WHERE}; sleep 0.5"), host_rewrites_config())
         assert out.split()[0] == "PREPARED"
+        # The layout that command ran in is not the tree's any more: nothing is prepared
+        # from it; the next command makes its own, which covers the new file.
+        assert await settled(0) == []
+        out = await run(f"{WHERE}; echo '[core]' >> .git/config || true")
+        assert out.split()[0] == "FRESH", out
+        assert config.read_text().endswith("# the user's\n")
         (after,) = await settled(1)
         assert after != before
-        out = await run(f"{WHERE}; echo '[core]' >> .git/config || true")
-        assert out.split()[0] == "PREPARED", out
-        assert config.read_text().endswith("# the user's\n")
     finally:
         sandbox.close()
+    assert prepared_pids() == []
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    "moves",
+    [
+        pytest.param(
+            "mv run run.old && mkdir run && ln -s ../.git/commondir run/dev.sock", id="link"
+        ),
+        pytest.param("mv run run.old", id="folder"),
+    ],
+)
+async def test_a_command_that_moves_what_its_layout_covers_gets_nothing_made_on_the_host(
+    workspace: Path, moves: str
+) -> None:
+    """A host socket in the tree is covered by a mount. The command moves its folder away
+    (and may put a link where the socket was): no sandbox is prepared from the layout the
+    command started in, for bubblewrap would make what that layout mounts on (following
+    the link: ``.git/commondir``, and every git command of the host fails) before any gate
+    runs."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)  # noqa: ASYNC221
+    (workspace / "run").mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(workspace / "run" / "dev.sock"))
+    server.listen()
+    sandbox = BwrapSandbox(workspace, linger_s=30)
+    run = runner(sandbox, workspace)
+    try:
+        await run(moves)
+        assert await settled(0) == []
+        await asyncio.sleep(0.2)  # a sandbox started in the background would have made it
+        assert not os.path.lexists(workspace / ".git" / "commondir")
+        if "ln -s" not in moves:
+            assert not os.path.lexists(workspace / "run")
+        status = subprocess.run(  # noqa: ASYNC221
+            ["git", "-C", str(workspace), "status", "--short"], capture_output=True, text=True
+        )
+        assert status.returncode == 0, status.stderr
+        assert (await run(f"{WHERE}")).strip() == "FRESH"
+    finally:
+        sandbox.close()
+        server.close()
     assert prepared_pids() == []

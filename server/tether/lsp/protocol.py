@@ -161,6 +161,9 @@ class TetherProtocol(LanguageServerProtocol):
             super()._execute_handler(msg_id, handler, callback, args, kwargs)  # pyright: ignore[reportUnknownMemberType]
             return
         future = start_eagerly(handler(*(args or ()), **(kwargs or {})))
+        if future.done():
+            callback(future)  # answered now (a done task's callbacks wait for the queue)
+            return
         if isinstance(future, asyncio.Task):
             # Cancellable, as pygls's own tasks (which it keeps in the same table).
             self._request_futures[msg_id] = cast("Any", future)

@@ -58,6 +58,13 @@ MAX_COMMAND_BYTES = 60_000
 """A longer job starts the usual way (it must fit the pipe without waiting)."""
 
 
+def layout_of(argv: Sequence[str]) -> Identities | None:
+    """What identifies the paths the sandbox of ``argv`` mounts on, now (None: ``argv``
+    runs no gate)."""
+    parts = split_gate(argv)
+    return identities(tuple(parts[0])) if parts is not None else None
+
+
 @dataclass
 class _Ready:
     prefix: tuple[str, ...]
@@ -186,15 +193,22 @@ class Prestarter:
         *,
         want: int = 1,
         recheck: bool = False,
+        expected: Identities | None = None,
     ) -> None:
         """Have ``want`` sandboxes like ``argv``'s (their gate waiting for the job) ready
         for the next commands (at most ``MOST`` of any kind). ``recheck``: replace those
-        whose files changed since they were prepared (a command just ended)."""
+        whose files changed since they were prepared (a command just ended). ``expected``:
+        what the paths of ``argv``'s layout were when it was made; if any changed since (a
+        command moved a socket's folder, put a link where a hidden file was), none is
+        prepared from it: bubblewrap would make the missing ones on the host, through the
+        links, before any gate runs. The next command makes its layout afresh."""
         parts = split_gate(argv)
         if parts is None or not CAN_FOLLOW:
             return
         prefix, wanted_env = tuple(parts[0]), dict(env)
         files = identities(prefix)  # before the mounts are made: a change later shows
+        if expected is not None and files != expected:
+            want = 0
         dropped: list[_Ready] = []
         with self._lock:
             if self._closed:
@@ -228,6 +242,8 @@ class Prestarter:
     def _spawn(
         self, prefix: tuple[str, ...], files: Identities, env: dict[str, str], umask: int, cwd: Path
     ) -> None:
+        if identities(prefix) != files:
+            return  # changed while this waited for its turn: the layout is not the tree's
         refusals = Refusals()
         try:
             started = popen(

@@ -25,9 +25,10 @@ from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv, door_key
 from tether.sandbox.exposure import expand, exposure, listening_sockets
 from tether.sandbox.gitstore import StoreWatch
 from tether.sandbox.launch import Refusals, gate_argv, runtime
+from tether.sandbox.mounted import Identities
 from tether.sandbox.outbound import CommandProxy, ProxySockets, by_settings
 from tether.sandbox.outbound import explain as explain_blocked
-from tether.sandbox.prestart import LINGER_S, Demand, PreparedProcess, Prestarter
+from tether.sandbox.prestart import LINGER_S, Demand, PreparedProcess, Prestarter, layout_of
 from tether.sandbox.protect import (
     DISCOVERY_TTL_S,
     Discovery,
@@ -126,7 +127,7 @@ class BwrapSandbox:
             self._links.update(protected.links)
         refusals = [Refusals()]
         """The report of the gate that runs the command (a prepared one brings its own)."""
-        started: list[tuple[list[str], dict[str, str], int]] = []
+        started: list[tuple[list[str], dict[str, str], int, Identities | None]] = []
         rt = runtime()
         proxy = self._proxy(network, env)
         gate = protected.gate if proxy is None else ("proxy", proxy.inside, *protected.gate)
@@ -150,11 +151,12 @@ class BwrapSandbox:
         ) -> ShellProcess | None:
             if self._prestart is None:
                 return None
-            started.append((argv, dict(env), umask))
+            # What the layout was made from, as the command starts: the next command's
+            # sandbox is prepared from this layout only if the command left all of it as it
+            # was (bubblewrap makes what a mount needs, following links, before any gate).
+            started.append((argv, dict(env), umask, layout_of(argv)))
             self._demand.begin()  # a command waiting for its result (not a background one)
             process = await self._prestart.take(argv, env, umask)
-            # The next command's, made ready while this one runs and its result goes back.
-            self._prestart.prepare(argv, env, umask, cwd, want=self._demand.want())
             if isinstance(process, PreparedProcess):
                 refusals[0].discard()
                 refusals[0] = process.refusals
@@ -197,9 +199,11 @@ class BwrapSandbox:
             if started:
                 self._demand.end()
             if started and self._prestart is not None and not self._closed:
-                argv, env, umask = started[-1]
+                argv, env, umask, layout = started[-1]
                 want = self._demand.want()
-                self._prestart.prepare(argv, env, umask, cwd, want=want, recheck=True)
+                self._prestart.prepare(
+                    argv, env, umask, cwd, want=want, recheck=True, expected=layout
+                )
 
     def _proxy(self, network: Decide | None, env: Mapping[str, str] | None) -> CommandProxy | None:
         """The command's filtering proxy, when its network is filtered (no proxy without a
