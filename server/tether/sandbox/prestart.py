@@ -2,12 +2,16 @@
 
 Setting up a bubblewrap sandbox (namespaces, a fresh ``/dev`` and ``/proc``, thirty-odd
 mounts) and starting the gate's interpreter cost milliseconds before the command's own shell
-even starts; an agent runs commands one after another, and each waited for it. So as soon
-as a command takes its sandbox (or starts one of its own), the sandbox starts the next
-one's, which then gets ready while this command runs and its result goes back to the model:
-the same bubblewrap command line, running the gate waiting on its stdin for the policy and
-the command (``launch.waiting_argv``). When the command ends, a prepared sandbox whose files
-changed meanwhile is replaced. Sessions running commands at once draw on a small pool,
+even starts; an agent runs commands one after another, and each waited for it. So when a
+command ends, the sandbox starts the next one's, which gets ready while the result goes
+back to the model: the same bubblewrap command line, running the gate waiting on its stdin
+for the policy and the command (``launch.waiting_argv``). Only if the command left every
+path that command line mounts on as it was when the command started: bubblewrap makes a
+missing mount target on the host, following a link put in its place, before any gate runs
+(a command that moved a socket's folder and left a link to ``.git/commondir`` there would
+have it made). And never while the command runs, which could change the tree under the
+mounts being made. A prepared sandbox whose files changed meanwhile is replaced.
+Sessions running commands at once draw on a small pool,
 sized to how many commands of the workspace ran at once lately (``Demand``), at most
 ``MOST``.
 
