@@ -164,6 +164,33 @@ async def test_extra_hidden_paths_from_settings(
 
 
 @needs_bwrap
+@pytest.mark.parametrize(
+    "move",
+    [
+        pytest.param("mv config c2", id="rename"),
+        pytest.param("mkdir deeper && mv config deeper/", id="into-another"),
+        pytest.param("mv config/secrets.yml secrets.yml", id="the-file"),
+    ],
+)
+async def test_a_hidden_file_in_the_workspace_stays_hidden_when_its_folder_is_moved(
+    make_harness: MakeHarness, workspace: Path, move: str
+) -> None:
+    """Hidden by its path: the folder holding it, or the file, stays where it is (else the
+    next command would read it under the new name)."""
+    (workspace / "config").mkdir()
+    (workspace / "config" / "secrets.yml").write_text("token: HUNTER2\n")
+    h = make_harness(mode="bypassPermissions")
+    settings = SandboxSettings(hidden_paths=["config/secrets.yml"])
+    h.ctx.config.shell_sandbox = BwrapSandbox(workspace, settings, linger_s=0)
+    moved = await h.call("Bash", command=f"{move}; echo done")
+    if "secrets.yml" not in move:  # the file itself is a mount point inside: busy
+        assert "hidden from commands" in text_of(moved), text_of(moved)
+    found = await h.call("Bash", command="grep -rh token . 2>/dev/null; echo searched")
+    assert "HUNTER2" not in text_of(found) and "searched" in text_of(found)
+    assert (workspace / "config" / "secrets.yml").read_text() == "token: HUNTER2\n"
+
+
+@needs_bwrap
 async def test_a_workspace_inside_the_home_is_usable_and_its_neighbours_are_not(
     make_harness: MakeHarness, home: Path
 ) -> None:

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import IO
 
 from tether.sandbox.launch import Refusals, job, runtime, split_gate, waiting_argv
-from tether.sandbox.mounted import Identities, identities
+from tether.sandbox.mounted import Identities, identities, same_objects
 from tether.tools.follow import CAN_FOLLOW, FollowedProcess, popen, starter
 
 log = logging.getLogger(__name__)
@@ -211,7 +211,7 @@ class Prestarter:
             return
         prefix, wanted_env = tuple(parts[0]), dict(env)
         files = identities(prefix)  # before the mounts are made: a change later shows
-        if expected is not None and files != expected:
+        if expected is not None and not same_objects(expected, files):
             want = 0
         dropped: list[_Ready] = []
         with self._lock:

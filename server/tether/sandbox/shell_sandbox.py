@@ -22,7 +22,7 @@ from pathlib import Path
 from tether.network.hosts import Decide
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
 from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv, door_key
-from tether.sandbox.exposure import expand, exposure, listening_sockets
+from tether.sandbox.exposure import Exposure, expand, exposure, listening_sockets
 from tether.sandbox.gitstore import StoreWatch
 from tether.sandbox.launch import Refusals, gate_argv, runtime
 from tether.sandbox.mounted import Identities
@@ -130,7 +130,8 @@ class BwrapSandbox:
         started: list[tuple[list[str], dict[str, str], int, Identities | None]] = []
         rt = runtime()
         proxy = self._proxy(network, env)
-        gate = protected.gate if proxy is None else ("proxy", proxy.inside, *protected.gate)
+        gate = (*protected.gate, *_kept_in_place(seen, roots))
+        gate = gate if proxy is None else ("proxy", proxy.inside, *gate)
         proxy_dir = None if proxy is None else self._proxies.directory()
 
         def wrap(argv: list[str]) -> list[str]:
@@ -304,3 +305,22 @@ class BwrapSandbox:
         return (
             f"Shell sandbox (bubblewrap): writes only inside the workspace{extra}; {network}{home}."
         )
+
+
+def _kept_in_place(seen: Exposure, roots: Sequence[Path]) -> tuple[str, ...]:
+    """What the sandbox hides or covers inside the writable roots, for the gate to keep
+    where it is: a hidden file (``hiddenPaths``, a sensitive location) is hidden by its
+    path, and a host program's socket covered by its path, so a command may not move the
+    folder holding one (the next command would find the file under the new name, or the
+    sandbox's cover missing) nor put anything at its place."""
+    out: list[str] = []
+    for path, why in (
+        *(
+            (p, "it is hidden from commands (hiddenPaths, or a sensitive location)")
+            for p in seen.secret
+        ),
+        *((p, "a program of the host listens on it") for p in seen.sockets),
+    ):
+        if any(path.is_relative_to(root) and path != root for root in roots):
+            out += ["exact", str(path), why]
+    return tuple(out)

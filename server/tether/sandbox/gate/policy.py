@@ -189,7 +189,10 @@ class Policy:
             inner = f"{here}/{entry.name}"
             if linking and _fold(inner) in self.bound:
                 continue
-            if _fold(entry.name) in self.names or _fold(inner) in self.exact:
+            why = self.exact.get(_fold(inner))
+            if why is not None:
+                return f"it holds {inner}: {why}"
+            if _fold(entry.name) in self.names:
                 return f"it holds {inner}, protected configuration"
             if entry.is_dir(follow_symlinks=False):
                 stack.append((os.open(entry.name, _SCAN, dir_fd=fd), inner))
