@@ -6,6 +6,7 @@ and what it held goes away with it."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import socket
 import subprocess
@@ -316,4 +317,35 @@ async def test_a_command_may_not_move_the_folder_of_a_host_socket(workspace: Pat
     finally:
         sandbox.close()
         server.close()
+    assert prepared_pids() == []
+
+
+@needs_bwrap
+async def test_a_prepared_sandbox_that_cannot_be_followed_is_not_handed_the_command(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Following it fails (no descriptor left for its pidfd): the command starts afresh,
+    and runs once, the prepared gate never having had it."""
+    sandbox = BwrapSandbox(workspace, linger_s=30)
+    run = runner(sandbox, workspace)
+    real = os.pidfd_open
+    failed: list[int] = []
+
+    def pidfd_open(pid: int, flags: int = 0) -> int:
+        if not failed:
+            failed.append(pid)
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return real(pid, flags)
+
+    try:
+        assert (await run(WHERE)).strip() == "FRESH"
+        (prepared,) = await settled(1)
+        monkeypatch.setattr(os, "pidfd_open", pidfd_open)
+        out = await run(f"{WHERE}; echo ran >> count.txt")
+        monkeypatch.undo()
+        assert failed == [prepared] and out.strip() == "FRESH", (failed, out)
+        await asyncio.sleep(0.3)  # a command handed to the prepared gate would be done
+        assert (workspace / "count.txt").read_text() == "ran\n"
+    finally:
+        sandbox.close()
     assert prepared_pids() == []

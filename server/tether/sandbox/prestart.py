@@ -153,7 +153,8 @@ class Prestarter:
                 pending = self._live_pending()
             if pending:  # the moment bubblewrap takes to spawn
                 with contextlib.suppress(Exception):  # it reports its own failures
-                    await asyncio.wrap_future(pending[0])
+                    # Shielded: a cancelled wait leaves the spawn (maybe another's) alone.
+                    await asyncio.shield(asyncio.wrap_future(pending[0]))
                 ready = self._pick(prefix, env, umask)
         if ready is None:
             return None
@@ -163,17 +164,25 @@ class Prestarter:
         if not fits or popen.poll() is not None or popen.stdin is None or popen.stdout is None:
             self._drop(ready)
             return None
+        # Followed before the job is handed over: once the gate has it, the command runs,
+        # and a failure after that must not make the caller start it a second time.
         try:
-            popen.stdin.write(data)  # fits the pipe: never waits
-            popen.stdin.close()
             process = await PreparedProcess.attach(popen)
         except OSError as e:
             self._drop(ready)
-            log.debug("the prepared sandbox did not take the command: %s", e)
+            log.debug("the prepared sandbox could not be followed: %s", e)
             return None
         except BaseException:
             self._drop(ready)
             raise
+        try:
+            popen.stdin.write(data)  # fits the pipe: never waits
+            popen.stdin.close()
+        except OSError as e:  # its gate is gone, the job unread: nothing ran
+            process.kill()
+            self._drop(ready)
+            log.debug("the prepared sandbox did not take the command: %s", e)
+            return None
         process.refusals = ready.refusals
         return process
 
