@@ -4,6 +4,7 @@ id (ids are unique within a conversation only) are asked, withdrawn and answered
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,13 @@ async def test_same_tool_id_in_two_sessions_are_two_questions(
     asked: dict[str, asyncio.Future[str | None]] = {}
     both_asked = asyncio.Event()
     withdrawn: dict[str, asyncio.Event] = {}
+    files: dict[str, str] = {}
 
     async def hold(params: dict[str, Any]) -> str | None:
         assert params["toolCall"]["toolCallId"] == "toolu_same"
+        # Which command each session was given depends on whose request reached the
+        # fake first: the question says it.
+        files[params["sessionId"]] = "one.txt" if "one.txt" in json.dumps(params) else "two.txt"
         future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         asked[params["sessionId"]] = future
         gone = withdrawn.setdefault(params["sessionId"], asyncio.Event())
@@ -49,6 +54,7 @@ async def test_same_tool_id_in_two_sessions_are_two_questions(
         assert not asked[one].done(), "one's question still waits for the user"
         asked[one].set_result("allow_once")
         assert (await asyncio.wait_for(turns[0], 30))["stopReason"] == "end_turn"
-    assert (workspace / "one.txt").exists()
-    assert not (workspace / "two.txt").exists()
+    assert sorted(files.values()) == ["one.txt", "two.txt"], files
+    assert (workspace / files[one]).exists()
+    assert not (workspace / files[two]).exists()
     api.assert_complete()
