@@ -34,15 +34,14 @@ def same_objects(before: Identities, now: Identities) -> bool:
     """Whether every path is the same file or directory as before (or still missing): what
     was changed in place (a directory's entries, a file's text) counts as the same; what was
     removed, replaced or put in a missing one's place does not."""
-    if before.keys() != now.keys():
-        return False
-    for path, was in before.items():
-        is_ = now[path]
-        if (was is None) != (is_ is None) or (
-            was is not None and is_ is not None and was[:2] != is_[:2]
-        ):
-            return False
-    return True
+    return before.keys() == now.keys() and all(
+        _object(was) == _object(now[path]) for path, was in before.items()
+    )
+
+
+def _object(identity: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """Device and inode: which file it is, whatever was changed in it."""
+    return None if identity is None else identity[:2]
 
 
 def _identity(path: str, *, full: bool) -> tuple[int, ...] | None:
