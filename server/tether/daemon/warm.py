@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import gc
 import importlib
 import json
 import logging
@@ -29,6 +28,7 @@ from pathlib import Path
 from tether.cli.callenv import calling_with
 from tether.core.environ import Caller, current_umask
 from tether.daemon.printing import RunCommand, silenced
+from tether.warmup import settle_start_up
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +70,9 @@ def warm_up(run_command: RunCommand, done: threading.Event) -> None:
                 log.debug("warming %s failed", module, exc_info=True)
         _warm_network()
         _warm_call(run_command)
-        # Count what start-up built as long-lived now, off any call: the next full
-        # collection then waits for the heap to grow by a quarter, instead of landing on
-        # one of the first calls.
-        gc.collect()
+        # What start-up built, collected and frozen now, off any call: later full
+        # collections walk only what calls make (``warmup.settle_start_up``).
+        settle_start_up()
     finally:
         done.set()
 

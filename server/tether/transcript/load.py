@@ -23,6 +23,7 @@ from tether.core.json_input import JsonTooDeepError
 from tether.errors import SessionError
 from tether.transcript.prefix import OUTSIDE_CHAIN, line_type
 from tether.transcript.records import ChainRecord, MetaRecord, ProgressRecord, load_record
+from tether.warmup import one_shot
 
 
 class TranscriptDamagedError(SessionError):
@@ -81,10 +82,10 @@ def paused_gc() -> Generator[None]:
 def keep_out_of_gc(records: int) -> None:
     """The objects of a big session live as long as the session: freeze them (keep them out
     of later collections) instead of paying a full collection now and at every later one.
-    Only in a process that froze its heap at start, a one-shot run
-    (``warmup.import_for_run``): one that lives on (the warm daemon, an editor's server)
-    would never collect again what is garbage at that moment, other sessions' included."""
-    if records > FREEZE_AFTER and gc.get_freeze_count() > 0:
+    Only in a one-shot run (``warmup.import_for_run``): one that lives on (the warm daemon,
+    an editor's server) would never collect again what is garbage at that moment, other
+    sessions' included."""
+    if records > FREEZE_AFTER and one_shot():
         gc.freeze()
 
 
