@@ -45,12 +45,14 @@ def encode(value: Any) -> bytes:
 class _Encoded:
     """One message's content blocks in wire form, encoded; empty when nothing is sendable."""
 
-    __slots__ = ("blocks", "message", "role", "wire")
+    __slots__ = ("blocks", "kinds", "message", "role", "wire")
 
     def __init__(self, message: Message) -> None:
         self.message = message
         self.role = message.role
-        self.blocks = [encode(p) for b in message.content if (p := block_param(b)) is not None]
+        params = [p for b in message.content if (p := block_param(b)) is not None]
+        self.kinds = [p.get("type") for p in params]
+        self.blocks = [encode(p) for p in params]
         self.wire = (
             b'{"role":"%s","content":[%s]}' % (self.role.encode(), b",".join(self.blocks))
             if self.blocks
@@ -59,14 +61,25 @@ class _Encoded:
 
     def marked(self) -> bytes | None:
         """The message with a caching breakpoint on its last block that can carry one
-        (thinking blocks cannot); None when it has no such block."""
-        params = [p for b in self.message.content if (p := block_param(b)) is not None]
-        content = list(self.blocks)
-        for i in range(len(params) - 1, -1, -1):
-            if params[i].get("type") not in ("thinking", "redacted_thinking"):
-                content[i] = encode({**params[i], "cache_control": _EPHEMERAL})
+        (thinking blocks cannot); None when it has no such block. The marker is added to the
+        block's encoded object (the newest message is marked at every request: encoding it
+        again would cost as much as the message is long)."""
+        for i in range(len(self.kinds) - 1, -1, -1):
+            if self.kinds[i] not in ("thinking", "redacted_thinking"):
+                content = list(self.blocks)
+                content[i] = _with_marker(self.blocks[i])
                 return b'{"role":"%s","content":[%s]}' % (self.role.encode(), b",".join(content))
         return None
+
+
+_MARKER = b'"cache_control":' + encode(_EPHEMERAL)
+
+
+def _with_marker(block: bytes) -> bytes:
+    """An encoded block object with ``cache_control`` as its last member (as
+    ``{**param, "cache_control": ...}`` would encode). A block param never carries one of
+    its own (``convert_anthropic.block_param``)."""
+    return block[:-1] + (b"," if len(block) > 2 else b"") + _MARKER + b"}"
 
 
 class BodyEncoder:

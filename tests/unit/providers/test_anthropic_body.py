@@ -142,11 +142,9 @@ def test_a_growing_history_encodes_each_message_once(monkeypatch):
         encoded.clear()
         request = make(list(messages))
         assert body(encoder, request) == expected(request)
-        # The new messages once each, and the newest once more with its breakpoint.
+        # The new messages once each; the newest's breakpoint is added to what was encoded.
         assert encoded == (
-            ["tool_result", "text", "tool_use", "tool_result"]
-            if i == 0
-            else ["tool_result", "tool_use", "tool_result"]
+            ["tool_result", "text", "tool_use"] if i == 0 else ["tool_result", "tool_use"]
         ), encoded
 
 
