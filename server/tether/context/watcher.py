@@ -123,17 +123,26 @@ class ChangeWatcher:
         self._dirty: set[Path] = set()
         self._lock = threading.Lock()
         self._notified: dict[Path, str] = {}
+        self._following = threading.Lock()
+        self._closed = False
+
+    def unfollowed(self, paths: Iterable[Path]) -> set[Path]:
+        """Which of these files are not watched yet (cheap: a set difference)."""
+        return set(paths) - self._followed
 
     def follow(self, paths: Iterable[Path]) -> None:
-        """Watch these files (idempotent, cheap to call each turn)."""
-        new = set(paths) - self._followed
-        if not new:
-            return
-        if self._events is None:
-            self._events = shared_events()
-        for path in new:
-            if self._events.follow(self, path):
-                self._followed.add(path)
+        """Watch these files (idempotent). The first file of a directory sets up a watch
+        (the process's first starts the observer's threads): callers on an event loop call
+        it in a thread, and only when ``unfollowed`` names files."""
+        with self._following:
+            new = self.unfollowed(paths)
+            if not new or self._closed:
+                return
+            if self._events is None:
+                self._events = shared_events()
+            for path in new:
+                if self._events.follow(self, path):
+                    self._followed.add(path)
 
     def saw(self, path: Path) -> None:
         """An event of a followed file (from the observer's thread)."""
@@ -165,9 +174,11 @@ class ChangeWatcher:
         return changed
 
     def close(self) -> None:
-        if self._events is not None:
-            self._events.unfollow(self, self._followed)
-        self._followed.clear()
+        with self._following:  # a ``follow`` going on in a thread ends first
+            self._closed = True
+            if self._events is not None:
+                self._events.unfollow(self, self._followed)
+            self._followed.clear()
 
 
 def change_notice(paths: list[Path]) -> Message:

@@ -150,7 +150,9 @@ class Boundary:
         self._recalled.clear()
 
     async def _changed_files(self) -> list[Message]:
-        self.watcher.follow(self.files.paths())
+        new = self.watcher.unfollowed(self.files.paths())
+        if new:  # a watch to set up (threads started, inotify): not on the loop
+            await asyncio.to_thread(self.watcher.follow, new)
         if not self.watcher.dirty(self.files):  # nothing to read: no trip to a thread
             return []
         changed = await asyncio.to_thread(self.watcher.changed_since_read, self.files)

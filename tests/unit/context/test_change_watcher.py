@@ -63,3 +63,19 @@ async def test_the_agents_own_write_is_no_change(tmp_path: Path) -> None:
     await settled([watcher], [files])
     assert watcher.changed_since_read(files) == []
     watcher.close()
+
+
+async def test_a_watch_set_up_in_a_thread_after_its_session_closed_is_not_left(
+    tmp_path: Path,
+) -> None:
+    """The turn sets up watches in a thread; a session closed meanwhile (the thread goes on
+    after its turn was cancelled) leaves no watch behind."""
+    path = tmp_path / "late.py"
+    path.write_text("x = 1\n", encoding="utf-8")
+    events = DirectoryEvents()
+    watcher, files = ChangeWatcher(events), FileState()
+    read(files, path)
+    assert watcher.unfollowed(files.paths()) == {path}
+    watcher.close()
+    await asyncio.to_thread(watcher.follow, files.paths())
+    assert events._directories == {}  # pyright: ignore[reportPrivateUsage]
