@@ -205,10 +205,9 @@ class Channel:
         for line in header.split(b"\r\n"):
             name, _, value = line.partition(b":")
             if name.strip().lower() == b"content-length":
-                try:
+                if value.strip().isdigit():  # ASCII digits only: int() also takes "7_5"
                     return int(value.strip())
-                except ValueError:
-                    break
+                break
         raise self._foreign(f"it sent {header[:60]!r}, not a JSON-RPC message")
 
     def _decode(self, body: bytes) -> dict[str, Any]:

@@ -68,8 +68,10 @@ class Frames:
         if match is not None:
             value = match.group(1)
             try:
+                if not value.isdigit():  # ASCII digits only: int() also takes "7_5", "+7"
+                    raise ValueError
                 length = int(value)
-                if not 0 <= length <= MAX_BODY:
+                if length > MAX_BODY:
                     raise ValueError
             except ValueError:
                 self._length = None

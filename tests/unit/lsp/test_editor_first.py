@@ -161,6 +161,15 @@ def test_any_chunking_frames_the_same(size: int) -> None:
     assert errors == ["Parse error: bad Content-Length b'nope'"]
 
 
+@pytest.mark.parametrize("value", [b"7_5", b"+75", b"-0", b"0x4b", b"75.0", b"\xd9\xa7\xd9\xa5"])
+def test_a_length_is_ascii_digits_only(value: bytes) -> None:
+    """What ``int()`` would also read (underscores, signs, other scripts' digits) is a bad
+    length, answered, and the next message is read."""
+    bodies, errors = _parse([b"Content-Length: " + value + b"\r\n\r\n" + b"x" * 75, _frame(b"{}")])
+    assert bodies == [b"{}"]
+    assert errors == [f"Parse error: bad Content-Length {value!r}"]
+
+
 def test_an_overlong_line_is_garbage_and_the_next_message_is_read() -> None:
     junk = b"x" * (LINE_LIMIT + 10)
     bodies, _ = _parse([junk[: LINE_LIMIT // 2], junk[LINE_LIMIT // 2 :] + b"\n", _frame(b"{}")])
