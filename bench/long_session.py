@@ -22,10 +22,13 @@ Then the same build through the command line, side by side (``--cli``, interleav
 ``tether -p`` through the warm daemon with Bash unsandboxed (``sandbox.enabled: false``,
 as Claude Code runs commands by default: the sandbox's share of a round-trip apart from the
 harness's), and Claude Code's CLI (the one the ``claude-agent-sdk`` wheel bundles, the
-newest this environment has), each against its own fake API process with the same script. Printed: the
-whole wall time and the harness's share (wall minus the fake's measured service time, which
-is the API's, not the harness's), and Tether's speed-up over Claude Code on the latter
-(target >= 3x at 300 and 1,000 turns).
+newest this environment has) as it runs by default (no sandbox) and with its own sandbox on
+(``sandbox.enabled``: bubblewrap and socat, measured when both are installed), each against
+its own fake API process with the same script. Printed: the whole wall time and the
+harness's share (wall minus the fake's measured service time, which is the API's, not the
+harness's), and Tether's speed-up over Claude Code on the latter, against Claude Code's
+default and, for sandboxed Tether, against sandboxed Claude Code (target >= 3x at 300 and
+1,000 turns).
 
     python bench/long_session.py [--turns 1000] [--cli 300,1000] [--cli-runs 2]
 """
@@ -277,6 +280,15 @@ UNSANDBOXED = json.dumps({"sandbox": {"enabled": False}})
 """Bash without bubblewrap and the gate, as Claude Code runs it by default: what the sandbox
 costs a round-trip, apart from the harness."""
 
+CLAUDE_SANDBOXED = json.dumps({"sandbox": {"enabled": True, "autoAllowBashIfSandboxed": True}})
+"""Claude Code with its own sandbox on (bubblewrap, and socat for its network proxy on
+Linux), as Tether runs commands by default: the like-for-like comparison of a sandboxed
+round-trip."""
+
+
+def claude_can_sandbox() -> bool:
+    return shutil.which("bwrap") is not None and shutil.which("socat") is not None
+
 
 def cli_builds(bench: Bench, turns_list: list[int], runs: int) -> None:
     claude = claude_code()
@@ -298,6 +310,7 @@ def cli_builds(bench: Bench, turns_list: list[int], runs: int) -> None:
                 "warm daemon": [],
                 "warm, no sandbox": [],
                 "claude": [],
+                "claude, sandboxed": [],
             }
             for _ in range(runs):  # interleaved: the machine's load weighs on each alike
                 results["no daemon"].append(build_cli(bench, turns, tether, base))
@@ -307,21 +320,44 @@ def cli_builds(bench: Bench, turns_list: list[int], runs: int) -> None:
                 )
                 if claude is not None:
                     results["claude"].append(build_cli(bench, turns, [str(claude)], base))
+                    if claude_can_sandbox():
+                        sandboxed = build_cli(
+                            bench, turns, [str(claude)], base, "--settings", CLAUDE_SANDBOXED
+                        )
+                        results["claude, sandboxed"].append(sandboxed)
             print(f"{turns}-turn build through the CLI, {runs} runs each (medians):")
-            theirs = statistics.median(b.harness_s for b in results["claude"] or [CliBuild(0, 0)])
+            medians = {
+                label: statistics.median(b.harness_s for b in builds)
+                for label, builds in results.items()
+                if builds
+            }
+            theirs = medians.get("claude", 0.0)
+            theirs_sandboxed = medians.get("claude, sandboxed", 0.0)
             for label, builds in results.items():
                 if not builds:
-                    print(f"  {label}: not measured (no Claude Code binary in claude-agent-sdk)")
+                    why = (
+                        "no Claude Code binary in claude-agent-sdk"
+                        if claude is None
+                        else "Claude Code's sandbox needs bwrap and socat"
+                    )
+                    print(f"  {label}: not measured ({why})")
                     continue
                 wall = statistics.median(b.wall_s for b in builds)
-                harness = statistics.median(b.harness_s for b in builds)
-                ratio = f"; Claude Code / this: {theirs / harness:.2f}x" if theirs else ""
+                harness = medians[label]
+                ratio = ""
+                if not label.startswith("claude") and theirs:
+                    ratio = f"; Claude Code / this: {theirs / harness:.2f}x"
+                    if theirs_sandboxed and label != "warm, no sandbox":
+                        ratio += f", sandboxed / this: {theirs_sandboxed / harness:.2f}x"
                 print(
-                    f"  {label:16} wall {wall:6.2f} s, harness (wall minus the fake's "
+                    f"  {label:17} wall {wall:6.2f} s, harness (wall minus the fake's "
                     f"{wall - harness:.2f} s) {harness:6.2f} s{ratio}"
                 )
             if theirs:
-                print("  target: Claude Code / tether >= 3x")
+                print(
+                    "  target: Claude Code / tether >= 3x (like for like: sandboxed against "
+                    "sandboxed, unsandboxed against unsandboxed; both defaults are printed)"
+                )
     finally:
         subprocess.run([*tether, "daemon", "stop"], env=warm, capture_output=True)
 

@@ -53,8 +53,11 @@ from tether.tools.follow import CAN_FOLLOW, FollowedProcess, popen, starter
 
 log = logging.getLogger(__name__)
 
-LINGER_S = 2.0
-"""How long a prepared sandbox waits for its command."""
+LINGER_S = 30.0
+"""How long a prepared sandbox waits for its command: longer than a model takes to answer
+(seconds, tens of seconds with a long reply or a local model), or each command pays for
+a sandbox prepared in vain and starts its own anyway. Waiting costs an idle bubblewrap and
+interpreter per sandbox, no CPU; a command takes one only after checking it afresh."""
 MOST = 4
 """Prepared sandboxes per workspace at most (each is a bubblewrap and an interpreter
 waiting; more than the machine's cores start no faster)."""
