@@ -550,6 +550,30 @@ ATTACKS = [
         door="tools/sh.sh",
     ),
     Attack(
+        "npmrc-script-shell-nested-package",
+        f"mkdir -p packages/app && {P} > sh.sh && chmod +x sh.sh && "
+        f'echo "script-shell=$PWD/sh.sh" > packages/app/.npmrc',
+        file_at("packages/app/package.json", "{}\n"),
+        door="packages/app/.npmrc",
+    ),
+    Attack(
+        "npmrc-script-shell-nested-package-target",
+        f"mkdir -p packages/app/tools && {P} > packages/app/tools/sh.sh",
+        file_at("packages/app/.npmrc", "script-shell=./tools/sh.sh\n"),
+        door="packages/app/tools/sh.sh",
+    ),
+    Attack(
+        "yarnrc-nested-folder",
+        f"mkdir -p sub && {P} > y.cjs && echo 'yarnPath: ../y.cjs' > sub/.yarnrc.yml",
+        door="sub/.yarnrc.yml",
+    ),
+    Attack(
+        "pnpmfile-nested-package",
+        f"mkdir -p packages/app && {P} > packages/app/.pnpmfile.cjs",
+        file_at("packages/app/package.json", "{}\n"),
+        door="packages/app/.pnpmfile.cjs",
+    ),
+    Attack(
         "yarn-path-target",
         f"mkdir -p .yarn/releases && {P} > .yarn/releases/yarn.cjs",
         file_at(".yarnrc.yml", "yarnPath: .yarn/releases/yarn.cjs\n"),

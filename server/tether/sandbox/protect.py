@@ -43,6 +43,7 @@ from tether.permissions.controlplane import (
 )
 from tether.sandbox.door_words import entry_doors, root_doors
 from tether.sandbox.doors import (
+    PACKAGE_CONFIGS,
     Door,
     DoorFinder,
     Repo,
@@ -60,6 +61,12 @@ from tether.sandbox.gitstore import IsDoor, Watched
 from tether.sandbox.home_entries import home_entries
 from tether.sandbox.host_fs import restore_link
 from tether.sandbox.venv import find_venvs, venv_doors
+
+SANDBOX_NAMES = PROTECTED_NAMES | frozenset(n.casefold() for n in PACKAGE_CONFIGS)
+"""Names kept from commands at any depth: the control plane's, and the package managers'
+configuration, read below the top too (npm a package's own ``.npmrc`` beside its
+``package.json``, Yarn every ``.yarnrc.yml`` from the folder it runs in up, pnpm a
+package's ``.pnpmfile.cjs``)."""
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +135,7 @@ def walk(root: Path, *, bounded: bool = True) -> Found:
             continue
         for entry in listing:
             name = entry.name
-            if name.casefold() in PROTECTED_NAMES:
+            if name.casefold() in SANDBOX_NAMES:
                 path = Path(entry.path)
                 if depth > 0:
                     entries.append(path)
@@ -228,7 +235,7 @@ def door_check(worktree: Path | None, doors: Sequence[Door]) -> IsDoor:
     def is_door(path: str) -> str | None:
         parts = path.casefold().split("/")
         for i, part in enumerate(parts):
-            if part in PROTECTED_NAMES:
+            if part in SANDBOX_NAMES:
                 return f"{part} is protected configuration"
             why = exact.get("/".join(parts[: i + 1]))
             if why is not None:
@@ -270,6 +277,9 @@ def repositories(roots: Sequence[Path], found: Sequence[Found]) -> list[Repo]:
     return list(repos.values())
 
 
+_PACKAGE_NAMES = frozenset(n.casefold() for n in PACKAGE_CONFIGS)
+
+
 def doors_of(
     roots: Sequence[Path],
     found: Sequence[Found],
@@ -292,6 +302,8 @@ def doors_of(
         name = path.name.casefold()
         if name == ".envrc" and path.is_file():
             doors += direnv(path)
+        elif name in _PACKAGE_NAMES and path.is_file():  # what a nested one names
+            doors += package_configs(path.parent)
         elif name == ".vscode":
             if (path / "tasks.json").is_file():
                 doors += folder_open_tasks(path / "tasks.json")
@@ -383,7 +395,7 @@ def plan(
         [str(r) for r in roots],
         writable,
         [(str(d.path), d.why) for d in doors],
-        sorted({*PROTECTED_NAMES, *((".env",) if dotenv else ())}),
+        sorted({*SANDBOX_NAMES, *((".env",) if dotenv else ())}),
         list(GIT_LOCKED),
         [str(p) for p in items],
     )
