@@ -33,6 +33,10 @@ class DirectoryEvents:
         self._lock = threading.Lock()
         self._directories: dict[Path, tuple[Any, dict[ChangeWatcher, int]]] = {}
         """A directory's watch, and its followers with how many of their files it holds."""
+        self._files: dict[Path, set[ChangeWatcher]] = {}
+        """Who follows each file: an event goes to those only (sessions whose files share a
+        folder must not each hear of every write in it: per write, work growing with the
+        number of sessions)."""
 
     def _ensure_observer(self) -> Any:
         if self._observer is None:
@@ -61,11 +65,17 @@ class DirectoryEvents:
                 entry = self._directories[directory] = (watch, {})
             followers = entry[1]
             followers[watcher] = followers.get(watcher, 0) + 1
+            self._files.setdefault(path, set()).add(watcher)
         return True
 
     def unfollow(self, watcher: ChangeWatcher, paths: Iterable[Path]) -> None:
         with self._lock:
             for path in paths:
+                file_followers = self._files.get(path)
+                if file_followers is not None:
+                    file_followers.discard(watcher)
+                    if not file_followers:
+                        del self._files[path]
                 entry = self._directories.get(path.parent)
                 if entry is None or watcher not in entry[1]:
                     continue
@@ -84,8 +94,7 @@ class DirectoryEvents:
     def saw(self, raw: str) -> None:
         path = Path(raw)
         with self._lock:
-            entry = self._directories.get(path.parent)
-            followers = list(entry[1]) if entry is not None else []
+            followers = list(self._files.get(path, ()))
         for watcher in followers:
             watcher.saw(path)
 

@@ -79,3 +79,24 @@ async def test_a_watch_set_up_in_a_thread_after_its_session_closed_is_not_left(
     watcher.close()
     await asyncio.to_thread(watcher.follow, files.paths())
     assert events._directories == {}  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_a_write_reaches_only_the_sessions_following_that_file(tmp_path: Path) -> None:
+    """Sessions whose files share a folder are not each handed every write in it (per write,
+    work growing with the number of sessions)."""
+    events = DirectoryEvents()
+    paths = [tmp_path / f"s{n}.py" for n in range(20)]
+    watchers = [ChangeWatcher(events) for _ in paths]
+    states = [FileState() for _ in paths]
+    for path, files in zip(paths, states, strict=True):
+        path.write_text("x = 1\n", encoding="utf-8")
+        read(files, path)
+    for watcher, files in zip(watchers, states, strict=True):
+        watcher.follow(files.paths())
+    paths[3].write_text("x = 2\n", encoding="utf-8")
+    await settled([watchers[3]], [states[3]])
+    handed = [w for w in watchers if w._dirty]  # pyright: ignore[reportPrivateUsage]
+    assert handed == [watchers[3]]
+    for watcher in watchers:
+        watcher.close()
+    assert events._directories == {} and events._files == {}  # pyright: ignore[reportPrivateUsage]
