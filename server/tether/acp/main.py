@@ -19,7 +19,7 @@ from acp import run_agent
 from tether.acp.agent import TetherAgent
 from tether.acp.stdio import open_streams
 from tether.core.executor import install_default_executor
-from tether.warmup import ENGINE_MODULES, warm_imports
+from tether.warmup import warm_engine
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +29,7 @@ def serve(model: str | None = None) -> int:
     agent = TetherAgent(model)
     # The engine and the model providers, imported before the first prompt needs them (and the
     # heap they build frozen, out of the full GC collections' way).
-    threading.Thread(
-        target=warm_imports, args=(ENGINE_MODULES,), name="tether-warm-imports", daemon=True
-    ).start()
+    threading.Thread(target=warm_engine, name="tether-warm-imports", daemon=True).start()
     code = 0
     try:
         asyncio.run(_serve(agent, stdin_fd, stdout_fd))

@@ -13,7 +13,6 @@ that arrive meanwhile wait for it to finish (never longer than it takes), and
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ctypes
 import gc
@@ -29,6 +28,7 @@ from pathlib import Path
 from tether.cli.callenv import calling_with
 from tether.core.environ import Caller, current_umask
 from tether.daemon.printing import RunCommand, silenced
+from tether.warmup import warm_network
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def warm_up(run_command: RunCommand, done: threading.Event) -> None:
                 importlib.import_module(module)
             except Exception:
                 log.debug("warming %s failed", module, exc_info=True)
-        _warm_network()
+        warm_network()
         _warm_call(run_command)
         # Count what start-up built as long-lived now, off any call: the next full
         # collection then waits for the heap to grow by a quarter, instead of landing on
@@ -76,24 +76,6 @@ def warm_up(run_command: RunCommand, done: threading.Event) -> None:
         gc.collect()
     finally:
         done.set()
-
-
-def _warm_network() -> None:
-    try:
-        from tether.providers.network import NetworkSettings, trust_store
-
-        trust_store(None, None)  # the system's CA store, loaded once
-        # And the CA settings callers most likely share: those of whoever started the
-        # daemon (a store is kept per setting; a caller's own decides which it gets).
-        own = NetworkSettings.of(os.environ)
-        trust_store(own.ca_file, own.ca_dir)
-
-        async def client() -> None:  # the HTTP client's own TLS defaults
-            await NetworkSettings.of({}).client().aclose()
-
-        asyncio.run(client())
-    except Exception:
-        log.debug("warming the HTTP client failed", exc_info=True)
 
 
 def _warm_call(run_command: RunCommand) -> None:
