@@ -75,6 +75,63 @@ def one_shot() -> bool:
 _one_shot = False
 
 
+def warm_engine() -> None:
+    """The engine's imports, then what its first request does once per process, then the
+    start-up heap frozen (``settle_start_up``)."""
+    warm_imports(ENGINE_MODULES)
+    warm_first_request()
+    settle_start_up()
+
+
+def warm_first_request() -> None:
+    """What the first prompt would otherwise do once per process on the event loop (best
+    effort): the tools' input schemas (pydantic makes each in milliseconds: about 15 ms for
+    the built-in tools) and the HTTP client's trust store (the system's CA bundle: 20 to
+    50 ms)."""
+    warm_tool_schemas()
+    warm_network()
+
+
+def warm_tool_schemas() -> None:
+    """The input schemas of the built-in tools, made and cached (``tools/base.py``)."""
+    try:
+        from tether.agents.tool import AgentInput
+        from tether.permissions.plan_mode import EXIT_PLAN_MODE_TOOL
+        from tether.tools.base import input_schema
+        from tether.tools.registry import core_tools
+        from tether.tools.web_search import WebSearchInput
+
+        for tool in [*core_tools(), EXIT_PLAN_MODE_TOOL]:
+            tool.spec()
+        input_schema(AgentInput)
+        input_schema(WebSearchInput)
+    except Exception:  # warming is best effort: the first request makes them then
+        log.debug("warming the tools' schemas failed", exc_info=True)
+
+
+def warm_network() -> None:
+    """The trust stores the model clients most likely use, and the HTTP client's own TLS
+    defaults, loaded once (``providers/network.py`` keeps them)."""
+    try:
+        import asyncio
+        import os
+
+        from tether.providers.network import NetworkSettings, trust_store
+
+        trust_store(None, None)  # the system's CA store
+        # And the CA settings callers most likely share: those of whoever started this
+        # process (a store is kept per setting; a caller's own decides which it gets).
+        own = NetworkSettings.of(os.environ)
+        trust_store(own.ca_file, own.ca_dir)
+
+        async def client() -> None:
+            await NetworkSettings.of({}).client().aclose()
+
+        asyncio.run(client())
+    except Exception:
+        log.debug("warming the HTTP client failed", exc_info=True)
+
+
 RUN_MODULES = (
     "tether.cli.inprocess",
     "tether.cli.run",

@@ -39,7 +39,7 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "tether/daemon/commands.py": (3, DAEMON),
     "tether/daemon/paths.py": (2, FALLBACK),
     "tether/daemon/proxy.py": (2, CLIENT),
-    "tether/daemon/warm.py": (3, DAEMON),
+    "tether/daemon/warm.py": (2, DAEMON),
     "tether/lsp/features.py": (1, FALLBACK),
     "tether/mcp/config.py": (1, FALLBACK),
     "tether/providers/anthropic.py": (6, FALLBACK),
@@ -60,6 +60,10 @@ ALLOWED: dict[str, tuple[int, str]] = {
     "tether/sandbox/outbound.py": (1, "the daemon's own runtime directory, for its sockets"),
     "tether/sandbox/gate/main.py": (1, "inside the sandbox: the command's, given the proxy"),
     "tether/transcript/store.py": (1, FALLBACK),
+    "tether/warmup.py": (
+        1,
+        "warming the CA store of whoever started this process, not a session's",
+    ),
     # Known, not yet the caller's: ``~`` in paths and rules is this process's home (the
     # same user's, but a caller may set another HOME).
     "tether/permissions/shell/lexical.py": (1, "open: ~ in a shell word"),

@@ -19,14 +19,9 @@ from acp import run_agent
 from tether.acp.agent import TetherAgent
 from tether.acp.stdio import open_streams
 from tether.core.executor import install_default_executor
-from tether.warmup import ENGINE_MODULES, settle_start_up, warm_imports
+from tether.warmup import warm_engine
 
 log = logging.getLogger(__name__)
-
-
-def _warm_up() -> None:
-    warm_imports(ENGINE_MODULES)
-    settle_start_up()
 
 
 def serve(model: str | None = None) -> int:
@@ -34,7 +29,7 @@ def serve(model: str | None = None) -> int:
     agent = TetherAgent(model)
     # The engine and the model providers, imported before the first prompt needs them (and the
     # heap they build, with start-up's, frozen out of the full GC collections' way).
-    threading.Thread(target=_warm_up, name="tether-warm-imports", daemon=True).start()
+    threading.Thread(target=warm_engine, name="tether-warm-imports", daemon=True).start()
     code = 0
     try:
         asyncio.run(_serve(agent, stdin_fd, stdout_fd))

@@ -13,7 +13,6 @@ that arrive meanwhile wait for it to finish (never longer than it takes), and
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ctypes
 import importlib
@@ -28,7 +27,7 @@ from pathlib import Path
 from tether.cli.callenv import calling_with
 from tether.core.environ import Caller, current_umask
 from tether.daemon.printing import RunCommand, silenced
-from tether.warmup import settle_start_up
+from tether.warmup import settle_start_up, warm_network
 
 log = logging.getLogger(__name__)
 
@@ -68,31 +67,13 @@ def warm_up(run_command: RunCommand, done: threading.Event) -> None:
                 importlib.import_module(module)
             except Exception:
                 log.debug("warming %s failed", module, exc_info=True)
-        _warm_network()
+        warm_network()
         _warm_call(run_command)
         # What start-up built, collected and frozen now, off any call: later full
         # collections walk only what calls make (``warmup.settle_start_up``).
         settle_start_up()
     finally:
         done.set()
-
-
-def _warm_network() -> None:
-    try:
-        from tether.providers.network import NetworkSettings, trust_store
-
-        trust_store(None, None)  # the system's CA store, loaded once
-        # And the CA settings callers most likely share: those of whoever started the
-        # daemon (a store is kept per setting; a caller's own decides which it gets).
-        own = NetworkSettings.of(os.environ)
-        trust_store(own.ca_file, own.ca_dir)
-
-        async def client() -> None:  # the HTTP client's own TLS defaults
-            await NetworkSettings.of({}).client().aclose()
-
-        asyncio.run(client())
-    except Exception:
-        log.debug("warming the HTTP client failed", exc_info=True)
 
 
 def _warm_call(run_command: RunCommand) -> None:

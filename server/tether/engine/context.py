@@ -11,6 +11,7 @@ one given wins (a subagent swaps in its own; the user may configure a custom one
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import operator
 import platform
@@ -88,9 +89,41 @@ def environment_prompt(cwd: Path, model: str, git: str, shell: str) -> str:
     ).strip()
 
 
+@dataclass(frozen=True)
+class PromptInputs:
+    """What a session's system prompt is made from, as it stood when the build started."""
+
+    cwd: Path
+    model: str
+    override: str | None
+    agent: str | None
+    custom: str | None
+    instructions: bool
+    extra_sections: tuple[str, ...]
+    caller: Mapping[str, str] | None
+
+
+def build_system(inputs: PromptInputs) -> list[SystemBlock]:
+    """The system prompt of ``inputs``: runs ``git`` and reads instruction files, so a
+    session's event loop runs it in a thread (``ContextAssembler.prepare``)."""
+    caller = inputs.caller
+    git_env = None if caller is None else process_env(caller, credentials=False)
+    env = environment_prompt(
+        inputs.cwd, inputs.model, git_summary(inputs.cwd, git_env), user_shell(caller)
+    )
+    sections = [env]
+    if inputs.instructions:
+        sections.append(instructions_section(load_instructions(inputs.cwd, caller=caller)))
+    dynamic = "\n\n".join(s for s in [*sections, *inputs.extra_sections] if s)
+    identity = choose_identity(inputs.override, inputs.agent, inputs.custom)
+    return [SystemBlock(static_prompt(identity), cache=True), SystemBlock(dynamic, cache=True)]
+
+
 @dataclass
 class ContextAssembler:
-    """Builds each ModelRequest of a session."""
+    """Builds each ModelRequest of a session. The system prompt is made once (then kept
+    byte for byte until ``invalidate``): ``prepare`` makes it off the event loop, before the
+    request needs it."""
 
     cwd: Path
     model: str
@@ -105,30 +138,42 @@ class ContextAssembler:
     """The variables of the user the session works for (the warm daemon's client's: its
     ``SHELL``, the environment of the git it runs); None: this process's."""
     _system: list[SystemBlock] | None = None
+    _version: int = 0
+    """Counts ``invalidate`` calls: a build that started before one is not kept."""
     _merged: MergedHistory = field(default_factory=lambda: MergedHistory())
 
+    def inputs(self) -> PromptInputs:
+        return PromptInputs(
+            cwd=self.cwd,
+            model=self.model,
+            override=self.override,
+            agent=self.agent,
+            custom=self.custom,
+            instructions=self.instructions,
+            extra_sections=tuple(self.extra_sections),
+            caller=self.caller,
+        )
+
+    async def prepare(self) -> None:
+        """Make the system prompt in a thread unless it is made (returns at once then,
+        without yielding to the loop). What changed meanwhile (``invalidate``) makes it
+        again from the new inputs."""
+        while self._system is None:
+            version = self._version
+            built = await asyncio.to_thread(build_system, self.inputs())
+            if self._system is None and version == self._version:
+                self._system = built
+
     def system(self) -> list[SystemBlock]:
+        """The system prompt; made here, on the caller's thread, if ``prepare`` has not."""
         if self._system is None:
-            git_env = None if self.caller is None else process_env(self.caller, credentials=False)
-            env = environment_prompt(
-                self.cwd, self.model, git_summary(self.cwd, git_env), user_shell(self.caller)
-            )
-            sections = [env]
-            if self.instructions:
-                sections.append(
-                    instructions_section(load_instructions(self.cwd, caller=self.caller))
-                )
-            dynamic = "\n\n".join(s for s in [*sections, *self.extra_sections] if s)
-            identity = choose_identity(self.override, self.agent, self.custom)
-            self._system = [
-                SystemBlock(static_prompt(identity), cache=True),
-                SystemBlock(dynamic, cache=True),
-            ]
+            self._system = build_system(self.inputs())
         return self._system
 
     def invalidate(self) -> None:
         """Rebuild the system prompt on the next request (model or sections changed)."""
         self._system = None
+        self._version += 1
 
     def request(self, messages: Sequence[Message], tools: list[ToolSpec]) -> ModelRequest:
         return ModelRequest(

@@ -368,6 +368,7 @@ class QueryEngine:
 
     async def compact(self, instructions: str = "") -> Compaction:
         """Manual compaction (``/compact``, ``tether/compact``) between turns."""
+        await self.assembler.prepare()  # off the loop; before the check, which must not wait
         if self._turn is not None:
             raise SessionError("cannot compact while a turn is running")
         update = await self.compactor.compact(self, None, "manual", self._emit, instructions)

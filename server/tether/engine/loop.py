@@ -145,6 +145,9 @@ class TurnLoop:
                 )
         provider = parts.provider()
         await provider.discover_window()
+        # The system prompt runs git and reads files: made in a thread, before the size
+        # estimates below need it (once per session; at once when made).
+        await parts.assembler.prepare()
         await parts.compactor.before_request(parts.conversation, self.turn_id, self.emit)
         stop = await self.overflow.ensure_fit(self.turn_id, self.emit)
         self.hook_notices()

@@ -113,6 +113,10 @@ class TurnStream:
             raise StopAsyncIteration
         return update
 
+    def ready(self) -> bool:
+        """The next update is there already: taking it does not wait."""
+        return not self._turn.queue.empty()
+
     async def aclose(self) -> None:
         task = self._turn.task
         if task is not None and not task.done():

@@ -33,7 +33,7 @@ from tether.lsp.protocol import TetherProtocol
 from tether.lsp.server import TetherServer
 from tether.lsp.wire import wire_errors
 from tether.protocol.updates import SessionUpdate
-from tether.warmup import ENGINE_MODULES, settle_start_up, warm_imports
+from tether.warmup import ENGINE_MODULES, settle_start_up, warm_first_request, warm_imports
 
 log = logging.getLogger(__name__)
 
@@ -226,5 +226,6 @@ def register(server: TetherServer, hub: SessionHub, plain: PlainTurns | None = N
 def _warm_up(protocol: TetherProtocol | None) -> None:
     warm_imports(ENGINE_MODULES)
     if protocol is not None:
-        protocol.warm_converter()
+        protocol.warm_converter()  # the editor's first messages first
+    warm_first_request()
     settle_start_up()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ from tether.tasks.registry import Task
 log = logging.getLogger(__name__)
 
 COMPACT_COMMAND = "/compact"
+PUBLISH_SLICE_S = 0.002
+"""Updates that are ready are published in steps of at most about this long: the event
+loop runs the editor's messages between two steps (``lsp/editor_first.py``)."""
 
 
 @dataclass(frozen=True)
@@ -277,13 +281,22 @@ class Session:
             raise
 
     async def _publish(self, stream: TurnStream) -> TurnResult:
+        began: float | None = None
         try:
             async for update in stream:
                 if isinstance(update, TurnEnd):
                     # Its files are written and recorded; whoever waits for the end of the
                     # turn finds its change set ready.
                     await self.changes.turn_ended(stream.turn_id)
+                began = began if began is not None else time.perf_counter()
                 self.events.publish(stream.turn_id, update)
+                if not stream.ready():
+                    began = None  # the next one is waited for: this step ends here anyway
+                elif time.perf_counter() - began > PUBLISH_SLICE_S:
+                    # A burst (a whole answer read at once): the rest in a later step, so
+                    # what else is ready (the editor's messages first) does not wait for it.
+                    await asyncio.sleep(0)
+                    began = None
         finally:
             await stream.aclose()
         result = self.engine.last_result
