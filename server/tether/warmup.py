@@ -102,6 +102,7 @@ def warm_tool_schemas() -> None:
         from tether.tools.web_search import WebSearchInput
 
         for tool in [*core_tools(), EXIT_PLAN_MODE_TOOL]:
+            input_schema(tool.input_model)
             tool.spec()
         input_schema(AgentInput)
         input_schema(WebSearchInput)
