@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Generator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -134,10 +134,13 @@ def render_result(
     return ToolResult("\n\n".join([body, *tail, *notes]), display=display, raw_output=raw)
 
 
-@contextlib.contextmanager
-def _confined(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> Generator[Wrap | None]:
+@contextlib.asynccontextmanager
+async def _confined(
+    inp: BashInput, ctx: ToolContext, wrap: Wrap | None
+) -> AsyncGenerator[Wrap | None]:
     """The argv wrapper for this call: an explicit one (tests), else the sandbox's, unless
-    the user approved running outside it (the permission pipeline always asks for that)."""
+    the user approved running outside it (the permission pipeline always asks for that).
+    The sandbox's layout is made on the session's tool threads, off the event loop."""
     sandbox = ctx.config.shell_sandbox
     if wrap is not None or inp.dangerously_disable_sandbox or not ctx.config.sandbox:
         yield wrap
@@ -145,7 +148,8 @@ def _confined(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> Generator[
         yield None  # the permission pipeline had the user approve running unconfined
     else:
         network = ctx.network.for_command(inp.command) if ctx.network is not None else None
-        with sandbox.session(ctx.cwd, ctx.config.caller_env, network) as sandboxed:
+        caller = ctx.config.caller_env
+        async with sandbox.confine(ctx.cwd, caller, network, threads=ctx.threads) as sandboxed:
             yield sandboxed
 
 
@@ -156,7 +160,7 @@ def _append(path: Path, text: str) -> None:
 
 def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> ToolResult:
     async def run(task: Task) -> TaskOutcome:
-        with _confined(inp, ctx, wrap) as confined:
+        async with _confined(inp, ctx, wrap) as confined:
             code = await run_shell_to_file(
                 inp.command,
                 cwd=ctx.cwd,
@@ -212,7 +216,7 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
             ctx.emit(update)
 
         try:
-            with _confined(inp, ctx, wrap) as confined:
+            async with _confined(inp, ctx, wrap) as confined:
                 sandboxed = confined is not None and wrap is None
                 session = confined if isinstance(confined, Confined) else None
                 result = await run_shell(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
+from tether.core.tool_threads import ToolThreads
 from tether.permissions.controlplane import Protected, is_control_plane
 from tether.sandbox import BwrapSandbox, Probe
+from tether.sandbox.bwrap import PROXY_DIR
 from tether.sandbox.gate.policy import Policy
 from tether.sandbox.launch import split_gate
 from tether.sandbox.protect import plan
@@ -27,6 +31,12 @@ def gate_policy(argv: list[str]) -> Policy:
     policy, rest = Policy.parse([*parts[1], "--"])
     assert rest == []
     return policy
+
+
+def gate_words(argv: list[str]) -> list[str]:
+    parts = split_gate(argv)
+    assert parts is not None, argv
+    return list(parts[1])
 
 
 def pairs(argv: list[str], option: str) -> list[str]:
@@ -240,3 +250,46 @@ def test_a_kernel_the_gate_cannot_use_makes_the_sandbox_unavailable(
     assert not found.available and "mips" in (found.problem or "")
     sandbox = BwrapSandbox(root, probe_result=found)
     assert "mips" in sandbox.describe() and "asks first" in sandbox.describe()
+
+
+async def test_confine_makes_the_layout_off_the_loop_as_session_makes_it(root: Path) -> None:
+    """A command on an event loop gets its layout made on a tool thread (walking the tree,
+    reading the host's sockets and configuration would hold every session's loop), and the
+    very command line ``session`` makes on the calling thread."""
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".vscode").mkdir()
+    looked: list[threading.Thread] = []
+
+    def sockets() -> list[Path]:
+        looked.append(threading.current_thread())
+        return []
+
+    settings = SandboxSettings(allow_network=True)  # no proxy: nothing differs by command
+    sandbox = BwrapSandbox(root, settings, probe_result=WORKING, linger_s=0, sockets=sockets)
+    async with sandbox.confine(root, threads=ToolThreads().lane()) as wrap:
+        confined = wrap(["bash", "-c", "true"])
+    assert looked and looked[-1] is not threading.current_thread()
+    with sandbox.session(root) as wrap:
+        made_here = wrap(["bash", "-c", "true"])
+    assert looked[-1] is threading.current_thread()
+    assert confined == made_here
+    assert str(root / ".git" / "hooks") in pairs(confined, "--ro-bind")
+
+
+async def test_confine_with_a_filtered_network_shows_the_proxy_sockets(root: Path) -> None:
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    try:
+        async with sandbox.confine(root, threads=ToolThreads().lane()) as wrap:
+            argv = wrap(["true"])
+        assert PROXY_DIR.as_posix() in argv and "--share-net" not in argv
+        assert gate_words(argv)[:1] == ["proxy"]
+
+        # Without a loop to serve a proxy the command has no network at all, and no sockets.
+        def without_loop() -> list[str]:
+            with sandbox.session(root) as wrap:
+                return wrap(["true"])
+
+        unserved = await asyncio.to_thread(without_loop)
+        assert PROXY_DIR.as_posix() not in unserved and "proxy" not in gate_words(unserved)
+    finally:
+        sandbox.close()
