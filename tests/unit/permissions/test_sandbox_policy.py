@@ -13,6 +13,7 @@ from tether.core.tool_threads import ToolThreads
 from tether.permissions.controlplane import Protected, is_control_plane
 from tether.sandbox import BwrapSandbox, Probe
 from tether.sandbox.bwrap import PROXY_DIR
+from tether.sandbox.exposure import within
 from tether.sandbox.gate.policy import Policy
 from tether.sandbox.launch import split_gate
 from tether.sandbox.protect import plan
@@ -293,3 +294,13 @@ async def test_confine_with_a_filtered_network_shows_the_proxy_sockets(root: Pat
         assert PROXY_DIR.as_posix() not in unserved and "proxy" not in gate_words(unserved)
     finally:
         sandbox.close()
+
+
+def test_within_is_is_relative_to_by_text() -> None:
+    """The layout's test of "this path is in that root" on text answers as pathlib does."""
+    paths = ["/", "/ws", "/ws/a", "/ws2", "/ws2/a", "/w", "//ws/a", "//", "/ws/../x", "ws/a", "ws"]
+    for a in paths:
+        for b in paths:
+            path, root = Path(a), Path(b)
+            assert within(path, [root]) == (path == root or path.is_relative_to(root)), (a, b)
+    assert within(Path("/ws/a"), [Path("/x"), Path("/ws")]) and not within(Path("/a"), [])
