@@ -13,7 +13,8 @@ Measured in one run, on the same machine, for this tree and for the ``main`` bra
   the command, against the same loop run directly;
 - where the time of a sandboxed ``echo`` goes, phase by phase (``--think`` between commands,
   and back to back as an agent with a fast model runs them): the layout (control plane,
-  exposure, git's state before), the bubblewrap command line, taking a prepared sandbox or
+  exposure, git's state before; made on a tool thread where the tree can, ``confine``, and
+  the CPU it still costs the event loop's thread), the bubblewrap command line, taking a prepared sandbox or
   starting one, the command to its exit (gate, seccomp, the shell), the look at git's state
   after it, and the session's end (protected links, the next sandbox started). Each phase
   is timed by wrapping the function that does it, in the process measuring that tree.
@@ -122,6 +123,7 @@ async def measure(root: Path, runs: int, files: int, think: float) -> dict[str, 
 
 PHASES = (
     ("layout", "session enter (layout, git's state before, proxy)"),
+    ("loop", "  of which CPU on the event loop's thread"),
     ("plan", "  of which the control plane (protect.plan)"),
     ("exposure", "  of which what is exposed (exposure)"),
     ("argv", "bubblewrap command line"),
@@ -173,13 +175,24 @@ async def phases(root: Path, runs: int, think: float, linger_s: float) -> dict[s
     timed(shell, "_spawn", "spawn")
     sandbox = BwrapSandbox(root, linger_s=linger_s)
     rows: dict[str, list[float]] = {key: [] for key, _ in PHASES}
+    # A tree whose sandbox makes the layout off the loop (``confine``) is measured that way.
+    confine = getattr(sandbox, "confine", None)
+    lane = None
+    if confine is not None:
+        from tether.core.tool_threads import ToolThreads
+
+        lane = ToolThreads().lane()
     for i in range(runs + 1):
         await asyncio.sleep(think)
         spent.clear()
-        t0 = time.perf_counter()
-        session = sandbox.session(root)
-        confined = session.__enter__()
-        t1 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
+        if confine is not None:
+            session = confine(root, threads=lane)
+            confined = await session.__aenter__()
+        else:
+            session = sandbox.session(root)
+            confined = session.__enter__()
+        t1, c1 = time.perf_counter(), time.thread_time()
         try:
             result = await shell.run_shell(
                 "echo hi",
@@ -195,13 +208,17 @@ async def phases(root: Path, runs: int, think: float, linger_s: float) -> dict[s
             confined.notes()
             t3 = time.perf_counter()
         finally:
-            session.__exit__(None, None, None)
+            if confine is not None:
+                await session.__aexit__(None, None, None)
+            else:
+                session.__exit__(None, None, None)
         t4 = time.perf_counter()
         assert result.exit_code == 0, result.output
         if i == 0:
             continue  # the first has nothing prepared
         run = t2 - t1 - spent.get("argv", 0.0)
-        measured = {"layout": t1 - t0, "command": run, "notes": t3 - t2, "end": t4 - t3}
+        measured = {"layout": t1 - t0, "loop": c1 - c0, "command": run, "notes": t3 - t2}
+        measured["end"] = t4 - t3
         measured["total"] = t4 - t0
         for key, _ in PHASES:
             rows[key].append(measured.get(key, spent.get(key, 0.0)))
