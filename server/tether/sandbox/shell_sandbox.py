@@ -137,9 +137,15 @@ class BwrapSandbox:
         cwd = Path(os.path.realpath(cwd))
         policy = self.policy
         roots = (policy.root, *policy.writable)
+        looked_at = time.monotonic()
         found = [self._discovery.found(root) for root in roots]
         protected = plan(
             roots, found, git_writable=policy.git_writable, finder=self._doors, env=env
+        )
+        # The doors the control plane found are those ``door`` looks for (same roots, walk
+        # and caller): the file tools' checks on the loop reuse them instead of looking again.
+        self._remember_doors(
+            door_key(os.environ if env is None else env), looked_at, protected.doors
         )
         seen = exposure(
             policy.root,
@@ -285,18 +291,27 @@ class BwrapSandbox:
             repos = repositories(roots, found)
             dotenv = direnv_loads_dotenv(env)
             doors = doors_of(roots, found, repos, self._doors, dotenv=dotenv, env=env)
-            cached = (now, tuple(doors))
-            with self._links_lock:
-                # Only the callers of the last few minutes: the others' doors are stale.
-                for old in [
-                    k for k, v in self._doors_seen.items() if now - v[0] >= DISCOVERY_TTL_S
-                ]:
-                    del self._doors_seen[old]
-                self._doors_seen[key] = cached
+            cached = self._remember_doors(key, now, tuple(doors))
         for door in cached[1]:
             if path == door.path or path.is_relative_to(door.path):
                 return door.why
         return None
+
+    def _remember_doors(
+        self, key: tuple[tuple[str, str], ...], found_at: float, doors: tuple[Door, ...]
+    ) -> tuple[float, tuple[Door, ...]]:
+        """The doors found for the callers of ``key``, looked for from ``found_at`` on."""
+        cached = (found_at, doors)
+        with self._links_lock:
+            # Only the callers of the last few minutes: the others' doors are stale.
+            for old in [
+                k for k, v in self._doors_seen.items() if found_at - v[0] >= DISCOVERY_TTL_S
+            ]:
+                del self._doors_seen[old]
+            seen = self._doors_seen.get(key)
+            if seen is None or seen[0] <= found_at:
+                self._doors_seen[key] = cached
+        return cached
 
     def restore_links(self) -> list[Path]:
         """Put back protected symlinks a (background) command replaced."""

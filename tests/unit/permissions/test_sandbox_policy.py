@@ -304,3 +304,26 @@ def test_within_is_is_relative_to_by_text() -> None:
             path, root = Path(a), Path(b)
             assert within(path, [root]) == (path == root or path.is_relative_to(root)), (a, b)
     assert within(Path("/ws/a"), [Path("/x"), Path("/ws")]) and not within(Path("/a"), [])
+
+
+def test_the_doors_a_layout_found_answer_the_file_tools(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command's layout looks for the doors the file tools ask about (``door``): they are
+    reused, not looked for again on the event loop, and answer the same."""
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n\thooksPath = tools/hooks\n")
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    fresh = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    hook = root / "tools" / "hooks" / "pre-commit"
+    expected = fresh.door(hook)
+    assert expected is not None and "hooksPath" in expected
+    with sandbox.session(root):
+        pass
+
+    def looked_again(*_args: object, **_kwargs: object) -> list[object]:
+        raise AssertionError("the doors were looked for again")
+
+    monkeypatch.setattr("tether.sandbox.shell_sandbox.doors_of", looked_again)
+    assert sandbox.door(hook) == expected
+    assert sandbox.door(root / "src" / "app.py") is None
