@@ -8,7 +8,6 @@ to the background as tasks that write to a file; TaskOutput reads it and TaskSto
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
@@ -173,11 +172,11 @@ def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> To
             )
             # git's state looked at off the loop (after a commit, git itself runs)
             refused = (
-                await asyncio.to_thread(confined.notes) if isinstance(confined, Confined) else []
+                await ctx.threads.run(confined.notes) if isinstance(confined, Confined) else []
             )
             if refused:
                 text = "\n" + "\n\n".join(refused) + "\n"
-                await asyncio.to_thread(_append, task.output_path, text)
+                await ctx.threads.run(_append, task.output_path, text)
         status = "completed" if code == 0 else "failed"
         return TaskOutcome(status=status, summary=f"exited with code {code}", exit_code=code)
 
@@ -233,7 +232,7 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
                     started=session.started if session else None,
                 )
                 # git's state looked at off the loop (after a commit, git itself runs)
-                refused = await asyncio.to_thread(session.notes) if session else []
+                refused = await ctx.threads.run(session.notes) if session else []
         except OSError as e:  # no bash, or the sandbox wrapper is missing
             raise ToolError(f"Could not start the shell: {e}.")
         return render_result(inp.command, result, timeout_ms, sandboxed=sandboxed, refused=refused)
