@@ -144,9 +144,7 @@ class BwrapSandbox:
         )
         # The doors the control plane found are those ``door`` looks for (same roots, walk
         # and caller): the file tools' checks on the loop reuse them instead of looking again.
-        self._remember_doors(
-            door_key(os.environ if env is None else env), looked_at, protected.doors
-        )
+        self._remember_doors(door_key(_caller_env(env)), looked_at, protected.doors)
         seen = exposure(
             policy.root,
             policy.writable,
@@ -280,7 +278,7 @@ class BwrapSandbox:
     def door(self, path: Path, env: Mapping[str, str] | None = None) -> str | None:
         """What on the host runs or reads ``path`` (``doors.py``), or None, for the caller
         whose variables are ``env`` (None: this process's)."""
-        env = os.environ if env is None else env
+        env = _caller_env(env)
         key = door_key(env)
         now = time.monotonic()
         with self._links_lock:
@@ -368,6 +366,11 @@ class BwrapSandbox:
         return (
             f"Shell sandbox (bubblewrap): writes only inside the workspace{extra}; {network}{home}."
         )
+
+
+def _caller_env(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    """The variables of the caller a command runs for (None: this process's)."""
+    return os.environ if env is None else env
 
 
 @dataclass(frozen=True)
