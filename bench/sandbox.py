@@ -11,9 +11,12 @@ Measured in one run, on the same machine, for this tree and for the ``main`` bra
 - the cost per file creation: a command creating ``--files`` files (each ``O_CREAT`` open
   goes through the gate's supervisor here, straight to the kernel on main), timed inside
   the command, against the same loop run directly;
+- how late a 1 ms timer on the event loop fires while four sessions make their commands'
+  sandboxes back to back (what an editor's message waits for meanwhile);
 - where the time of a sandboxed ``echo`` goes, phase by phase (``--think`` between commands,
   and back to back as an agent with a fast model runs them): the layout (control plane,
-  exposure, git's state before), the bubblewrap command line, taking a prepared sandbox or
+  exposure, git's state before; made on a tool thread where the tree can, ``confine``, and
+  the CPU it still costs the event loop's thread), the bubblewrap command line, taking a prepared sandbox or
   starting one, the command to its exit (gate, seccomp, the shell), the look at git's state
   after it, and the session's end (protected links, the next sandbox started). Each phase
   is timed by wrapping the function that does it, in the process measuring that tree.
@@ -112,6 +115,7 @@ async def measure(root: Path, runs: int, files: int, think: float) -> dict[str, 
         out[name] = {"wall": wall, "inside": inside}
     shutil.rmtree(root / "many", ignore_errors=True)
     out["store"] = store_check(root, runs)
+    out["lag"] = await loop_lag(root, runs)
     out["phases"] = {
         "fresh": await phases(root, runs, think, linger_s=0),
         "prepared": await phases(root, runs, think, linger_s=2.0),
@@ -120,8 +124,53 @@ async def measure(root: Path, runs: int, files: int, think: float) -> dict[str, 
     return out
 
 
+LAG_SESSIONS = 4
+
+
+async def loop_lag(root: Path, runs: int) -> list[float]:
+    """How late a 1 ms timer on the event loop fires while ``LAG_SESSIONS`` sessions enter
+    and leave a command's sandbox back to back, ``runs`` times each (what an editor's
+    message waits for in a daemon running those sessions): the layout made on a tool
+    thread where the tree can (``confine``), on the loop otherwise."""
+    from tether.sandbox import BwrapSandbox
+
+    sandbox = BwrapSandbox(root, linger_s=0)
+    confine = getattr(sandbox, "confine", None)
+    lane = None
+    if confine is not None:
+        from tether.core.tool_threads import ToolThreads
+
+        lane = ToolThreads().lane(LAG_SESSIONS)
+    late: list[float] = []
+    done = asyncio.Event()
+
+    async def probe() -> None:
+        while not done.is_set():
+            started = time.perf_counter()
+            await asyncio.sleep(0.001)
+            late.append(time.perf_counter() - started - 0.001)
+
+    async def commands() -> None:
+        for _ in range(runs):
+            if confine is not None:
+                async with confine(root, threads=lane):
+                    pass
+            else:
+                with sandbox.session(root):
+                    pass
+            await asyncio.sleep(0)
+
+    probing = asyncio.create_task(probe())
+    await asyncio.gather(*(commands() for _ in range(LAG_SESSIONS)))
+    done.set()
+    await probing
+    sandbox.close()
+    return late
+
+
 PHASES = (
     ("layout", "session enter (layout, git's state before, proxy)"),
+    ("loop", "  of which CPU on the event loop's thread"),
     ("plan", "  of which the control plane (protect.plan)"),
     ("exposure", "  of which what is exposed (exposure)"),
     ("argv", "bubblewrap command line"),
@@ -173,13 +222,24 @@ async def phases(root: Path, runs: int, think: float, linger_s: float) -> dict[s
     timed(shell, "_spawn", "spawn")
     sandbox = BwrapSandbox(root, linger_s=linger_s)
     rows: dict[str, list[float]] = {key: [] for key, _ in PHASES}
+    # A tree whose sandbox makes the layout off the loop (``confine``) is measured that way.
+    confine = getattr(sandbox, "confine", None)
+    lane = None
+    if confine is not None:
+        from tether.core.tool_threads import ToolThreads
+
+        lane = ToolThreads().lane()
     for i in range(runs + 1):
         await asyncio.sleep(think)
         spent.clear()
-        t0 = time.perf_counter()
-        session = sandbox.session(root)
-        confined = session.__enter__()
-        t1 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
+        if confine is not None:
+            session = confine(root, threads=lane)
+            confined = await session.__aenter__()
+        else:
+            session = sandbox.session(root)
+            confined = session.__enter__()
+        t1, c1 = time.perf_counter(), time.thread_time()
         try:
             result = await shell.run_shell(
                 "echo hi",
@@ -195,13 +255,17 @@ async def phases(root: Path, runs: int, think: float, linger_s: float) -> dict[s
             confined.notes()
             t3 = time.perf_counter()
         finally:
-            session.__exit__(None, None, None)
+            if confine is not None:
+                await session.__aexit__(None, None, None)
+            else:
+                session.__exit__(None, None, None)
         t4 = time.perf_counter()
         assert result.exit_code == 0, result.output
         if i == 0:
             continue  # the first has nothing prepared
         run = t2 - t1 - spent.get("argv", 0.0)
-        measured = {"layout": t1 - t0, "command": run, "notes": t3 - t2, "end": t4 - t3}
+        measured = {"layout": t1 - t0, "loop": c1 - c0, "command": run, "notes": t3 - t2}
+        measured["end"] = t4 - t3
         measured["total"] = t4 - t0
         for key, _ in PHASES:
             rows[key].append(measured.get(key, spent.get(key, 0.0)))
@@ -274,6 +338,11 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
 def report(ours: dict[str, Any], base: dict[str, Any], ref: str, files: int) -> None:
     for name, data in (("this tree", ours), (ref, base)):
         if "problem" in data:
@@ -299,6 +368,15 @@ def report(ours: dict[str, Any], base: dict[str, Any], ref: str, files: int) -> 
         for key, label in (("unchanged", "git left alone"), ("committed", "after a git commit")):
             a = median(store[key])
             print(f"  {label:<34}{ms(a):>12}  ({a / direct:.2f}x a direct `true`)")
+    if "lag" in ours and "lag" in base:
+        print(
+            f"\nhow late a 1 ms timer on the loop fires while {LAG_SESSIONS} sessions make "
+            "their commands' sandboxes back to back:"
+        )
+        print(f"  {'':<34}{'this tree':>12}{ref:>12}{'ratio':>8}")
+        for label, q in (("median", 0.5), ("p99", 0.99)):
+            a, b = quantile(ours["lag"], q), quantile(base["lag"], q)
+            print(f"  {label:<34}{ms(a):>12}{ms(b):>12}{a / b:>7.2f}x")
     for kind in ("fresh", "prepared", "back to back"):
         print(f"\nwhere a sandboxed `echo hi` spends its time, {kind} (median):")
         print(f"  {'':<52}{'this tree':>11}{ref:>11}")

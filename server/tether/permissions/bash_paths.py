@@ -69,10 +69,11 @@ class CommandPaths:
 
 class _Resolver:
     def __init__(self, ctx: ToolContext) -> None:
-        self.roots = [canonical(ctx.cwd), *(canonical(d) for d in ctx.allowed_dirs)]
+        cwd = canonical(ctx.cwd)
+        self.roots = [cwd, *(canonical(d) for d in ctx.allowed_dirs)]
         self.sandbox = ctx.config.shell_sandbox
         self.env = ctx.config.caller_env
-        self.cwds: list[Path] = [canonical(ctx.cwd)]
+        self.cwds: list[Path] = [cwd]
         self.cwd_known = True
 
     def inside(self, seen: Seen) -> bool:

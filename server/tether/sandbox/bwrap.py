@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tether.permissions.controlplane import Protected
-from tether.sandbox.exposure import Exposure
+from tether.sandbox.exposure import Exposure, within
 from tether.sandbox.launch import GATE_PACKAGE, gate_argv, runtime, supported
 
 PROBE_TIMEOUT_S = 5.0
@@ -150,7 +150,7 @@ def _runtime_binds(hidden: Sequence[Path] = (), writable: Sequence[Path] = ()) -
     shows them)."""
     out: list[str] = []
     for path in runtime().paths:
-        if any(path == p or path.is_relative_to(p) for p in (*PRIVATE, *hidden, *writable)):
+        if within(path, (*PRIVATE, *hidden, *writable)):
             out += ["--ro-bind", str(path), str(path)]
     return out
 

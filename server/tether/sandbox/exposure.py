@@ -82,6 +82,21 @@ def _under(path: Path, roots: Iterable[Path]) -> bool:
     return False
 
 
+def within(path: Path, roots: Iterable[Path]) -> bool:
+    """Whether ``path`` is one of ``roots`` or under one (``PurePath.is_relative_to``), by the
+    text of the paths: the same test (a path's text is its parts joined by ``/``), without
+    parsing both paths again on every call (a command's layout makes thousands)."""
+    text = str(path)
+    for root in roots:
+        prefix = str(root)
+        if text.startswith("//") or prefix.startswith("//"):  # POSIX keeps a leading "//"
+            if path == root or path.is_relative_to(root):
+                return True
+        elif text == prefix or text.startswith(prefix if prefix == "/" else prefix + "/"):
+            return True
+    return False
+
+
 @lru_cache(maxsize=8)
 def _expanded(home: str, names: tuple[str, ...]) -> tuple[str, ...]:
     """``names`` with ``~`` expanded for this ``HOME``, unresolved (made once per home: building

@@ -319,14 +319,25 @@ class StoreWatch:
         self._after_lock = threading.Lock()
         """``after`` runs on a thread (it may run git); two commands' ends take turns."""
 
+    def warm(self, watched: Sequence[Watched]) -> None:
+        """Read the refs of the repositories whose state changed since the last look, so
+        that ``before``, right before the command, runs no git process when nothing changes
+        meanwhile (any thread: ``before`` reads them again if anything did)."""
+        for w in watched:
+            self._refs(w, _stamp(w.git_dir))
+
+    def _refs(self, w: Watched, stamp: tuple[tuple[str, int, int, int], ...]) -> _Refs | None:
+        seen = self._seen.get(w.git_dir)
+        refs = seen[1] if seen is not None and seen[0] == stamp else _read_refs(w)
+        if refs is not None:
+            self._seen[w.git_dir] = (stamp, refs)
+        return refs
+
     def before(self, watched: Sequence[Watched]) -> list[_Before]:
         out: list[_Before] = []
         for w in watched:
             stamp = _stamp(w.git_dir)
-            seen = self._seen.get(w.git_dir)
-            refs = seen[1] if seen is not None and seen[0] == stamp else _read_refs(w)
-            if refs is not None:
-                self._seen[w.git_dir] = (stamp, refs)
+            refs = self._refs(w, stamp)
             try:
                 fd: int | None = os.open(w.git_dir / "index", os.O_RDONLY | os.O_CLOEXEC)
             except OSError:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tether.sandbox.doors import Door
+from tether.sandbox.exposure import within
 
 WRITABLE_IN_HOME = frozenset(
     {
@@ -61,7 +62,7 @@ def _home(env: Mapping[str, str]) -> Path | None:
 
 
 def _inside(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == r or path.is_relative_to(r) for r in roots)
+    return within(path, roots)
 
 
 def home_entries(roots: Sequence[Path], env: Mapping[str, str] | None = None) -> list[Door]:

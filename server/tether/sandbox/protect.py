@@ -56,6 +56,7 @@ from tether.sandbox.doors import (
     user_configs,
     version_manager_configs,
 )
+from tether.sandbox.exposure import within
 from tether.sandbox.gate.policy import Policy
 from tether.sandbox.gitstore import IsDoor, Watched
 from tether.sandbox.home_entries import home_entries
@@ -204,7 +205,7 @@ def git_layout(git_dir: Path, *, writable: bool) -> list[Protected]:
 
 
 def _inside(path: Path, roots: Sequence[Path]) -> bool:
-    return any(path == r or path.is_relative_to(r) for r in roots)
+    return within(path, roots)
 
 
 @dataclass(frozen=True)

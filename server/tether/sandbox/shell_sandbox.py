@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from tether.core.tool_threads import ToolLane
 from tether.network.hosts import Decide
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
 from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv, door_key
@@ -32,6 +35,7 @@ from tether.sandbox.prestart import LINGER_S, Demand, PreparedProcess, Prestarte
 from tether.sandbox.protect import (
     DISCOVERY_TTL_S,
     Discovery,
+    Plan,
     doors_of,
     plan,
     repositories,
@@ -102,16 +106,45 @@ class BwrapSandbox:
         """The command's sandbox; protected links it replaced are put back when it ends.
         ``env``: the variables of the caller it runs for (None: this process's).
         ``network``: who decides which hosts it may reach through the proxy (None: the
-        settings' lists alone)."""
+        settings' lists alone). The layout is made on the calling thread (``confine``
+        makes it off the event loop)."""
+        with self._session(self._layout(cwd, env), env, network) as confined:
+            yield confined
+
+    @contextlib.asynccontextmanager
+    async def confine(
+        self,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        network: Decide | None = None,
+        *,
+        threads: ToolLane,
+    ) -> AsyncGenerator[Confined]:
+        """``session``, its layout (the walk, the control plane, what is exposed, the host's
+        sockets, the bubblewrap command line) made on one of ``threads``: file work that
+        would hold every session's event loop for milliseconds. What the command changes
+        is seen the same way: the layout is made before the command starts, git's state
+        before it is looked at on the loop right before, and a prepared sandbox is checked
+        against the files as they are when it is taken."""
+        layout = await threads.run(self._layout, cwd, env)
+        with self._session(layout, env, network) as confined:
+            yield confined
+
+    def _layout(self, cwd: Path, env: Mapping[str, str] | None) -> _Layout:
+        """What a command's sandbox is made of, from the tree as it is now (any thread)."""
         # The mounts are made on canonical paths: a link to the workspace may lie where the
         # sandbox sees nothing of the host's (a private ``/tmp``), so ``--chdir`` must not use it.
         cwd = Path(os.path.realpath(cwd))
         policy = self.policy
-        roots = [policy.root, *policy.writable]
+        roots = (policy.root, *policy.writable)
+        looked_at = time.monotonic()
         found = [self._discovery.found(root) for root in roots]
         protected = plan(
             roots, found, git_writable=policy.git_writable, finder=self._doors, env=env
         )
+        # The doors the control plane found are those ``door`` looks for (same roots, walk
+        # and caller): the file tools' checks on the loop reuse them instead of looking again.
+        self._remember_doors(door_key(_caller_env(env)), looked_at, protected.doors)
         seen = exposure(
             policy.root,
             policy.writable,
@@ -120,8 +153,33 @@ class BwrapSandbox:
             hidden=policy.hidden,
             sockets=self._sockets(),
         )
-        executable = self._probe.executable or "bwrap"
-        no_userns = self._probe.no_userns
+        self._store.warm(protected.watched)
+        proxy_dir = None if policy.allow_network else self._proxies.directory()
+        gate = (*protected.gate, *_kept_in_place(seen, roots))
+        layout = _Layout(cwd, policy, roots, protected, seen, gate, proxy_dir, ())
+        return layout.with_prefix(self._bwrap_prefix(layout, proxy_dir))
+
+    def _bwrap_prefix(self, layout: _Layout, proxy_dir: Path | None) -> tuple[str, ...]:
+        """The bubblewrap command line up to ``--`` (the gate's follows)."""
+        return tuple(
+            bwrap_argv(
+                self._probe.executable or "bwrap",
+                layout.policy,
+                layout.protected.items,
+                [],
+                layout.cwd,
+                layout.seen,
+                no_userns=self._probe.no_userns,
+                proxy_dir=proxy_dir,
+            )
+        )
+
+    @contextlib.contextmanager
+    def _session(
+        self, layout: _Layout, env: Mapping[str, str] | None, network: Decide | None
+    ) -> Generator[Confined]:
+        cwd, policy, protected = layout.cwd, layout.policy, layout.protected
+        roots = list(layout.roots)
         self.restore_links()
         with self._links_lock:
             self._links.update(protected.links)
@@ -129,23 +187,15 @@ class BwrapSandbox:
         """The report of the gate that runs the command (a prepared one brings its own)."""
         started: list[tuple[list[str], dict[str, str], int, Identities | None]] = []
         rt = runtime()
-        proxy = self._proxy(network, env)
-        gate = (*protected.gate, *_kept_in_place(seen, roots))
-        gate = gate if proxy is None else ("proxy", proxy.inside, *gate)
+        proxy = self._proxy(policy, network, env)
+        gate = layout.gate if proxy is None else ("proxy", proxy.inside, *layout.gate)
         proxy_dir = None if proxy is None else self._proxies.directory()
+        prefix = layout.prefix
+        if proxy_dir != layout.proxy_dir:  # no proxy after all: no network at all
+            prefix = self._bwrap_prefix(layout, proxy_dir)
 
         def wrap(argv: list[str]) -> list[str]:
-            inner = gate_argv(rt, refusals[0].write_fd, gate, argv)
-            return bwrap_argv(
-                executable,
-                policy,
-                protected.items,
-                inner,
-                cwd,
-                seen,
-                no_userns=no_userns,
-                proxy_dir=proxy_dir,
-            )
+            return [*prefix, *gate_argv(rt, refusals[0].write_fd, gate, argv)]
 
         async def prepared(
             argv: list[str], *, env: Mapping[str, str], umask: int
@@ -200,16 +250,18 @@ class BwrapSandbox:
             if started:
                 self._demand.end()
             if started and self._prestart is not None and not self._closed:
-                argv, env, umask, layout = started[-1]
+                argv, used_env, umask, expected = started[-1]
                 want = self._demand.want()
                 self._prestart.prepare(
-                    argv, env, umask, cwd, want=want, recheck=True, expected=layout
+                    argv, used_env, umask, cwd, want=want, recheck=True, expected=expected
                 )
 
-    def _proxy(self, network: Decide | None, env: Mapping[str, str] | None) -> CommandProxy | None:
+    def _proxy(
+        self, policy: SandboxPolicy, network: Decide | None, env: Mapping[str, str] | None
+    ) -> CommandProxy | None:
         """The command's filtering proxy, when its network is filtered (no proxy without a
         running event loop to serve it: the command then has no network at all)."""
-        if self.policy.allow_network:
+        if policy.allow_network:
             return None
         try:
             asyncio.get_running_loop()
@@ -226,7 +278,7 @@ class BwrapSandbox:
     def door(self, path: Path, env: Mapping[str, str] | None = None) -> str | None:
         """What on the host runs or reads ``path`` (``doors.py``), or None, for the caller
         whose variables are ``env`` (None: this process's)."""
-        env = os.environ if env is None else env
+        env = _caller_env(env)
         key = door_key(env)
         now = time.monotonic()
         with self._links_lock:
@@ -237,18 +289,27 @@ class BwrapSandbox:
             repos = repositories(roots, found)
             dotenv = direnv_loads_dotenv(env)
             doors = doors_of(roots, found, repos, self._doors, dotenv=dotenv, env=env)
-            cached = (now, tuple(doors))
-            with self._links_lock:
-                # Only the callers of the last few minutes: the others' doors are stale.
-                for old in [
-                    k for k, v in self._doors_seen.items() if now - v[0] >= DISCOVERY_TTL_S
-                ]:
-                    del self._doors_seen[old]
-                self._doors_seen[key] = cached
+            cached = self._remember_doors(key, now, tuple(doors))
         for door in cached[1]:
             if path == door.path or path.is_relative_to(door.path):
                 return door.why
         return None
+
+    def _remember_doors(
+        self, key: tuple[tuple[str, str], ...], found_at: float, doors: tuple[Door, ...]
+    ) -> tuple[float, tuple[Door, ...]]:
+        """The doors found for the callers of ``key``, looked for from ``found_at`` on."""
+        cached = (found_at, doors)
+        with self._links_lock:
+            # Only the callers of the last few minutes: the others' doors are stale.
+            for old in [
+                k for k, v in self._doors_seen.items() if found_at - v[0] >= DISCOVERY_TTL_S
+            ]:
+                del self._doors_seen[old]
+            seen = self._doors_seen.get(key)
+            if seen is None or seen[0] <= found_at:
+                self._doors_seen[key] = cached
+        return cached
 
     def restore_links(self) -> list[Path]:
         """Put back protected symlinks a (background) command replaced."""
@@ -305,6 +366,31 @@ class BwrapSandbox:
         return (
             f"Shell sandbox (bubblewrap): writes only inside the workspace{extra}; {network}{home}."
         )
+
+
+def _caller_env(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    """The variables of the caller a command runs for (None: this process's)."""
+    return os.environ if env is None else env
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What one command's sandbox is made of (``BwrapSandbox._layout``)."""
+
+    cwd: Path
+    policy: SandboxPolicy
+    roots: tuple[Path, ...]
+    protected: Plan
+    seen: Exposure
+    gate: tuple[str, ...]
+    """The gate's policy (without the command's proxy)."""
+    proxy_dir: Path | None
+    """The directory of proxy sockets ``prefix`` shows (None: none)."""
+    prefix: tuple[str, ...]
+    """The bubblewrap command line up to ``--``."""
+
+    def with_prefix(self, prefix: tuple[str, ...]) -> _Layout:
+        return dataclasses.replace(self, prefix=prefix)
 
 
 def _kept_in_place(seen: Exposure, roots: Sequence[Path]) -> tuple[str, ...]:

@@ -8,9 +8,8 @@ to the background as tasks that write to a file; TaskOutput reads it and TaskSto
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import Generator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -134,10 +133,13 @@ def render_result(
     return ToolResult("\n\n".join([body, *tail, *notes]), display=display, raw_output=raw)
 
 
-@contextlib.contextmanager
-def _confined(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> Generator[Wrap | None]:
+@contextlib.asynccontextmanager
+async def _confined(
+    inp: BashInput, ctx: ToolContext, wrap: Wrap | None
+) -> AsyncGenerator[Wrap | None]:
     """The argv wrapper for this call: an explicit one (tests), else the sandbox's, unless
-    the user approved running outside it (the permission pipeline always asks for that)."""
+    the user approved running outside it (the permission pipeline always asks for that).
+    The sandbox's layout is made on the session's tool threads, off the event loop."""
     sandbox = ctx.config.shell_sandbox
     if wrap is not None or inp.dangerously_disable_sandbox or not ctx.config.sandbox:
         yield wrap
@@ -145,7 +147,8 @@ def _confined(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> Generator[
         yield None  # the permission pipeline had the user approve running unconfined
     else:
         network = ctx.network.for_command(inp.command) if ctx.network is not None else None
-        with sandbox.session(ctx.cwd, ctx.config.caller_env, network) as sandboxed:
+        caller = ctx.config.caller_env
+        async with sandbox.confine(ctx.cwd, caller, network, threads=ctx.threads) as sandboxed:
             yield sandboxed
 
 
@@ -156,7 +159,7 @@ def _append(path: Path, text: str) -> None:
 
 def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> ToolResult:
     async def run(task: Task) -> TaskOutcome:
-        with _confined(inp, ctx, wrap) as confined:
+        async with _confined(inp, ctx, wrap) as confined:
             code = await run_shell_to_file(
                 inp.command,
                 cwd=ctx.cwd,
@@ -169,11 +172,11 @@ def _start_background(inp: BashInput, ctx: ToolContext, wrap: Wrap | None) -> To
             )
             # git's state looked at off the loop (after a commit, git itself runs)
             refused = (
-                await asyncio.to_thread(confined.notes) if isinstance(confined, Confined) else []
+                await ctx.threads.run(confined.notes) if isinstance(confined, Confined) else []
             )
             if refused:
                 text = "\n" + "\n\n".join(refused) + "\n"
-                await asyncio.to_thread(_append, task.output_path, text)
+                await ctx.threads.run(_append, task.output_path, text)
         status = "completed" if code == 0 else "failed"
         return TaskOutcome(status=status, summary=f"exited with code {code}", exit_code=code)
 
@@ -212,7 +215,7 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
             ctx.emit(update)
 
         try:
-            with _confined(inp, ctx, wrap) as confined:
+            async with _confined(inp, ctx, wrap) as confined:
                 sandboxed = confined is not None and wrap is None
                 session = confined if isinstance(confined, Confined) else None
                 result = await run_shell(
@@ -229,7 +232,7 @@ def make_bash_tool(wrap: Wrap | None = None) -> Tool[BashInput]:
                     started=session.started if session else None,
                 )
                 # git's state looked at off the loop (after a commit, git itself runs)
-                refused = await asyncio.to_thread(session.notes) if session else []
+                refused = await ctx.threads.run(session.notes) if session else []
         except OSError as e:  # no bash, or the sandbox wrapper is missing
             raise ToolError(f"Could not start the shell: {e}.")
         return render_result(inp.command, result, timeout_ms, sandboxed=sandboxed, refused=refused)

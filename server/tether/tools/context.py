@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -174,6 +174,18 @@ class ShellSandbox(Protocol):
         """Prepare the filesystem for one command; yields the argv wrapper. ``env``: the
         variables of the caller it runs for (None: this process's); ``network``: who
         decides the hosts it may reach (None: settings alone)."""
+        ...
+
+    def confine(
+        self,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        network: Decide | None = None,
+        *,
+        threads: ToolLane,
+    ) -> AbstractAsyncContextManager[Confined]:
+        """``session`` for a command run on an event loop: the layout's file work is done
+        on one of ``threads``."""
         ...
 
     def door(self, path: Path, env: Mapping[str, str] | None = None) -> str | None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
+from tether.core.tool_threads import ToolThreads
 from tether.permissions.controlplane import Protected, is_control_plane
 from tether.sandbox import BwrapSandbox, Probe
+from tether.sandbox.bwrap import PROXY_DIR
+from tether.sandbox.exposure import within
 from tether.sandbox.gate.policy import Policy
 from tether.sandbox.launch import split_gate
 from tether.sandbox.protect import plan
@@ -27,6 +32,12 @@ def gate_policy(argv: list[str]) -> Policy:
     policy, rest = Policy.parse([*parts[1], "--"])
     assert rest == []
     return policy
+
+
+def gate_words(argv: list[str]) -> list[str]:
+    parts = split_gate(argv)
+    assert parts is not None, argv
+    return list(parts[1])
 
 
 def pairs(argv: list[str], option: str) -> list[str]:
@@ -240,3 +251,79 @@ def test_a_kernel_the_gate_cannot_use_makes_the_sandbox_unavailable(
     assert not found.available and "mips" in (found.problem or "")
     sandbox = BwrapSandbox(root, probe_result=found)
     assert "mips" in sandbox.describe() and "asks first" in sandbox.describe()
+
+
+async def test_confine_makes_the_layout_off_the_loop_as_session_makes_it(root: Path) -> None:
+    """A command on an event loop gets its layout made on a tool thread (walking the tree,
+    reading the host's sockets and configuration would hold every session's loop), and the
+    very command line ``session`` makes on the calling thread."""
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".vscode").mkdir()
+    looked: list[threading.Thread] = []
+
+    def sockets() -> list[Path]:
+        looked.append(threading.current_thread())
+        return []
+
+    settings = SandboxSettings(allow_network=True)  # no proxy: nothing differs by command
+    sandbox = BwrapSandbox(root, settings, probe_result=WORKING, linger_s=0, sockets=sockets)
+    async with sandbox.confine(root, threads=ToolThreads().lane()) as wrap:
+        confined = wrap(["bash", "-c", "true"])
+    assert looked and looked[-1] is not threading.current_thread()
+    with sandbox.session(root) as wrap:
+        made_here = wrap(["bash", "-c", "true"])
+    assert looked[-1] is threading.current_thread()
+    assert confined == made_here
+    assert str(root / ".git" / "hooks") in pairs(confined, "--ro-bind")
+
+
+async def test_confine_with_a_filtered_network_shows_the_proxy_sockets(root: Path) -> None:
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    try:
+        async with sandbox.confine(root, threads=ToolThreads().lane()) as wrap:
+            argv = wrap(["true"])
+        assert PROXY_DIR.as_posix() in argv and "--share-net" not in argv
+        assert gate_words(argv)[:1] == ["proxy"]
+
+        # Without a loop to serve a proxy the command has no network at all, and no sockets.
+        def without_loop() -> list[str]:
+            with sandbox.session(root) as wrap:
+                return wrap(["true"])
+
+        unserved = await asyncio.to_thread(without_loop)
+        assert PROXY_DIR.as_posix() not in unserved and "proxy" not in gate_words(unserved)
+    finally:
+        sandbox.close()
+
+
+def test_within_is_is_relative_to_by_text() -> None:
+    """The layout's test of "this path is in that root" on text answers as pathlib does."""
+    paths = ["/", "/ws", "/ws/a", "/ws2", "/ws2/a", "/w", "//ws/a", "//", "/ws/../x", "ws/a", "ws"]
+    for a in paths:
+        for b in paths:
+            path, root = Path(a), Path(b)
+            assert within(path, [root]) == (path == root or path.is_relative_to(root)), (a, b)
+    assert within(Path("/ws/a"), [Path("/x"), Path("/ws")]) and not within(Path("/a"), [])
+
+
+def test_the_doors_a_layout_found_answer_the_file_tools(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command's layout looks for the doors the file tools ask about (``door``): they are
+    reused, not looked for again on the event loop, and answer the same."""
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n\thooksPath = tools/hooks\n")
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    fresh = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    hook = root / "tools" / "hooks" / "pre-commit"
+    expected = fresh.door(hook)
+    assert expected is not None and "hooksPath" in expected
+    with sandbox.session(root):
+        pass
+
+    def looked_again(*_args: object, **_kwargs: object) -> list[object]:
+        raise AssertionError("the doors were looked for again")
+
+    monkeypatch.setattr("tether.sandbox.shell_sandbox.doors_of", looked_again)
+    assert sandbox.door(hook) == expected
+    assert sandbox.door(root / "src" / "app.py") is None
