@@ -751,6 +751,17 @@ ATTACKS += [
         door="tools/o.sh",
     ),
     Attack(
+        "task-npm-package-json",
+        'echo \'{{"scripts": {{"watch": "touch {canary}"}}}}\' > package.json',
+        files(
+            {
+                ".vscode/tasks.json": tasks(f'{{"type": "npm", "script": "watch", {FOLDER_OPEN}}}'),
+                "package.json": '{"scripts": {"watch": "tsc -w"}}',
+            }
+        ),
+        door="package.json",
+    ),
+    Attack(
         "terminal-profile-rcfile",
         "echo 'touch {canary}' > tools/devrc.sh",
         files(
@@ -942,6 +953,16 @@ DOOR_WRITES = [
     pytest.param(textconv_by_name, "conv.sh", id="driver-named-without-slash"),
     pytest.param(
         files({".npmrc": "node-options=--require ./preload.js\n"}), "preload.js", id="npmrc-preload"
+    ),
+    pytest.param(
+        files({"packages/b/package.json": "{}\n"}), "packages/b/.npmrc", id="nested-npmrc"
+    ),
+    pytest.param(nothing, "sub/dir/.yarnrc.yml", id="nested-yarnrc"),
+    pytest.param(nothing, "packages/b/.pnpmfile.cjs", id="nested-pnpmfile"),
+    pytest.param(
+        files({"packages/b/.npmrc": "script-shell=./tools/sh.sh\n"}),
+        "packages/b/tools/sh.sh",
+        id="nested-npmrc-program",
     ),
 ]
 WRITING_LINES = [

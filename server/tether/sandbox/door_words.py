@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from tether.core.files import read_regular
 from tether.sandbox.door_rule import named_paths, words
 from tether.sandbox.doors import Door, _jsonc  # pyright: ignore[reportPrivateUsage]
 
@@ -25,9 +26,9 @@ _SOURCING = frozenset(
 
 
 def _read(path: Path) -> str:
+    """A regular file's first ``MAX_TEXT_BYTES`` (a FIFO or a device is no script)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(MAX_TEXT_BYTES)
+        return read_regular(path, MAX_TEXT_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
 
@@ -121,14 +122,16 @@ def _label(task: dict[str, object]) -> str | None:
 
 
 def _npm_script(package_dir: Path, script: str, why: str) -> list[Door]:
+    """The ``package.json`` that holds an npm task's script (its text is the command run),
+    and what that script, and the scripts it runs, name."""
+    out = [Door(package_dir / "package.json", why)]
     data = _jsonc(package_dir / "package.json")
     scripts = data.get("scripts") if isinstance(data, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     if not isinstance(scripts, dict):
-        return []
+        return out
     texts: dict[str, str] = {str(k): v for k, v in scripts.items() if isinstance(v, str)}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     todo = [script, f"pre{script}", f"post{script}"]
     seen: set[str] = set()
-    out: list[Door] = []
     while todo:
         name = todo.pop()
         if name in seen or name not in texts:

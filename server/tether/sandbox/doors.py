@@ -54,10 +54,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tether.core.environ import Caller, expand_home
+from tether.core.files import read_regular
 from tether.permissions.git_exec import executes, program_words
 from tether.sandbox.door_rule import git_value_paths
 
 log = logging.getLogger(__name__)
+
+MAX_DOOR_TEXT = 1 << 18
+"""How much of a configuration file is read for the programs it names; and only a regular
+file's (``read_regular``): a FIFO a command made would block the reader for good, a link to
+``/dev/zero`` never end, a sparse file be read whole."""
 
 GIT_TIMEOUT_S = 5.0
 MAX_INCLUDE_DEPTH = 10
@@ -159,7 +165,7 @@ class ConfigReader:
 def _common_dir(git_dir: Path) -> Path:
     """Where a linked worktree's repository keeps its configuration and hooks."""
     try:
-        text = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+        text = read_regular(git_dir / "commondir", MAX_DOOR_TEXT).decode(errors="replace").strip()
     except OSError:
         return git_dir
     return _absolute(text, git_dir) if text else git_dir
@@ -211,7 +217,7 @@ def _hook_scripts(config: Path, worktree: Path, why: str) -> list[Door]:
     """The scripts in the work tree a hook manager's configuration runs (``entry:``,
     ``run:``)."""
     try:
-        text = config.read_text(encoding="utf-8", errors="replace")
+        text = read_regular(config, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
     except OSError:
         return []
     out: list[Door] = []
@@ -384,7 +390,7 @@ PATH_WHY = "direnv puts it on the search path of the user's shell, whose command
 def direnv(envrc: Path) -> list[Door]:
     """What an ``.envrc`` loads besides itself."""
     try:
-        text = envrc.read_text(encoding="utf-8", errors="replace")
+        text = read_regular(envrc, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
     except OSError:
         return []
     base = envrc.parent
@@ -475,7 +481,7 @@ _TRAILING_COMMAS = re.compile(r",(\s*[}\]])")
 def folder_open_tasks(tasks_json: Path) -> list[Door]:
     """Programs VS Code runs when the folder opens (``.vscode/tasks.json``, JSONC)."""
     try:
-        text = tasks_json.read_text(encoding="utf-8", errors="replace")
+        text = read_regular(tasks_json, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
     except OSError:
         return []
     text = _COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
@@ -542,7 +548,7 @@ def package_configs(root: Path) -> list[Door]:
         why = f"the package manager runs what it names ({name})"
         out.append(Door(path, why))
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = read_regular(path, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
         except OSError:
             continue
         for match in _PACKAGE_PROGRAM.finditer(text):
@@ -582,7 +588,7 @@ def settings_programs(settings_json: Path) -> list[Door]:
 
 def _jsonc(path: Path) -> object:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_regular(path, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
     except OSError:
         return None
     text = _COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)

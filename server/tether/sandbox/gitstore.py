@@ -54,6 +54,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tether.core.files import read_regular
+
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 20.0
@@ -158,7 +160,7 @@ def _pseudo_refs(git_dir: Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for name in (*PSEUDO_REFS, FETCH_HEAD):
         try:
-            text = (git_dir / name).read_text(encoding="ascii", errors="replace")
+            text = read_regular(git_dir / name, 1 << 20).decode("ascii", errors="replace")
         except OSError:
             continue
         ids = [line.split()[0] for line in text.splitlines() if line.split()]
@@ -184,8 +186,7 @@ def _reflogs(git_dir: Path) -> dict[str, list[str]]:
                 stack.append(Path(entry.path))
                 continue
             try:
-                with open(entry.path, "rb") as f:
-                    text = f.read().decode("utf-8", errors="replace")
+                text = read_regular(Path(entry.path)).decode("utf-8", errors="replace")
             except OSError:
                 continue
             name = Path(entry.path).relative_to(top).as_posix()
@@ -204,7 +205,7 @@ def _read_refs(w: Watched) -> _Refs | None:
         oid, _, name = line.partition(" ")
         refs[name] = oid
     try:
-        refs["HEAD"] = (w.git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+        refs["HEAD"] = read_regular(w.git_dir / "HEAD", 4096).decode(errors="replace").strip()
     except OSError:
         pass
     named = [oid for name, oid in refs.items() if name != "HEAD"]

@@ -278,7 +278,7 @@ def repositories(roots: Sequence[Path], found: Sequence[Found]) -> list[Repo]:
     return list(repos.values())
 
 
-_PACKAGE_NAMES = frozenset(n.casefold() for n in PACKAGE_CONFIGS)
+PACKAGE_NAMES = frozenset(n.casefold() for n in PACKAGE_CONFIGS)
 
 
 def doors_of(
@@ -303,7 +303,7 @@ def doors_of(
         name = path.name.casefold()
         if name == ".envrc" and path.is_file():
             doors += direnv(path)
-        elif name in _PACKAGE_NAMES and path.is_file():  # what a nested one names
+        elif name in PACKAGE_NAMES and path.is_file():  # what a nested one names
             doors += package_configs(path.parent)
         elif name == ".vscode":
             if (path / "tasks.json").is_file():

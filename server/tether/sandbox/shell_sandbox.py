@@ -25,7 +25,7 @@ from tether.core.tool_threads import ToolLane
 from tether.network.hosts import Decide
 from tether.sandbox.bwrap import Probe, SandboxPolicy, bwrap_argv, probe
 from tether.sandbox.doors import Door, DoorFinder, direnv_loads_dotenv, door_key
-from tether.sandbox.exposure import Exposure, expand, exposure, listening_sockets
+from tether.sandbox.exposure import Exposure, expand, exposure, listening_sockets, within
 from tether.sandbox.gitstore import StoreWatch
 from tether.sandbox.launch import Refusals, gate_argv, runtime
 from tether.sandbox.mounted import Identities
@@ -34,6 +34,7 @@ from tether.sandbox.outbound import explain as explain_blocked
 from tether.sandbox.prestart import LINGER_S, Demand, PreparedProcess, Prestarter, layout_of
 from tether.sandbox.protect import (
     DISCOVERY_TTL_S,
+    PACKAGE_NAMES,
     Discovery,
     Plan,
     doors_of,
@@ -72,6 +73,9 @@ class BwrapSandbox:
         """How many commands ran at once lately: how many sandboxes to prepare."""
         self._doors = DoorFinder()
         self._doors_seen: dict[tuple[tuple[str, str], ...], tuple[float, tuple[Door, ...]]] = {}
+        self._commands_running = 0
+        self._generation = 0
+        """Counts commands' starts and ends: doors found across one are not kept."""
         """The doors found last per kind of caller (``door_key``), and when (reused like the
         walk's results)."""
         self._closed = False
@@ -137,14 +141,10 @@ class BwrapSandbox:
         cwd = Path(os.path.realpath(cwd))
         policy = self.policy
         roots = (policy.root, *policy.writable)
-        looked_at = time.monotonic()
         found = [self._discovery.found(root) for root in roots]
         protected = plan(
             roots, found, git_writable=policy.git_writable, finder=self._doors, env=env
         )
-        # The doors the control plane found are those ``door`` looks for (same roots, walk
-        # and caller): the file tools' checks on the loop reuse them instead of looking again.
-        self._remember_doors(door_key(_caller_env(env)), looked_at, protected.doors)
         seen = exposure(
             policy.root,
             policy.writable,
@@ -237,11 +237,13 @@ class BwrapSandbox:
             blocked = explain_blocked(proxy.blocked) if proxy is not None else []
             return [*explain(*refusals[0].collect()), *undone_note(lines), *blocked]
 
+        self._commands_changed(+1)
         try:
             yield Confined(
                 wrap, prepared, pass_fds=(refusals[0].write_fd,), notes=notes, started=follow
             )
         finally:
+            self._commands_changed(-1)
             settle()
             if proxy is not None:
                 proxy.close()
@@ -278,29 +280,52 @@ class BwrapSandbox:
     def door(self, path: Path, env: Mapping[str, str] | None = None) -> str | None:
         """What on the host runs or reads ``path`` (``doors.py``), or None, for the caller
         whose variables are ``env`` (None: this process's)."""
+        if path.name.casefold() in PACKAGE_NAMES and within(
+            path, [self.policy.root, *self.policy.writable]
+        ):
+            # At any depth, as for commands (``protect.SANDBOX_NAMES``), made yet or not.
+            return f"the package manager runs what it names ({path.name})"
         env = _caller_env(env)
         key = door_key(env)
         now = time.monotonic()
         with self._links_lock:
-            cached = self._doors_seen.get(key)
+            # What a command may have made (a virtualenv, a package's configuration) is
+            # only known once it has ended: nothing found before it, or while one runs, is
+            # kept.
+            cached = self._doors_seen.get(key) if self._commands_running == 0 else None
+            generation = self._generation
         if cached is None or now - cached[0] >= DISCOVERY_TTL_S:
             roots = [self.policy.root, *self.policy.writable]
             found = [self._discovery.found(root) for root in roots]
             repos = repositories(roots, found)
             dotenv = direnv_loads_dotenv(env)
             doors = doors_of(roots, found, repos, self._doors, dotenv=dotenv, env=env)
-            cached = self._remember_doors(key, now, tuple(doors))
+            cached = self._remember_doors(key, now, tuple(doors), generation)
         for door in cached[1]:
             if path == door.path or path.is_relative_to(door.path):
                 return door.why
         return None
 
+    def _commands_changed(self, by: int) -> None:
+        """A command starts (+1) or ends (-1): the doors found before are forgotten."""
+        with self._links_lock:
+            self._commands_running += by
+            self._generation += 1
+            self._doors_seen.clear()
+
     def _remember_doors(
-        self, key: tuple[tuple[str, str], ...], found_at: float, doors: tuple[Door, ...]
+        self,
+        key: tuple[tuple[str, str], ...],
+        found_at: float,
+        doors: tuple[Door, ...],
+        generation: int,
     ) -> tuple[float, tuple[Door, ...]]:
-        """The doors found for the callers of ``key``, looked for from ``found_at`` on."""
+        """The doors found for the callers of ``key``, looked for from ``found_at`` on; kept
+        only if no command started or ended meanwhile (``generation``)."""
         cached = (found_at, doors)
         with self._links_lock:
+            if generation != self._generation:
+                return cached
             # Only the callers of the last few minutes: the others' doors are stale.
             for old in [
                 k for k, v in self._doors_seen.items() if found_at - v[0] >= DISCOVERY_TTL_S

@@ -306,24 +306,41 @@ def test_within_is_is_relative_to_by_text() -> None:
     assert within(Path("/ws/a"), [Path("/x"), Path("/ws")]) and not within(Path("/a"), [])
 
 
-def test_the_doors_a_layout_found_answer_the_file_tools(
-    root: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A command's layout looks for the doors the file tools ask about (``door``): they are
-    reused, not looked for again on the event loop, and answer the same."""
-    (root / ".git" / "hooks").mkdir(parents=True)
-    (root / ".git" / "config").write_text("[core]\n\thooksPath = tools/hooks\n")
+def test_doors_found_before_a_command_are_looked_for_again_after_it(root: Path) -> None:
+    """A command may make a door (a virtualenv whose ``activate`` the user's shell sources):
+    what the file tools' check found before it, or while it ran, is not kept past it."""
     sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
-    fresh = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
-    hook = root / "tools" / "hooks" / "pre-commit"
-    expected = fresh.door(hook)
-    assert expected is not None and "hooksPath" in expected
-    with sandbox.session(root):
-        pass
+    activate = root / ".venv" / "bin" / "activate"
+    assert sandbox.door(activate) is None  # found, and kept for a few seconds
+    with sandbox.session(root):  # the command makes a virtualenv
+        activate.parent.mkdir(parents=True)
+        (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        activate.write_text("# activate\n")
+        assert sandbox.door(activate) is not None  # looked for afresh while it runs
+    assert sandbox.door(activate) is not None
 
-    def looked_again(*_args: object, **_kwargs: object) -> list[object]:
-        raise AssertionError("the doors were looked for again")
 
-    monkeypatch.setattr("tether.sandbox.shell_sandbox.doors_of", looked_again)
-    assert sandbox.door(hook) == expected
-    assert sandbox.door(root / "src" / "app.py") is None
+@pytest.mark.parametrize(
+    "name",
+    ["evil.code-workspace", ".npmrc", ".envrc", ".vscode/tasks.json", ".pre-commit-config.yaml"],
+)
+def test_a_fifo_or_a_device_where_a_door_is_read_blocks_nothing(root: Path, name: str) -> None:
+    """A command can leave a FIFO (or a link to ``/dev/zero``) where the doors are read
+    from: the layout and the file tools' check read regular files only, and only so much."""
+    planted = root / name
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(planted)
+    (root / "zero.code-workspace").symlink_to("/dev/zero")
+    sandbox = BwrapSandbox(root, probe_result=WORKING, linger_s=0)
+    answers: list[str | None] = []
+    finished = threading.Event()
+
+    def look() -> None:
+        answers.append(sandbox.door(root / "src" / "a.py"))
+        with sandbox.session(root):  # the layout reads them too
+            pass
+        finished.set()
+
+    threading.Thread(target=look, daemon=True).start()  # a hang must not hold the tests
+    assert finished.wait(20), "reading a FIFO or a device blocked"
+    assert answers == [None]
