@@ -45,7 +45,8 @@ def test_start_up_is_frozen_once_after_its_garbage_is_collected() -> None:
     later = [[n] for n in range(1000)]  # a session's objects, made after start-up
     settle_start_up()
     keep_out_of_gc(FREEZE_AFTER + 1)  # loading a big session in a process that lives on
-    assert gc.get_freeze_count() == frozen, "a process that lives on froze again"
+    # (Frozen objects other threads let go of leave the count: it may only shrink.)
+    assert gc.get_freeze_count() <= frozen, "a process that lives on froze again"
     assert later
 
 
