@@ -18,6 +18,7 @@ has its own order (``bash_policy``): it is the one tool whose input is a program
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ async def decide(tool: Tool[Any], data: Any, ctx: ToolContext, rules: RuleSet) -
             return Decision("deny", check.message or f"{tool.name} refused this call")
         return Decision("ask", check.message, content=check.content, forced=True, plan=check.plan)
     paths = _paths(tool, content, ctx)
-    if paths is not None and tool.name in EDIT_FAMILY and any(_protected(p, ctx) for p in paths):
+    if paths is not None and tool.name in EDIT_FAMILY and await _any_protected(paths, ctx):
         check = await tool.check_permissions(data, ctx)
         reason = f"{content} is a protected configuration file; only you can approve this write"
         return refuse_or_ask(mode, reason, check.content)
@@ -100,6 +101,13 @@ async def decide(tool: Tool[Any], data: Any, ctx: ToolContext, rules: RuleSet) -
     if allow is not None:
         return Decision("allow", f"allowed by the rule {allow}", str(allow))
     return await _mode_default(tool, data, ctx, mode)
+
+
+async def _any_protected(paths: Sequence[Path], ctx: ToolContext) -> bool:
+    """Whether a write to one of ``paths`` is a control-plane write or opens a door: the
+    doors are looked for in the tree (a walk, files read), so on a tool thread, not on
+    the event loop every session and the editor share."""
+    return await ctx.threads.run(lambda: any(_protected(p, ctx) for p in paths))
 
 
 def _protected(path: Path, ctx: ToolContext) -> bool:
