@@ -83,15 +83,31 @@ class DaemonStopParams(LenientWireModel):
     """Leave once no client is connected and no turn runs, not now."""
 
 
-class SocketWriter:
-    """pygls's writer interface over one connection."""
+UNREAD_LIMIT = 64 * 1024 * 1024
+"""What a client may leave unread before the daemon drops it."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+
+class SocketWriter:
+    """pygls's writer interface over one connection. Writes never wait; a client that stops
+    reading (stopped, or its output blocked) is dropped once ``unread_limit`` bytes wait for
+    it, as if it had left, instead of the daemon holding all it is sent for as long as it
+    lives."""
+
+    def __init__(self, writer: asyncio.StreamWriter, unread_limit: int = UNREAD_LIMIT) -> None:
         self._writer = writer
+        self._limit = unread_limit
 
     def write(self, data: bytes) -> None:
-        if not self._writer.is_closing():
-            self._writer.write(data)
+        if self._writer.is_closing():
+            return
+        self._writer.write(data)
+        transport = self._writer.transport
+        if transport.get_write_buffer_size() > self._limit:
+            log.warning(
+                "a client left %d MiB unread: dropped, its runs stop as if it had left",
+                transport.get_write_buffer_size() >> 20,
+            )
+            transport.abort()
 
     def close(self) -> None:
         self._writer.close()
