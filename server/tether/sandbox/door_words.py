@@ -14,11 +14,9 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from tether.core.files import read_regular
 from tether.sandbox.door_rule import named_paths, words
-from tether.sandbox.doors import Door, _jsonc  # pyright: ignore[reportPrivateUsage]
+from tether.sandbox.doors import Door, _jsonc, door_text  # pyright: ignore[reportPrivateUsage]
 
-MAX_TEXT_BYTES = 1 << 18
 MAX_SOURCE_DEPTH = 3
 _SOURCING = frozenset(
     {".", "source", "source_env", "source_env_if_exists", "dotenv", "dotenv_if_exists"}
@@ -26,9 +24,9 @@ _SOURCING = frozenset(
 
 
 def _read(path: Path) -> str:
-    """A regular file's first ``MAX_TEXT_BYTES`` (a FIFO or a device is no script)."""
+    """A regular file's first ``MAX_DOOR_TEXT`` bytes (a FIFO or a device is no script)."""
     try:
-        return read_regular(path, MAX_TEXT_BYTES).decode("utf-8", errors="replace")
+        return door_text(path)
     except OSError:
         return ""
 

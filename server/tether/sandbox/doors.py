@@ -65,6 +65,13 @@ MAX_DOOR_TEXT = 1 << 18
 file's (``read_regular``): a FIFO a command made would block the reader for good, a link to
 ``/dev/zero`` never end, a sparse file be read whole."""
 
+
+def door_text(path: Path) -> str:
+    """What doors are looked for in, of a configuration file: its first ``MAX_DOOR_TEXT``
+    bytes, a regular file's only; raises ``OSError`` when there are none."""
+    return read_regular(path, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
+
+
 GIT_TIMEOUT_S = 5.0
 MAX_INCLUDE_DEPTH = 10
 """git's own limit on nested includes."""
@@ -165,7 +172,7 @@ class ConfigReader:
 def _common_dir(git_dir: Path) -> Path:
     """Where a linked worktree's repository keeps its configuration and hooks."""
     try:
-        text = read_regular(git_dir / "commondir", MAX_DOOR_TEXT).decode(errors="replace").strip()
+        text = door_text(git_dir / "commondir").strip()
     except OSError:
         return git_dir
     return _absolute(text, git_dir) if text else git_dir
@@ -217,7 +224,7 @@ def _hook_scripts(config: Path, worktree: Path, why: str) -> list[Door]:
     """The scripts in the work tree a hook manager's configuration runs (``entry:``,
     ``run:``)."""
     try:
-        text = read_regular(config, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
+        text = door_text(config)
     except OSError:
         return []
     out: list[Door] = []
@@ -390,7 +397,7 @@ PATH_WHY = "direnv puts it on the search path of the user's shell, whose command
 def direnv(envrc: Path) -> list[Door]:
     """What an ``.envrc`` loads besides itself."""
     try:
-        text = read_regular(envrc, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
+        text = door_text(envrc)
     except OSError:
         return []
     base = envrc.parent
@@ -481,7 +488,7 @@ _TRAILING_COMMAS = re.compile(r",(\s*[}\]])")
 def folder_open_tasks(tasks_json: Path) -> list[Door]:
     """Programs VS Code runs when the folder opens (``.vscode/tasks.json``, JSONC)."""
     try:
-        text = read_regular(tasks_json, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
+        text = door_text(tasks_json)
     except OSError:
         return []
     text = _COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
@@ -548,7 +555,7 @@ def package_configs(root: Path) -> list[Door]:
         why = f"the package manager runs what it names ({name})"
         out.append(Door(path, why))
         try:
-            text = read_regular(path, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
+            text = door_text(path)
         except OSError:
             continue
         for match in _PACKAGE_PROGRAM.finditer(text):
@@ -588,7 +595,7 @@ def settings_programs(settings_json: Path) -> list[Door]:
 
 def _jsonc(path: Path) -> object:
     try:
-        text = read_regular(path, MAX_DOOR_TEXT).decode("utf-8", errors="replace")
+        text = door_text(path)
     except OSError:
         return None
     text = _COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
